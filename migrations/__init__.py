@@ -1,0 +1,1 @@
+"""tokreg's Alembic migrations (installed as `tokreg.migrations`)."""

@@ -1,0 +1,230 @@
+//! All PyO3 glue, and nothing else: converts Python values to the core's plain data,
+//! releases the GIL around every hot loop, and maps core errors to Python exceptions
+//! (`ValueError` for bad input, `KeyboardInterrupt` when Ctrl-C stops a training run).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use crate::bpe::{self, MergeEncoder, RankEncoder};
+use crate::pretok::{count_pieces, Splitter, PATTERNS};
+
+fn value_error(e: String) -> PyErr {
+    PyValueError::new_err(e)
+}
+
+fn splitter(pattern: &str) -> PyResult<Splitter> {
+    Splitter::new(pattern).map_err(|e| value_error(format!("invalid pattern: {e}")))
+}
+
+/// Runs `f` on a rayon pool of `threads` threads (0 = rayon's default, one per core).
+fn with_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    if threads == 0 {
+        return Ok(f());
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| value_error(e.to_string()))?;
+    Ok(pool.install(f))
+}
+
+/// Reports progress to an optional Python callable and notices Ctrl-C. Called only from the
+/// thread that released the GIL; it takes the GIL back for the duration of the call.
+struct Progress {
+    callback: Option<PyObject>,
+    error: Option<PyErr>,
+}
+
+impl Progress {
+    fn report(&mut self, phase: &str, done: u64, total: u64) -> bool {
+        Python::with_gil(|py| {
+            let r = match &self.callback {
+                Some(cb) => cb.call1(py, (phase, done, total)).map(|_| ()),
+                None => Ok(()),
+            };
+            match r.and_then(|_| py.check_signals()) {
+                Ok(()) => true,
+                Err(e) => {
+                    self.error = Some(e);
+                    false
+                }
+            }
+        })
+    }
+
+    fn fail(&mut self, e: String) -> PyErr {
+        match self.error.take() {
+            Some(err) => err,
+            None if e == "interrupted" => PyKeyboardInterrupt::new_err("interrupted"),
+            None => value_error(e),
+        }
+    }
+}
+
+/// Counts the pieces of `inputs` and learns BPE merges. Returns a dict of plain values.
+#[pyfunction]
+#[pyo3(signature = (inputs, pattern, max_tokens, min_frequency=0, char_level=false, end_of_word=None, threads=0, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn train_bpe<'py>(
+    py: Python<'py>,
+    inputs: Vec<Bound<'py, PyBytes>>,
+    pattern: &str,
+    max_tokens: usize,
+    min_frequency: u64,
+    char_level: bool,
+    end_of_word: Option<String>,
+    threads: usize,
+    progress: Option<PyObject>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let split = splitter(pattern)?;
+    let slices: Vec<&[u8]> = inputs.iter().map(|b| b.as_bytes()).collect();
+    let mut prog = Progress { callback: progress, error: None };
+    let result = py.allow_threads(|| {
+        with_threads(threads, || {
+            let t0 = Instant::now();
+            let counts = count_pieces(&slices, &split, &mut |d, t| prog.report("count", d, t))?;
+            let count_seconds = t0.elapsed().as_secs_f64();
+            let n_words = counts.len();
+            let (alphabet, words) = if char_level {
+                bpe::train::char_words(counts, end_of_word.as_deref())?
+            } else {
+                bpe::train::byte_words(counts)
+            };
+            if alphabet.len() > max_tokens {
+                return Err(format!(
+                    "the vocabulary size is smaller than the base alphabet: the corpus has {} base symbols",
+                    alphabet.len()
+                ));
+            }
+            let alphabet_size = alphabet.len();
+            let t1 = Instant::now();
+            let out = bpe::train(alphabet, words, max_tokens, min_frequency, &mut |d, t| prog.report("merge", d, t))?;
+            Ok((out, alphabet_size, n_words, count_seconds, t1.elapsed().as_secs_f64()))
+        })
+        .map_err(|e| e.to_string())?
+    });
+    let (out, alphabet_size, n_words, count_seconds, merge_seconds) = result.map_err(|e| prog.fail(e))?;
+    let d = PyDict::new(py);
+    let tokens: Vec<Bound<PyBytes>> = out.tokens.iter().map(|t| PyBytes::new(py, t)).collect();
+    d.set_item("tokens", tokens)?;
+    d.set_item("token_counts", out.token_counts)?;
+    let merges: Vec<(u32, u32, u32, u64)> = out.merges.iter().map(|m| (m.left, m.right, m.result, m.count)).collect();
+    d.set_item("merges", merges)?;
+    d.set_item("alphabet_size", alphabet_size)?;
+    d.set_item("distinct_pieces", n_words)?;
+    d.set_item("count_seconds", count_seconds)?;
+    d.set_item("merge_seconds", merge_seconds)?;
+    Ok(d)
+}
+
+/// Checks that a pre-tokenizer pattern compiles; raises ValueError with the reason if not.
+#[pyfunction]
+fn check_pattern(pattern: &str) -> PyResult<()> {
+    splitter(pattern).map(|_| ())
+}
+
+/// Byte-level BPE encoder over a rank map (tiktoken's rule).
+#[pyclass(frozen, module = "tokreg._core")]
+struct ByteBpe {
+    inner: Arc<RankEncoder>,
+}
+
+#[pymethods]
+impl ByteBpe {
+    #[new]
+    fn new(py: Python<'_>, tokens: Vec<(u32, Vec<u8>)>, specials: Vec<(String, u32)>, pattern: &str) -> PyResult<Self> {
+        let split = splitter(pattern)?;
+        let inner = py.allow_threads(|| RankEncoder::new(tokens, specials, split)).map_err(value_error)?;
+        Ok(ByteBpe { inner: Arc::new(inner) })
+    }
+
+    #[getter]
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab_size()
+    }
+
+    fn encode_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
+        py.allow_threads(|| self.inner.encode_ordinary(text)).map_err(value_error)
+    }
+
+    fn encode(&self, py: Python<'_>, text: &str, allowed_special: Vec<String>) -> PyResult<Vec<u32>> {
+        py.allow_threads(|| self.inner.encode(text, &allowed_special)).map_err(value_error)
+    }
+
+    fn find_special(&self, text: &str, names: Vec<String>) -> PyResult<Option<String>> {
+        self.inner.find_special(text, &names).map_err(value_error)
+    }
+
+    #[pyo3(signature = (texts, threads=0))]
+    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, threads: usize) -> PyResult<Vec<Vec<u32>>> {
+        let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
+        py.allow_threads(|| with_threads(threads, || self.inner.encode_batch(&refs)))?.map_err(value_error)
+    }
+
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+        let out = self.inner.decode_bytes(&ids).map_err(|id| value_error(format!("unknown token id {id}")))?;
+        Ok(PyBytes::new(py, &out))
+    }
+
+    fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyBytes>> {
+        let b = self.inner.token_bytes(id).ok_or_else(|| value_error(format!("unknown token id {id}")))?;
+        Ok(PyBytes::new(py, b))
+    }
+
+    /// Part boundaries of `piece` after merging with ranks below `max_rank` (recovers the
+    /// merge that made a token: its bytes split in exactly two parts).
+    fn merge_bounds(&self, piece: &[u8], max_rank: u32) -> Vec<usize> {
+        self.inner.merge_bounds(piece, max_rank)
+    }
+}
+
+/// Classic character-level BPE encoder over a merge table.
+#[pyclass(frozen, module = "tokreg._core")]
+struct CharBpe {
+    inner: Arc<MergeEncoder>,
+}
+
+#[pymethods]
+impl CharBpe {
+    #[new]
+    #[pyo3(signature = (tokens, alphabet_size, merges, pattern, end_of_word=None, unk=None))]
+    fn new(
+        tokens: Vec<Vec<u8>>,
+        alphabet_size: usize,
+        merges: Vec<(u32, u32, u32)>,
+        pattern: &str,
+        end_of_word: Option<String>,
+        unk: Option<u32>,
+    ) -> PyResult<Self> {
+        let split = splitter(pattern)?;
+        let inner = MergeEncoder::new(tokens, alphabet_size, &merges, end_of_word.as_deref(), unk, split).map_err(value_error)?;
+        Ok(CharBpe { inner: Arc::new(inner) })
+    }
+
+    fn encode_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
+        py.allow_threads(|| self.inner.encode(text)).map_err(value_error)
+    }
+
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+        let out = self.inner.decode_bytes(&ids).map_err(|id| value_error(format!("unknown token id {id}")))?;
+        Ok(PyBytes::new(py, &out))
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
+    m.add_function(wrap_pyfunction!(check_pattern, m)?)?;
+    m.add_class::<ByteBpe>()?;
+    m.add_class::<CharBpe>()?;
+    let patterns = PyDict::new(m.py());
+    for (name, regex) in PATTERNS {
+        patterns.set_item(name, regex)?;
+    }
+    m.add("PATTERNS", patterns)?;
+    Ok(())
+}

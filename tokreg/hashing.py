@@ -1,0 +1,70 @@
+"""The content hash: one label for everything that changes how a tokenizer encodes.
+
+Canonical serialization (format `tokreg-content-v1`), in this order:
+
+1. the line ``tokreg-content-v1\\n``;
+2. ``{"algorithm": ..., "config": ...}`` as JSON with sorted keys, no spaces, UTF-8, then ``\\n``;
+   `config` holds the pattern, normalization, flags and special-token settings;
+3. ``tokens N\\n`` then, for each token in id order: id (u32 LE), length of kind (u16 LE), kind
+   (ASCII), length of bytes (u32 LE), bytes, then ``\\x00`` or ``\\x01`` + the score (f64 LE);
+4. ``merges M\\n`` then, for each merge in rank order: left, right, result (u32 LE each).
+
+Training counts, times and messages are not part of it: they do not change encoding.
+The hash is ``xxh3-128:<32 hex>`` of those bytes; a sha256 of the same bytes sits beside it.
+Same content, same hash, on any machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import xxhash
+
+FORMAT = "tokreg-content-v1"
+PREFIX = "xxh3-128:"
+
+_u32 = struct.Struct("<I")
+_merge = struct.Struct("<III")
+_score = struct.Struct("<d")
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def content_bytes(
+    algorithm: str,
+    config: dict[str, Any],
+    tokens: Iterable[tuple[int, str, bytes, float | None]],
+    merges: Sequence[tuple[int, int, int]],
+) -> bytes:
+    """The canonical bytes of a tokenizer. `tokens`: (id, kind, bytes, score) in id order."""
+    parts: list[bytes] = [FORMAT.encode() + b"\n"]
+    parts.append(canonical_json({"algorithm": algorithm, "config": config}).encode() + b"\n")
+    body: list[bytes] = []
+    n = 0
+    for tid, kind, raw, score in tokens:
+        k = kind.encode("ascii")
+        body.append(_u32.pack(tid) + struct.pack("<H", len(k)) + k + _u32.pack(len(raw)) + raw)
+        body.append(b"\x00" if score is None else b"\x01" + _score.pack(score))
+        n += 1
+    parts.append(f"tokens {n}\n".encode())
+    parts.extend(body)
+    parts.append(f"merges {len(merges)}\n".encode())
+    parts.extend(_merge.pack(*m) for m in merges)
+    return b"".join(parts)
+
+
+def digest(data: bytes) -> tuple[str, str]:
+    """(xxh3-128 label, sha256 label) of canonical bytes."""
+    return PREFIX + xxhash.xxh3_128_hexdigest(data), "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def fingerprint_files(files: Sequence[dict[str, Any]]) -> str:
+    """The corpus fingerprint: xxh3-128 over the canonical JSON of (name, size, xxh3) per file."""
+    key = [[f["name"], f["size"], f["xxh3"]] for f in files]
+    return PREFIX + xxhash.xxh3_128_hexdigest(canonical_json(key).encode())

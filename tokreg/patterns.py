@@ -1,0 +1,27 @@
+"""Pre-tokenizer patterns by name. The official regexes are defined once, in the Rust core."""
+
+from __future__ import annotations
+
+from . import _core
+from .errors import InputError
+
+BUILTIN: dict[str, str] = dict(_core.PATTERNS)
+
+
+def resolve(pattern: str) -> tuple[str, str]:
+    """(name, regex) for a built-in name or a custom regex; a custom regex is named "custom"."""
+    if pattern in BUILTIN:
+        return pattern, BUILTIN[pattern]
+    try:
+        _core.check_pattern(pattern)
+    except ValueError as e:
+        names = ", ".join(sorted(BUILTIN))
+        raise InputError(f"--pattern {pattern!r} is neither a built-in name ({names}) nor a valid regex: {e}") from None
+    return "custom", pattern
+
+
+def name_of(regex: str) -> str:
+    for name, r in BUILTIN.items():
+        if r == regex:
+            return name
+    return "custom"

@@ -1,0 +1,136 @@
+"""`Registry`: the library's front door. Every CLI command is one call on it.
+
+    >>> reg = Registry()                       # TOKREG_DB or the default SQLite file
+    >>> v = reg.train("gpt-mini", ["corpus.txt"], BpeOptions(vocab_size=32000))
+    >>> v.ref, v.content_hash
+    ('gpt-mini@1', 'xxh3-128:9f2c…')
+    >>> reg.load("gpt-mini").encode("hello")
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, Optional
+
+from sqlalchemy import Engine, select
+
+from .record import record
+from .result import TokenizerData
+from .sql import run_query
+from .store import migrate
+from .store.engine import open_registry, resolve_url
+from .store.models import Merge, Token, TrainingRun
+from .tokenizer import Tokenizer
+from .trainers.bpe import BpeOptions, Progress, train_bpe
+from .versions import VersionInfo, all_versions, check_name, load_rows, resolve
+
+PathLike = str | os.PathLike[str]
+
+
+class Registry:
+    """A tokenizer registry in a SQLite file or any SQLAlchemy database URL."""
+
+    def __init__(self, db: Optional[PathLike] = None):
+        self.url = resolve_url(db)
+        self.engine: Engine = open_registry(self.url)
+
+    def __repr__(self) -> str:
+        return f"<Registry {self.engine.url!r}>"
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Registry:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def train(self, name: str, files: Sequence[PathLike], options: BpeOptions, *,
+              message: Optional[str] = None, progress: Optional[Progress] = None) -> VersionInfo:
+        """Trains on `files` and records the result as the next version of `name`."""
+        check_name(name)
+        data = train_bpe(files, options, progress=progress)
+        return self.add(name, data, message=message)
+
+    def add(self, name: str, data: TokenizerData, *, message: Optional[str] = None) -> VersionInfo:
+        """Records an already trained or imported tokenizer as the next version of `name`."""
+        return record(self.engine, name, data, message)
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def resolve(self, ref: str) -> VersionInfo:
+        with self.engine.connect() as conn:
+            return resolve(conn, ref)
+
+    def versions(self, name: Optional[str] = None) -> list[VersionInfo]:
+        """Every version (of `name`, or of all names), by name then number."""
+        with self.engine.connect() as conn:
+            if name is not None:
+                resolve(conn, name)  # a clear error for an unknown name
+            return all_versions(conn, name)
+
+    def load(self, ref: str) -> Tokenizer:
+        with self.engine.connect() as conn:
+            v = resolve(conn, ref)
+            tokens, merges = load_rows(conn, v.id)
+        return Tokenizer(v.ref, v.content_hash, v.algorithm, v.config, tokens, merges)
+
+    def show(self, ref: str, *, merges: int = 10) -> dict[str, Any]:
+        """A version's metadata, training run, token counts by kind and its first merges."""
+        with self.engine.connect() as conn:
+            v = resolve(conn, ref)
+            tt, mt, rt = Token.__table__, Merge.__table__, TrainingRun.__table__
+            kinds: dict[str, int] = {}
+            for (kind,) in conn.execute(select(tt.c.kind).where(tt.c.version_id == v.id)):
+                kinds[kind] = kinds.get(kind, 0) + 1
+            n_merges = conn.execute(select(mt.c.rank).where(mt.c.version_id == v.id).order_by(mt.c.rank.desc()).limit(1)).scalar()
+            text = {r[0]: (r[1] if r[1] is not None else repr(bytes(r[2])))
+                    for r in conn.execute(select(tt.c.id, tt.c.text, tt.c.bytes).where(tt.c.version_id == v.id))}
+            first = [
+                {"rank": r.rank, "left": text[r.left_id], "right": text[r.right_id], "result": text[r.result_id],
+                 "count": r.count, "score": r.score}
+                for r in conn.execute(select(mt).where(mt.c.version_id == v.id).order_by(mt.c.rank).limit(merges))
+            ]
+            run = conn.execute(select(rt).where(rt.c.version_id == v.id)).mappings().first()
+        out = v.to_json()
+        out["tokens_by_kind"] = kinds
+        out["merges"] = 0 if n_merges is None else n_merges + 1
+        out["first_merges"] = first
+        out["lossless"] = self._lossless(v)
+        if run is not None:
+            out["training_run"] = {k: (val.isoformat() if hasattr(val, "isoformat") else val)
+                                   for k, val in run.items() if k not in ("id", "version_id")}
+        return out
+
+    @staticmethod
+    def _lossless(v: VersionInfo) -> bool:
+        """Whether decode(encode(s)) == s for every string: byte-level BPE with a pattern that
+        matches all text. Character-level BPE drops whitespace and maps unseen chars to <unk>."""
+        return v.algorithm == "bpe" and bool(v.config.get("byte_level"))
+
+    def sql(self, query: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Runs a read-only query; returns (column names, rows)."""
+        return run_query(self.engine, query)
+
+    # -- schema -------------------------------------------------------------------------------
+
+    def schema_revision(self) -> tuple[Optional[str], Optional[str]]:
+        """(current revision, newest revision) of the schema."""
+        return migrate.current(self.engine), migrate.head()
+
+    def upgrade(self) -> None:
+        migrate.upgrade(self.engine)
+
+
+def load(ref: str, *, db: Optional[PathLike] = None) -> Tokenizer:
+    """Loads a tokenizer by ref (`name` for the latest, `name@N`, or a hash prefix) from the
+    registry at `db`, `TOKREG_DB`, or the default location."""
+    reg = Registry(db)
+    try:
+        return reg.load(ref)
+    finally:
+        reg.close()

@@ -1,0 +1,64 @@
+"""The plain result of training or importing a tokenizer, before it is recorded.
+
+A trainer returns a `TokenizerData`; `record.py` writes it in one transaction; `tokenizer.py`
+compiles the same shape (read back from rows) into the core's encoder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from .hashing import content_bytes, digest
+
+
+@dataclass(frozen=True)
+class TokenRow:
+    id: int
+    bytes: bytes
+    kind: str  # byte | char | merged | special | ...
+    count: Optional[int] = None  # uses in the final segmentation of the training corpus
+    score: Optional[float] = None
+
+    @property
+    def text(self) -> Optional[str]:
+        try:
+            return self.bytes.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+
+@dataclass(frozen=True)
+class MergeRow:
+    rank: int
+    left: int
+    right: int
+    result: int
+    count: Optional[int] = None  # pair count when the merge was chosen
+    score: Optional[float] = None
+
+
+@dataclass
+class TokenizerData:
+    algorithm: str  # bpe | wordpiece | unigram
+    config: dict[str, Any]  # everything besides tokens and merges that changes encoding
+    tokens: list[TokenRow]  # in id order
+    merges: list[MergeRow] = field(default_factory=list)  # in rank order
+    run: Optional[dict[str, Any]] = None  # the training run, when trained
+    source: str = "train"
+
+    def content_bytes(self) -> bytes:
+        return content_bytes(
+            self.algorithm,
+            self.config,
+            ((t.id, t.kind, t.bytes, t.score) for t in self.tokens),
+            [(m.left, m.right, m.result) for m in self.merges],
+        )
+
+    def hashes(self) -> tuple[str, str]:
+        """(xxh3-128 label, sha256 label) of the canonical content."""
+        return digest(self.content_bytes())
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        return {t.bytes.decode("utf-8"): t.id for t in self.tokens if t.kind == "special"}

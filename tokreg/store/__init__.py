@@ -1,0 +1,1 @@
+"""The registry's storage: SQLAlchemy models, the engine, and Alembic migrations."""

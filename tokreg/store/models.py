@@ -1,0 +1,104 @@
+"""SQLAlchemy 2.0 models of the registry. The Alembic migrations (migrations/) create exactly
+these tables; tests/test_store.py fails if the two ever drift.
+
+Tokens are stored as raw bytes plus a readable `text` column (NULL when the bytes are not valid
+UTF-8 on their own). Views for hand-written SQL (`vocab`, `merges_view`) are made by the
+migrations only.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Optional
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class Version(Base):
+    """One immutable tokenizer version, `name@number`."""
+
+    __tablename__ = "versions"
+    __table_args__ = (UniqueConstraint("name", "number"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), index=True)
+    number: Mapped[int] = mapped_column(Integer)
+    algorithm: Mapped[str] = mapped_column(String(32))
+    # Everything that changes encoding besides tokens and merges (pattern, flags, ...).
+    config: Mapped[dict[str, Any]] = mapped_column(JSON)
+    vocab_size: Mapped[int] = mapped_column(Integer)
+    content_hash: Mapped[str] = mapped_column(String(80), index=True)
+    sha256: Mapped[str] = mapped_column(String(80))
+    source: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    message: Mapped[Optional[str]] = mapped_column(Text, nullable=True)
+
+
+class Token(Base):
+    __tablename__ = "tokens"
+
+    version_id: Mapped[int] = mapped_column(ForeignKey("versions.id", ondelete="CASCADE"), primary_key=True)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    bytes: Mapped[bytes] = mapped_column(LargeBinary)
+    text: Mapped[Optional[str]] = mapped_column(Text, nullable=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    count: Mapped[Optional[int]] = mapped_column(BigInteger, nullable=True)
+    score: Mapped[Optional[float]] = mapped_column(Float, nullable=True)
+
+
+class Merge(Base):
+    __tablename__ = "merges"
+
+    version_id: Mapped[int] = mapped_column(ForeignKey("versions.id", ondelete="CASCADE"), primary_key=True)
+    rank: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    left_id: Mapped[int] = mapped_column(Integer)
+    right_id: Mapped[int] = mapped_column(Integer)
+    result_id: Mapped[int] = mapped_column(Integer)
+    count: Mapped[Optional[int]] = mapped_column(BigInteger, nullable=True)
+    score: Mapped[Optional[float]] = mapped_column(Float, nullable=True)
+
+
+class TrainingRun(Base):
+    """What produced a trained version: enough to retrain it and check the inputs."""
+
+    __tablename__ = "training_runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    version_id: Mapped[int] = mapped_column(
+        ForeignKey("versions.id", ondelete="CASCADE"), unique=True
+    )
+    config: Mapped[dict[str, Any]] = mapped_column(JSON)
+    corpus_fingerprint: Mapped[str] = mapped_column(String(80))
+    corpus_files: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    corpus_bytes: Mapped[int] = mapped_column(BigInteger)
+    tokreg_version: Mapped[str] = mapped_column(String(32))
+    threads: Mapped[int] = mapped_column(Integer)
+    count_seconds: Mapped[float] = mapped_column(Float)
+    train_seconds: Mapped[float] = mapped_column(Float)
+    total_seconds: Mapped[float] = mapped_column(Float)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

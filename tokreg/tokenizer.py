@@ -1,0 +1,136 @@
+"""`Tokenizer`: a loaded version, compiled once per content hash into the core's encoder.
+
+    >>> tok = tokreg.load("gpt-mini@1")
+    >>> tok.encode("hello world")
+    [31373, 995]
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any, Literal, Optional, Union
+
+from . import _core
+from .errors import InputError
+
+Specials = Union[Literal["all"], Collection[str]]
+
+_cache: dict[str, Any] = {}
+_cache_lock = threading.Lock()
+
+
+def _compile(algorithm: str, config: dict[str, Any], tokens: Sequence[tuple[int, bytes, str, Optional[float]]],
+             merges: Sequence[tuple[int, int, int]]) -> Any:
+    if algorithm != "bpe":
+        raise InputError(f"encoding {algorithm} tokenizers is not supported by this version of tokreg")
+    specials = [(b.decode("utf-8"), i) for i, b, kind, _ in tokens if kind == "special"]
+    if config.get("byte_level", True):
+        ordinary = [(i, b) for i, b, kind, _ in tokens if kind != "special"]
+        return _core.ByteBpe(ordinary, specials, config["pattern"])
+    alphabet = sum(1 for _, _, kind, _ in tokens if kind == "char")
+    unk = next((i for s, i in specials if s == config.get("unk_token")), None)
+    return _core.CharBpe(
+        [b for _, b, _, _ in tokens], alphabet, list(merges), config["pattern"],
+        end_of_word=config.get("end_of_word_suffix"), unk=unk,
+    )
+
+
+def _text(s: str, what: str) -> str:
+    if not isinstance(s, str):
+        raise TypeError(f"{what} must be str, not {type(s).__name__}")
+    return s
+
+
+class Tokenizer:
+    """A tokenizer version ready to encode and decode.
+
+    `ref` is `name@N` (or the file it came from), `hash` its content hash.
+    """
+
+    def __init__(self, ref: str, content_hash: str, algorithm: str, config: dict[str, Any],
+                 tokens: Sequence[tuple[int, bytes, str, Optional[float]]], merges: Sequence[tuple[int, int, int]]):
+        self.ref = ref
+        self.hash = content_hash
+        self.algorithm = algorithm
+        self.config = config
+        self.special_tokens: dict[str, int] = {b.decode("utf-8"): i for i, b, k, _ in tokens if k == "special"}
+        self._bytes = {i: b for i, b, _, _ in tokens}
+        with _cache_lock:
+            enc = _cache.get(content_hash)
+            if enc is None:
+                enc = _compile(algorithm, config, tokens, merges)
+                _cache[content_hash] = enc
+        self._enc = enc
+
+    def __repr__(self) -> str:
+        return f"<Tokenizer {self.ref} {self.hash[:22]}… {self.algorithm} vocab={self.vocab_size}>"
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self._bytes)
+
+    @property
+    def byte_level(self) -> bool:
+        return bool(self.config.get("byte_level", False))
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encodes `text`, treating special-token strings as ordinary text."""
+        try:
+            return list(self._enc.encode_ordinary(_text(text, "text")))
+        except UnicodeEncodeError as e:
+            raise InputError(f"text contains a lone surrogate at index {e.start} (not valid Unicode); "
+                             "clean it, e.g. text.encode('utf-8', 'replace').decode()") from None
+
+    def encode(self, text: str, *, allowed_special: Specials = frozenset(),
+               disallowed_special: Specials = "all") -> list[int]:
+        """Encodes `text` with tiktoken's special-token rules: an allowed special token becomes
+        its id; a disallowed one found in the text is an error (pass it in `allowed_special`,
+        or `disallowed_special=()` to encode it as ordinary text)."""
+        _text(text, "text")
+        if not self.special_tokens or not hasattr(self._enc, "encode"):
+            return self.encode_ordinary(text)
+        allowed = set(self.special_tokens) if allowed_special == "all" else set(allowed_special)
+        disallowed = set(self.special_tokens) - allowed if disallowed_special == "all" else set(disallowed_special)
+        try:
+            if disallowed:
+                found = self._enc.find_special(text, sorted(disallowed))
+                if found is not None:
+                    raise InputError(
+                        f"text contains the special token {found!r}; pass allowed_special={{{found!r}}} to encode "
+                        f"it as a special token, or disallowed_special=() to encode it as text")
+            return list(self._enc.encode(text, sorted(allowed)))
+        except UnicodeEncodeError as e:
+            raise InputError(f"text contains a lone surrogate at index {e.start} (not valid Unicode)") from None
+
+    def encode_batch(self, texts: Iterable[str], *, threads: int = 0) -> list[list[int]]:
+        """Encodes many texts in parallel (the GIL is released); order is kept."""
+        texts = list(texts)
+        if hasattr(self._enc, "encode_batch"):
+            try:
+                return [list(x) for x in self._enc.encode_batch(texts, threads)]
+            except UnicodeEncodeError as e:
+                raise InputError(f"a text contains a lone surrogate at index {e.start}") from None
+        return [self.encode_ordinary(t) for t in texts]
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        try:
+            return bytes(self._enc.decode_bytes(list(ids)))
+        except (ValueError, OverflowError) as e:
+            raise InputError(f"cannot decode: {e}") from None
+
+    def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
+        """Decodes to text. A token sequence can end inside a UTF-8 character: `errors="replace"`
+        (default) puts U+FFFD there, `errors="strict"` raises."""
+        raw = self.decode_bytes(ids)
+        try:
+            return raw.decode("utf-8", errors=errors)
+        except UnicodeDecodeError as e:
+            raise InputError(f"the ids decode to bytes that are not valid UTF-8 at byte {e.start}; "
+                             "use decode_bytes() or errors='replace'") from None
+
+    def token_bytes(self, token_id: int) -> bytes:
+        try:
+            return self._bytes[token_id]
+        except KeyError:
+            raise InputError(f"{self.ref} has no token id {token_id} (ids are 0..{self.vocab_size - 1})") from None

@@ -1,0 +1,134 @@
+"""Training BPE: byte-level (GPT-2 style, 256 byte tokens) or classic character-level with an
+optional end-of-word suffix (Sennrich et al.). Counting and merging run in the Rust core.
+
+Token ids: the base alphabet first (bytes 0..255 by value; or the corpus' characters sorted by
+their UTF-8 bytes), then merge results in the order they were learned, then special tokens.
+`vocab_size` counts all of them.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable, Optional
+
+from .. import _core, patterns
+from ..corpus import read_corpus
+from ..errors import InputError, Interrupted
+from ..result import MergeRow, TokenizerData, TokenRow
+from ..version import __version__
+
+Progress = Callable[[str, int, int], None]
+
+CHAR_LEVEL_UNK = "<unk>"
+
+
+@dataclass(frozen=True)
+class BpeOptions:
+    vocab_size: int
+    pattern: str = ""  # a built-in name or a regex; "" = cl100k (byte-level) / whitespace (char-level)
+    char_level: bool = False
+    end_of_word_suffix: Optional[str] = None
+    min_frequency: int = 0
+    special: tuple[str, ...] = ()
+    threads: int = 0  # 0 = one per core; never changes the result
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["special"] = list(self.special)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> BpeOptions:
+        d = dict(d)
+        d["special"] = tuple(d.get("special", ()))
+        return cls(**d)
+
+
+def _specials(opts: BpeOptions) -> list[str]:
+    out: list[str] = []
+    wanted = ([CHAR_LEVEL_UNK] if opts.char_level else []) + list(opts.special)
+    for s in wanted:
+        if not s:
+            raise InputError("--special needs a non-empty token")
+        if s not in out:
+            out.append(s)
+    return out
+
+
+def train_bpe(
+    files: Sequence[str | os.PathLike[str]], opts: BpeOptions, progress: Optional[Progress] = None
+) -> TokenizerData:
+    """Trains BPE on `files`; returns the plain result (nothing is written)."""
+    started = datetime.now(timezone.utc)
+    t0 = time.perf_counter()
+    pattern_name, regex = patterns.resolve(opts.pattern or ("whitespace" if opts.char_level else "cl100k"))
+    if opts.end_of_word_suffix is not None and not opts.char_level:
+        raise InputError("--end-of-word-suffix applies to character-level BPE; add --char-level")
+    if opts.threads < 0:
+        raise InputError("--threads must be 0 (one per core) or more")
+    specials = _specials(opts)
+    base = 0 if opts.char_level else 256
+    if opts.vocab_size < base + len(specials) + (1 if opts.char_level else 0):
+        raise InputError(
+            f"--vocab-size {opts.vocab_size} is smaller than the base alphabet: byte-level BPE needs at least "
+            f"{base + len(specials)} (256 bytes + {len(specials)} special tokens)"
+            if not opts.char_level
+            else f"--vocab-size {opts.vocab_size} is too small for character-level BPE"
+        )
+    corpus = read_corpus(files, require_utf8=opts.char_level)
+    try:
+        out = _core.train_bpe(
+            corpus.data,
+            regex,
+            opts.vocab_size - len(specials),
+            min_frequency=opts.min_frequency,
+            char_level=opts.char_level,
+            end_of_word=opts.end_of_word_suffix,
+            threads=opts.threads,
+            progress=progress,
+        )
+    except KeyboardInterrupt:
+        raise Interrupted("training interrupted; nothing was written to the registry") from None
+    except ValueError as e:
+        msg = str(e)
+        if "smaller than the base alphabet" in msg:
+            raise InputError(
+                f"--vocab-size {opts.vocab_size} is smaller than the base alphabet: {msg.split(': ', 1)[1]} "
+                f"(+ {len(specials)} special tokens); raise --vocab-size"
+            ) from None
+        raise InputError(f"training failed: {msg}") from None
+
+    tokens: list[bytes] = out["tokens"]
+    counts: list[int] = out["token_counts"]
+    n_base = out["alphabet_size"]
+    base_kind = "char" if opts.char_level else "byte"
+    rows = [
+        TokenRow(id=i, bytes=b, kind=base_kind if i < n_base else "merged", count=counts[i])
+        for i, b in enumerate(tokens)
+    ]
+    for s in specials:
+        rows.append(TokenRow(id=len(rows), bytes=s.encode("utf-8"), kind="special"))
+    merges = [MergeRow(rank=r, left=a, right=b, result=z, count=c) for r, (a, b, z, c) in enumerate(out["merges"])]
+    config: dict[str, Any] = {"byte_level": not opts.char_level, "pattern": regex}
+    if opts.char_level:
+        config["end_of_word_suffix"] = opts.end_of_word_suffix
+        config["unk_token"] = CHAR_LEVEL_UNK
+    total = time.perf_counter() - t0
+    run = {
+        "config": {"algorithm": "bpe", **opts.to_json(), "pattern_name": pattern_name},
+        "corpus_fingerprint": corpus.fingerprint,
+        "corpus_files": corpus.files,
+        "corpus_bytes": corpus.size,
+        "tokreg_version": __version__,
+        "threads": opts.threads or (os.cpu_count() or 1),
+        "count_seconds": out["count_seconds"],
+        "train_seconds": out["merge_seconds"],
+        "total_seconds": total,
+        "started_at": started,
+        "distinct_pieces": out["distinct_pieces"],
+    }
+    return TokenizerData(algorithm="bpe", config=config, tokens=rows, merges=merges, run=run)
