@@ -116,6 +116,8 @@ class Registry:
         """Runs a read-only query; returns (column names, rows)."""
         return run_query(self.engine, query)
 
+    # -- versions: aliases, diff, pin, verify, export, reproduce ---------------------------------
+
     # -- schema -------------------------------------------------------------------------------
 
     def schema_revision(self) -> tuple[Optional[str], Optional[str]]:

@@ -1,0 +1,80 @@
+"""Shared fixtures: a real SQLite registry in a temp dir, the real Rust core, and the shared
+corpora (found through TOKREG_TEST_DATA, default ../shared/data; tests that need them skip
+with a reason when they are absent)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from tokreg import Registry
+from tokreg.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(os.environ.get("TOKREG_TEST_DATA", ROOT.parent / "shared" / "data"))
+CORPORA = ["kjv.txt", "dr.en.txt", "dr.zh-cn.txt"]
+
+
+def data_file(name: str) -> Path:
+    p = DATA / name
+    if not p.exists():
+        pytest.skip(f"test data {name} not found in {DATA} (set TOKREG_TEST_DATA to the shared data folder)")
+    return p
+
+
+@pytest.fixture
+def data() -> Path:
+    return data_file("kjv.txt").parent
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "registry.db"
+
+
+@pytest.fixture
+def registry(db_path: Path) -> Iterator[Registry]:
+    reg = Registry(db_path)
+    yield reg
+    reg.close()
+
+
+@pytest.fixture
+def small_corpus(tmp_path: Path) -> Path:
+    """About 60 KB of real prose: the head of kjv.txt if present, else Python's own docs."""
+    p = tmp_path / "small.txt"
+    src = DATA / "kjv.txt"
+    if src.exists():
+        p.write_bytes(src.read_bytes()[:60_000])
+    else:
+        import this  # noqa: F401  (a text every Python has)
+        import codecs
+
+        p.write_text(codecs.decode(sys.modules["this"].s, "rot13") * 50, encoding="utf-8")
+    return p
+
+
+class Cli:
+    """Runs `tokreg ...` in-process against one registry file."""
+
+    def __init__(self, db: Path):
+        self.db = db
+        self.runner = CliRunner()
+
+    def __call__(self, *args: Any, input: str | None = None, ok: bool = True) -> Result:
+        argv = [str(a) for a in args]
+        res = self.runner.invoke(cli, argv, input=input, env={"TOKREG_DB": str(self.db)}, catch_exceptions=False)
+        if ok and res.exit_code != 0:
+            raise AssertionError(f"tokreg {' '.join(argv)} exited {res.exit_code}:\n{res.output}")
+        return res
+
+
+@pytest.fixture
+def run(db_path: Path) -> Cli:
+    return Cli(db_path)
