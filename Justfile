@@ -1,0 +1,32 @@
+# tokreg's everyday commands. `just` itself comes from PyPI (rust-just, in the test extra).
+
+python := env_var_or_default("PYTHON", "python3")
+
+# Run the test suites: the Rust core alone, then everything through Python.
+test:
+    cargo test --quiet
+    {{python}} -m pytest -q
+
+# Lint: ruff, mypy (with the stub checked against the extension), cargo clippy.
+lint:
+    {{python}} -m ruff check tokreg tests benchmarks migrations
+    {{python}} -m mypy
+    {{python}} -m mypy.stubtest tokreg._core
+    cargo clippy --all-targets --quiet -- -D warnings
+
+# Benchmarks beside tiktoken, HF tokenizers and SentencePiece, on ../shared/data (or TOKREG_TEST_DATA).
+bench *ARGS:
+    {{python}} -m benchmarks {{ARGS}}
+
+# Train two versions on Python's own standard library, then list, show and query them.
+demo db="/tmp/tokreg-demo.db":
+    rm -f {{db}} {{db}}-wal {{db}}-shm
+    tokreg train stdlib $({{python}} -c 'import sysconfig; print(sysconfig.get_path("stdlib"))')/[a-m]*.py --vocab-size 2000 --db {{db}}
+    tokreg train stdlib $({{python}} -c 'import sysconfig; print(sysconfig.get_path("stdlib"))')/*.py --vocab-size 4000 --db {{db}}
+    tokreg list --db {{db}}
+    tokreg show stdlib@2 --db {{db}}
+    tokreg sql "SELECT rank, left_text, right_text, count FROM merges_view WHERE tokenizer = 'stdlib@2' ORDER BY rank LIMIT 10" --db {{db}}
+
+# Rebuild the extension in place after changing src/.
+develop:
+    {{python}} -m pip install -q -e '.[test]'

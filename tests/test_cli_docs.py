@@ -1,0 +1,39 @@
+"""Every command is documented: its --help ends with an example, and the README's CLI
+reference names it."""
+
+from __future__ import annotations
+
+import click
+import pytest
+
+from tokreg.cli import cli
+
+from .conftest import ROOT
+
+
+def commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:
+    out = []
+    for name, cmd in sorted(group.commands.items()):
+        full = f"{prefix}{name}"
+        out.append((full, cmd))
+        if isinstance(cmd, click.Group):
+            out.extend(commands(cmd, full + " "))
+    return out
+
+
+ALL = commands(cli)
+
+
+@pytest.mark.parametrize("name,cmd", ALL, ids=[n for n, _ in ALL])
+def test_help_ends_with_an_example(name: str, cmd: click.Command) -> None:
+    doc = (cmd.help or "").strip()
+    last = doc.split("\n\n")[-1]
+    assert "Example" in last, f"`tokreg {name} --help` should end with an Example: block"
+    example = last.split("\n")[-1].strip()
+    assert example.startswith("tokreg "), example
+
+
+@pytest.mark.parametrize("name", [n for n, _ in ALL])
+def test_readme_documents_every_command(name: str) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"tokreg {name}" in readme, f"README.md does not document `tokreg {name}`"

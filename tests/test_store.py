@@ -1,0 +1,95 @@
+"""The registry store: migrations build exactly the models, the schema is upgraded on open,
+SQLite runs in WAL mode with foreign keys, the default location follows XDG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import create_engine, inspect, text
+
+from tokreg import BpeOptions, Registry
+from tokreg.store import migrate
+from tokreg.store.engine import default_path, resolve_url
+from tokreg.store.models import Base
+
+from .conftest import Cli
+
+
+def test_migrations_build_exactly_the_models(registry: Registry) -> None:
+    with registry.engine.connect() as conn:
+        ctx = MigrationContext.configure(conn, opts={"compare_type": True})
+        assert compare_metadata(ctx, Base.metadata) == []
+
+
+def test_schema_at_head_with_views(registry: Registry) -> None:
+    cur, head = registry.schema_revision()
+    assert cur == head is not None
+    insp = inspect(registry.engine)
+    assert {"versions", "tokens", "merges", "training_runs"} <= set(insp.get_table_names())
+    assert {"vocab", "merges_view"} <= set(insp.get_view_names())
+
+
+def test_sqlite_runs_wal_with_foreign_keys(registry: Registry) -> None:
+    with registry.engine.connect() as conn:
+        assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        assert conn.execute(text("PRAGMA foreign_keys")).scalar() == 1
+
+
+def test_old_database_is_upgraded_on_open(db_path: Path) -> None:
+    engine = create_engine(f"sqlite:///{db_path}")
+    migrate.upgrade(engine, "0001")
+    engine.dispose()
+    reg = Registry(db_path)
+    assert reg.schema_revision()[0] == migrate.head()
+
+
+def test_default_location_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("TOKREG_DB", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert default_path() == tmp_path / "xdg" / "tokreg" / "registry.db"
+    assert resolve_url() == f"sqlite:///{tmp_path / 'xdg' / 'tokreg' / 'registry.db'}"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_path() == tmp_path / "home" / ".local" / "share" / "tokreg" / "registry.db"
+    monkeypatch.setenv("TOKREG_DB", "postgresql+psycopg://u@h/db")
+    assert resolve_url() == "postgresql+psycopg://u@h/db"
+
+
+def test_db_commands(run: Cli) -> None:
+    out = run("db", "current").output
+    assert "(newest)" in out and "revision" in out
+    assert "schema at revision" in run("db", "upgrade").output
+
+
+def test_views_for_hand_written_sql(registry: Registry, small_corpus: Path) -> None:
+    registry.train("views", [small_corpus], BpeOptions(vocab_size=300))
+    cols, rows = registry.sql("SELECT tokenizer, rank, left_text, right_text, result_text, count FROM merges_view "
+                              "WHERE tokenizer = 'views@1' ORDER BY rank LIMIT 1")
+    assert rows[0][0] == "views@1" and rows[0][1] == 0 and rows[0][2] + rows[0][3] == rows[0][4]
+    _, rows = registry.sql("SELECT count(*) FROM vocab WHERE tokenizer = 'views@1'")
+    assert rows[0][0] == 300
+
+
+def test_a_failed_write_leaves_nothing(registry: Registry, small_corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tokreg import record as record_mod
+
+    def boom(*a: object, **k: object) -> None:
+        raise KeyboardInterrupt
+
+    real = record_mod._bulk
+    calls = {"n": 0}
+
+    def flaky(conn: object, table: object, rows: list[dict[str, object]]) -> None:
+        calls["n"] += 1
+        if calls["n"] == 2:  # tokens written, merges not yet
+            boom()
+        real(conn, table, rows)
+
+    monkeypatch.setattr(record_mod, "_bulk", flaky)
+    with pytest.raises(Exception, match="unchanged"):
+        registry.train("half", [small_corpus], BpeOptions(vocab_size=300))
+    _, rows = registry.sql("SELECT (SELECT count(*) FROM versions), (SELECT count(*) FROM tokens)")
+    assert rows[0] == (0, 0)

@@ -1,0 +1,5 @@
+"""`python -m tokreg` runs the CLI."""
+
+from .cli import main
+
+main()
