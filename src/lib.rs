@@ -5,6 +5,7 @@
 //! compiled only with the `python` feature, so `cargo test` builds and tests the core alone.
 
 pub mod bpe;
+pub mod content;
 pub mod pretok;
 
 #[cfg(feature = "python")]

@@ -133,6 +133,21 @@ struct ByteBpe {
     inner: Arc<RankEncoder>,
 }
 
+/// (ordinary (id, bytes), specials (text, id)) of parsed content.
+fn split_specials(c: crate::content::Content) -> PyResult<(Vec<(u32, Vec<u8>)>, Vec<(String, u32)>)> {
+    let mut ordinary = Vec::with_capacity(c.tokens.len());
+    let mut specials = Vec::new();
+    for t in c.tokens {
+        if t.kind == "special" {
+            let s = String::from_utf8(t.bytes).map_err(|_| value_error("a special token is not UTF-8".into()))?;
+            specials.push((s, t.id));
+        } else {
+            ordinary.push((t.id, t.bytes));
+        }
+    }
+    Ok((ordinary, specials))
+}
+
 #[pymethods]
 impl ByteBpe {
     #[new]
@@ -142,9 +157,28 @@ impl ByteBpe {
         Ok(ByteBpe { inner: Arc::new(inner) })
     }
 
+    /// Builds the encoder from canonical content bytes (see src/content.rs).
+    #[staticmethod]
+    fn from_content(py: Python<'_>, content: &[u8], pattern: &str) -> PyResult<Self> {
+        let split = splitter(pattern)?;
+        let inner = py
+            .allow_threads(|| {
+                let c = crate::content::parse(content)?;
+                let (ordinary, specials) = split_specials(c).map_err(|e| e.to_string())?;
+                RankEncoder::new(ordinary, specials, split)
+            })
+            .map_err(value_error)?;
+        Ok(ByteBpe { inner: Arc::new(inner) })
+    }
+
     #[getter]
     fn vocab_size(&self) -> usize {
         self.inner.vocab_size()
+    }
+
+    /// The special tokens as (text, id).
+    fn specials(&self) -> Vec<(String, u32)> {
+        self.inner.specials()
     }
 
     fn encode_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
@@ -175,6 +209,11 @@ impl ByteBpe {
         Ok(PyBytes::new(py, b))
     }
 
+    /// (left, right, result) for every token that a merge of two lower-ranked tokens makes.
+    fn merges_from_ranks(&self, py: Python<'_>) -> Vec<(u32, u32, u32)> {
+        py.allow_threads(|| self.inner.merges_from_ranks())
+    }
+
     /// Part boundaries of `piece` after merging with ranks below `max_rank` (recovers the
     /// merge that made a token: its bytes split in exactly two parts).
     fn merge_bounds(&self, piece: &[u8], max_rank: u32) -> Vec<usize> {
@@ -186,6 +225,7 @@ impl ByteBpe {
 #[pyclass(frozen, module = "tokreg._core")]
 struct CharBpe {
     inner: Arc<MergeEncoder>,
+    specials: Vec<(String, u32)>,
 }
 
 #[pymethods]
@@ -202,7 +242,35 @@ impl CharBpe {
     ) -> PyResult<Self> {
         let split = splitter(pattern)?;
         let inner = MergeEncoder::new(tokens, alphabet_size, &merges, end_of_word.as_deref(), unk, split).map_err(value_error)?;
-        Ok(CharBpe { inner: Arc::new(inner) })
+        Ok(CharBpe { inner: Arc::new(inner), specials: vec![] })
+    }
+
+    /// Builds the encoder from canonical content bytes (see src/content.rs).
+    #[staticmethod]
+    #[pyo3(signature = (content, pattern, end_of_word=None, unk_token=None))]
+    fn from_content(content: &[u8], pattern: &str, end_of_word: Option<String>, unk_token: Option<String>) -> PyResult<Self> {
+        let split = splitter(pattern)?;
+        let c = crate::content::parse(content).map_err(value_error)?;
+        let alphabet = c.tokens.iter().take_while(|t| t.kind == "char").count();
+        let unk = unk_token.and_then(|u| c.tokens.iter().find(|t| t.kind == "special" && t.bytes == u.as_bytes()).map(|t| t.id));
+        let specials = c.tokens.iter().filter(|t| t.kind == "special").map(|t| (String::from_utf8_lossy(&t.bytes).into_owned(), t.id)).collect();
+        let tokens: Vec<Vec<u8>> = c.tokens.into_iter().map(|t| t.bytes).collect();
+        let inner = MergeEncoder::new(tokens, alphabet, &c.merges, end_of_word.as_deref(), unk, split).map_err(value_error)?;
+        Ok(CharBpe { inner: Arc::new(inner), specials })
+    }
+
+    #[getter]
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab_size()
+    }
+
+    fn specials(&self) -> Vec<(String, u32)> {
+        self.specials.clone()
+    }
+
+    fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyBytes>> {
+        let b = self.inner.token_bytes(id).ok_or_else(|| value_error(format!("unknown token id {id}")))?;
+        Ok(PyBytes::new(py, b))
     }
 
     fn encode_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {

@@ -15,6 +15,8 @@ from typing import Any, Optional
 
 from sqlalchemy import Engine, select
 
+from . import compiled
+from .hashing import content_bytes, digest
 from .record import record
 from .result import TokenizerData
 from .sql import run_query
@@ -60,6 +62,15 @@ class Registry:
         """Records an already trained or imported tokenizer as the next version of `name`."""
         return record(self.engine, name, data, message)
 
+    def import_tiktoken(self, name: str, path: PathLike, *, pattern: str, specials: Optional[dict[str, int]] = None,
+                        expect_sha256: Optional[str] = None, message: Optional[str] = None) -> VersionInfo:
+        """Registers a `.tiktoken` rank file as the next version of `name`."""
+        from .formats import tiktoken_file
+
+        check_name(name)
+        data = tiktoken_file.read(path, pattern=pattern, specials=specials, expect_sha256=expect_sha256)
+        return self.add(name, data, message=message or f"imported from {os.path.basename(path)}")
+
     # -- reading ------------------------------------------------------------------------------
 
     def resolve(self, ref: str) -> VersionInfo:
@@ -74,10 +85,17 @@ class Registry:
             return all_versions(conn, name)
 
     def load(self, ref: str) -> Tokenizer:
+        """The version `ref` names, ready to encode. Its content comes from the compiled cache
+        when a verified copy is there, else from the rows (which must hash to the recorded hash)."""
         with self.engine.connect() as conn:
             v = resolve(conn, ref)
-            tokens, merges = load_rows(conn, v.id)
-        return Tokenizer(v.ref, v.content_hash, v.algorithm, v.config, tokens, merges)
+            content = compiled.get(v.content_hash)
+            if content is None:
+                tokens, merges = load_rows(conn, v.id)
+                content = content_bytes(v.algorithm, v.config, ((i, k, b, s) for i, b, k, s in tokens), merges)
+                if digest(content)[0] == v.content_hash:
+                    compiled.put(v.content_hash, content)
+        return Tokenizer(v.ref, v.content_hash, v.algorithm, v.config, content)
 
     def show(self, ref: str, *, merges: int = 10) -> dict[str, Any]:
         """A version's metadata, training run, token counts by kind and its first merges."""

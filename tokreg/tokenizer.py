@@ -12,7 +12,8 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Literal, Optional, Union
 
 from . import _core
-from .errors import InputError
+from .errors import InputError, IntegrityError
+from .hashing import content_bytes, digest
 
 Specials = Union[Literal["all"], Collection[str]]
 
@@ -20,20 +21,17 @@ _cache: dict[str, Any] = {}
 _cache_lock = threading.Lock()
 
 
-def _compile(algorithm: str, config: dict[str, Any], tokens: Sequence[tuple[int, bytes, str, Optional[float]]],
-             merges: Sequence[tuple[int, int, int]]) -> Any:
+def _compile(algorithm: str, config: dict[str, Any], content: bytes) -> Any:
+    """The core encoder for canonical content bytes (see hashing.py)."""
     if algorithm != "bpe":
         raise InputError(f"encoding {algorithm} tokenizers is not supported by this version of tokreg")
-    specials = [(b.decode("utf-8"), i) for i, b, kind, _ in tokens if kind == "special"]
-    if config.get("byte_level", True):
-        ordinary = [(i, b) for i, b, kind, _ in tokens if kind != "special"]
-        return _core.ByteBpe(ordinary, specials, config["pattern"])
-    alphabet = sum(1 for _, _, kind, _ in tokens if kind == "char")
-    unk = next((i for s, i in specials if s == config.get("unk_token")), None)
-    return _core.CharBpe(
-        [b for _, b, _, _ in tokens], alphabet, list(merges), config["pattern"],
-        end_of_word=config.get("end_of_word_suffix"), unk=unk,
-    )
+    try:
+        if config.get("byte_level", True):
+            return _core.ByteBpe.from_content(content, config["pattern"])
+        return _core.CharBpe.from_content(content, config["pattern"], end_of_word=config.get("end_of_word_suffix"),
+                                          unk_token=config.get("unk_token"))
+    except ValueError as e:
+        raise InputError(f"cannot build an encoder: {e}") from None
 
 
 def _text(s: str, what: str) -> str:
@@ -45,30 +43,41 @@ def _text(s: str, what: str) -> str:
 class Tokenizer:
     """A tokenizer version ready to encode and decode.
 
-    `ref` is `name@N` (or the file it came from), `hash` its content hash.
+    `ref` is `name@N` (or the file it came from), `hash` its content hash. Built from the
+    canonical content bytes, which must hash to `content_hash`.
     """
 
-    def __init__(self, ref: str, content_hash: str, algorithm: str, config: dict[str, Any],
-                 tokens: Sequence[tuple[int, bytes, str, Optional[float]]], merges: Sequence[tuple[int, int, int]]):
+    def __init__(self, ref: str, content_hash: str, algorithm: str, config: dict[str, Any], content: bytes):
+        if digest(content)[0] != content_hash:
+            raise IntegrityError(f"{ref}: the stored content hashes to {digest(content)[0]}, not {content_hash}; "
+                                 "the registry was changed outside tokreg (run `tokreg verify`)")
         self.ref = ref
         self.hash = content_hash
         self.algorithm = algorithm
         self.config = config
-        self.special_tokens: dict[str, int] = {b.decode("utf-8"): i for i, b, k, _ in tokens if k == "special"}
-        self._bytes = {i: b for i, b, _, _ in tokens}
         with _cache_lock:
             enc = _cache.get(content_hash)
             if enc is None:
-                enc = _compile(algorithm, config, tokens, merges)
+                enc = _compile(algorithm, config, content)
                 _cache[content_hash] = enc
         self._enc = enc
+        self.special_tokens: dict[str, int] = dict(enc.specials())
+
+    @classmethod
+    def from_rows(cls, ref: str, content_hash: str, algorithm: str, config: dict[str, Any],
+                  tokens: Sequence[tuple[int, bytes, str, Optional[float]]],
+                  merges: Sequence[tuple[int, int, int]]) -> Tokenizer:
+        """Builds from rows: tokens as (id, bytes, kind, score) in id order, merges as
+        (left, right, result) in rank order."""
+        content = content_bytes(algorithm, config, ((i, k, b, s) for i, b, k, s in tokens), merges)
+        return cls(ref, content_hash, algorithm, config, content)
 
     def __repr__(self) -> str:
         return f"<Tokenizer {self.ref} {self.hash[:22]}… {self.algorithm} vocab={self.vocab_size}>"
 
     @property
     def vocab_size(self) -> int:
-        return len(self._bytes)
+        return int(self._enc.vocab_size)
 
     @property
     def byte_level(self) -> bool:
@@ -131,6 +140,6 @@ class Tokenizer:
 
     def token_bytes(self, token_id: int) -> bytes:
         try:
-            return self._bytes[token_id]
-        except KeyError:
+            return bytes(self._enc.token_bytes(token_id))
+        except (ValueError, OverflowError):
             raise InputError(f"{self.ref} has no token id {token_id} (ids are 0..{self.vocab_size - 1})") from None

@@ -60,6 +60,14 @@ impl MergeEncoder {
         Ok(MergeEncoder { chars, merges: table, decoder: tokens, end_of_word: eow, unk, splitter })
     }
 
+    pub fn vocab_size(&self) -> usize {
+        self.decoder.len()
+    }
+
+    pub fn token_bytes(&self, id: u32) -> Option<&[u8]> {
+        self.decoder.get(id as usize).map(|t| t.as_slice())
+    }
+
     pub fn encode(&self, text: &str) -> Result<Vec<u32>, String> {
         let mut out = Vec::new();
         let mut syms = Vec::new();

@@ -64,6 +64,12 @@ impl RankEncoder {
         self.decoder.iter().filter(|d| d.is_some()).count()
     }
 
+    pub fn specials(&self) -> Vec<(String, u32)> {
+        let mut v: Vec<(String, u32)> = self.specials.iter().map(|(s, &i)| (s.clone(), i)).collect();
+        v.sort_by_key(|x| x.1);
+        v
+    }
+
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
         self.ranks.get(bytes).copied()
     }
@@ -140,6 +146,25 @@ impl RankEncoder {
         for w in bounds.windows(2) {
             out.push(self.ranks[&piece[w[0]..w[1]]]);
         }
+    }
+
+    /// Recovers the merge that made each multi-byte token, in rank order: the token's bytes,
+    /// merged with only the ranks below its own, split into exactly two tokens (left, right).
+    /// Tokens that do not split in two (possible in hand-made vocabularies) have no merge.
+    pub fn merges_from_ranks(&self) -> Vec<(u32, u32, u32)> {
+        let mut out = Vec::new();
+        for (id, bytes) in self.decoder.iter().enumerate() {
+            let Some(bytes) = bytes else { continue };
+            let id = id as u32;
+            if bytes.len() < 2 || self.ranks.get(bytes.as_slice()) != Some(&id) {
+                continue;
+            }
+            let b = self.merge_bounds(bytes, id);
+            if b.len() == 3 {
+                out.push((self.ranks[&bytes[..b[1]]], self.ranks[&bytes[b[1]..]], id));
+            }
+        }
+        out
     }
 
     /// Part boundaries (0 = first, piece.len() = last) after merging with ranks < `max_rank`.

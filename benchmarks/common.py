@@ -1,0 +1,113 @@
+"""What every benchmark shares: where the data is, a timer, peak memory of a child process,
+and the table printer."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import sysconfig
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(os.environ.get("TOKREG_TEST_DATA", ROOT.parent / "shared" / "data"))
+
+CL100K_SPECIALS = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+                   "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
+O200K_SPECIALS = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
+
+
+def need_data() -> None:
+    if not (DATA / "kjv.txt").exists():
+        sys.exit(f"benchmark data not found in {DATA}; set TOKREG_TEST_DATA to the shared data folder")
+
+
+def stdlib_source(limit: int = 4_000_000) -> str:
+    """The Python standard library's own source: a code corpus present on every machine."""
+    out, size = [], 0
+    for p in sorted(Path(sysconfig.get_path("stdlib")).glob("*.py")):
+        t = p.read_text(encoding="utf-8", errors="replace")
+        out.append(t)
+        size += len(t.encode())
+        if size >= limit:
+            break
+    return "".join(out)
+
+
+def inputs() -> dict[str, str]:
+    need_data()
+    return {
+        "kjv.txt (English)": (DATA / "kjv.txt").read_text(encoding="utf-8"),
+        "dr.en.txt (English, technical)": (DATA / "dr.en.txt").read_text(encoding="utf-8"),
+        "dr.zh-cn.txt (Chinese)": (DATA / "dr.zh-cn.txt").read_text(encoding="utf-8"),
+        "stdlib *.py (code)": stdlib_source(),
+    }
+
+
+def best_of(fn: Callable[[], Any], repeat: int = 3) -> float:
+    """The fastest of `repeat` runs, in seconds (the least disturbed by the machine)."""
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def child(module: str, *args: str) -> dict[str, Any]:
+    """Runs `python -m module args...` in a fresh process, which prints one JSON line ending
+    with its own peak RSS (see `report`); returns that JSON. A fresh process per run keeps one
+    library's memory out of another's figure."""
+    p = subprocess.run([sys.executable, "-m", module, *args], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    if p.returncode != 0:
+        raise RuntimeError(f"{module} {' '.join(args)} failed (exit {p.returncode})")
+    result: dict[str, Any] = json.loads(p.stdout.strip().splitlines()[-1])
+    return result
+
+
+def report(**values: Any) -> None:
+    """Prints a child's result as one JSON line, with the peak RSS of this process in MB."""
+    values["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(values))
+
+
+def table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    cells = [[str(c) for c in r] for r in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    print(f"\n### {title}\n")
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in cells:
+        print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |")
+    sys.stdout.flush()
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import importlib.metadata as md
+
+    def v(pkg: str) -> str:
+        try:
+            return md.version(pkg)
+        except md.PackageNotFoundError:
+            return "absent"
+
+    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, tokreg {v('tokreg')}, "
+            f"tiktoken {v('tiktoken')}, tokenizers {v('tokenizers')}, sentencepiece {v('sentencepiece')}")
+
+
+def mbps(nbytes: int, seconds: float) -> str:
+    return f"{nbytes / seconds / 1e6:.1f}"

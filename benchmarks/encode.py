@@ -1,0 +1,47 @@
+"""Encoding speed, single thread, MB/s: tokreg beside tiktoken and HF tokenizers loaded with the
+same vocabulary, on English, Chinese and code; then encode_batch with 1 vs 2 threads."""
+
+from __future__ import annotations
+
+import os
+
+from benchmarks.common import best_of, inputs, mbps, table
+from benchmarks.vocabs import VOCABS, hf_tok, tiktoken_enc, tokreg_tok
+
+
+def run() -> None:
+    os.environ.setdefault("RAYON_NUM_THREADS", "1")  # HF: one thread, like the others
+    texts = inputs()
+    for name in VOCABS:
+        tok, tik, hf = tokreg_tok(name), tiktoken_enc(name), hf_tok(name)
+        rows = []
+        for label, text in texts.items():
+            n = len(text.encode("utf-8"))
+            ours = tok.encode_ordinary(text)
+            if ours != tik.encode_ordinary(text):
+                raise SystemExit(f"{name}: tokreg and tiktoken disagree on {label}; not benchmarking")
+            t_ours = best_of(lambda: tok.encode_ordinary(text))
+            t_tik = best_of(lambda: tik.encode_ordinary(text))
+            row = [label, mbps(n, t_ours), mbps(n, t_tik), f"{t_tik / t_ours:.2f}x"]
+            if hf is not None:
+                t_hf = best_of(lambda: hf.encode(text, add_special_tokens=False), repeat=1)
+                row += [mbps(n, t_hf), f"{t_hf / t_ours:.2f}x"]
+            rows.append(row)
+        headers = ["input", "tokreg MB/s", "tiktoken MB/s", "vs tiktoken"]
+        if hf is not None:
+            headers += ["HF tokenizers MB/s", "vs HF"]
+        table(f"Encode, {name}, one thread, whole file per call", headers, rows)
+
+    lines = [x for t in texts.values() for x in t.splitlines(keepends=True)]
+    total = sum(len(x.encode()) for x in lines)
+    rows = []
+    for name in VOCABS:
+        tok, tik = tokreg_tok(name), tiktoken_enc(name)
+        r = [name]
+        for threads in (1, 2):
+            r.append(mbps(total, best_of(lambda: tok.encode_batch(lines, threads=threads))))
+        for threads in (1, 2):
+            r.append(mbps(total, best_of(lambda: tik.encode_ordinary_batch(lines, num_threads=threads))))
+        rows.append(r)
+    table(f"encode_batch over all {len(lines):,} lines of the four inputs ({total / 1e6:.1f} MB)",
+          ["vocab", "tokreg 1 thread", "tokreg 2 threads", "tiktoken 1 thread", "tiktoken 2 threads"], rows)

@@ -1,0 +1,30 @@
+"""One load in a fresh process: `python -m benchmarks.load_child tokreg|tiktoken NAME DB`."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from benchmarks.common import report
+
+
+def main() -> None:
+    lib, name, db = sys.argv[1:4]
+    if lib == "tokreg":
+        import tokreg
+
+        t = time.perf_counter()
+        tok = tokreg.load(f"{name}@1", db=db)
+        tok.encode_ordinary("warm")
+    else:
+        from benchmarks.vocabs import tiktoken_enc
+
+        import tiktoken  # noqa: F401  (import cost is not load cost)
+
+        t = time.perf_counter()
+        tiktoken_enc(name).encode_ordinary("warm")
+    report(seconds=time.perf_counter() - t)
+
+
+if __name__ == "__main__":
+    main()

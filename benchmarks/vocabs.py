@@ -1,0 +1,62 @@
+"""The official vocabularies, loaded three ways for the encode benchmarks: registered in a
+tokreg registry (imported from the .tiktoken file), as a tiktoken `Encoding`, and as a Hugging
+Face tokenizer exported by tokreg."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from functools import lru_cache
+from typing import Any, Optional
+
+import tokreg
+from benchmarks.common import CL100K_SPECIALS, DATA, O200K_SPECIALS
+from tokreg.patterns import BUILTIN
+
+VOCABS = {"cl100k_base": ("cl100k", CL100K_SPECIALS), "o200k_base": ("o200k", O200K_SPECIALS)}
+_DB = os.path.join(tempfile.gettempdir(), f"tokreg-bench-{os.getuid()}.db")
+
+
+@lru_cache(maxsize=None)
+def registry() -> tokreg.Registry:
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(_DB + suffix):
+            os.remove(_DB + suffix)
+    reg = tokreg.Registry(_DB)
+    for name, (pattern, specials) in VOCABS.items():
+        reg.import_tiktoken(name, DATA / f"{name}.tiktoken", pattern=pattern, specials=specials)
+    return reg
+
+
+def db_path() -> str:
+    registry()
+    return _DB
+
+
+@lru_cache(maxsize=None)
+def tokreg_tok(name: str) -> tokreg.Tokenizer:
+    return registry().load(f"{name}@1")
+
+
+@lru_cache(maxsize=None)
+def tiktoken_enc(name: str) -> Any:
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    pattern, specials = VOCABS[name]
+    ranks = load_tiktoken_bpe(str(DATA / f"{name}.tiktoken"))
+    return tiktoken.Encoding(name, pat_str=BUILTIN[pattern], mergeable_ranks=ranks, special_tokens=specials)
+
+
+@lru_cache(maxsize=None)
+def hf_tok(name: str) -> Optional[Any]:
+    """A `tokenizers.Tokenizer` of the same vocabulary, through tokreg's HF export."""
+    try:
+        from tokenizers import Tokenizer
+
+        from tokreg.formats import hf
+    except ImportError:
+        return None
+    path = os.path.join(tempfile.gettempdir(), f"tokreg-bench-{name}.json")
+    hf.export(registry(), f"{name}@1", path)
+    return Tokenizer.from_file(path)

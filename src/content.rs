@@ -1,0 +1,86 @@
+//! Reader of tokreg's canonical content serialization (`tokreg-content-v1`, written by
+//! tokreg/hashing.py): the same bytes the content hash is computed over. Loading an encoder
+//! from them needs no Python object per token, and checking their hash proves they are the
+//! stored version.
+
+/// One token record.
+pub struct TokenRec {
+    pub id: u32,
+    pub kind: String,
+    pub bytes: Vec<u8>,
+    pub score: Option<f64>,
+}
+
+pub struct Content {
+    /// The JSON line: {"algorithm": ..., "config": ...}
+    pub header: String,
+    pub tokens: Vec<TokenRec>,
+    pub merges: Vec<(u32, u32, u32)>,
+}
+
+struct Reader<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.data.len()).ok_or("truncated content")?;
+        let s = &self.data[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+    fn line(&mut self) -> Result<&'a str, String> {
+        let rest = &self.data[self.pos..];
+        let n = rest.iter().position(|&b| b == b'\n').ok_or("truncated content: missing line")?;
+        let s = std::str::from_utf8(&rest[..n]).map_err(|_| "content header is not UTF-8")?;
+        self.pos += n + 1;
+        Ok(s)
+    }
+    fn u16(&mut self) -> Result<u16, String> {
+        Ok(u16::from_le_bytes(self.take(2)?.try_into().unwrap()))
+    }
+    fn u32(&mut self) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
+    }
+    fn count(&mut self, label: &str) -> Result<usize, String> {
+        let l = self.line()?;
+        l.strip_prefix(label)
+            .and_then(|n| n.strip_prefix(' '))
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| format!("content: expected '{label} N', found {l:?}"))
+    }
+}
+
+pub fn parse(data: &[u8]) -> Result<Content, String> {
+    let mut r = Reader { data, pos: 0 };
+    let magic = r.line()?;
+    if magic != "tokreg-content-v1" {
+        return Err(format!("content: unknown format {magic:?}"));
+    }
+    let header = r.line()?.to_string();
+    let n = r.count("tokens")?;
+    let mut tokens = Vec::with_capacity(n);
+    for _ in 0..n {
+        let id = r.u32()?;
+        let klen = r.u16()? as usize;
+        let kind = std::str::from_utf8(r.take(klen)?).map_err(|_| "content: token kind is not ASCII")?.to_string();
+        let blen = r.u32()? as usize;
+        let bytes = r.take(blen)?.to_vec();
+        let score = match r.take(1)?[0] {
+            0 => None,
+            1 => Some(f64::from_le_bytes(r.take(8)?.try_into().unwrap())),
+            f => return Err(format!("content: bad score flag {f}")),
+        };
+        tokens.push(TokenRec { id, kind, bytes, score });
+    }
+    let m = r.count("merges")?;
+    let mut merges = Vec::with_capacity(m);
+    for _ in 0..m {
+        merges.push((r.u32()?, r.u32()?, r.u32()?));
+    }
+    if r.pos != data.len() {
+        return Err("content: trailing bytes".into());
+    }
+    Ok(Content { header, tokens, merges })
+}
