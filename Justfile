@@ -13,6 +13,7 @@ lint:
     {{python}} -m mypy
     {{python}} -m mypy.stubtest tokreg._core
     cargo clippy --all-targets --quiet -- -D warnings
+    cargo clippy --all-targets --features python --quiet -- -D warnings
 
 # Benchmarks beside tiktoken, HF tokenizers and SentencePiece, on ../shared/data (or TOKREG_TEST_DATA).
 bench *ARGS:

@@ -10,7 +10,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use crate::bpe::{self, MergeEncoder, RankEncoder};
-use crate::pretok::{count_pieces, Splitter, PATTERNS};
+use crate::pretok::{count_pieces, count_words, Splitter, PATTERNS};
+use crate::wordpiece;
 
 fn value_error(e: String) -> PyErr {
     PyValueError::new_err(e)
@@ -134,7 +135,9 @@ struct ByteBpe {
 }
 
 /// (ordinary (id, bytes), specials (text, id)) of parsed content.
-fn split_specials(c: crate::content::Content) -> PyResult<(Vec<(u32, Vec<u8>)>, Vec<(String, u32)>)> {
+type Split = (Vec<(u32, Vec<u8>)>, Vec<(String, u32)>);
+
+fn split_specials(c: crate::content::Content) -> PyResult<Split> {
     let mut ordinary = Vec::with_capacity(c.tokens.len());
     let mut specials = Vec::new();
     for t in c.tokens {
@@ -283,12 +286,182 @@ impl CharBpe {
     }
 }
 
+// ---- WordPiece -------------------------------------------------------------------------------
+
+fn bert_normalizer(
+    clean_text: bool,
+    handle_chinese_chars: bool,
+    strip_accents: Option<bool>,
+    lowercase: bool,
+    unicode_form: Option<&str>,
+) -> PyResult<wordpiece::BertNormalizer> {
+    let mut n = wordpiece::BertNormalizer::hf(clean_text, handle_chinese_chars, strip_accents, lowercase);
+    n.unicode_form = match unicode_form {
+        None | Some("") | Some("none") => None,
+        Some("nfc") => Some(wordpiece::Form::Nfc),
+        Some("nfkc") => Some(wordpiece::Form::Nfkc),
+        Some("nfd") => Some(wordpiece::Form::Nfd),
+        Some("nfkd") => Some(wordpiece::Form::Nfkd),
+        Some(f) => return Err(value_error(format!("unknown Unicode normalization {f:?} (nfc, nfkc, nfd, nfkd)"))),
+    };
+    Ok(n)
+}
+
+/// Normalizes, pre-tokenizes and counts the words of `inputs`, then learns WordPiece merges.
+#[pyfunction]
+#[pyo3(signature = (inputs, vocab_size, special_tokens, continuing_prefix="##", min_frequency=0,
+    limit_alphabet=None, max_token_len=None, clean_text=true, handle_chinese_chars=true,
+    strip_accents=None, lowercase=false, unicode_form=None, threads=0, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn train_wordpiece<'py>(
+    py: Python<'py>,
+    inputs: Vec<Bound<'py, PyBytes>>,
+    vocab_size: usize,
+    special_tokens: Vec<String>,
+    continuing_prefix: &str,
+    min_frequency: u64,
+    limit_alphabet: Option<usize>,
+    max_token_len: Option<usize>,
+    clean_text: bool,
+    handle_chinese_chars: bool,
+    strip_accents: Option<bool>,
+    lowercase: bool,
+    unicode_form: Option<&str>,
+    threads: usize,
+    progress: Option<PyObject>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let norm = bert_normalizer(clean_text, handle_chinese_chars, strip_accents, lowercase, unicode_form)?;
+    let cfg = wordpiece::TrainerConfig {
+        vocab_size,
+        min_frequency,
+        continuing_prefix: continuing_prefix.to_string(),
+        special_tokens,
+        limit_alphabet,
+        max_token_len,
+    };
+    let slices: Vec<&[u8]> = inputs.iter().map(|b| b.as_bytes()).collect();
+    let mut prog = Progress { callback: progress, error: None };
+    let result = py.allow_threads(|| {
+        with_threads(threads, || {
+            let t0 = Instant::now();
+            let counts = count_words(&slices, &mut |d, t| prog.report("count", d, t), |line, emit| {
+                let normalized = norm.normalize(line);
+                wordpiece::pre_tokenize(&normalized, &mut *emit);
+            })?;
+            let count_seconds = t0.elapsed().as_secs_f64();
+            let mut words: Vec<(String, u64)> = counts.into_iter().collect();
+            words.sort_unstable();
+            let t1 = Instant::now();
+            let out = wordpiece::train(&words, &cfg, &mut |phase, d, t| phase != "merge" || prog.report("merge", d, t))?;
+            Ok((out, words.len(), count_seconds, t1.elapsed().as_secs_f64()))
+        })
+        .map_err(|e| e.to_string())?
+    });
+    let (out, n_words, count_seconds, merge_seconds) = result.map_err(|e| prog.fail(e))?;
+    let d = PyDict::new(py);
+    d.set_item("tokens", out.tokens)?;
+    let merges: Vec<(u32, u32, u32, f64, u64, u64, u64)> = out
+        .merges
+        .iter()
+        .map(|m| (m.left, m.right, m.result, m.score, m.pair_count, m.left_count, m.right_count))
+        .collect();
+    d.set_item("merges", merges)?;
+    d.set_item("distinct_words", n_words)?;
+    d.set_item("count_seconds", count_seconds)?;
+    d.set_item("merge_seconds", merge_seconds)?;
+    Ok(d)
+}
+
+/// WordPiece encoder: BERT normalizer, BERT pre-tokenizer, greedy longest match.
+#[pyclass(frozen, module = "tokreg._core")]
+struct WordPiece {
+    inner: Arc<wordpiece::Encoder>,
+    norm: wordpiece::BertNormalizer,
+    vocab: Vec<String>,
+    prefix: String,
+    specials: Vec<(String, u32)>,
+}
+
+#[pymethods]
+impl WordPiece {
+    /// Builds the encoder from canonical content bytes (tokens in id order; kind "special"
+    /// marks special tokens).
+    #[staticmethod]
+    #[pyo3(signature = (content, unk_token, continuing_prefix="##", max_input_chars_per_word=100,
+        clean_text=true, handle_chinese_chars=true, strip_accents=None, lowercase=false, unicode_form=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn from_content(
+        content: &[u8],
+        unk_token: &str,
+        continuing_prefix: &str,
+        max_input_chars_per_word: usize,
+        clean_text: bool,
+        handle_chinese_chars: bool,
+        strip_accents: Option<bool>,
+        lowercase: bool,
+        unicode_form: Option<&str>,
+    ) -> PyResult<Self> {
+        let norm = bert_normalizer(clean_text, handle_chinese_chars, strip_accents, lowercase, unicode_form)?;
+        let c = crate::content::parse(content).map_err(value_error)?;
+        let mut vocab = Vec::with_capacity(c.tokens.len());
+        let mut specials = Vec::new();
+        for (i, t) in c.tokens.into_iter().enumerate() {
+            if t.id as usize != i {
+                return Err(value_error("WordPiece token ids must be 0..n without gaps".into()));
+            }
+            let s = String::from_utf8(t.bytes).map_err(|_| value_error(format!("token {i} is not UTF-8")))?;
+            if t.kind == "special" {
+                specials.push((s.clone(), t.id));
+            }
+            vocab.push(s);
+        }
+        let inner = wordpiece::Encoder::new(&vocab, unk_token, continuing_prefix, max_input_chars_per_word)
+            .map_err(value_error)?;
+        Ok(WordPiece { inner: Arc::new(inner), norm, vocab, prefix: continuing_prefix.to_string(), specials })
+    }
+
+    #[getter]
+    fn vocab_size(&self) -> usize {
+        self.vocab.len()
+    }
+
+    fn specials(&self) -> Vec<(String, u32)> {
+        self.specials.clone()
+    }
+
+    fn normalize(&self, text: &str) -> String {
+        self.norm.normalize(text)
+    }
+
+    fn encode_ordinary(&self, py: Python<'_>, text: &str) -> Vec<u32> {
+        py.allow_threads(|| self.inner.encode(&self.norm, text))
+    }
+
+    #[pyo3(signature = (texts, threads=0))]
+    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, threads: usize) -> PyResult<Vec<Vec<u32>>> {
+        use rayon::prelude::*;
+        py.allow_threads(|| with_threads(threads, || texts.par_iter().map(|t| self.inner.encode(&self.norm, t)).collect()))
+    }
+
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+        let s = wordpiece::decode(&self.vocab, &ids, &self.prefix).map_err(|id| value_error(format!("unknown token id {id}")))?;
+        Ok(PyBytes::new(py, s.as_bytes()))
+    }
+
+    fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyBytes>> {
+        let t = self.vocab.get(id as usize).ok_or_else(|| value_error(format!("unknown token id {id}")))?;
+        Ok(PyBytes::new(py, t.as_bytes()))
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
     m.add_function(wrap_pyfunction!(check_pattern, m)?)?;
     m.add_class::<ByteBpe>()?;
     m.add_class::<CharBpe>()?;
+    m.add_function(wrap_pyfunction!(train_wordpiece, m)?)?;
+    m.add_class::<WordPiece>()?;
     let patterns = PyDict::new(m.py());
     for (name, regex) in PATTERNS {
         patterns.set_item(name, regex)?;

@@ -74,9 +74,8 @@ impl MergeEncoder {
         self.splitter.split(text, |a, b| {
             syms.clear();
             for c in text[a..b].chars() {
-                match self.chars.get(&c).copied().or(self.unk) {
-                    Some(id) => syms.push(id),
-                    None => {}
+                if let Some(id) = self.chars.get(&c).copied().or(self.unk) {
+                    syms.push(id);
                 }
             }
             if let Some((eow, _)) = &self.end_of_word {

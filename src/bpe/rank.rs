@@ -222,10 +222,10 @@ impl RankEncoder {
         let mut rank: Vec<u32> = vec![NONE; n];
         let mut alive = vec![true; n];
         let mut heap = BinaryHeap::with_capacity(n);
-        for i in 0..n.saturating_sub(1) {
-            rank[i] = self.pair_rank(piece, i, i + 2, max_rank);
-            if rank[i] != NONE {
-                heap.push(Reverse((rank[i], i)));
+        for (i, r) in rank.iter_mut().enumerate().take(n.saturating_sub(1)) {
+            *r = self.pair_rank(piece, i, i + 2, max_rank);
+            if *r != NONE {
+                heap.push(Reverse((*r, i)));
             }
         }
         let end_of = |next: &Vec<usize>, i: usize| if i < n { next[i] } else { n };

@@ -1,11 +1,11 @@
 //! The BPE merge loop: from counted words to an ordered list of merges.
 //!
 //! Phases:
-//!   1. index   — every distinct word is a sequence of symbol ids; count every adjacent pair
-//!                (weighted by word count) and remember which words contain it.
-//!   2. merge   — pop the best pair from a lazy max-heap, rewrite only the words that contain
-//!                it, and apply the pair-count changes those rewrites cause. No full recount.
-//!   3. finish  — count how often each token is used in the final segmentation of the corpus.
+//! 1. index: every distinct word is a sequence of symbol ids; count every adjacent pair
+//!    (weighted by word count) and remember which words contain it.
+//! 2. merge: pop the best pair from a lazy max-heap, rewrite only the words that contain it,
+//!    and apply the pair-count changes those rewrites cause. No full recount.
+//! 3. finish: count how often each token is used in the final segmentation of the corpus.
 //!
 //! Tie rule (a total order over the pairs themselves, so the result depends on neither thread
 //! count nor input order): the higher pair count wins; on equal counts the pair whose left
@@ -39,6 +39,9 @@ pub struct TrainOutput {
 }
 
 type Pair = (u32, u32);
+
+/// (base alphabet as bytes, distinct words as (symbol ids, count)): the trainer's input.
+pub type Words = (Vec<Vec<u8>>, Vec<(Vec<u32>, u64)>);
 
 struct Candidate {
     count: u64,
@@ -184,7 +187,7 @@ pub fn train(
 
 /// Byte-level words: the alphabet is the 256 bytes (id = byte value); words are sorted by
 /// bytes so nothing downstream depends on hash-map order.
-pub fn byte_words(counts: crate::pretok::count::PieceCounts) -> (Vec<Vec<u8>>, Vec<(Vec<u32>, u64)>) {
+pub fn byte_words(counts: crate::pretok::count::PieceCounts) -> Words {
     let alphabet: Vec<Vec<u8>> = (0u8..=255).map(|b| vec![b]).collect();
     let mut words: Vec<(Vec<u32>, u64)> =
         counts.into_iter().map(|(w, c)| (w.iter().map(|&b| b as u32).collect(), c)).collect();
@@ -197,7 +200,7 @@ pub fn byte_words(counts: crate::pretok::count::PieceCounts) -> (Vec<Vec<u8>>, V
 pub fn char_words(
     counts: crate::pretok::count::PieceCounts,
     end_of_word: Option<&str>,
-) -> Result<(Vec<Vec<u8>>, Vec<(Vec<u32>, u64)>), String> {
+) -> Result<Words, String> {
     let mut words: Vec<(String, u64)> = Vec::with_capacity(counts.len());
     for (w, c) in counts {
         let s = String::from_utf8(w).map_err(|e| format!("character-level BPE needs UTF-8 text: {e}"))?;
@@ -270,7 +273,7 @@ mod tests {
     use super::*;
 
     /// Character-level words with an end-of-word symbol, as in the classic examples.
-    fn char_words(table: &[(&str, u64)], eow: &str) -> (Vec<Vec<u8>>, Vec<(Vec<u32>, u64)>) {
+    fn char_words(table: &[(&str, u64)], eow: &str) -> Words {
         let mut alphabet: Vec<Vec<u8>> = vec![eow.as_bytes().to_vec()];
         for (w, _) in table {
             for ch in w.chars() {

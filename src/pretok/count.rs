@@ -23,14 +23,52 @@ pub fn count_pieces(
     splitter: &Splitter,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<PieceCounts, String> {
+    count_chunks(inputs, progress, |c| count_chunk(c, splitter))
+}
+
+/// Counts words for trainers that normalize and split text themselves (WordPiece, Unigram):
+/// `split(line, emit)` calls `emit` with each word of one line. Bytes that are not UTF-8 are
+/// replaced by U+FFFD (these trainers take text; the caller checks UTF-8 first).
+pub fn count_words<F>(
+    inputs: &[&[u8]],
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+    split: F,
+) -> Result<FxHashMap<String, u64>, String>
+where
+    F: Fn(&str, &mut dyn FnMut(&str)) + Sync,
+{
+    count_chunks(inputs, progress, |chunk| {
+        let mut counts: FxHashMap<String, u64> = FxHashMap::default();
+        for line in chunk.split_inclusive(|&b| b == b'\n') {
+            let text = String::from_utf8_lossy(line);
+            split(&text, &mut |w: &str| match counts.get_mut(w) {
+                Some(c) => *c += 1,
+                None => {
+                    counts.insert(w.to_string(), 1);
+                }
+            });
+        }
+        Ok(counts)
+    })
+}
+
+/// The shared loop: line-aligned chunks counted in parallel, merged in a fixed order.
+fn count_chunks<K, F>(
+    inputs: &[&[u8]],
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+    per_chunk: F,
+) -> Result<FxHashMap<K, u64>, String>
+where
+    K: std::hash::Hash + Eq + Send,
+    F: Fn(&[u8]) -> Result<FxHashMap<K, u64>, String> + Sync,
+{
     let chunks: Vec<&[u8]> = inputs.iter().flat_map(|d| line_aligned_chunks(d)).collect();
     let total: u64 = chunks.iter().map(|c| c.len() as u64).sum();
     let batch = rayon::current_num_threads().max(1) * 2;
-    let mut counts = PieceCounts::default();
+    let mut counts: FxHashMap<K, u64> = FxHashMap::default();
     let mut done = 0u64;
     for group in chunks.chunks(batch) {
-        let partial: Vec<Result<PieceCounts, String>> =
-            group.par_iter().map(|c| count_chunk(c, splitter)).collect();
+        let partial: Vec<Result<FxHashMap<K, u64>, String>> = group.par_iter().map(|c| per_chunk(c)).collect();
         for p in partial {
             for (k, v) in p? {
                 *counts.entry(k).or_insert(0) += v;

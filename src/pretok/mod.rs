@@ -6,7 +6,7 @@
 
 pub mod count;
 
-pub use count::count_pieces;
+pub use count::{count_pieces, count_words};
 
 use fancy_regex::Regex;
 
