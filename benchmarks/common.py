@@ -18,8 +18,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("TOKREG_TEST_DATA", ROOT.parent / "shared" / "data"))
 
-CL100K_SPECIALS = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
-                   "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
+CL100K_SPECIALS = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
 O200K_SPECIALS = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
 
 
@@ -91,10 +96,8 @@ def table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> 
 def machine() -> str:
     cpu = "unknown CPU"
     try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+        with open("/proc/cpuinfo") as fh:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), cpu)
     except OSError:
         pass
     import importlib.metadata as md
@@ -105,8 +108,10 @@ def machine() -> str:
         except md.PackageNotFoundError:
             return "absent"
 
-    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, tokreg {v('tokreg')}, "
-            f"tiktoken {v('tiktoken')}, tokenizers {v('tokenizers')}, sentencepiece {v('sentencepiece')}")
+    return (
+        f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, tokreg {v('tokreg')}, "
+        f"tiktoken {v('tiktoken')}, tokenizers {v('tokenizers')}, sentencepiece {v('sentencepiece')}"
+    )
 
 
 def mbps(nbytes: int, seconds: float) -> str:

@@ -43,5 +43,8 @@ def run() -> None:
         for threads in (1, 2):
             r.append(mbps(total, best_of(lambda: tik.encode_ordinary_batch(lines, num_threads=threads))))
         rows.append(r)
-    table(f"encode_batch over all {len(lines):,} lines of the four inputs ({total / 1e6:.1f} MB)",
-          ["vocab", "tokreg 1 thread", "tokreg 2 threads", "tiktoken 1 thread", "tiktoken 2 threads"], rows)
+    table(
+        f"encode_batch over all {len(lines):,} lines of the four inputs ({total / 1e6:.1f} MB)",
+        ["vocab", "tokreg 1 thread", "tokreg 2 threads", "tiktoken 1 thread", "tiktoken 2 threads"],
+        rows,
+    )

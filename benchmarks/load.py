@@ -14,4 +14,8 @@ def run() -> None:
         ours = [child("benchmarks.load_child", "tokreg", name, db)["seconds"] for _ in range(3)]
         theirs = [child("benchmarks.load_child", "tiktoken", name, db)["seconds"] for _ in range(3)]
         rows.append([name, f"{min(ours):.3f}", f"{min(theirs):.3f}"])
-    table("Load to a ready encoder (best of 3 fresh processes)", ["vocab", "tokreg.load s", "tiktoken Encoding s"], rows)
+    table(
+        "Load to a ready encoder (best of 3 fresh processes)",
+        ["vocab", "tokreg.load s", "tiktoken Encoding s"],
+        rows,
+    )

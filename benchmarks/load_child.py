@@ -17,9 +17,9 @@ def main() -> None:
         tok = tokreg.load(f"{name}@1", db=db)
         tok.encode_ordinary("warm")
     else:
-        from benchmarks.vocabs import tiktoken_enc
-
         import tiktoken  # noqa: F401  (import cost is not load cost)
+
+        from benchmarks.vocabs import tiktoken_enc
 
         t = time.perf_counter()
         tiktoken_enc(name).encode_ordinary("warm")

@@ -16,10 +16,30 @@ def run(vocab: int = 32_000) -> None:
     for threads in sorted({1, cores}):
         tk = child("benchmarks.train_child", "tokreg", corpus, str(vocab), str(threads))
         hf = child("benchmarks.train_child", "hf", corpus, str(vocab), str(threads))
-        rows.append([threads, f"{tk['train_only']:.2f}", f"{tk['seconds']:.2f}", f"{tk['peak_rss_mb']:.0f}",
-                     f"{hf['seconds']:.2f}", f"{hf['peak_rss_mb']:.0f}", f"{hf['seconds'] / tk['train_only']:.2f}x",
-                     f"{tk['vocab']:,} / {hf['vocab']:,}"])
-    table(f"Training byte-level BPE, vocab {vocab:,}, kjv.txt (4.3 MB), pattern cl100k",
-          ["threads", "tokreg train s", "tokreg incl. recording s", "tokreg peak MB", "HF BpeTrainer s",
-           "HF peak MB", "speed-up", "vocab reached (tokreg / HF)"], rows)
+        rows.append(
+            [
+                threads,
+                f"{tk['train_only']:.2f}",
+                f"{tk['seconds']:.2f}",
+                f"{tk['peak_rss_mb']:.0f}",
+                f"{hf['seconds']:.2f}",
+                f"{hf['peak_rss_mb']:.0f}",
+                f"{hf['seconds'] / tk['train_only']:.2f}x",
+                f"{tk['vocab']:,} / {hf['vocab']:,}",
+            ]
+        )
+    table(
+        f"Training byte-level BPE, vocab {vocab:,}, kjv.txt (4.3 MB), pattern cl100k",
+        [
+            "threads",
+            "tokreg train s",
+            "tokreg incl. recording s",
+            "tokreg peak MB",
+            "HF BpeTrainer s",
+            "HF peak MB",
+            "speed-up",
+            "vocab reached (tokreg / HF)",
+        ],
+        rows,
+    )
     print("\nkjv.txt runs out of pairs before 32k tokens; both trainers stop there.")

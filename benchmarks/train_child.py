@@ -22,23 +22,30 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as d:
             reg = tokreg.Registry(os.path.join(d, "bench.db"))
             t = time.perf_counter()
-            v = reg.train("bench", [corpus], tokreg.BpeOptions(vocab_size=vocab, pattern="cl100k", threads=threads))
+            v = reg.train(
+                "bench", [corpus], tokreg.BpeOptions(vocab_size=vocab, pattern="cl100k", threads=threads)
+            )
             seconds = time.perf_counter() - t
             run = reg.show(v.ref)["training_run"]
-            report(seconds=seconds, train_only=run["count_seconds"] + run["train_seconds"], vocab=v.vocab_size)
+            report(
+                seconds=seconds, train_only=run["count_seconds"] + run["train_seconds"], vocab=v.vocab_size
+            )
     else:
         from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
         from tokreg.patterns import BUILTIN
 
         tok = Tokenizer(models.BPE())
-        tok.pre_tokenizer = pre_tokenizers.Sequence([
-            pre_tokenizers.Split(Regex(BUILTIN["cl100k"]), behavior="isolated"),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-        ])
+        tok.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Split(Regex(BUILTIN["cl100k"]), behavior="isolated"),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+            ]
+        )
         tok.decoder = decoders.ByteLevel()
-        trainer = trainers.BpeTrainer(vocab_size=vocab, show_progress=False,
-                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab, show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        )
         tok.train([corpus], trainer)
         seconds = time.perf_counter() - t
         report(seconds=seconds, train_only=seconds, vocab=tok.get_vocab_size())

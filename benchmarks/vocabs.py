@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from functools import lru_cache
+from functools import cache
 from typing import Any, Optional
 
 import tokreg
@@ -17,7 +17,7 @@ VOCABS = {"cl100k_base": ("cl100k", CL100K_SPECIALS), "o200k_base": ("o200k", O2
 _DB = os.path.join(tempfile.gettempdir(), f"tokreg-bench-{os.getuid()}.db")
 
 
-@lru_cache(maxsize=None)
+@cache
 def registry() -> tokreg.Registry:
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(_DB + suffix):
@@ -33,12 +33,12 @@ def db_path() -> str:
     return _DB
 
 
-@lru_cache(maxsize=None)
+@cache
 def tokreg_tok(name: str) -> tokreg.Tokenizer:
     return registry().load(f"{name}@1")
 
 
-@lru_cache(maxsize=None)
+@cache
 def tiktoken_enc(name: str) -> Any:
     import tiktoken
     from tiktoken.load import load_tiktoken_bpe
@@ -48,15 +48,13 @@ def tiktoken_enc(name: str) -> Any:
     return tiktoken.Encoding(name, pat_str=BUILTIN[pattern], mergeable_ranks=ranks, special_tokens=specials)
 
 
-@lru_cache(maxsize=None)
+@cache
 def hf_tok(name: str) -> Optional[Any]:
     """A `tokenizers.Tokenizer` of the same vocabulary, through tokreg's HF export."""
     try:
         from tokenizers import Tokenizer
-
-        from tokreg.formats import hf
     except ImportError:
         return None
     path = os.path.join(tempfile.gettempdir(), f"tokreg-bench-{name}.json")
-    hf.export(registry(), f"{name}@1", path)
+    registry().export(f"{name}@1", "hf", path)
     return Tokenizer.from_file(path)

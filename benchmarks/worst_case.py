@@ -17,11 +17,13 @@ TIKTOKEN_LIMIT_S = 60.0
 
 def _inputs(size: int) -> dict[str, str]:
     rng = random.Random(size)
-    return {"'a' repeated": "a" * size,
-            "random bytes (replace)": rng.randbytes(size).decode("utf-8", errors="replace")}
+    return {
+        "'a' repeated": "a" * size,
+        "random bytes (replace)": rng.randbytes(size).decode("utf-8", errors="replace"),
+    }
 
 
-def _tiktoken_time(name: str, text: str, q: "mp.Queue[float]") -> None:
+def _tiktoken_time(name: str, text: str, q: mp.Queue[float]) -> None:
     enc = tiktoken_enc(name)
     t = time.perf_counter()
     enc.encode_ordinary(text)
@@ -55,5 +57,8 @@ def run(name: str = "cl100k_base") -> None:
                 if theirs.startswith(">"):
                     skip_tiktoken.add(label)
             rows.append([label, f"{size / 1e6:g} MB", f"{ours:.3f}", f"{ours / size * 1e9:.1f}", theirs])
-    table(f"Worst case, {name}: time grows with size (ns per byte should stay flat)",
-          ["input", "size", "tokreg s", "tokreg ns/byte", "tiktoken s"], rows)
+    table(
+        f"Worst case, {name}: time grows with size (ns per byte should stay flat)",
+        ["input", "size", "tokreg s", "tokreg ns/byte", "tiktoken s"],
+        rows,
+    )

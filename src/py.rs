@@ -122,10 +122,12 @@ fn train_bpe<'py>(
     Ok(d)
 }
 
-/// Checks that a pre-tokenizer pattern compiles; raises ValueError with the reason if not.
+/// Checks that a pre-tokenizer pattern compiles (raising ValueError with the reason if not);
+/// returns its canonical spelling (a known alias of a built-in becomes the built-in).
 #[pyfunction]
-fn check_pattern(pattern: &str) -> PyResult<()> {
-    splitter(pattern).map(|_| ())
+fn check_pattern(pattern: &str) -> PyResult<String> {
+    splitter(pattern)?;
+    Ok(crate::pretok::canonical(pattern).to_string())
 }
 
 /// Byte-level BPE encoder over a rank map (tiktoken's rule).

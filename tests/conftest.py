@@ -53,8 +53,8 @@ def small_corpus(tmp_path: Path) -> Path:
     if src.exists():
         p.write_bytes(src.read_bytes()[:60_000])
     else:
-        import this  # noqa: F401  (a text every Python has)
         import codecs
+        import this  # noqa: F401  (a text every Python has)
 
         p.write_text(codecs.decode(sys.modules["this"].s, "rot13") * 50, encoding="utf-8")
     return p
@@ -69,7 +69,9 @@ class Cli:
 
     def __call__(self, *args: Any, input: str | None = None, ok: bool = True) -> Result:
         argv = [str(a) for a in args]
-        res = self.runner.invoke(cli, argv, input=input, env={"TOKREG_DB": str(self.db)}, catch_exceptions=False)
+        res = self.runner.invoke(
+            cli, argv, input=input, env={"TOKREG_DB": str(self.db)}, catch_exceptions=False
+        )
         if ok and res.exit_code != 0:
             raise AssertionError(f"tokreg {' '.join(argv)} exited {res.exit_code}:\n{res.output}")
         return res

@@ -49,12 +49,18 @@ CASES = {
     "folder": (["train", "x", "{tmp}", "--vocab-size", "300"], ["is a folder"]),
     "empty corpus": (["train", "x", "{tmp}/empty.txt", "--vocab-size", "300"], ["empty.txt", "empty"]),
     "vocab below bytes": (["train", "x", "{corpus}", "--vocab-size", "100"], ["--vocab-size 100", "256"]),
-    "vocab below chars": (["train", "x", "{corpus}", "--vocab-size", "10", "--char-level"],
-                          ["--vocab-size 10", "base alphabet"]),
-    "bad regex": (["train", "x", "{corpus}", "--vocab-size", "300", "--pattern", "(unclosed"],
-                  ["(unclosed", "regex"]),
-    "not utf-8": (["train", "x", "{tmp}/latin1.txt", "--vocab-size", "300", "--char-level"],
-                  ["latin1.txt", "byte offset 8", "drop --char-level"]),
+    "vocab below chars": (
+        ["train", "x", "{corpus}", "--vocab-size", "10", "--char-level"],
+        ["--vocab-size 10", "base alphabet"],
+    ),
+    "bad regex": (
+        ["train", "x", "{corpus}", "--vocab-size", "300", "--pattern", "(unclosed"],
+        ["(unclosed", "regex"],
+    ),
+    "not utf-8": (
+        ["train", "x", "{tmp}/latin1.txt", "--vocab-size", "300", "--char-level"],
+        ["latin1.txt", "byte offset 8", "drop --char-level"],
+    ),
     "bad name": (["train", "a@b", "{corpus}", "--vocab-size", "300"], ["'a@b'", "not valid"]),
     "unknown ref": (["show", "nosuch"], ["nosuch", "base"]),
     "unknown version": (["encode", "base@9", "hi"], ["no version 9", "1"]),
@@ -62,13 +68,17 @@ CASES = {
     "bad decode id": (["decode", "base", "99999"], ["99999"]),
     "missing encode file": (["encode", "base", "--file", "{tmp}/nope.txt"], ["nope.txt"]),
     "bad db url": (["list", "--db", "nosuchdialect://x"], ["nosuchdialect"]),
-    "eow without char-level": (["train", "x", "{corpus}", "--vocab-size", "300", "--end-of-word-suffix", "</w>"],
-                               ["--char-level"]),
+    "eow without char-level": (
+        ["train", "x", "{corpus}", "--vocab-size", "300", "--end-of-word-suffix", "</w>"],
+        ["--char-level"],
+    ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_bad_input(case: str, run: Cli, seeded: str, db_path: Path, tmp_path: Path, small_corpus: Path) -> None:
+def test_bad_input(
+    case: str, run: Cli, seeded: str, db_path: Path, tmp_path: Path, small_corpus: Path
+) -> None:
     (tmp_path / "empty.txt").write_text("")
     (tmp_path / "latin1.txt").write_bytes(b"caf\xc3\xa9 na\xefve\n")
     args, needles = CASES[case]
@@ -92,12 +102,19 @@ def test_ctrl_c_during_training_leaves_registry_unchanged(tmp_path: Path, small_
     # Seeded random words: hundreds of thousands of distinct pieces keep the merge loop busy
     # for seconds (real prose saturates its vocabulary too early to interrupt reliably).
     rng = random.Random(1)
-    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 14)))
-             for _ in range(400_000)]
+    words = [
+        "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 14)))
+        for _ in range(400_000)
+    ]
     big = tmp_path / "random-words.txt"
     big.write_text(" ".join(words))
-    p = subprocess.Popen([*cmd, "slow", str(big), "--vocab-size", "1000000", "-q"], env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [*cmd, "slow", str(big), "--vocab-size", "1000000", "-q"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(1.5)
     assert p.poll() is None, "training finished before it could be interrupted"
     p.send_signal(signal.SIGINT)

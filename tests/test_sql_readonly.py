@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tokreg import BpeOptions, ReadOnlyError, Registry
+from tokreg import BpeOptions, ReadOnlyError, Registry, TokregError
 
 from .conftest import Cli
 
@@ -51,7 +51,7 @@ def test_writes_are_refused(filled: Registry, db_path: Path, run: Cli, stmt: str
     assert res.exit_code != 0
     lines = [x for x in res.output.splitlines() if x]
     assert len(lines) == 1 and lines[0].startswith("tokreg: error:") and "Traceback" not in res.output
-    with pytest.raises(Exception):
+    with pytest.raises(TokregError):
         filled.sql(stmt)
     assert digest(db_path) == before
     _, rows = filled.sql("SELECT count(*) FROM tokens")

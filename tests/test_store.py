@@ -66,14 +66,18 @@ def test_db_commands(run: Cli) -> None:
 
 def test_views_for_hand_written_sql(registry: Registry, small_corpus: Path) -> None:
     registry.train("views", [small_corpus], BpeOptions(vocab_size=300))
-    cols, rows = registry.sql("SELECT tokenizer, rank, left_text, right_text, result_text, count FROM merges_view "
-                              "WHERE tokenizer = 'views@1' ORDER BY rank LIMIT 1")
+    cols, rows = registry.sql(
+        "SELECT tokenizer, rank, left_text, right_text, result_text, count FROM merges_view "
+        "WHERE tokenizer = 'views@1' ORDER BY rank LIMIT 1"
+    )
     assert rows[0][0] == "views@1" and rows[0][1] == 0 and rows[0][2] + rows[0][3] == rows[0][4]
     _, rows = registry.sql("SELECT count(*) FROM vocab WHERE tokenizer = 'views@1'")
     assert rows[0][0] == 300
 
 
-def test_a_failed_write_leaves_nothing(registry: Registry, small_corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_write_leaves_nothing(
+    registry: Registry, small_corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tokreg import record as record_mod
 
     def boom(*a: object, **k: object) -> None:

@@ -16,8 +16,11 @@ from .conftest import ROOT
 
 def test_wheel_installs_and_creates_schema_from_migrations(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
     wheel = next(dist.glob("tokreg-*.whl"))
     import zipfile
 
@@ -31,8 +34,12 @@ def test_wheel_installs_and_creates_schema_from_migrations(tmp_path: Path) -> No
     py = env_dir / "bin" / "python"
     subprocess.run([str(py), "-m", "pip", "install", "-q", str(wheel)], check=True, capture_output=True)
     db = tmp_path / "fresh.db"
-    res = subprocess.run([str(env_dir / "bin" / "tokreg"), "list", "--db", str(db)], capture_output=True, text=True,
-                         cwd=tmp_path)
+    res = subprocess.run(
+        [str(env_dir / "bin" / "tokreg"), "list", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert res.returncode == 0, res.stderr
     assert "registry is empty" in res.stderr
     # The schema was made by the packaged migrations: Alembic's table holds the head revision.
@@ -41,6 +48,11 @@ def test_wheel_installs_and_creates_schema_from_migrations(tmp_path: Path) -> No
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     assert {"versions", "tokens", "merges", "training_runs", "vocab", "merges_view"} <= tables
     # And the installed package is the wheel's, not this source tree.
-    where = subprocess.run([str(py), "-c", "import tokreg; print(tokreg.__file__)"], capture_output=True, text=True,
-                           cwd=tmp_path, check=True).stdout
+    where = subprocess.run(
+        [str(py), "-c", "import tokreg; print(tokreg.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=True,
+    ).stdout
     assert str(env_dir) in where

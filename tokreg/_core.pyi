@@ -1,10 +1,12 @@
 """Type stub for the Rust extension `tokreg._core` (src/py.rs). Kept true by mypy.stubtest."""
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, final
+
+__all__ = ["train_bpe", "check_pattern", "ByteBpe", "CharBpe", "train_wordpiece", "WordPiece", "PATTERNS"]
 
 PATTERNS: dict[str, str]
 
-def check_pattern(pattern: str) -> None: ...
+def check_pattern(pattern: str) -> str: ...
 def train_bpe(
     inputs: list[bytes],
     pattern: str,
@@ -16,8 +18,51 @@ def train_bpe(
     progress: Optional[Callable[[str, int, int], Any]] = None,
 ) -> dict[str, Any]: ...
 
+def train_wordpiece(
+    inputs: list[bytes],
+    vocab_size: int,
+    special_tokens: list[str],
+    continuing_prefix: str = "##",
+    min_frequency: int = 0,
+    limit_alphabet: Optional[int] = None,
+    max_token_len: Optional[int] = None,
+    clean_text: bool = True,
+    handle_chinese_chars: bool = True,
+    strip_accents: Optional[bool] = None,
+    lowercase: bool = False,
+    unicode_form: Optional[str] = None,
+    threads: int = 0,
+    progress: Optional[Callable[[str, int, int], Any]] = None,
+) -> dict[str, Any]: ...
+
+@final
+class WordPiece:
+    @staticmethod
+    def from_content(
+        content: bytes,
+        unk_token: str,
+        continuing_prefix: str = "##",
+        max_input_chars_per_word: int = 100,
+        clean_text: bool = True,
+        handle_chinese_chars: bool = True,
+        strip_accents: Optional[bool] = None,
+        lowercase: bool = False,
+        unicode_form: Optional[str] = None,
+    ) -> WordPiece: ...
+    @property
+    def vocab_size(self) -> int: ...
+    def specials(self) -> list[tuple[str, int]]: ...
+    def normalize(self, text: str) -> str: ...
+    def encode_ordinary(self, text: str) -> list[int]: ...
+    def encode_batch(self, texts: list[str], threads: int = 0) -> list[list[int]]: ...
+    def decode_bytes(self, ids: list[int]) -> bytes: ...
+    def token_bytes(self, id: int) -> bytes: ...
+
+@final
 class ByteBpe:
-    def __new__(cls, tokens: list[tuple[int, bytes]], specials: list[tuple[str, int]], pattern: str) -> ByteBpe: ...
+    def __new__(
+        cls, tokens: list[tuple[int, bytes]], specials: list[tuple[str, int]], pattern: str
+    ) -> ByteBpe: ...
     @staticmethod
     def from_content(content: bytes, pattern: str) -> ByteBpe: ...
     @property
@@ -32,6 +77,7 @@ class ByteBpe:
     def merges_from_ranks(self) -> list[tuple[int, int, int]]: ...
     def merge_bounds(self, piece: bytes, max_rank: int) -> list[int]: ...
 
+@final
 class CharBpe:
     def __new__(
         cls,

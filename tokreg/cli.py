@@ -16,14 +16,16 @@ import click
 from .errors import InputError, Interrupted, TokregError
 from .progress import Progress
 from .registry import Registry
-from .trainers.bpe import BpeOptions
+from .trainers import BpeOptions, Options, WordPieceOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def db_option(f: F) -> F:
     return click.option(
-        "--db", metavar="PATH_OR_URL", envvar="TOKREG_DB",
+        "--db",
+        metavar="PATH_OR_URL",
+        envvar="TOKREG_DB",
         help="Registry location: a SQLite path or an SQLAlchemy URL [env TOKREG_DB; default: the XDG data dir].",
     )(f)
 
@@ -76,11 +78,15 @@ class TokregGroup(click.Group):
             click.echo(f"tokreg: error: {e}", err=True)
             ctx.exit(e.exit_code)
         except KeyboardInterrupt:
-            click.echo(f"tokreg: error: {Interrupted('interrupted; nothing was written to the registry')}", err=True)
+            click.echo(
+                f"tokreg: error: {Interrupted('interrupted; nothing was written to the registry')}", err=True
+            )
             ctx.exit(Interrupted.exit_code)
 
 
-@click.group(cls=TokregGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=TokregGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
+)
 @click.version_option(package_name="tokreg")
 def cli() -> None:
     """tokreg: train subword tokenizers, keep every version in a SQL registry, and load them
@@ -92,34 +98,121 @@ def cli() -> None:
     """
 
 
+# Which options belong to which algorithm; any other one given is an error, not ignored.
+_ALGO_OPTIONS = {
+    "bpe": {"pattern", "char_level", "end_of_word_suffix"},
+    "wordpiece": {
+        "lowercase",
+        "strip_accents",
+        "normalization",
+        "prefix",
+        "unk_token",
+        "limit_alphabet",
+        "max_word_chars",
+    },
+}
+
+
+def _train_options(algo: str, given: dict[str, Any], common: dict[str, Any]) -> Options:
+    for key, value in given.items():
+        if value not in (None, False, "") and key not in _ALGO_OPTIONS[algo]:
+            owner = next(a for a, keys in _ALGO_OPTIONS.items() if key in keys)
+            raise InputError(f"--{key.replace('_', '-')} applies to --algo {owner}, not {algo}")
+    if algo == "bpe":
+        return BpeOptions(
+            pattern=given["pattern"] or "",
+            char_level=given["char_level"],
+            end_of_word_suffix=given["end_of_word_suffix"],
+            **common,
+        )
+    return WordPieceOptions(
+        lowercase=given["lowercase"],
+        strip_accents=given["strip_accents"],
+        unicode_normalization=given["normalization"] or "none",
+        continuing_prefix=given["prefix"] or "##",
+        unk_token=given["unk_token"] or "[UNK]",
+        limit_alphabet=given["limit_alphabet"],
+        max_input_chars_per_word=given["max_word_chars"] or 100,
+        **common,
+    )
+
+
 @cli.command()
 @click.argument("name")
 @click.argument("files", nargs=-1, required=True, type=click.Path())
-@click.option("--algo", type=click.Choice(["bpe"]), default="bpe", show_default=True, help="Training algorithm.")
-@click.option("--vocab-size", type=int, required=True, help="Total tokens, base alphabet and special tokens included.")
-@click.option("--pattern", default="", help="Pre-tokenizer: gpt2, cl100k, o200k, whitespace, or a regex "
-              "[default: cl100k; whitespace with --char-level].")
-@click.option("--char-level", is_flag=True, help="Classic BPE over characters instead of bytes.")
-@click.option("--end-of-word-suffix", metavar="S", help="End-of-word symbol for --char-level, e.g. '</w>'.")
-@click.option("--min-frequency", type=int, default=0, show_default=True, help="Stop when the best pair is rarer.")
-@click.option("--special", "special", multiple=True, metavar="TOKEN", help="Add a special token (repeatable).")
-@click.option("--threads", type=int, default=0, show_default=True, help="Counting threads (0 = one per core).")
+@click.option(
+    "--algo",
+    type=click.Choice(sorted(_ALGO_OPTIONS)),
+    default="bpe",
+    show_default=True,
+    help="Training algorithm.",
+)
+@click.option(
+    "--vocab-size", type=int, required=True, help="Total tokens, base alphabet and special tokens included."
+)
+@click.option("--min-frequency", type=int, default=0, show_default=True, help="Never merge a rarer pair.")
+@click.option(
+    "--special", "special", multiple=True, metavar="TOKEN", help="Add a special token (repeatable)."
+)
+@click.option(
+    "--threads", type=int, default=0, show_default=True, help="Counting threads (0 = one per core)."
+)
 @click.option("--message", "-m", help="A note stored with the version.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+@click.option(
+    "--pattern",
+    help="[bpe] Pre-tokenizer: gpt2, cl100k, o200k, whitespace, or a regex "
+    "[default: cl100k; whitespace with --char-level].",
+)
+@click.option("--char-level", is_flag=True, help="[bpe] Classic BPE over characters instead of bytes.")
+@click.option(
+    "--end-of-word-suffix", metavar="S", help="[bpe] End-of-word symbol for --char-level, e.g. '</w>'."
+)
+@click.option("--lowercase", is_flag=True, help="[wordpiece] Lowercase the text (uncased BERT).")
+@click.option(
+    "--strip-accents/--keep-accents",
+    default=None,
+    help="[wordpiece] Remove accents [default: when --lowercase, as BERT does].",
+)
+@click.option(
+    "--normalization",
+    type=click.Choice(["none", "nfc", "nfkc", "nfd", "nfkd"]),
+    help="[wordpiece] Unicode normalization before the BERT steps [default: none].",
+)
+@click.option("--prefix", metavar="P", help="[wordpiece] Continuation prefix [default: ##].")
+@click.option("--unk-token", metavar="T", help="[wordpiece] Unknown token [default: [UNK]].")
+@click.option("--limit-alphabet", type=int, help="[wordpiece] Keep only the N most frequent characters.")
+@click.option(
+    "--max-word-chars", type=int, help="[wordpiece] Longer words encode as the unknown token [default: 100]."
+)
 @json_option
 @db_option
-def train(name: str, files: tuple[str, ...], algo: str, vocab_size: int, pattern: str, char_level: bool,
-          end_of_word_suffix: Optional[str], min_frequency: int, special: tuple[str, ...], threads: int,
-          message: Optional[str], quiet: bool, as_json: bool, db: Optional[str]) -> None:
+def train(
+    name: str,
+    files: tuple[str, ...],
+    algo: str,
+    vocab_size: int,
+    min_frequency: int,
+    special: tuple[str, ...],
+    threads: int,
+    message: Optional[str],
+    quiet: bool,
+    as_json: bool,
+    db: Optional[str],
+    **given: Any,
+) -> None:
     """Train a tokenizer on FILES and record it as the next version of NAME.
 
     \b
     Example:
         tokreg train gpt-mini corpus/*.txt --vocab-size 32000 --pattern cl100k
+        tokreg train bert-mini corpus/*.txt --algo wordpiece --vocab-size 8000 --lowercase --special [CLS]
     """
-    opts = BpeOptions(vocab_size=vocab_size, pattern=pattern, char_level=char_level,
-                      end_of_word_suffix=end_of_word_suffix, min_frequency=min_frequency,
-                      special=special, threads=threads)
+    opts = _train_options(
+        algo,
+        given,
+        {"vocab_size": vocab_size, "min_frequency": min_frequency, "special": special, "threads": threads},
+    )
     reg = _registry(db)
     progress = Progress(enabled=False if quiet or as_json else None)
     try:
@@ -131,15 +224,19 @@ def train(name: str, files: tuple[str, ...], algo: str, vocab_size: int, pattern
         return
     info = reg.show(v.ref, merges=0)
     run = info.get("training_run", {})
-    kinds = info["tokens_by_kind"]
+    kinds = ", ".join(f"{n:,} {k}" for k, n in sorted(info["tokens_by_kind"].items()))
     click.echo(f"{v.ref}  {v.content_hash}")
-    base = kinds.get("byte", 0) + kinds.get("char", 0)
-    level = "byte-level" if v.config.get("byte_level") else "character-level"
-    click.echo(f"  bpe {level}, {v.vocab_size:,} tokens ({base:,} base + {info['merges']:,} merges"
-               f" + {kinds.get('special', 0)} special)")
+    level = (
+        (" byte-level" if v.config.get("byte_level") else " character-level")
+        if v.algorithm == "bpe"
+        else ""
+    )
+    click.echo(f"  {v.algorithm}{level}, {v.vocab_size:,} tokens ({kinds}), {info['merges']:,} merges")
     if run:
-        click.echo(f"  corpus {run['corpus_bytes'] / 1e6:,.1f} MB in {len(run['corpus_files'])} file(s), "
-                   f"trained in {run['total_seconds']:.2f} s")
+        click.echo(
+            f"  corpus {run['corpus_bytes'] / 1e6:,.1f} MB in {len(run['corpus_files'])} file(s), "
+            f"trained in {run['total_seconds']:.2f} s"
+        )
 
 
 @cli.command(name="list")
@@ -158,18 +255,31 @@ def list_(name: Optional[str], as_json: bool, db: Optional[str]) -> None:
         echo_json([v.to_json() for v in versions])
         return
     if not versions:
-        click.echo("the registry is empty; train one with: tokreg train NAME FILE... --vocab-size N", err=True)
+        click.echo(
+            "the registry is empty; train one with: tokreg train NAME FILE... --vocab-size N", err=True
+        )
         return
     echo_table(
         ["ref", "algorithm", "vocab", "hash", "created", "message"],
-        [[v.ref, v.algorithm, v.vocab_size, v.content_hash[:25] + "…", v.created_at.strftime("%Y-%m-%d %H:%M"),
-          v.message or ""] for v in versions],
+        [
+            [
+                v.ref,
+                v.algorithm,
+                v.vocab_size,
+                v.content_hash[:25] + "…",
+                v.created_at.strftime("%Y-%m-%d %H:%M"),
+                v.message or "",
+            ]
+            for v in versions
+        ],
     )
 
 
 @cli.command()
 @click.argument("ref")
-@click.option("--merges", "n_merges", type=int, default=10, show_default=True, help="How many first merges to show.")
+@click.option(
+    "--merges", "n_merges", type=int, default=10, show_default=True, help="How many first merges to show."
+)
 @json_option
 @db_option
 def show(ref: str, n_merges: int, as_json: bool, db: Optional[str]) -> None:
@@ -186,10 +296,14 @@ def show(ref: str, n_merges: int, as_json: bool, db: Optional[str]) -> None:
     click.echo(f"{info['ref']}  {info['hash']}")
     click.echo(f"  {'sha256':<14}{info['sha256']}")
     click.echo(f"  {'algorithm':<14}{info['algorithm']} ({info['source']})")
-    click.echo(f"  {'vocab size':<14}{info['vocab_size']:,}  " +
-               ", ".join(f"{k} {n:,}" for k, n in sorted(info["tokens_by_kind"].items())))
+    click.echo(
+        f"  {'vocab size':<14}{info['vocab_size']:,}  "
+        + ", ".join(f"{k} {n:,}" for k, n in sorted(info["tokens_by_kind"].items()))
+    )
     click.echo(f"  {'merges':<14}{info['merges']:,}")
-    click.echo(f"  {'lossless':<14}{'yes' if info['lossless'] else 'no (decode(encode(s)) may differ from s)'}")
+    click.echo(
+        f"  {'lossless':<14}{'yes' if info['lossless'] else 'no (decode(encode(s)) may differ from s)'}"
+    )
     click.echo(f"  {'created':<14}{info['created_at']}")
     if info["message"]:
         click.echo(f"  {'message':<14}{info['message']}")
@@ -198,18 +312,26 @@ def show(ref: str, n_merges: int, as_json: bool, db: Optional[str]) -> None:
     run = info.get("training_run")
     if run:
         click.echo("  training run:")
-        click.echo(f"    corpus      {run['corpus_fingerprint']}  {run['corpus_bytes']:,} bytes in "
-                   f"{len(run['corpus_files'])} file(s)")
+        click.echo(
+            f"    corpus      {run['corpus_fingerprint']}  {run['corpus_bytes']:,} bytes in "
+            f"{len(run['corpus_files'])} file(s)"
+        )
         for f in run["corpus_files"][:5]:
             click.echo(f"      {f['path']}  {f['size']:,} bytes")
-        click.echo(f"    timings     count {run['count_seconds']:.2f} s, merge {run['train_seconds']:.2f} s, "
-                   f"total {run['total_seconds']:.2f} s, {run['threads']} thread(s)")
+        click.echo(
+            f"    timings     count {run['count_seconds']:.2f} s, merge {run['train_seconds']:.2f} s, "
+            f"total {run['total_seconds']:.2f} s, {run['threads']} thread(s)"
+        )
         click.echo(f"    tokreg      {run['tokreg_version']}, started {run['started_at']}")
     if info["first_merges"]:
         click.echo("  first merges:")
-        echo_table(["rank", "left", "right", "result", "count"],
-                   [[m["rank"], repr(m["left"]), repr(m["right"]), repr(m["result"]), m["count"]]
-                    for m in info["first_merges"]])
+        echo_table(
+            ["rank", "left", "right", "result", "count"],
+            [
+                [m["rank"], repr(m["left"]), repr(m["right"]), repr(m["result"]), m["count"]]
+                for m in info["first_merges"]
+            ],
+        )
 
 
 @cli.command()
@@ -219,8 +341,9 @@ def show(ref: str, n_merges: int, as_json: bool, db: Optional[str]) -> None:
 @click.option("--allow-special", is_flag=True, help="Turn special-token strings in the text into their ids.")
 @json_option
 @db_option
-def encode(ref: str, text: Optional[str], file: Optional[str], allow_special: bool, as_json: bool,
-           db: Optional[str]) -> None:
+def encode(
+    ref: str, text: Optional[str], file: Optional[str], allow_special: bool, as_json: bool, db: Optional[str]
+) -> None:
     """Encode TEXT (or --file, or stdin) with a version; print the ids.
 
     \b
@@ -242,8 +365,14 @@ def encode(ref: str, text: Optional[str], file: Optional[str], allow_special: bo
     tok = _registry(db).load(ref)
     ids = tok.encode(text, allowed_special="all" if allow_special else frozenset(), disallowed_special=())
     if as_json:
-        echo_json({"ref": tok.ref, "hash": tok.hash, "ids": ids,
-                   "tokens": [tok.token_bytes(i).decode("utf-8", "replace") for i in ids]})
+        echo_json(
+            {
+                "ref": tok.ref,
+                "hash": tok.hash,
+                "ids": ids,
+                "tokens": [tok.token_bytes(i).decode("utf-8", "replace") for i in ids],
+            }
+        )
     else:
         click.echo(" ".join(map(str, ids)))
 
@@ -323,10 +452,16 @@ def current(db: Optional[str]) -> None:
     """
     reg = _registry(db)
     cur, head = reg.schema_revision()
-    click.echo(f"{reg.url}: schema at revision {cur}" + (" (newest)" if cur == head else f" (newest is {head})"))
+    click.echo(
+        f"{reg.url}: schema at revision {cur}" + (" (newest)" if cur == head else f" (newest is {head})")
+    )
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     cli.main(args=argv, prog_name="tokreg")
 
 
+from . import (
+    cli_import,  # noqa: E402,F401
+    cli_versions,  # noqa: E402,F401
+)

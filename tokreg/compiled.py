@@ -10,6 +10,7 @@ rows instead. Location: `TOKREG_CACHE`, else `$XDG_CACHE_HOME/tokreg/compiled`, 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -28,7 +29,7 @@ def cache_dir() -> Path:
 def _path(content_hash: str) -> Optional[Path]:
     if not content_hash.startswith(PREFIX):
         return None
-    return cache_dir() / (content_hash[len(PREFIX):] + ".content")
+    return cache_dir() / (content_hash[len(PREFIX) :] + ".content")
 
 
 def get(content_hash: str) -> Optional[bytes]:
@@ -41,10 +42,8 @@ def get(content_hash: str) -> Optional[bytes]:
     except OSError:
         return None
     if digest(data)[0] != content_hash:
-        try:
+        with contextlib.suppress(OSError):
             p.unlink()
-        except OSError:
-            pass
         return None
     return data
 

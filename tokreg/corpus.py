@@ -56,7 +56,12 @@ def read_corpus(paths: Sequence[str | os.PathLike[str]], *, require_utf8: bool =
                 ) from None
         data.append(raw)
         files.append(
-            {"path": str(path.resolve()), "name": path.name, "size": len(raw), "xxh3": xxhash.xxh3_128_hexdigest(raw)}
+            {
+                "path": str(path.resolve()),
+                "name": path.name,
+                "size": len(raw),
+                "xxh3": xxhash.xxh3_128_hexdigest(raw),
+            }
         )
     if sum(len(d) for d in data) == 0 or all(not d.strip() for d in data):
         names = ", ".join(str(p) for p in paths)

@@ -9,15 +9,19 @@ BUILTIN: dict[str, str] = dict(_core.PATTERNS)
 
 
 def resolve(pattern: str) -> tuple[str, str]:
-    """(name, regex) for a built-in name or a custom regex; a custom regex is named "custom"."""
+    """(name, regex) for a built-in name or a custom regex. A regex that spells a built-in
+    differently but splits identically (tiktoken's current spellings) becomes the built-in, so it
+    takes the fast path and hashes the same; any other regex is named "custom"."""
     if pattern in BUILTIN:
         return pattern, BUILTIN[pattern]
     try:
-        _core.check_pattern(pattern)
+        canonical = _core.check_pattern(pattern)
     except ValueError as e:
         names = ", ".join(sorted(BUILTIN))
-        raise InputError(f"--pattern {pattern!r} is neither a built-in name ({names}) nor a valid regex: {e}") from None
-    return "custom", pattern
+        raise InputError(
+            f"--pattern {pattern!r} is neither a built-in name ({names}) nor a valid regex: {e}"
+        ) from None
+    return name_of(canonical), canonical
 
 
 def name_of(regex: str) -> str:

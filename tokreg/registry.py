@@ -1,10 +1,10 @@
 """`Registry`: the library's front door. Every CLI command is one call on it.
 
-    >>> reg = Registry()                       # TOKREG_DB or the default SQLite file
-    >>> v = reg.train("gpt-mini", ["corpus.txt"], BpeOptions(vocab_size=32000))
-    >>> v.ref, v.content_hash
-    ('gpt-mini@1', 'xxh3-128:9f2c…')
-    >>> reg.load("gpt-mini").encode("hello")
+>>> reg = Registry()                       # TOKREG_DB or the default SQLite file
+>>> v = reg.train("gpt-mini", ["corpus.txt"], BpeOptions(vocab_size=32000))
+>>> v.ref, v.content_hash
+('gpt-mini@1', 'xxh3-128:9f2c…')
+>>> reg.load("gpt-mini").encode("hello")
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from .result import TokenizerData
 from .sql import run_query
 from .store import migrate
 from .store.engine import open_registry, resolve_url
-from .store.models import Merge, Token, TrainingRun
+from .store.models import Merge, Token, TrainingRun, table
 from .tokenizer import Tokenizer
-from .trainers.bpe import BpeOptions, Progress, train_bpe
+from .trainers import Options, WordPieceOptions, train
+from .trainers.common import Progress
 from .versions import VersionInfo, all_versions, check_name, load_rows, resolve
 
 PathLike = str | os.PathLike[str]
@@ -51,24 +52,56 @@ class Registry:
 
     # -- writing ------------------------------------------------------------------------------
 
-    def train(self, name: str, files: Sequence[PathLike], options: BpeOptions, *,
-              message: Optional[str] = None, progress: Optional[Progress] = None) -> VersionInfo:
-        """Trains on `files` and records the result as the next version of `name`."""
+    def train(
+        self,
+        name: str,
+        files: Sequence[PathLike],
+        options: Options,
+        *,
+        message: Optional[str] = None,
+        progress: Optional[Progress] = None,
+    ) -> VersionInfo:
+        """Trains on `files` with the algorithm of `options` (BpeOptions, WordPieceOptions, ...)
+        and records the result as the next version of `name`."""
         check_name(name)
-        data = train_bpe(files, options, progress=progress)
+        data = train(files, options, progress=progress)
         return self.add(name, data, message=message)
 
     def add(self, name: str, data: TokenizerData, *, message: Optional[str] = None) -> VersionInfo:
         """Records an already trained or imported tokenizer as the next version of `name`."""
         return record(self.engine, name, data, message)
 
-    def import_tiktoken(self, name: str, path: PathLike, *, pattern: str, specials: Optional[dict[str, int]] = None,
-                        expect_sha256: Optional[str] = None, message: Optional[str] = None) -> VersionInfo:
+    def import_tiktoken(
+        self,
+        name: str,
+        path: PathLike,
+        *,
+        pattern: str,
+        specials: Optional[dict[str, int]] = None,
+        expect_sha256: Optional[str] = None,
+        message: Optional[str] = None,
+    ) -> VersionInfo:
         """Registers a `.tiktoken` rank file as the next version of `name`."""
         from .formats import tiktoken_file
 
         check_name(name)
         data = tiktoken_file.read(path, pattern=pattern, specials=specials, expect_sha256=expect_sha256)
+        return self.add(name, data, message=message or f"imported from {os.path.basename(path)}")
+
+    def import_wordpiece(
+        self,
+        name: str,
+        path: PathLike,
+        options: WordPieceOptions,
+        *,
+        specials: Sequence[str] = (),
+        message: Optional[str] = None,
+    ) -> VersionInfo:
+        """Registers a bare WordPiece `vocab.txt` with the normalizer settings in `options`."""
+        from .formats import wordpiece_vocab
+
+        check_name(name)
+        data = wordpiece_vocab.read(path, options, specials)
         return self.add(name, data, message=message or f"imported from {os.path.basename(path)}")
 
     # -- reading ------------------------------------------------------------------------------
@@ -92,7 +125,9 @@ class Registry:
             content = compiled.get(v.content_hash)
             if content is None:
                 tokens, merges = load_rows(conn, v.id)
-                content = content_bytes(v.algorithm, v.config, ((i, k, b, s) for i, b, k, s in tokens), merges)
+                content = content_bytes(
+                    v.algorithm, v.config, ((i, k, b, s) for i, b, k, s in tokens), merges
+                )
                 if digest(content)[0] == v.content_hash:
                     compiled.put(v.content_hash, content)
         return Tokenizer(v.ref, v.content_hash, v.algorithm, v.config, content)
@@ -101,17 +136,29 @@ class Registry:
         """A version's metadata, training run, token counts by kind and its first merges."""
         with self.engine.connect() as conn:
             v = resolve(conn, ref)
-            tt, mt, rt = Token.__table__, Merge.__table__, TrainingRun.__table__
+            tt, mt, rt = table(Token), table(Merge), table(TrainingRun)
             kinds: dict[str, int] = {}
             for (kind,) in conn.execute(select(tt.c.kind).where(tt.c.version_id == v.id)):
                 kinds[kind] = kinds.get(kind, 0) + 1
-            n_merges = conn.execute(select(mt.c.rank).where(mt.c.version_id == v.id).order_by(mt.c.rank.desc()).limit(1)).scalar()
-            text = {r[0]: (r[1] if r[1] is not None else repr(bytes(r[2])))
-                    for r in conn.execute(select(tt.c.id, tt.c.text, tt.c.bytes).where(tt.c.version_id == v.id))}
+            n_merges = conn.execute(
+                select(mt.c.rank).where(mt.c.version_id == v.id).order_by(mt.c.rank.desc()).limit(1)
+            ).scalar()
+            text = {
+                r[0]: (r[1] if r[1] is not None else repr(bytes(r[2])))
+                for r in conn.execute(select(tt.c.id, tt.c.text, tt.c.bytes).where(tt.c.version_id == v.id))
+            }
             first = [
-                {"rank": r.rank, "left": text[r.left_id], "right": text[r.right_id], "result": text[r.result_id],
-                 "count": r.count, "score": r.score}
-                for r in conn.execute(select(mt).where(mt.c.version_id == v.id).order_by(mt.c.rank).limit(merges))
+                {
+                    "rank": r.rank,
+                    "left": text[r.left_id],
+                    "right": text[r.right_id],
+                    "result": text[r.result_id],
+                    "count": r.count,
+                    "score": r.score,
+                }
+                for r in conn.execute(
+                    select(mt).where(mt.c.version_id == v.id).order_by(mt.c.rank).limit(merges)
+                )
             ]
             run = conn.execute(select(rt).where(rt.c.version_id == v.id)).mappings().first()
         out = v.to_json()
@@ -120,8 +167,11 @@ class Registry:
         out["first_merges"] = first
         out["lossless"] = self._lossless(v)
         if run is not None:
-            out["training_run"] = {k: (val.isoformat() if hasattr(val, "isoformat") else val)
-                                   for k, val in run.items() if k not in ("id", "version_id")}
+            out["training_run"] = {
+                k: (val.isoformat() if hasattr(val, "isoformat") else val)
+                for k, val in run.items()
+                if k not in ("id", "version_id")
+            }
         return out
 
     @staticmethod
@@ -135,6 +185,85 @@ class Registry:
         return run_query(self.engine, query)
 
     # -- versions: aliases, diff, pin, verify, export, reproduce ---------------------------------
+
+    def tag(self, ref: str, alias: str) -> dict[str, Any]:
+        """Points `name@alias` at the version `ref` names (history kept in `tokreg log`)."""
+        from . import aliases
+
+        with self.engine.begin() as conn:
+            return aliases.tag(conn, ref, alias)
+
+    def untag(self, name: str, alias: str) -> int:
+        """Deletes `name@alias`; returns the version number it pointed at."""
+        from . import aliases
+
+        with self.engine.begin() as conn:
+            return aliases.untag(conn, name, alias)
+
+    def aliases(self, name: str) -> dict[str, int]:
+        """alias -> version number, for every alias of `name`."""
+        from . import aliases
+
+        with self.engine.connect() as conn:
+            return aliases.aliases_of(conn, name)
+
+    def log(self, name: str) -> list[dict[str, Any]]:
+        """Versions created and alias moves of `name`, oldest first."""
+        from . import aliases
+
+        with self.engine.connect() as conn:
+            return aliases.log(conn, name)
+
+    def remove(self, ref: str) -> VersionInfo:
+        """Deletes a version no alias points at (its tokens, merges, run and samples too)."""
+        from . import aliases
+
+        with self.engine.begin() as conn:
+            return aliases.remove(conn, ref)
+
+    def diff(
+        self, a: str, b: str, *, texts: Optional[Sequence[PathLike]] = None, top: int = 10
+    ) -> dict[str, Any]:
+        """How version `b` differs from `a`; with `texts`, the effect on those files."""
+        from .diff import compare
+
+        return compare(self, a, b, texts=[str(t) for t in texts or ()], top=top)
+
+    def pin(self, ref: str, folder: Optional[PathLike] = None) -> Any:
+        """Writes `ref` (a bare name: the latest) into `folder`/tokreg.lock; returns the Pin."""
+        from . import lockfile
+
+        with self.engine.connect() as conn:
+            return lockfile.pin(conn, ref, self.url, folder)[1]
+
+    def verify(self, ref: Optional[str] = None) -> list[dict[str, Any]]:
+        """Recomputes hashes from rows and re-encodes stored samples, for `ref` or every version."""
+        from .verify import verify
+
+        with self.engine.connect() as conn:
+            return verify(conn, ref)
+
+    def export(self, ref: str, fmt: str, path: PathLike) -> VersionInfo:
+        """Writes `ref` to `path` in format `fmt` (`tokreg`, `hf`, `tiktoken`)."""
+        from . import formats
+
+        with self.engine.connect() as conn:
+            v, raw = formats.export(conn, ref, fmt)
+        formats.write_file(path, raw)
+        return v
+
+    def import_hf(self, name: str, path: PathLike, *, message: Optional[str] = None) -> VersionInfo:
+        """Registers a Hugging Face `tokenizer.json` (BPE) as the next version of `name`."""
+        from .formats import hf
+
+        check_name(name)
+        return self.add(name, hf.read(path), message=message or f"imported from {os.path.basename(path)}")
+
+    def reproduce(self, ref: str, files: Optional[Sequence[PathLike]] = None) -> dict[str, Any]:
+        """Retrains `ref` from its recorded run; says whether the hash is the stored one."""
+        from .reproduce import reproduce
+
+        return reproduce(self.engine, ref, [str(f) for f in files] if files else None)
 
     # -- schema -------------------------------------------------------------------------------
 

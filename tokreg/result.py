@@ -22,6 +22,10 @@ class TokenRow:
 
     @property
     def text(self) -> Optional[str]:
+        """The readable form: None when the bytes are not UTF-8 on their own, or hold a NUL
+        (which PostgreSQL text cannot store; the bytes column always has the exact token)."""
+        if b"\x00" in self.bytes:
+            return None
         try:
             return self.bytes.decode("utf-8")
         except UnicodeDecodeError:
@@ -36,6 +40,16 @@ class MergeRow:
     result: int
     count: Optional[int] = None  # pair count when the merge was chosen
     score: Optional[float] = None
+    left_count: Optional[int] = None  # WordPiece: the part counts behind the score
+    right_count: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class RoundRow:
+    round: int
+    phase: str  # em | prune | final
+    vocab_size: int
+    log_likelihood: Optional[float] = None
 
 
 @dataclass
@@ -45,6 +59,7 @@ class TokenizerData:
     tokens: list[TokenRow]  # in id order
     merges: list[MergeRow] = field(default_factory=list)  # in rank order
     run: Optional[dict[str, Any]] = None  # the training run, when trained
+    rounds: list[RoundRow] = field(default_factory=list)  # Unigram: EM / prune history
     source: str = "train"
 
     def content_bytes(self) -> bytes:

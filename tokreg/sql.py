@@ -16,9 +16,25 @@ from sqlalchemy.exc import DBAPIError
 
 from .errors import InputError, ReadOnlyError
 
-_ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
-_READ_PRAGMAS = {"table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
-                 "foreign_key_list", "database_list", "collation_list", "function_list", "compile_options"}
+_ALLOWED = {
+    sqlite3.SQLITE_SELECT,
+    sqlite3.SQLITE_READ,
+    sqlite3.SQLITE_FUNCTION,
+    getattr(sqlite3, "SQLITE_RECURSIVE", 33),
+}
+_READ_PRAGMAS = {
+    "table_info",
+    "table_xinfo",
+    "table_list",
+    "index_list",
+    "index_info",
+    "index_xinfo",
+    "foreign_key_list",
+    "database_list",
+    "collation_list",
+    "function_list",
+    "compile_options",
+}
 _HINT = "tokreg sql is read-only; change the registry with tokreg's commands (train, import, tag, rm)"
 
 
@@ -33,7 +49,7 @@ def _authorizer(action: int, arg1: Any, arg2: Any, _db: Any, _trigger: Any) -> i
 def run_query(engine: Engine, query: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     """(column names, rows) of a read-only query."""
     if not query.strip():
-        raise InputError("empty SQL statement; give a SELECT, e.g. \"SELECT * FROM versions\"")
+        raise InputError('empty SQL statement; give a SELECT, e.g. "SELECT * FROM versions"')
     if engine.dialect.name == "sqlite":
         return _sqlite(engine, query)
     return _generic(engine, query)
@@ -50,7 +66,9 @@ def _sqlite(engine: Engine, query: str) -> tuple[list[str], list[tuple[Any, ...]
             cols = [d[0] for d in cur.description or []]
         except sqlite3.DatabaseError as e:
             if "not authorized" in str(e):
-                raise ReadOnlyError(f"refused: {_first_word(query)} would change the registry or its settings; {_HINT}") from None
+                raise ReadOnlyError(
+                    f"refused: {_first_word(query)} would change the registry or its settings; {_HINT}"
+                ) from None
             raise InputError(f"SQL error: {e}") from None
         except sqlite3.Warning as e:  # e.g. more than one statement
             raise InputError(f"SQL error: {e}; give one statement") from None
@@ -74,7 +92,9 @@ def _generic(engine: Engine, query: str) -> tuple[list[str], list[tuple[Any, ...
         except DBAPIError as e:
             msg = str(e.orig).splitlines()[0]
             if "read-only" in msg or "read only" in msg:
-                raise ReadOnlyError(f"refused: {_first_word(query)} would change the registry; {_HINT}") from None
+                raise ReadOnlyError(
+                    f"refused: {_first_word(query)} would change the registry; {_HINT}"
+                ) from None
             raise InputError(f"SQL error: {msg}") from None
         finally:
             conn.rollback()

@@ -1,15 +1,16 @@
 """`Tokenizer`: a loaded version, compiled once per content hash into the core's encoder.
 
-    >>> tok = tokreg.load("gpt-mini@1")
-    >>> tok.encode("hello world")
-    [31373, 995]
+>>> tok = tokreg.load("gpt-mini@1")
+>>> tok.encode("hello world")
+[31373, 995]
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal, Optional, Union, cast
 
 from . import _core
 from .errors import InputError, IntegrityError
@@ -23,13 +24,25 @@ _cache_lock = threading.Lock()
 
 def _compile(algorithm: str, config: dict[str, Any], content: bytes) -> Any:
     """The core encoder for canonical content bytes (see hashing.py)."""
-    if algorithm != "bpe":
-        raise InputError(f"encoding {algorithm} tokenizers is not supported by this version of tokreg")
     try:
+        if algorithm == "wordpiece":
+            return _core.WordPiece.from_content(
+                content,
+                config["unk_token"],
+                continuing_prefix=config["continuing_prefix"],
+                max_input_chars_per_word=config["max_input_chars_per_word"],
+                **config["normalizer"],
+            )
+        if algorithm != "bpe":
+            raise InputError(f"encoding {algorithm} tokenizers is not supported by this version of tokreg")
         if config.get("byte_level", True):
             return _core.ByteBpe.from_content(content, config["pattern"])
-        return _core.CharBpe.from_content(content, config["pattern"], end_of_word=config.get("end_of_word_suffix"),
-                                          unk_token=config.get("unk_token"))
+        return _core.CharBpe.from_content(
+            content,
+            config["pattern"],
+            end_of_word=config.get("end_of_word_suffix"),
+            unk_token=config.get("unk_token"),
+        )
     except ValueError as e:
         raise InputError(f"cannot build an encoder: {e}") from None
 
@@ -49,8 +62,10 @@ class Tokenizer:
 
     def __init__(self, ref: str, content_hash: str, algorithm: str, config: dict[str, Any], content: bytes):
         if digest(content)[0] != content_hash:
-            raise IntegrityError(f"{ref}: the stored content hashes to {digest(content)[0]}, not {content_hash}; "
-                                 "the registry was changed outside tokreg (run `tokreg verify`)")
+            raise IntegrityError(
+                f"{ref}: the stored content hashes to {digest(content)[0]}, not {content_hash}; "
+                "the registry was changed outside tokreg (run `tokreg verify`)"
+            )
         self.ref = ref
         self.hash = content_hash
         self.algorithm = algorithm
@@ -64,13 +79,27 @@ class Tokenizer:
         self.special_tokens: dict[str, int] = dict(enc.specials())
 
     @classmethod
-    def from_rows(cls, ref: str, content_hash: str, algorithm: str, config: dict[str, Any],
-                  tokens: Sequence[tuple[int, bytes, str, Optional[float]]],
-                  merges: Sequence[tuple[int, int, int]]) -> Tokenizer:
+    def from_rows(
+        cls,
+        ref: str,
+        content_hash: str,
+        algorithm: str,
+        config: dict[str, Any],
+        tokens: Sequence[tuple[int, bytes, str, Optional[float]]],
+        merges: Sequence[tuple[int, int, int]],
+    ) -> Tokenizer:
         """Builds from rows: tokens as (id, bytes, kind, score) in id order, merges as
         (left, right, result) in rank order."""
         content = content_bytes(algorithm, config, ((i, k, b, s) for i, b, k, s in tokens), merges)
         return cls(ref, content_hash, algorithm, config, content)
+
+    @classmethod
+    def from_file(cls, path: Union[str, os.PathLike[str]], *, expect_hash: Optional[str] = None) -> Tokenizer:
+        """Loads a file written by `tokreg export REF --format tokreg`, with no registry. Its content
+        must hash to the hash it carries (and start with `expect_hash`, when given)."""
+        from . import tokfile
+
+        return cast(Tokenizer, tokfile.load(path, expect_hash=expect_hash))
 
     def __repr__(self) -> str:
         return f"<Tokenizer {self.ref} {self.hash[:22]}… {self.algorithm} vocab={self.vocab_size}>"
@@ -88,11 +117,14 @@ class Tokenizer:
         try:
             return list(self._enc.encode_ordinary(_text(text, "text")))
         except UnicodeEncodeError as e:
-            raise InputError(f"text contains a lone surrogate at index {e.start} (not valid Unicode); "
-                             "clean it, e.g. text.encode('utf-8', 'replace').decode()") from None
+            raise InputError(
+                f"text contains a lone surrogate at index {e.start} (not valid Unicode); "
+                "clean it, e.g. text.encode('utf-8', 'replace').decode()"
+            ) from None
 
-    def encode(self, text: str, *, allowed_special: Specials = frozenset(),
-               disallowed_special: Specials = "all") -> list[int]:
+    def encode(
+        self, text: str, *, allowed_special: Specials = frozenset(), disallowed_special: Specials = "all"
+    ) -> list[int]:
         """Encodes `text` with tiktoken's special-token rules: an allowed special token becomes
         its id; a disallowed one found in the text is an error (pass it in `allowed_special`,
         or `disallowed_special=()` to encode it as ordinary text)."""
@@ -100,17 +132,22 @@ class Tokenizer:
         if not self.special_tokens or not hasattr(self._enc, "encode"):
             return self.encode_ordinary(text)
         allowed = set(self.special_tokens) if allowed_special == "all" else set(allowed_special)
-        disallowed = set(self.special_tokens) - allowed if disallowed_special == "all" else set(disallowed_special)
+        disallowed = (
+            set(self.special_tokens) - allowed if disallowed_special == "all" else set(disallowed_special)
+        )
         try:
             if disallowed:
                 found = self._enc.find_special(text, sorted(disallowed))
                 if found is not None:
                     raise InputError(
                         f"text contains the special token {found!r}; pass allowed_special={{{found!r}}} to encode "
-                        f"it as a special token, or disallowed_special=() to encode it as text")
+                        f"it as a special token, or disallowed_special=() to encode it as text"
+                    )
             return list(self._enc.encode(text, sorted(allowed)))
         except UnicodeEncodeError as e:
-            raise InputError(f"text contains a lone surrogate at index {e.start} (not valid Unicode)") from None
+            raise InputError(
+                f"text contains a lone surrogate at index {e.start} (not valid Unicode)"
+            ) from None
 
     def encode_batch(self, texts: Iterable[str], *, threads: int = 0) -> list[list[int]]:
         """Encodes many texts in parallel (the GIL is released); order is kept."""
@@ -135,11 +172,15 @@ class Tokenizer:
         try:
             return raw.decode("utf-8", errors=errors)
         except UnicodeDecodeError as e:
-            raise InputError(f"the ids decode to bytes that are not valid UTF-8 at byte {e.start}; "
-                             "use decode_bytes() or errors='replace'") from None
+            raise InputError(
+                f"the ids decode to bytes that are not valid UTF-8 at byte {e.start}; "
+                "use decode_bytes() or errors='replace'"
+            ) from None
 
     def token_bytes(self, token_id: int) -> bytes:
         try:
             return bytes(self._enc.token_bytes(token_id))
         except (ValueError, OverflowError):
-            raise InputError(f"{self.ref} has no token id {token_id} (ids are 0..{self.vocab_size - 1})") from None
+            raise InputError(
+                f"{self.ref} has no token id {token_id} (ids are 0..{self.vocab_size - 1})"
+            ) from None

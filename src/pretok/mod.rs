@@ -5,15 +5,17 @@
 //! counts distinct pieces in parallel.
 
 pub mod count;
+pub mod fast;
 
 pub use count::{count_pieces, count_words};
 
 use fancy_regex::Regex;
 
 /// The official patterns, by the names the CLI accepts.
-pub const GPT2: &str =
-    r"'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
-pub const CL100K: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+";
+/// These are the spellings of tiktoken's current `tiktoken_ext/openai_public.py` (possessive
+/// quantifiers; cl100k's `\s++$` takes a whitespace run that ends the text as one piece).
+pub const GPT2: &str = r"'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s";
+pub const CL100K: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
 pub const O200K: &str = concat!(
     r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
     r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
@@ -29,27 +31,58 @@ pub const WHITESPACE: &str = r"\S+";
 /// The built-in patterns by the names the CLI and the registry use.
 pub const PATTERNS: [(&str, &str); 4] = [("gpt2", GPT2), ("cl100k", CL100K), ("o200k", O200K), ("whitespace", WHITESPACE)];
 
-/// Cuts text into pieces with a regex, keeping only the matches (as tiktoken does: text that
-/// the pattern does not match is dropped, which never happens with the official patterns).
-pub struct Splitter {
-    regex: Regex,
+/// Other spellings of the built-in patterns that split all text identically: the original
+/// GPT-2 pattern (without possessive quantifiers). It is stored and hashed as the built-in.
+/// (The original cl100k spelling is not an alias: without `\s++$` it cuts a trailing
+/// " \n  " in two, so it stays a custom pattern.)
+pub const ALIASES: [(&str, &str); 1] =
+    [(r"'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+", GPT2)];
+
+/// The canonical spelling of `pattern` (itself unless it is a known alias of a built-in).
+pub fn canonical(pattern: &str) -> &str {
+    ALIASES.iter().find(|(alias, _)| *alias == pattern).map(|(_, c)| *c).unwrap_or(pattern)
+}
+
+/// Cuts text into pieces, keeping only the matches (as tiktoken does: text that the pattern
+/// does not match is dropped, which never happens with the official patterns). The official
+/// patterns run on hand-written splitters (`fast`), equal to the regex and many times faster;
+/// any other pattern runs on fancy-regex.
+pub enum Splitter {
+    Fast(fast::Builtin),
+    Regex(Regex),
 }
 
 impl Splitter {
     pub fn new(pattern: &str) -> Result<Splitter, String> {
-        let regex = Regex::new(pattern).map_err(|e| e.to_string())?;
-        Ok(Splitter { regex })
+        let pattern = canonical(pattern);
+        if let Some(b) = fast::Builtin::from_pattern(pattern) {
+            return Ok(Splitter::Fast(b));
+        }
+        Regex::new(pattern).map(Splitter::Regex).map_err(|e| e.to_string())
+    }
+
+    /// The same pattern on the regex engine (for tests and benchmarks of the fast path).
+    pub fn new_regex(pattern: &str) -> Result<Splitter, String> {
+        Regex::new(pattern).map(Splitter::Regex).map_err(|e| e.to_string())
     }
 
     /// Calls `f(start, end)` with the byte range of each piece, in order.
     pub fn split(&self, text: &str, mut f: impl FnMut(usize, usize)) -> Result<(), String> {
-        for m in self.regex.find_iter(text) {
-            let m = m.map_err(|e| format!("the pre-tokenizer pattern failed on this input: {e}"))?;
-            if m.end() > m.start() {
-                f(m.start(), m.end());
+        match self {
+            Splitter::Fast(b) => {
+                fast::split(*b, text, f);
+                Ok(())
+            }
+            Splitter::Regex(regex) => {
+                for m in regex.find_iter(text) {
+                    let m = m.map_err(|e| format!("the pre-tokenizer pattern failed on this input: {e}"))?;
+                    if m.end() > m.start() {
+                        f(m.start(), m.end());
+                    }
+                }
+                Ok(())
             }
         }
-        Ok(())
     }
 }
 
@@ -65,9 +98,34 @@ mod tests {
     }
 
     #[test]
+    fn aliases_split_like_the_canonical_patterns() {
+        let data = std::env::var("TOKREG_TEST_DATA").unwrap_or_else(|_| "../shared/data".into());
+        let mut texts: Vec<String> = ["kjv.txt", "dr.en.txt", "dr.zh-cn.txt"]
+            .iter()
+            .filter_map(|f| std::fs::read_to_string(format!("{data}/{f}")).ok())
+            .map(|t| t.chars().take(300_000).collect())
+            .collect();
+        texts.push("a  b \t\n\n  c\r\n d  \u{a0}x  ' 's 'S 1234567 !!  \n  ".into());
+        for (alias, canon) in ALIASES {
+            let a = Splitter::new_regex(alias).unwrap();
+            let c = Splitter::new_regex(canon).unwrap();
+            for t in &texts {
+                let (mut x, mut y) = (vec![], vec![]);
+                a.split(t, |s, e| x.push((s, e))).unwrap();
+                c.split(t, |s, e| y.push((s, e))).unwrap();
+                assert_eq!(x, y);
+            }
+            assert!(matches!(Splitter::new(alias).unwrap(), Splitter::Fast(_)));
+        }
+    }
+
+    #[test]
     fn official_patterns_compile_and_split() {
         assert_eq!(pieces(GPT2, "Hello world's  end"), ["Hello", " world", "'s", " ", " end"]);
         assert_eq!(pieces(CL100K, "I'LL pay 12345!\n\n"), ["I", "'LL", " pay", " ", "123", "45", "!\n\n"]);
+        // tiktoken's current cl100k keeps a whitespace run that ends the text whole.
+        assert_eq!(pieces(CL100K, "x \n  "), ["x", " \n  "]);
+        assert_eq!(pieces(CL100K, "x \n  y"), ["x", " \n", " ", " y"]);
         assert_eq!(pieces(O200K, "HelloWorld don't"), ["Hello", "World", " don't"]);
         assert_eq!(pieces(WHITESPACE, " low  lower\n"), ["low", "lower"]);
     }

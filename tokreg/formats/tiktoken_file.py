@@ -28,7 +28,9 @@ def parse_ranks(raw: bytes, source: str) -> dict[bytes, int]:
             continue
         parts = line.split()
         if len(parts) != 2 or not parts[1].isdigit():
-            raise InputError(f"{source}: line {n} is not 'BASE64 RANK': {line[:60]!r}; is this a .tiktoken file?")
+            raise InputError(
+                f"{source}: line {n} is not 'BASE64 RANK': {line[:60]!r}; is this a .tiktoken file?"
+            )
         try:
             token = base64.b64decode(parts[0], validate=True)
         except (binascii.Error, ValueError):
@@ -43,8 +45,13 @@ def parse_ranks(raw: bytes, source: str) -> dict[bytes, int]:
     return ranks
 
 
-def read(path: str | os.PathLike[str], *, pattern: str, specials: Optional[dict[str, int]] = None,
-         expect_sha256: Optional[str] = None) -> TokenizerData:
+def read(
+    path: str | os.PathLike[str],
+    *,
+    pattern: str,
+    specials: Optional[dict[str, int]] = None,
+    expect_sha256: Optional[str] = None,
+) -> TokenizerData:
     """Reads a `.tiktoken` file into a byte-level BPE `TokenizerData` (nothing is written)."""
     source = str(path)
     try:
@@ -58,15 +65,19 @@ def read(path: str | os.PathLike[str], *, pattern: str, specials: Optional[dict[
     if expect_sha256 is not None:
         want = expect_sha256.lower().removeprefix("sha256:")
         if sha != want:
-            raise IntegrityError(f"{source}: sha256 is {sha}, expected {want}; the file is not the one you meant "
-                                 "(nothing was written)")
+            raise IntegrityError(
+                f"{source}: sha256 is {sha}, expected {want}; the file is not the one you meant "
+                "(nothing was written)"
+            )
     ranks = parse_ranks(raw, source)
     _, regex = patterns.resolve(pattern)
     specials = dict(specials or {})
     taken = set(ranks.values())
     for s, i in specials.items():
         if i in taken:
-            raise InputError(f"special token {s!r} has id {i}, which is already the rank of an ordinary token")
+            raise InputError(
+                f"special token {s!r} has id {i}, which is already the rank of an ordinary token"
+            )
     ordinary = sorted(((r, t) for t, r in ranks.items()))
     try:
         enc = _core.ByteBpe(ordinary, sorted(specials.items(), key=lambda x: x[1]), regex)
@@ -75,7 +86,9 @@ def read(path: str | os.PathLike[str], *, pattern: str, specials: Optional[dict[
     rows = [TokenRow(id=r, bytes=t, kind="byte" if len(t) == 1 else "merged") for r, t in ordinary]
     rows += [TokenRow(id=i, bytes=s.encode("utf-8"), kind="special") for s, i in specials.items()]
     rows.sort(key=lambda t: t.id)
-    merges = [MergeRow(rank=k, left=a, right=b, result=z) for k, (a, b, z) in enumerate(enc.merges_from_ranks())]
+    merges = [
+        MergeRow(rank=k, left=a, right=b, result=z) for k, (a, b, z) in enumerate(enc.merges_from_ranks())
+    ]
     return TokenizerData(
         algorithm="bpe",
         config={"byte_level": True, "pattern": regex},
@@ -99,5 +112,7 @@ def parse_specials(items: tuple[str, ...] | list[str]) -> dict[str, int]:
 
 def dumps(tokens: list[tuple[int, bytes, str]]) -> bytes:
     """The `.tiktoken` text of (id, bytes, kind) rows: ordinary tokens, in rank order."""
-    lines = [base64.b64encode(b) + b" " + str(i).encode() for i, b, kind in sorted(tokens) if kind != "special"]
+    lines = [
+        base64.b64encode(b) + b" " + str(i).encode() for i, b, kind in sorted(tokens) if kind != "special"
+    ]
     return b"\n".join(lines) + b"\n"

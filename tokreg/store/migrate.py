@@ -3,6 +3,7 @@ so an installed tokreg can create and upgrade a registry with no alembic.ini aro
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 from alembic import command
@@ -13,10 +14,9 @@ from sqlalchemy import Engine
 
 
 def config(engine: Engine | None = None) -> Config:
-    from .. import migrations
-
+    migrations = importlib.import_module("tokreg.migrations")  # shipped inside the package
     cfg = Config()
-    cfg.set_main_option("script_location", str(Path(migrations.__file__).parent))
+    cfg.set_main_option("script_location", str(Path(str(migrations.__file__)).parent))
     cfg.attributes["engine"] = engine
     return cfg
 

@@ -9,7 +9,7 @@ migrations only.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 from sqlalchemy import (
     JSON,
@@ -21,6 +21,7 @@ from sqlalchemy import (
     LargeBinary,
     MetaData,
     String,
+    Table,
     Text,
     UniqueConstraint,
 )
@@ -37,6 +38,11 @@ NAMING_CONVENTION = {
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def table(model: type[Base]) -> Table:
+    """The Core table of a model, typed as such (for bulk inserts and plain selects)."""
+    return cast(Table, model.__table__)
 
 
 class Version(Base):
@@ -81,6 +87,30 @@ class Merge(Base):
     result_id: Mapped[int] = mapped_column(Integer)
     count: Mapped[Optional[int]] = mapped_column(BigInteger, nullable=True)
     score: Mapped[Optional[float]] = mapped_column(Float, nullable=True)
+    # WordPiece: the counts of the two parts behind score = count / (left_count * right_count).
+    left_count: Mapped[Optional[int]] = mapped_column(BigInteger, nullable=True)
+    right_count: Mapped[Optional[int]] = mapped_column(BigInteger, nullable=True)
+
+
+class TrainingRound(Base):
+    """One round of an iterative trainer (Unigram: an EM pass or a prune), for training curves."""
+
+    __tablename__ = "training_rounds"
+
+    version_id: Mapped[int] = mapped_column(ForeignKey("versions.id", ondelete="CASCADE"), primary_key=True)
+    round: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    phase: Mapped[str] = mapped_column(String(16))
+    vocab_size: Mapped[int] = mapped_column(Integer)
+    log_likelihood: Mapped[Optional[float]] = mapped_column(Float, nullable=True)
+
+
+class VersionNumber(Base):
+    """The highest version number a name has used: numbers only grow, even after `tokreg rm`."""
+
+    __tablename__ = "version_numbers"
+
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    last_number: Mapped[int] = mapped_column(Integer)
 
 
 class TrainingRun(Base):
@@ -89,9 +119,7 @@ class TrainingRun(Base):
     __tablename__ = "training_runs"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    version_id: Mapped[int] = mapped_column(
-        ForeignKey("versions.id", ondelete="CASCADE"), unique=True
-    )
+    version_id: Mapped[int] = mapped_column(ForeignKey("versions.id", ondelete="CASCADE"), unique=True)
     config: Mapped[dict[str, Any]] = mapped_column(JSON)
     corpus_fingerprint: Mapped[str] = mapped_column(String(80))
     corpus_files: Mapped[list[dict[str, Any]]] = mapped_column(JSON)

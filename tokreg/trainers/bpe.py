@@ -13,15 +13,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from .. import _core, patterns
 from ..corpus import read_corpus
-from ..errors import InputError, Interrupted
+from ..errors import InputError
 from ..result import MergeRow, TokenizerData, TokenRow
-from ..version import __version__
-
-Progress = Callable[[str, int, int], None]
+from .common import Progress, check_threads, core_errors, run_record
 
 CHAR_LEVEL_UNK = "<unk>"
 
@@ -59,6 +57,29 @@ def _specials(opts: BpeOptions) -> list[str]:
     return out
 
 
+def _run_core(
+    data: list[bytes], regex: str, opts: BpeOptions, specials: list[str], progress: Optional[Progress]
+) -> dict[str, Any]:
+    try:
+        return _core.train_bpe(
+            data,
+            regex,
+            opts.vocab_size - len(specials),
+            min_frequency=opts.min_frequency,
+            char_level=opts.char_level,
+            end_of_word=opts.end_of_word_suffix,
+            threads=opts.threads,
+            progress=progress,
+        )
+    except ValueError as e:
+        if "smaller than the base alphabet" in str(e):
+            raise InputError(
+                f"--vocab-size {opts.vocab_size} is smaller than the base alphabet: {str(e).split(': ', 1)[1]} "
+                f"(+ {len(specials)} special tokens); raise --vocab-size"
+            ) from None
+        raise
+
+
 def train_bpe(
     files: Sequence[str | os.PathLike[str]], opts: BpeOptions, progress: Optional[Progress] = None
 ) -> TokenizerData:
@@ -68,8 +89,7 @@ def train_bpe(
     pattern_name, regex = patterns.resolve(opts.pattern or ("whitespace" if opts.char_level else "cl100k"))
     if opts.end_of_word_suffix is not None and not opts.char_level:
         raise InputError("--end-of-word-suffix applies to character-level BPE; add --char-level")
-    if opts.threads < 0:
-        raise InputError("--threads must be 0 (one per core) or more")
+    check_threads(opts.threads)
     specials = _specials(opts)
     base = 0 if opts.char_level else 256
     if opts.vocab_size < base + len(specials) + (1 if opts.char_level else 0):
@@ -80,28 +100,8 @@ def train_bpe(
             else f"--vocab-size {opts.vocab_size} is too small for character-level BPE"
         )
     corpus = read_corpus(files, require_utf8=opts.char_level)
-    try:
-        out = _core.train_bpe(
-            corpus.data,
-            regex,
-            opts.vocab_size - len(specials),
-            min_frequency=opts.min_frequency,
-            char_level=opts.char_level,
-            end_of_word=opts.end_of_word_suffix,
-            threads=opts.threads,
-            progress=progress,
-        )
-    except KeyboardInterrupt:
-        raise Interrupted("training interrupted; nothing was written to the registry") from None
-    except ValueError as e:
-        msg = str(e)
-        if "smaller than the base alphabet" in msg:
-            raise InputError(
-                f"--vocab-size {opts.vocab_size} is smaller than the base alphabet: {msg.split(': ', 1)[1]} "
-                f"(+ {len(specials)} special tokens); raise --vocab-size"
-            ) from None
-        raise InputError(f"training failed: {msg}") from None
-
+    with core_errors("training"):
+        out = _run_core(corpus.data, regex, opts, specials, progress)
     tokens: list[bytes] = out["tokens"]
     counts: list[int] = out["token_counts"]
     n_base = out["alphabet_size"]
@@ -112,23 +112,22 @@ def train_bpe(
     ]
     for s in specials:
         rows.append(TokenRow(id=len(rows), bytes=s.encode("utf-8"), kind="special"))
-    merges = [MergeRow(rank=r, left=a, right=b, result=z, count=c) for r, (a, b, z, c) in enumerate(out["merges"])]
+    merges = [
+        MergeRow(rank=r, left=a, right=b, result=z, count=c) for r, (a, b, z, c) in enumerate(out["merges"])
+    ]
     config: dict[str, Any] = {"byte_level": not opts.char_level, "pattern": regex}
     if opts.char_level:
         config["end_of_word_suffix"] = opts.end_of_word_suffix
         config["unk_token"] = CHAR_LEVEL_UNK
-    total = time.perf_counter() - t0
-    run = {
-        "config": {"algorithm": "bpe", **opts.to_json(), "pattern_name": pattern_name},
-        "corpus_fingerprint": corpus.fingerprint,
-        "corpus_files": corpus.files,
-        "corpus_bytes": corpus.size,
-        "tokreg_version": __version__,
-        "threads": opts.threads or (os.cpu_count() or 1),
-        "count_seconds": out["count_seconds"],
-        "train_seconds": out["merge_seconds"],
-        "total_seconds": total,
-        "started_at": started,
-        "distinct_pieces": out["distinct_pieces"],
-    }
+    run = run_record(
+        "bpe",
+        {**opts.to_json(), "pattern_name": pattern_name},
+        corpus,
+        threads=opts.threads,
+        started=started,
+        t0=t0,
+        count_seconds=out["count_seconds"],
+        train_seconds=out["merge_seconds"],
+        distinct_pieces=out["distinct_pieces"],
+    )
     return TokenizerData(algorithm="bpe", config=config, tokens=rows, merges=merges, run=run)

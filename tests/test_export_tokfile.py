@@ -1,0 +1,109 @@
+"""`export --format tokreg`: one self-describing file; `Tokenizer.from_file` loads it with no
+registry, gives the same ids, and refuses a file whose content no longer has its hash."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from tokreg import BpeOptions, InputError, IntegrityError, Registry, Tokenizer
+
+from .conftest import Cli, data_file
+
+
+@pytest.fixture
+def reg(registry: Registry, small_corpus: Path) -> Registry:
+    registry.train("e", [small_corpus], BpeOptions(vocab_size=400, special=("<|end|>",)))
+    registry.train(
+        "e", [small_corpus], BpeOptions(vocab_size=350, char_level=True, end_of_word_suffix="</w>")
+    )
+    return registry
+
+
+@pytest.mark.parametrize("ref", ["e@1", "e@2"])
+def test_round_trip_without_the_registry(reg: Registry, tmp_path: Path, ref: str) -> None:
+    out = tmp_path / "e.tokreg.json"
+    v = reg.export(ref, "tokreg", out)
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert (doc["format"], doc["format_version"], doc["hash"], doc["ref"]) == (
+        "tokreg-tokenizer",
+        1,
+        v.content_hash,
+        ref,
+    )
+    assert {"config", "tokens", "merges", "algorithm", "sha256"} <= set(doc)
+    text_ = data_file("dr.en.txt").read_text(encoding="utf-8")[:50_000]
+    expected = reg.load(ref).encode_ordinary(text_)
+    reg.close()
+    (tmp_path / "registry.db").unlink()  # nothing left to fall back on
+    tok = Tokenizer.from_file(out)
+    assert tok.hash == v.content_hash and tok.ref == ref
+    assert tok.encode_ordinary(text_) == expected
+    assert Tokenizer.from_file(out, expect_hash=v.content_hash[:20]).hash == v.content_hash
+
+
+def test_from_file_gives_the_registry_ids(reg: Registry, tmp_path: Path) -> None:
+    reg.export("e@1", "tokreg", tmp_path / "e.json")
+    text_ = data_file("dr.zh-cn.txt").read_text(encoding="utf-8")
+    assert Tokenizer.from_file(tmp_path / "e.json").encode_ordinary(text_) == reg.load("e@1").encode_ordinary(
+        text_
+    )
+    assert Tokenizer.from_file(tmp_path / "e.json").special_tokens == {"<|end|>": 399}
+
+
+def test_a_changed_file_is_refused(reg: Registry, tmp_path: Path) -> None:
+    path = tmp_path / "e.json"
+    v = reg.export("e@1", "tokreg", path)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["tokens"][300][2] = base64.b64encode(b"tampered").decode()
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(
+        IntegrityError, match=f"hashes to xxh3-128:[0-9a-f]{{32}}, but the file says {v.content_hash}"
+    ):
+        Tokenizer.from_file(path)
+    reg.export("e@1", "tokreg", path)
+    with pytest.raises(IntegrityError, match="expected xxh3-128:0000"):
+        Tokenizer.from_file(path, expect_hash="xxh3-128:0000")
+
+
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        ('{"format": "something-else"}', "not a tokreg tokenizer file"),
+        ('{"format": "tokreg-tokenizer", "format_version": 99}', "format_version 99 is newer"),
+        (
+            '{"format": "tokreg-tokenizer", "format_version": 1, "hash": "x"}',
+            "malformed tokreg tokenizer file",
+        ),
+        ("not json", "not a tokreg tokenizer file"),
+    ],
+)
+def test_files_that_are_not_tokreg_files(tmp_path: Path, content: str, message: str) -> None:
+    p = tmp_path / "x.json"
+    p.write_text(content, encoding="utf-8")
+    with pytest.raises(InputError, match=message):
+        Tokenizer.from_file(p)
+    with pytest.raises(InputError, match="does not exist"):
+        Tokenizer.from_file(tmp_path / "missing.json")
+
+
+def test_damaged_rows_are_not_exported(reg: Registry, tmp_path: Path) -> None:
+    with reg.engine.begin() as conn:
+        conn.execute(text("UPDATE tokens SET bytes = X'00' WHERE id = 1 AND version_id = 1"))
+    with pytest.raises(IntegrityError, match="refusing to export damaged content"):
+        reg.export("e@1", "tokreg", tmp_path / "e.json")
+    assert not (tmp_path / "e.json").exists()
+
+
+def test_cli_export(run: Cli, reg: Registry, tmp_path: Path) -> None:
+    out = tmp_path / "cli.json"
+    assert "wrote e@2" in run("export", "e@2", "--format", "tokreg", "-o", out).output
+    assert Tokenizer.from_file(out).encode_ordinary("lowest newer") == reg.load("e@2").encode_ordinary(
+        "lowest newer"
+    )
+    bad = run("export", "e@9", "-o", out, ok=False)
+    assert bad.exit_code == 4 and "no version 9" in bad.output

@@ -1,0 +1,124 @@
+"""Pinning in a consumer project: `tokreg pin` writes tokreg.lock; inside the project a bare
+name loads exactly the pinned version (from any subfolder, through the API and the CLI); a
+pin whose hash no longer matches the stored content is refused, naming both hashes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+import tokreg
+from tokreg import BpeOptions, IntegrityError, NotFoundError, Registry, lockfile
+
+from .conftest import Cli
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty consumer project as the working directory, with its own compiled cache."""
+    p = tmp_path / "consumer"
+    (p / "src" / "deep").mkdir(parents=True)
+    monkeypatch.chdir(p)
+    monkeypatch.delenv("TOKREG_LOCK", raising=False)
+    monkeypatch.setenv("TOKREG_CACHE", str(tmp_path / "cache"))
+    return p
+
+
+@pytest.fixture
+def two(registry: Registry, small_corpus: Path) -> Registry:
+    registry.train("m", [small_corpus], BpeOptions(vocab_size=300))
+    registry.train("m", [small_corpus], BpeOptions(vocab_size=340))
+    registry.train("other", [small_corpus], BpeOptions(vocab_size=280))
+    return registry
+
+
+def test_pin_then_load_gives_the_pinned_version(
+    two: Registry, project: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert tokreg.load("m", db=db_path).ref == "m@2"  # no lockfile yet: the latest
+    pin = two.pin("m@1")
+    assert pin.ref == "m@1" and pin.hash == two.resolve("m@1").content_hash
+    assert (project / "tokreg.lock").is_file()
+    assert tokreg.load("m", db=db_path).ref == "m@1"
+    assert tokreg.load("m@2", db=db_path).ref == "m@2"  # an explicit version is not overridden
+    assert tokreg.load("other", db=db_path).ref == "other@1"  # names not pinned are unaffected
+    monkeypatch.chdir(project / "src" / "deep")
+    assert tokreg.load("m", db=db_path).ref == "m@1"  # found from a subfolder
+    monkeypatch.setenv("TOKREG_LOCK", "off")
+    assert tokreg.load("m", db=db_path).ref == "m@2"
+
+
+def test_repinning_updates_one_entry_and_keeps_the_others(two: Registry, project: Path) -> None:
+    two.pin("m@1")
+    two.pin("other")
+    two.tag("m@2", "prod")
+    two.pin("m")  # a bare name pins the latest, not the current pin
+    pins = lockfile.read(project / "tokreg.lock").pins
+    assert (pins["m"].version, pins["other"].version) == (2, 1)
+    assert pins["m"].registry == two.url and pins["m"].sha256.startswith("sha256:")
+
+
+def test_lockfile_reads_the_same_with_tomllib_and_the_fallback(two: Registry, project: Path) -> None:
+    two.pin("m@1")
+    two.pin("other")
+    raw = (project / "tokreg.lock").read_text(encoding="utf-8")
+    subset = lockfile._parse_subset(raw)
+    assert subset["lock_version"] == 1 and [p["name"] for p in subset["pin"]] == ["m", "other"]
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        assert tomllib.loads(raw) == subset
+
+
+def test_a_pin_whose_hash_changed_is_refused_naming_both(two: Registry, project: Path, db_path: Path) -> None:
+    pin = two.pin("m@1")
+    lock = project / "tokreg.lock"
+    wrong = "xxh3-128:" + "0" * 32
+    lock.write_text(lock.read_text(encoding="utf-8").replace(pin.hash, wrong), encoding="utf-8")
+    with pytest.raises(IntegrityError) as e:
+        tokreg.load("m", db=db_path)
+    assert wrong in str(e.value) and pin.hash in str(e.value)
+
+
+def test_stored_content_changed_after_pinning_is_refused(two: Registry, project: Path, db_path: Path) -> None:
+    pin = two.pin("m@1")
+    with two.engine.begin() as conn:  # what someone editing the database by hand would do
+        conn.execute(
+            text(
+                "UPDATE tokens SET bytes = X'00ff' WHERE id = 290 AND version_id = "
+                "(SELECT id FROM versions WHERE name = 'm' AND number = 1)"
+            )
+        )
+    with pytest.raises(IntegrityError) as e:
+        tokreg.load("m", db=db_path)
+    msg = str(e.value)
+    assert pin.hash in msg and "hashes to xxh3-128:" in msg
+    assert msg.split("hashes to ")[1].split(",")[0] != pin.hash
+
+
+def test_a_pinned_version_missing_from_the_registry(
+    two: Registry, project: Path, tmp_path: Path, small_corpus: Path
+) -> None:
+    two.pin("m@2")
+    other = Registry(tmp_path / "elsewhere.db")
+    other.train("m", [small_corpus], BpeOptions(vocab_size=300))
+    with pytest.raises(NotFoundError, match=r"tokreg.lock pins m@2 .* has no m@2 .* pinned from sqlite:///"):
+        other.load("m")
+    other.close()
+
+
+def test_cli_pin_and_encode_in_a_consumer_project(run: Cli, two: Registry, project: Path) -> None:
+    out = run("pin", "m@1").output
+    assert "pinned m@1" in out and "tokreg.lock" in out
+    assert run("encode", "m", "hello world").output == run("encode", "m@1", "hello world").output
+    assert run("encode", "m", "hello world").output != run("encode", "m@2", "hello world").output
+    pinned = json.loads(run("pin", "m", "--json").output)
+    assert pinned["ref"] == "m@2"
+    assert json.loads(run("show", "m", "--json").output)["ref"] == "m@2"
+    (project / "tokreg.lock").write_text("lock_version = [\n", encoding="utf-8")
+    broken = run("encode", "m", "x", ok=False)
+    assert broken.exit_code == 1 and "is not valid TOML" in broken.output

@@ -1,0 +1,56 @@
+"""The same registry on PostgreSQL, by URL, against a real server the test starts: the
+migrations build the models, training and loading work, and `tokreg sql` stays read-only."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+
+from tokreg import BpeOptions, ReadOnlyError, Registry
+from tokreg.store.models import Base
+from tokreg.trainers import WordPieceOptions
+
+from .pg_server import server, unavailable
+
+why = unavailable()
+pytestmark = pytest.mark.skipif(why is not None, reason=why or "")
+
+
+@pytest.fixture(scope="module")
+def pg_url() -> Iterator[str]:
+    with tempfile.TemporaryDirectory(prefix="tokreg-pg-") as d, server(Path(d)) as url:
+        yield url
+
+
+def test_registry_on_postgres(pg_url: str, small_corpus: Path) -> None:
+    reg = Registry(pg_url)
+    with reg.engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), Base.metadata) == []
+    v1 = reg.train("pg", [small_corpus], BpeOptions(vocab_size=400, special=("<|end|>",)))
+    v2 = reg.train("pg", [small_corpus], WordPieceOptions(vocab_size=400, lowercase=True))
+    assert (v1.ref, v2.ref) == ("pg@1", "pg@2")
+    # Same content, same hash, whichever database holds it.
+    local = Registry(small_corpus.parent / "local.db")
+    assert (
+        local.train("pg", [small_corpus], BpeOptions(vocab_size=400, special=("<|end|>",))).content_hash
+        == v1.content_hash
+    )
+    tok = reg.load("pg@1")
+    assert tok.decode(tok.encode("In the beginning")) == "In the beginning"
+    _, rows = reg.sql("SELECT tokenizer, count(*) FROM vocab GROUP BY tokenizer ORDER BY tokenizer")
+    assert rows == [("pg@1", 400), ("pg@2", 400)]
+    _, rows = reg.sql(
+        "SELECT left_text, right_text, result_text FROM merges_view WHERE tokenizer = 'pg@1' "
+        "ORDER BY rank LIMIT 1"
+    )
+    assert rows[0][0] + rows[0][1] == rows[0][2]
+    with pytest.raises(ReadOnlyError):
+        reg.sql("DELETE FROM tokens")
+    _, rows = reg.sql("SELECT count(*) FROM tokens")
+    assert rows[0][0] == 800
+    reg.close()

@@ -1,0 +1,127 @@
+"""`tokreg import FORMAT FILE --name NAME`: register a tokenizer from another tool's file as the
+next version of NAME. One subcommand per format, each a call to one Registry method."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import click
+
+from .cli import _registry, cli, db_option, echo_json, json_option
+from .formats.tiktoken_file import parse_specials
+from .formats.wordpiece_vocab import BERT_SPECIALS
+from .trainers import WordPieceOptions
+from .versions import VersionInfo
+
+
+def _done(v: VersionInfo, file: str, as_json: bool) -> None:
+    if as_json:
+        echo_json(v.to_json())
+    else:
+        click.echo(f"{v.ref}  {v.content_hash}  ({v.vocab_size:,} tokens, imported from {file})")
+
+
+def _common(f: Any) -> Any:
+    f = click.option("--name", required=True, help="Register as the next version of this name.")(f)
+    f = click.option("--message", "-m", help="A note stored with the version.")(f)
+    return db_option(json_option(f))
+
+
+@cli.group(name="import")
+def import_() -> None:
+    """Register a tokenizer from another tool's file as a new version.
+
+    \b
+    Example:
+        tokreg import tiktoken cl100k_base.tiktoken --name cl100k_base --pattern cl100k
+    """
+
+
+@import_.command(name="tiktoken")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--pattern", required=True, help="The split pattern: cl100k, o200k, gpt2, or a regex.")
+@click.option("--special", "special", multiple=True, metavar="TOKEN=ID", help="A special token and its id.")
+@click.option("--expect-sha256", metavar="HEX", help="Refuse the file unless its sha256 is this.")
+@_common
+def import_tiktoken(
+    file: str,
+    pattern: str,
+    special: tuple[str, ...],
+    expect_sha256: Optional[str],
+    name: str,
+    message: Optional[str],
+    as_json: bool,
+    db: Optional[str],
+) -> None:
+    """Register a tiktoken .tiktoken rank file; the merges are recovered from the ranks.
+
+    \b
+    Example:
+        tokreg import tiktoken cl100k_base.tiktoken --name cl100k_base --pattern cl100k --special '<|endoftext|>=100257'
+    """
+    v = _registry(db).import_tiktoken(
+        name,
+        file,
+        pattern=pattern,
+        specials=parse_specials(special),
+        expect_sha256=expect_sha256,
+        message=message,
+    )
+    _done(v, file, as_json)
+
+
+@import_.command(name="hf")
+@click.argument("file", type=click.Path(dir_okay=False))
+@_common
+def import_hf(file: str, name: str, message: Optional[str], as_json: bool, db: Optional[str]) -> None:
+    """Register a Hugging Face tokenizer.json (BPE, byte- or character-level).
+
+    \b
+    Example:
+        tokreg import hf tokenizer.json --name gpt-mini
+    """
+    _done(_registry(db).import_hf(name, file, message=message), file, as_json)
+
+
+@import_.command(name="wordpiece")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--lowercase", is_flag=True, help="The model is uncased: lowercase (and strip accents).")
+@click.option("--strip-accents/--keep-accents", default=None, help="Override accent stripping.")
+@click.option(
+    "--unk-token", default="[UNK]", show_default=True, help="The unknown token (must be in the file)."
+)
+@click.option("--prefix", default="##", show_default=True, help="The continuation prefix.")
+@click.option(
+    "--special",
+    "special",
+    multiple=True,
+    metavar="TOKEN",
+    help=f"Mark a token special (besides {' '.join(BERT_SPECIALS)}).",
+)
+@_common
+def import_wordpiece(
+    file: str,
+    lowercase: bool,
+    strip_accents: Optional[bool],
+    unk_token: str,
+    prefix: str,
+    special: tuple[str, ...],
+    name: str,
+    message: Optional[str],
+    as_json: bool,
+    db: Optional[str],
+) -> None:
+    """Register a bare WordPiece vocab.txt (one token per line) with BERT's text handling.
+
+    \b
+    Example:
+        tokreg import wordpiece vocab.txt --name bert-uncased --lowercase
+    """
+    opts = WordPieceOptions(
+        vocab_size=0,
+        lowercase=lowercase,
+        strip_accents=strip_accents,
+        unk_token=unk_token,
+        continuing_prefix=prefix,
+    )
+    _done(_registry(db).import_wordpiece(name, file, opts, specials=special, message=message), file, as_json)

@@ -1,0 +1,88 @@
+"""`tokreg reproduce REF`: retrain a version from its recorded run and compare hashes.
+
+The run records the training config and, per corpus file, its path, name, size and xxh3.
+Each file is checked against that record before training (a missing or changed file is an
+error naming it); the retrained content hash then either equals the stored one or not.
+Files that moved can be given explicitly, in the recorded order.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Optional
+
+import xxhash
+from sqlalchemy import Connection, Engine, select
+
+from .errors import InputError, NotFoundError
+from .result import TokenizerData
+from .store.models import TrainingRun, table
+from .versions import VersionInfo, resolve
+
+
+def retrain(files: Sequence[str], config: dict[str, Any]) -> TokenizerData:
+    """Trains again with the options recorded in a run's config, whatever the algorithm."""
+    from .trainers import options_from_json, train
+
+    return train(files, options_from_json(config))
+
+
+def recorded_run(conn: Connection, v: VersionInfo) -> dict[str, Any]:
+    t = table(TrainingRun)
+    run = conn.execute(select(t).where(t.c.version_id == v.id)).mappings().first()
+    if run is None:
+        raise NotFoundError(
+            f"{v.ref} has no recorded training run (it was {v.source}); only trained versions "
+            "can be reproduced"
+        )
+    return dict(run)
+
+
+def check_files(recorded: list[dict[str, Any]], given: Optional[Sequence[str]] = None) -> list[str]:
+    """The paths to train on, each checked against its recorded size and xxh3."""
+    if given and len(given) != len(recorded):
+        raise InputError(
+            f"the run was trained on {len(recorded)} file(s) "
+            f"({', '.join(f['name'] for f in recorded)}); give that many, in that order"
+        )
+    paths = []
+    for n, f in enumerate(recorded):
+        path = Path(given[n]) if given else Path(f["path"])
+        if not path.is_file():
+            hint = "" if given else "; if it moved, give its new path: tokreg reproduce REF FILE..."
+            raise InputError(
+                f"corpus file {str(path)!r} (recorded as {f['name']}, {f['size']:,} bytes) is missing{hint}"
+            )
+        raw = path.read_bytes()
+        digest = xxhash.xxh3_128_hexdigest(raw)
+        if len(raw) != f["size"] or digest != f["xxh3"]:
+            raise InputError(
+                f"corpus file {str(path)!r} changed since training: recorded {f['size']:,} bytes, "
+                f"xxh3 {f['xxh3'][:16]}…; now {len(raw):,} bytes, xxh3 {digest[:16]}…"
+            )
+        paths.append(os.fspath(path))
+    return paths
+
+
+def reproduce(engine: Engine, ref: str, files: Optional[Sequence[str]] = None) -> dict[str, Any]:
+    """Retrains `ref` from its run; {"ref", "stored", "reproduced", "same", "files", "seconds"}."""
+    with engine.connect() as conn:  # closed before training, which can take long
+        v = resolve(conn, ref)
+        run = recorded_run(conn, v)
+    config = {"algorithm": v.algorithm, **run["config"]}
+    paths = check_files(run["corpus_files"], files)
+    t0 = time.perf_counter()
+    data = retrain(paths, config)
+    new_hash, _ = data.hashes()
+    return {
+        "ref": v.ref,
+        "stored": v.content_hash,
+        "reproduced": new_hash,
+        "same": new_hash == v.content_hash,
+        "corpus_fingerprint": run["corpus_fingerprint"],
+        "files": paths,
+        "seconds": round(time.perf_counter() - t0, 3),
+    }
