@@ -2,7 +2,8 @@
 //! releases the GIL around every hot loop, and maps core errors to Python exceptions
 //! (`ValueError` for bad input, `KeyboardInterrupt` when Ctrl-C stops a training run).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
@@ -11,6 +12,7 @@ use pyo3::types::{PyBytes, PyDict};
 
 use crate::bpe::{self, MergeEncoder, RankEncoder};
 use crate::pretok::{count_pieces, count_words, Splitter, PATTERNS};
+use crate::unigram;
 use crate::wordpiece;
 
 fn value_error(e: String) -> PyErr {
@@ -21,15 +23,27 @@ fn splitter(pattern: &str) -> PyResult<Splitter> {
     Splitter::new(pattern).map_err(|e| value_error(format!("invalid pattern: {e}")))
 }
 
-/// Runs `f` on a rayon pool of `threads` threads (0 = rayon's default, one per core).
+/// Runs `f` on a rayon pool of `threads` threads (0 = rayon's default, one per core). Pools
+/// are built once per thread count and kept: starting threads on every call would cost more
+/// than encoding a batch of short texts.
 fn with_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
     if threads == 0 {
         return Ok(f());
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| value_error(e.to_string()))?;
+    let pool = {
+        let mut pools = POOLS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        match pools.get(&threads) {
+            Some(p) => p.clone(),
+            None => {
+                let p = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .map_err(|e| value_error(e.to_string()))?;
+                pools.entry(threads).or_insert(Arc::new(p)).clone()
+            }
+        }
+    };
     Ok(pool.install(f))
 }
 
@@ -456,6 +470,189 @@ impl WordPiece {
     }
 }
 
+// ---- Unigram -----------------------------------------------------------------------------------
+
+fn piece_kind(name: &str) -> PyResult<unigram::PieceKind> {
+    use unigram::PieceKind::*;
+    Ok(match name {
+        "normal" => Normal,
+        "unknown" => Unknown,
+        "control" => Control,
+        "user_defined" => UserDefined,
+        "unused" => Unused,
+        "byte" => Byte,
+        k => return Err(value_error(format!("unknown Unigram piece kind {k:?}"))),
+    })
+}
+
+fn kind_name(k: unigram::PieceKind) -> &'static str {
+    use unigram::PieceKind::*;
+    match k {
+        Normal => "normal",
+        Unknown => "unknown",
+        Control => "control",
+        UserDefined => "user_defined",
+        Unused => "unused",
+        Byte => "byte",
+    }
+}
+
+/// Counts the ▁-words of `inputs` (line by line) and trains a Unigram LM.
+#[pyfunction]
+#[pyo3(signature = (inputs, vocab_size, byte_fallback=false, shrinking_factor=0.75, max_piece_length=16,
+    seed_size=1_000_000, em_iterations=2, unk_piece="<unk>".to_string(), control_pieces=vec![],
+    user_defined=vec![], character_coverage=1.0, add_dummy_prefix=true, remove_extra_whitespaces=false,
+    threads=0, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn train_unigram<'py>(
+    py: Python<'py>,
+    inputs: Vec<Bound<'py, PyBytes>>,
+    vocab_size: usize,
+    byte_fallback: bool,
+    shrinking_factor: f64,
+    max_piece_length: usize,
+    seed_size: usize,
+    em_iterations: usize,
+    unk_piece: String,
+    control_pieces: Vec<String>,
+    user_defined: Vec<String>,
+    character_coverage: f64,
+    add_dummy_prefix: bool,
+    remove_extra_whitespaces: bool,
+    threads: usize,
+    progress: Option<PyObject>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = unigram::TrainerConfig {
+        vocab_size,
+        shrinking_factor,
+        max_piece_length,
+        seed_size,
+        em_iterations,
+        byte_fallback,
+        unk_piece,
+        control_pieces,
+        user_defined,
+        character_coverage,
+    };
+    let norm = unigram::SpNormalizer { add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces: true };
+    let slices: Vec<&[u8]> = inputs.iter().map(|b| b.as_bytes()).collect();
+    let mut prog = Progress { callback: progress, error: None };
+    let result = py.allow_threads(|| {
+        with_threads(threads, || {
+            let t0 = Instant::now();
+            let counts = count_words(&slices, &mut |d, t| prog.report("count", d, t), |line, emit| {
+                norm.words(line, &mut String::new(), &mut *emit)
+            })?;
+            let count_seconds = t0.elapsed().as_secs_f64();
+            let mut words: Vec<(String, u64)> = counts.into_iter().collect();
+            words.sort_unstable();
+            let t1 = Instant::now();
+            let out = unigram::train(&words, &cfg, &mut |phase, d, t| prog.report(phase, d, t))?;
+            Ok((out, words.len(), count_seconds, t1.elapsed().as_secs_f64()))
+        })
+        .map_err(|e| e.to_string())?
+    });
+    let (out, n_words, count_seconds, train_seconds) = result.map_err(|e| prog.fail(e))?;
+    let d = PyDict::new(py);
+    let pieces: Vec<(String, f64, &str)> = out.pieces.into_iter().map(|p| (p.text, p.score, kind_name(p.kind))).collect();
+    d.set_item("pieces", pieces)?;
+    let rounds: Vec<(u32, usize, f64)> = out.rounds.iter().map(|r| (r.round, r.vocab_size, r.log_likelihood)).collect();
+    d.set_item("rounds", rounds)?;
+    d.set_item("distinct_words", n_words)?;
+    d.set_item("count_seconds", count_seconds)?;
+    d.set_item("train_seconds", train_seconds)?;
+    Ok(d)
+}
+
+/// Unigram LM encoder: SentencePiece text handling, Viterbi, n-best and sampling.
+#[pyclass(frozen, module = "tokreg._core")]
+struct Unigram {
+    inner: Arc<unigram::Encoder>,
+    norm: unigram::SpNormalizer,
+    pieces: Vec<String>,
+    specials: Vec<(String, u32)>,
+}
+
+impl Unigram {
+    fn restore(&self, ids: &[u32]) -> PyResult<Vec<u8>> {
+        if let Some(&bad) = ids.iter().find(|&&i| i as usize >= self.pieces.len()) {
+            return Err(value_error(format!("unknown token id {bad}")));
+        }
+        Ok(self.norm.restore(&self.inner.decode_pieces(ids)))
+    }
+}
+
+#[pymethods]
+impl Unigram {
+    #[staticmethod]
+    #[pyo3(signature = (content, add_dummy_prefix=true, remove_extra_whitespaces=false, escape_whitespaces=true))]
+    fn from_content(content: &[u8], add_dummy_prefix: bool, remove_extra_whitespaces: bool, escape_whitespaces: bool) -> PyResult<Self> {
+        let c = crate::content::parse(content).map_err(value_error)?;
+        let mut pieces = Vec::with_capacity(c.tokens.len());
+        let mut texts = Vec::with_capacity(c.tokens.len());
+        let mut specials = Vec::new();
+        for (i, t) in c.tokens.into_iter().enumerate() {
+            if t.id as usize != i {
+                return Err(value_error("Unigram piece ids must be 0..n without gaps".into()));
+            }
+            let text = String::from_utf8(t.bytes).map_err(|_| value_error(format!("piece {i} is not UTF-8")))?;
+            let kind = piece_kind(&t.kind)?;
+            if matches!(kind, unigram::PieceKind::Control | unigram::PieceKind::Unknown) {
+                specials.push((text.clone(), t.id));
+            }
+            pieces.push(unigram::Piece { text: text.clone(), score: t.score.unwrap_or(0.0), kind });
+            texts.push(text);
+        }
+        let inner = unigram::Encoder::new(&pieces).map_err(value_error)?;
+        let norm = unigram::SpNormalizer { add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces };
+        Ok(Unigram { inner: Arc::new(inner), norm, pieces: texts, specials })
+    }
+
+    #[getter]
+    fn vocab_size(&self) -> usize {
+        self.pieces.len()
+    }
+
+    fn specials(&self) -> Vec<(String, u32)> {
+        self.specials.clone()
+    }
+
+    fn normalize(&self, text: &str) -> String {
+        self.norm.normalize(text)
+    }
+
+    fn encode_ordinary(&self, py: Python<'_>, text: &str) -> Vec<u32> {
+        py.allow_threads(|| self.inner.encode(&self.norm.normalize(text)))
+    }
+
+    #[pyo3(signature = (texts, threads=0))]
+    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, threads: usize) -> PyResult<Vec<Vec<u32>>> {
+        use rayon::prelude::*;
+        py.allow_threads(|| {
+            with_threads(threads, || texts.par_iter().map(|t| self.inner.encode(&self.norm.normalize(t))).collect())
+        })
+    }
+
+    /// The `k` best segmentations, best first, each with its total log probability.
+    fn nbest(&self, py: Python<'_>, text: &str, k: usize) -> Vec<(Vec<u32>, f64)> {
+        py.allow_threads(|| self.inner.nbest(&self.norm.normalize(text), k))
+    }
+
+    /// One segmentation drawn with probability proportional to P(segmentation)^alpha.
+    fn sample(&self, py: Python<'_>, text: &str, alpha: f64, seed: u64) -> Vec<u32> {
+        py.allow_threads(|| self.inner.sample(&self.norm.normalize(text), alpha, seed))
+    }
+
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &self.restore(&ids)?))
+    }
+
+    fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyBytes>> {
+        let t = self.pieces.get(id as usize).ok_or_else(|| value_error(format!("unknown token id {id}")))?;
+        Ok(PyBytes::new(py, t.as_bytes()))
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
@@ -464,6 +661,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CharBpe>()?;
     m.add_function(wrap_pyfunction!(train_wordpiece, m)?)?;
     m.add_class::<WordPiece>()?;
+    m.add_function(wrap_pyfunction!(train_unigram, m)?)?;
+    m.add_class::<Unigram>()?;
     let patterns = PyDict::new(m.py());
     for (name, regex) in PATTERNS {
         patterns.set_item(name, regex)?;

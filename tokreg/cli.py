@@ -14,9 +14,10 @@ from typing import Any, Callable, Optional, TypeVar
 import click
 
 from .errors import InputError, Interrupted, TokregError
+from .chart import png_chart, text_chart
 from .progress import Progress
 from .registry import Registry
-from .trainers import BpeOptions, Options, WordPieceOptions
+from .trainers import BpeOptions, Options, UnigramOptions, WordPieceOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -110,13 +111,16 @@ _ALGO_OPTIONS = {
         "limit_alphabet",
         "max_word_chars",
     },
+    "unigram": {"byte_fallback", "shrinking_factor", "max_piece_length", "unk_token", "collapse_whitespace"},
 }
+# Options that more than one algorithm takes.
+_SHARED = {"unk_token"}
 
 
 def _train_options(algo: str, given: dict[str, Any], common: dict[str, Any]) -> Options:
     for key, value in given.items():
         if value not in (None, False, "") and key not in _ALGO_OPTIONS[algo]:
-            owner = next(a for a, keys in _ALGO_OPTIONS.items() if key in keys)
+            owner = " or ".join(a for a, keys in _ALGO_OPTIONS.items() if key in keys)
             raise InputError(f"--{key.replace('_', '-')} applies to --algo {owner}, not {algo}")
     if algo == "bpe":
         return BpeOptions(
@@ -125,6 +129,13 @@ def _train_options(algo: str, given: dict[str, Any], common: dict[str, Any]) -> 
             end_of_word_suffix=given["end_of_word_suffix"],
             **common,
         )
+    if algo == "unigram":
+        if common.pop("min_frequency"):
+            raise InputError("--min-frequency applies to --algo bpe or wordpiece; Unigram prunes by likelihood")
+        return UnigramOptions(byte_fallback=given["byte_fallback"], shrinking_factor=given["shrinking_factor"] or 0.75,
+                              max_piece_length=given["max_piece_length"] or 16,
+                              unk_token=given["unk_token"] or "<unk>",
+                              remove_extra_whitespaces=given["collapse_whitespace"], **common)
     return WordPieceOptions(
         lowercase=given["lowercase"],
         strip_accents=given["strip_accents"],
@@ -180,11 +191,15 @@ def _train_options(algo: str, given: dict[str, Any], common: dict[str, Any]) -> 
     help="[wordpiece] Unicode normalization before the BERT steps [default: none].",
 )
 @click.option("--prefix", metavar="P", help="[wordpiece] Continuation prefix [default: ##].")
-@click.option("--unk-token", metavar="T", help="[wordpiece] Unknown token [default: [UNK]].")
+@click.option("--unk-token", metavar="T", help="[wordpiece, unigram] Unknown token [default: [UNK] / <unk>].")
 @click.option("--limit-alphabet", type=int, help="[wordpiece] Keep only the N most frequent characters.")
 @click.option(
     "--max-word-chars", type=int, help="[wordpiece] Longer words encode as the unknown token [default: 100]."
 )
+@click.option("--byte-fallback", is_flag=True, help="[unigram] Add the 256 <0xNN> byte pieces: nothing is unknown.")
+@click.option("--shrinking-factor", type=float, help="[unigram] Fraction of pieces kept per prune round [default: 0.75].")
+@click.option("--max-piece-length", type=int, help="[unigram] Longest piece, in characters [default: 16].")
+@click.option("--collapse-whitespace", is_flag=True, help="[unigram] Collapse runs of spaces, as SentencePiece (lossy).")
 @json_option
 @db_option
 def train(
@@ -207,6 +222,7 @@ def train(
     Example:
         tokreg train gpt-mini corpus/*.txt --vocab-size 32000 --pattern cl100k
         tokreg train bert-mini corpus/*.txt --algo wordpiece --vocab-size 8000 --lowercase --special [CLS]
+        tokreg train sp-mini corpus/*.txt --algo unigram --vocab-size 8000 --byte-fallback
     """
     opts = _train_options(
         algo,
@@ -231,7 +247,8 @@ def train(
         if v.algorithm == "bpe"
         else ""
     )
-    click.echo(f"  {v.algorithm}{level}, {v.vocab_size:,} tokens ({kinds}), {info['merges']:,} merges")
+    merges = f", {info['merges']:,} merges" if info["merges"] else ""
+    click.echo(f"  {v.algorithm}{level}, {v.vocab_size:,} tokens ({kinds}){merges}")
     if run:
         click.echo(
             f"  corpus {run['corpus_bytes'] / 1e6:,.1f} MB in {len(run['corpus_files'])} file(s), "
@@ -280,18 +297,28 @@ def list_(name: Optional[str], as_json: bool, db: Optional[str]) -> None:
 @click.option(
     "--merges", "n_merges", type=int, default=10, show_default=True, help="How many first merges to show."
 )
+@click.option("--history", is_flag=True, help="Also show each training round and a chart of the curve (Unigram).")
+@click.option("--plot", type=click.Path(dir_okay=False), help="Write the training curve as a PNG (needs matplotlib).")
 @json_option
 @db_option
-def show(ref: str, n_merges: int, as_json: bool, db: Optional[str]) -> None:
-    """Show a version: config, training run, token counts and the first merges.
+def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: bool, db: Optional[str]) -> None:
+    """Show a version: config, training run, token counts, the first merges (or the most
+    likely pieces), and with --history the training curve.
 
     \b
     Example:
         tokreg show gpt-mini@1 --merges 20
+        tokreg show sp-mini --history --plot curve.png
     """
-    info = _registry(db).show(ref, merges=n_merges)
+    reg = _registry(db)
+    info = reg.show(ref, merges=n_merges)
+    rounds = reg.history(ref) if history or plot else []
+    if plot:
+        if not rounds:
+            raise InputError(f"{info['ref']} has no recorded training rounds (only Unigram training records them)")
+        png_chart(rounds, plot, title=f"{info['ref']} training")
     if as_json:
-        echo_json(info)
+        echo_json({**info, "rounds": rounds} if history else info)
         return
     click.echo(f"{info['ref']}  {info['hash']}")
     click.echo(f"  {'sha256':<14}{info['sha256']}")
@@ -319,19 +346,35 @@ def show(ref: str, n_merges: int, as_json: bool, db: Optional[str]) -> None:
         for f in run["corpus_files"][:5]:
             click.echo(f"      {f['path']}  {f['size']:,} bytes")
         click.echo(
-            f"    timings     count {run['count_seconds']:.2f} s, merge {run['train_seconds']:.2f} s, "
+            f"    timings     count {run['count_seconds']:.2f} s, train {run['train_seconds']:.2f} s, "
             f"total {run['total_seconds']:.2f} s, {run['threads']} thread(s)"
         )
         click.echo(f"    tokreg      {run['tokreg_version']}, started {run['started_at']}")
     if info["first_merges"]:
         click.echo("  first merges:")
+        scored = any(m["score"] is not None for m in info["first_merges"])
         echo_table(
-            ["rank", "left", "right", "result", "count"],
+            ["rank", "left", "right", "result", "count"] + (["score"] if scored else []),
             [
                 [m["rank"], repr(m["left"]), repr(m["right"]), repr(m["result"]), m["count"]]
+                + ([f"{m['score']:.3g}"] if scored else [])
                 for m in info["first_merges"]
             ],
         )
+    if info.get("top_pieces"):
+        click.echo("  most likely pieces:")
+        echo_table(["id", "piece", "log prob"], [[p["id"], repr(p["text"]), f"{p['score']:.4f}"] for p in info["top_pieces"]])
+    if history:
+        if not rounds:
+            click.echo("  no recorded training rounds (only Unigram training records them)")
+            return
+        click.echo("  training rounds:")
+        echo_table(["round", "phase", "vocab", "log-likelihood"],
+                   [[r["round"], r["phase"], f"{r['vocab_size']:,}", f"{r['log_likelihood']:,.1f}"] for r in rounds])
+        for line in text_chart([r["log_likelihood"] for r in rounds], title="  log-likelihood by round"):
+            click.echo("  " + line)
+    if plot:
+        click.echo(f"  wrote the training curve to {plot}")
 
 
 @cli.command()

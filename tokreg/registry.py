@@ -22,8 +22,8 @@ from .result import TokenizerData
 from .sql import run_query
 from .store import migrate
 from .store.engine import open_registry, resolve_url
-from .store.models import Merge, Token, TrainingRun, table
-from .tokenizer import Tokenizer
+from .store.models import Merge, Token, TrainingRound, TrainingRun, table
+from .tokenizer import Tokenizer, is_lossless
 from .trainers import Options, WordPieceOptions, train
 from .trainers.common import Progress
 from .versions import VersionInfo, all_versions, check_name, load_rows, resolve
@@ -165,7 +165,19 @@ class Registry:
         out["tokens_by_kind"] = kinds
         out["merges"] = 0 if n_merges is None else n_merges + 1
         out["first_merges"] = first
-        out["lossless"] = self._lossless(v)
+        out["lossless"] = is_lossless(v.algorithm, v.config)
+        if v.algorithm == "unigram":
+            with self.engine.connect() as conn:
+                tt = table(Token)
+                out["top_pieces"] = [
+                    {"id": r.id, "text": r.text, "score": r.score}
+                    for r in conn.execute(
+                        select(tt.c.id, tt.c.text, tt.c.score)
+                        .where(tt.c.version_id == v.id, tt.c.kind == "normal")
+                        .order_by(tt.c.score.desc(), tt.c.id)
+                        .limit(merges)
+                    )
+                ]
         if run is not None:
             out["training_run"] = {
                 k: (val.isoformat() if hasattr(val, "isoformat") else val)
@@ -174,11 +186,14 @@ class Registry:
             }
         return out
 
-    @staticmethod
-    def _lossless(v: VersionInfo) -> bool:
-        """Whether decode(encode(s)) == s for every string: byte-level BPE with a pattern that
-        matches all text. Character-level BPE drops whitespace and maps unseen chars to <unk>."""
-        return v.algorithm == "bpe" and bool(v.config.get("byte_level"))
+    def history(self, ref: str) -> list[dict[str, Any]]:
+        """The recorded rounds of an iterative training run (Unigram: vocab size and
+        log-likelihood after each EM / prune round), oldest first."""
+        with self.engine.connect() as conn:
+            v = resolve(conn, ref)
+            t = table(TrainingRound)
+            rows = conn.execute(select(t).where(t.c.version_id == v.id).order_by(t.c.round)).mappings()
+            return [{k: r[k] for k in ("round", "phase", "vocab_size", "log_likelihood")} for r in rows]
 
     def sql(self, query: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Runs a read-only query; returns (column names, rows)."""

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import os
+import os
 import threading
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Literal, Optional, Union, cast
@@ -25,6 +26,13 @@ _cache_lock = threading.Lock()
 def _compile(algorithm: str, config: dict[str, Any], content: bytes) -> Any:
     """The core encoder for canonical content bytes (see hashing.py)."""
     try:
+        if algorithm == "unigram":
+            n = config["normalizer"]
+            if n.get("name", "identity") != "identity":
+                raise InputError(f"Unigram normalization {n['name']!r} is not implemented by tokreg")
+            return _core.Unigram.from_content(content, add_dummy_prefix=n["add_dummy_prefix"],
+                                              remove_extra_whitespaces=n["remove_extra_whitespaces"],
+                                              escape_whitespaces=n.get("escape_whitespaces", True))
         if algorithm == "wordpiece":
             return _core.WordPiece.from_content(
                 content,
@@ -159,6 +167,27 @@ class Tokenizer:
                 raise InputError(f"a text contains a lone surrogate at index {e.start}") from None
         return [self.encode_ordinary(t) for t in texts]
 
+    def nbest(self, text: str, k: int) -> list[tuple[list[int], float]]:
+        """The `k` most likely segmentations of `text`, best first, with their log probability
+        (Unigram only)."""
+        if not hasattr(self._enc, "nbest"):
+            raise InputError(f"{self.ref} is {self.algorithm}; n-best segmentation needs a Unigram tokenizer")
+        if k < 1:
+            raise InputError(f"nbest needs k >= 1, not {k}")
+        return [(list(ids), score) for ids, score in self._enc.nbest(_text(text, "text"), k)]
+
+    def sample(self, text: str, *, alpha: float = 0.1, seed: Optional[int] = None) -> list[int]:
+        """One segmentation drawn with probability proportional to P(segmentation)**alpha, for
+        subword regularization (Unigram only). The same seed gives the same draw; no seed, a
+        fresh one."""
+        if not hasattr(self._enc, "sample"):
+            raise InputError(f"{self.ref} is {self.algorithm}; sampling needs a Unigram tokenizer")
+        if alpha <= 0:
+            raise InputError(f"sample needs alpha > 0 (e.g. 0.1), not {alpha}")
+        if seed is None:
+            seed = int.from_bytes(os.urandom(8), "little")
+        return list(self._enc.sample(_text(text, "text"), alpha, seed & (2**64 - 1)))
+
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         try:
             return bytes(self._enc.decode_bytes(list(ids)))
@@ -184,3 +213,16 @@ class Tokenizer:
             raise InputError(
                 f"{self.ref} has no token id {token_id} (ids are 0..{self.vocab_size - 1})"
             ) from None
+
+
+def is_lossless(algorithm: str, config: dict[str, Any]) -> bool:
+    """Whether decode(encode(s)) == s for every string: byte-level BPE; Unigram with byte
+    fallback that keeps whitespace as it is. Character-level BPE drops whitespace and maps unseen
+    characters to <unk>; WordPiece normalizes and splits off punctuation."""
+    if algorithm == "bpe":
+        return bool(config.get("byte_level"))
+    if algorithm == "unigram":
+        n = config.get("normalizer", {})
+        return bool(config.get("byte_fallback")) and not n.get("remove_extra_whitespaces") and n.get(
+            "escape_whitespaces", True)
+    return False

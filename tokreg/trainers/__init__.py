@@ -11,11 +11,12 @@ from ..errors import InputError
 from ..result import TokenizerData
 from .bpe import BpeOptions, train_bpe
 from .common import Progress
+from .unigram import UnigramOptions, train_unigram
 from .wordpiece import WordPieceOptions, train_wordpiece
 
-Options = Union[BpeOptions, WordPieceOptions]
+Options = Union[BpeOptions, WordPieceOptions, UnigramOptions]
 
-__all__ = ["BpeOptions", "WordPieceOptions", "Options", "train", "options_from_json"]
+__all__ = ["BpeOptions", "WordPieceOptions", "UnigramOptions", "Options", "train", "options_from_json"]
 
 
 def train(
@@ -26,6 +27,8 @@ def train(
         return train_bpe(files, options, progress)
     if isinstance(options, WordPieceOptions):
         return train_wordpiece(files, options, progress)
+    if isinstance(options, UnigramOptions):
+        return train_unigram(files, options, progress)
     raise InputError(f"unknown training options {type(options).__name__}")
 
 
@@ -38,4 +41,6 @@ def options_from_json(config: dict[str, Any]) -> Options:
         return BpeOptions.from_json(d)
     if algorithm == "wordpiece":
         return WordPieceOptions.from_json(d)
+    if algorithm == "unigram":
+        return UnigramOptions.from_json(d)
     raise InputError(f"cannot rebuild options of a {algorithm!r} run")

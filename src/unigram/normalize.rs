@@ -1,0 +1,114 @@
+// tokreg unigram: SentencePiece-style text handling around the encoder. Spaces become ▁
+// (U+2581) so that pieces can carry word starts; a dummy ▁ is put in front so the first word
+// looks like every other; optionally runs of spaces collapse (SentencePiece's
+// remove_extra_whitespaces). `restore` undoes the mapping on decoded bytes. With extra
+// whitespace kept, restore(normalize(s)) == s for every s: the ▁ mode is lossless.
+
+pub const SPACE_MARK: char = '\u{2581}';
+const MARK_UTF8: &[u8] = "\u{2581}".as_bytes();
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpNormalizer {
+    pub add_dummy_prefix: bool,
+    pub remove_extra_whitespaces: bool,
+    pub escape_whitespaces: bool,
+}
+
+impl Default for SpNormalizer {
+    fn default() -> Self {
+        SpNormalizer { add_dummy_prefix: true, remove_extra_whitespaces: false, escape_whitespaces: true }
+    }
+}
+
+impl SpNormalizer {
+    pub fn normalize(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len() + 8);
+        let body: &str = if self.remove_extra_whitespaces { text.trim_matches(' ') } else { text };
+        if body.is_empty() {
+            return out;
+        }
+        let space = if self.escape_whitespaces { SPACE_MARK } else { ' ' };
+        if self.add_dummy_prefix {
+            out.push(space);
+        }
+        let mut prev_space = false;
+        for c in body.chars() {
+            if c == ' ' {
+                if self.remove_extra_whitespaces && prev_space {
+                    continue;
+                }
+                out.push(space);
+                prev_space = true;
+            } else {
+                out.push(c);
+                prev_space = false;
+            }
+        }
+        out
+    }
+
+    /// Decoded piece bytes back to text bytes: ▁ -> space, minus the dummy prefix.
+    pub fn restore(&self, decoded: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(decoded.len());
+        let mut i = 0;
+        while i < decoded.len() {
+            if self.escape_whitespaces && decoded[i..].starts_with(MARK_UTF8) {
+                out.push(b' ');
+                i += MARK_UTF8.len();
+            } else {
+                out.push(decoded[i]);
+                i += 1;
+            }
+        }
+        if self.add_dummy_prefix && out.first() == Some(&b' ') {
+            out.remove(0);
+        }
+        out
+    }
+
+    /// Training words of one line (its line break dropped): each starts at a ▁.
+    pub fn words(&self, line: &str, buf: &mut String, mut emit: impl FnMut(&str)) {
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        *buf = self.normalize(line);
+        let s = buf.as_str();
+        let mut start = 0;
+        for (i, c) in s.char_indices() {
+            if c == SPACE_MARK && i > start {
+                emit(&s[start..i]);
+                start = i;
+            }
+        }
+        if start < s.len() {
+            emit(&s[start..]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lossless_when_extra_whitespace_is_kept() {
+        let n = SpNormalizer::default();
+        for s in ["Hello world", " two  spaces ", "", "tab\there", "日本 語"] {
+            assert_eq!(n.restore(n.normalize(s).as_bytes()), s.as_bytes());
+        }
+        assert_eq!(n.normalize("a b"), "\u{2581}a\u{2581}b");
+    }
+
+    #[test]
+    fn collapses_like_sentencepiece() {
+        let n = SpNormalizer { remove_extra_whitespaces: true, ..Default::default() };
+        assert_eq!(n.normalize("  a   b  "), "\u{2581}a\u{2581}b");
+    }
+
+    #[test]
+    fn words_start_at_marks() {
+        let n = SpNormalizer::default();
+        let mut got = vec![];
+        n.words("the  cat\n", &mut String::new(), |w| got.push(w.to_string()));
+        assert_eq!(got, ["\u{2581}the", "\u{2581}", "\u{2581}cat"]);
+    }
+}
