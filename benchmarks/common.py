@@ -76,9 +76,29 @@ def child(module: str, *args: str) -> dict[str, Any]:
     return result
 
 
+def peak_mb() -> float:
+    """This process's peak resident memory, in MB. VmHWM belongs to the address space made at
+    exec, so it is this program's own peak; ru_maxrss would not do here: Linux carries it over
+    exec, so a child would report the benchmark parent's size as its own."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def baseline_mb() -> float:
+    """Peak memory so far: taken after a library is imported and before it works, so that the
+    final peak minus this is the memory the work itself needed."""
+    return peak_mb()
+
+
 def report(**values: Any) -> None:
-    """Prints a child's result as one JSON line, with the peak RSS of this process in MB."""
-    values["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """Prints a child's result as one JSON line, with this process's peak memory in MB."""
+    values["peak_rss_mb"] = peak_mb()
     print(json.dumps(values))
 
 

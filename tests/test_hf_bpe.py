@@ -103,8 +103,12 @@ def test_char_level_with_end_of_word_suffix_is_refused(
 
 def test_unsupported_hf_files_say_so(registry: Registry, tmp_path: Path) -> None:
     p = tmp_path / "wp.json"
-    p.write_text(json.dumps({"model": {"type": "WordPiece", "vocab": {}}}), encoding="utf-8")
-    with pytest.raises(InputError, match="importing hf WordPiece models is not supported yet"):
+    p.write_text(json.dumps({"model": {"type": "WordLevel", "vocab": {}}}), encoding="utf-8")
+    with pytest.raises(InputError, match="WordLevel models are not supported"):
+        registry.import_hf("wl", p)
+    p.write_text(json.dumps({"normalizer": {"type": "Lowercase"}, "model": {"type": "WordPiece", "vocab": {"a": 0}}}),
+                 encoding="utf-8")
+    with pytest.raises(InputError, match="the normalizer Lowercase is not supported by tokreg's WordPiece"):
         registry.import_hf("wp", p)
     p.write_text(
         json.dumps({"normalizer": {"type": "NFC"}, "model": {"type": "BPE", "vocab": {}, "merges": []}}),

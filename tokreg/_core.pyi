@@ -2,7 +2,17 @@
 
 from typing import Any, Callable, Optional, final
 
-__all__ = ["train_bpe", "check_pattern", "ByteBpe", "CharBpe", "train_wordpiece", "WordPiece", "PATTERNS"]
+__all__ = [
+    "train_bpe",
+    "check_pattern",
+    "ByteBpe",
+    "CharBpe",
+    "train_wordpiece",
+    "WordPiece",
+    "train_unigram",
+    "Unigram",
+    "PATTERNS",
+]
 
 PATTERNS: dict[str, str]
 
@@ -17,7 +27,6 @@ def train_bpe(
     threads: int = 0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
 ) -> dict[str, Any]: ...
-
 def train_wordpiece(
     inputs: list[bytes],
     vocab_size: int,
@@ -34,6 +43,43 @@ def train_wordpiece(
     threads: int = 0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
 ) -> dict[str, Any]: ...
+def train_unigram(
+    inputs: list[bytes],
+    vocab_size: int,
+    byte_fallback: bool = False,
+    shrinking_factor: float = 0.75,
+    max_piece_length: int = 16,
+    seed_size: int = 1000000,
+    em_iterations: int = 2,
+    unk_piece: str = ...,
+    control_pieces: list[str] = ...,
+    user_defined: list[str] = ...,
+    character_coverage: float = 1.0,
+    add_dummy_prefix: bool = True,
+    remove_extra_whitespaces: bool = False,
+    threads: int = 0,
+    progress: Optional[Callable[[str, int, int], Any]] = None,
+) -> dict[str, Any]: ...
+
+@final
+class Unigram:
+    @staticmethod
+    def from_content(
+        content: bytes,
+        add_dummy_prefix: bool = True,
+        remove_extra_whitespaces: bool = False,
+        escape_whitespaces: bool = True,
+    ) -> Unigram: ...
+    @property
+    def vocab_size(self) -> int: ...
+    def specials(self) -> list[tuple[str, int]]: ...
+    def normalize(self, text: str) -> str: ...
+    def encode_ordinary(self, text: str) -> list[int]: ...
+    def encode_batch(self, texts: list[str], threads: int = 0) -> list[list[int]]: ...
+    def nbest(self, text: str, k: int) -> list[tuple[list[int], float]]: ...
+    def sample(self, text: str, alpha: float, seed: int) -> list[int]: ...
+    def decode_bytes(self, ids: list[int]) -> bytes: ...
+    def token_bytes(self, id: int) -> bytes: ...
 
 @final
 class WordPiece:
@@ -60,9 +106,7 @@ class WordPiece:
 
 @final
 class ByteBpe:
-    def __new__(
-        cls, tokens: list[tuple[int, bytes]], specials: list[tuple[str, int]], pattern: str
-    ) -> ByteBpe: ...
+    def __new__(cls, tokens: list[tuple[int, bytes]], specials: list[tuple[str, int]], pattern: str) -> ByteBpe: ...
     @staticmethod
     def from_content(content: bytes, pattern: str) -> ByteBpe: ...
     @property

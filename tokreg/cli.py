@@ -13,8 +13,8 @@ from typing import Any, Callable, Optional, TypeVar
 
 import click
 
-from .errors import InputError, Interrupted, TokregError
 from .chart import png_chart, text_chart
+from .errors import InputError, Interrupted, TokregError
 from .progress import Progress
 from .registry import Registry
 from .trainers import BpeOptions, Options, UnigramOptions, WordPieceOptions
@@ -79,15 +79,11 @@ class TokregGroup(click.Group):
             click.echo(f"tokreg: error: {e}", err=True)
             ctx.exit(e.exit_code)
         except KeyboardInterrupt:
-            click.echo(
-                f"tokreg: error: {Interrupted('interrupted; nothing was written to the registry')}", err=True
-            )
+            click.echo(f"tokreg: error: {Interrupted('interrupted; nothing was written to the registry')}", err=True)
             ctx.exit(Interrupted.exit_code)
 
 
-@click.group(
-    cls=TokregGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
-)
+@click.group(cls=TokregGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="tokreg")
 def cli() -> None:
     """tokreg: train subword tokenizers, keep every version in a SQL registry, and load them
@@ -132,10 +128,14 @@ def _train_options(algo: str, given: dict[str, Any], common: dict[str, Any]) -> 
     if algo == "unigram":
         if common.pop("min_frequency"):
             raise InputError("--min-frequency applies to --algo bpe or wordpiece; Unigram prunes by likelihood")
-        return UnigramOptions(byte_fallback=given["byte_fallback"], shrinking_factor=given["shrinking_factor"] or 0.75,
-                              max_piece_length=given["max_piece_length"] or 16,
-                              unk_token=given["unk_token"] or "<unk>",
-                              remove_extra_whitespaces=given["collapse_whitespace"], **common)
+        return UnigramOptions(
+            byte_fallback=given["byte_fallback"],
+            shrinking_factor=given["shrinking_factor"] or 0.75,
+            max_piece_length=given["max_piece_length"] or 16,
+            unk_token=given["unk_token"] or "<unk>",
+            remove_extra_whitespaces=given["collapse_whitespace"],
+            **common,
+        )
     return WordPieceOptions(
         lowercase=given["lowercase"],
         strip_accents=given["strip_accents"],
@@ -158,16 +158,10 @@ def _train_options(algo: str, given: dict[str, Any], common: dict[str, Any]) -> 
     show_default=True,
     help="Training algorithm.",
 )
-@click.option(
-    "--vocab-size", type=int, required=True, help="Total tokens, base alphabet and special tokens included."
-)
+@click.option("--vocab-size", type=int, required=True, help="Total tokens, base alphabet and special tokens included.")
 @click.option("--min-frequency", type=int, default=0, show_default=True, help="Never merge a rarer pair.")
-@click.option(
-    "--special", "special", multiple=True, metavar="TOKEN", help="Add a special token (repeatable)."
-)
-@click.option(
-    "--threads", type=int, default=0, show_default=True, help="Counting threads (0 = one per core)."
-)
+@click.option("--special", "special", multiple=True, metavar="TOKEN", help="Add a special token (repeatable).")
+@click.option("--threads", type=int, default=0, show_default=True, help="Counting threads (0 = one per core).")
 @click.option("--message", "-m", help="A note stored with the version.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @click.option(
@@ -176,9 +170,7 @@ def _train_options(algo: str, given: dict[str, Any], common: dict[str, Any]) -> 
     "[default: cl100k; whitespace with --char-level].",
 )
 @click.option("--char-level", is_flag=True, help="[bpe] Classic BPE over characters instead of bytes.")
-@click.option(
-    "--end-of-word-suffix", metavar="S", help="[bpe] End-of-word symbol for --char-level, e.g. '</w>'."
-)
+@click.option("--end-of-word-suffix", metavar="S", help="[bpe] End-of-word symbol for --char-level, e.g. '</w>'.")
 @click.option("--lowercase", is_flag=True, help="[wordpiece] Lowercase the text (uncased BERT).")
 @click.option(
     "--strip-accents/--keep-accents",
@@ -193,13 +185,15 @@ def _train_options(algo: str, given: dict[str, Any], common: dict[str, Any]) -> 
 @click.option("--prefix", metavar="P", help="[wordpiece] Continuation prefix [default: ##].")
 @click.option("--unk-token", metavar="T", help="[wordpiece, unigram] Unknown token [default: [UNK] / <unk>].")
 @click.option("--limit-alphabet", type=int, help="[wordpiece] Keep only the N most frequent characters.")
-@click.option(
-    "--max-word-chars", type=int, help="[wordpiece] Longer words encode as the unknown token [default: 100]."
-)
+@click.option("--max-word-chars", type=int, help="[wordpiece] Longer words encode as the unknown token [default: 100].")
 @click.option("--byte-fallback", is_flag=True, help="[unigram] Add the 256 <0xNN> byte pieces: nothing is unknown.")
-@click.option("--shrinking-factor", type=float, help="[unigram] Fraction of pieces kept per prune round [default: 0.75].")
+@click.option(
+    "--shrinking-factor", type=float, help="[unigram] Fraction of pieces kept per prune round [default: 0.75]."
+)
 @click.option("--max-piece-length", type=int, help="[unigram] Longest piece, in characters [default: 16].")
-@click.option("--collapse-whitespace", is_flag=True, help="[unigram] Collapse runs of spaces, as SentencePiece (lossy).")
+@click.option(
+    "--collapse-whitespace", is_flag=True, help="[unigram] Collapse runs of spaces, as SentencePiece (lossy)."
+)
 @json_option
 @db_option
 def train(
@@ -242,11 +236,7 @@ def train(
     run = info.get("training_run", {})
     kinds = ", ".join(f"{n:,} {k}" for k, n in sorted(info["tokens_by_kind"].items()))
     click.echo(f"{v.ref}  {v.content_hash}")
-    level = (
-        (" byte-level" if v.config.get("byte_level") else " character-level")
-        if v.algorithm == "bpe"
-        else ""
-    )
+    level = (" byte-level" if v.config.get("byte_level") else " character-level") if v.algorithm == "bpe" else ""
     merges = f", {info['merges']:,} merges" if info["merges"] else ""
     click.echo(f"  {v.algorithm}{level}, {v.vocab_size:,} tokens ({kinds}){merges}")
     if run:
@@ -272,9 +262,7 @@ def list_(name: Optional[str], as_json: bool, db: Optional[str]) -> None:
         echo_json([v.to_json() for v in versions])
         return
     if not versions:
-        click.echo(
-            "the registry is empty; train one with: tokreg train NAME FILE... --vocab-size N", err=True
-        )
+        click.echo("the registry is empty; train one with: tokreg train NAME FILE... --vocab-size N", err=True)
         return
     echo_table(
         ["ref", "algorithm", "vocab", "hash", "created", "message"],
@@ -294,9 +282,7 @@ def list_(name: Optional[str], as_json: bool, db: Optional[str]) -> None:
 
 @cli.command()
 @click.argument("ref")
-@click.option(
-    "--merges", "n_merges", type=int, default=10, show_default=True, help="How many first merges to show."
-)
+@click.option("--merges", "n_merges", type=int, default=10, show_default=True, help="How many first merges to show.")
 @click.option("--history", is_flag=True, help="Also show each training round and a chart of the curve (Unigram).")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write the training curve as a PNG (needs matplotlib).")
 @json_option
@@ -328,9 +314,7 @@ def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: b
         + ", ".join(f"{k} {n:,}" for k, n in sorted(info["tokens_by_kind"].items()))
     )
     click.echo(f"  {'merges':<14}{info['merges']:,}")
-    click.echo(
-        f"  {'lossless':<14}{'yes' if info['lossless'] else 'no (decode(encode(s)) may differ from s)'}"
-    )
+    click.echo(f"  {'lossless':<14}{'yes' if info['lossless'] else 'no (decode(encode(s)) may differ from s)'}")
     click.echo(f"  {'created':<14}{info['created_at']}")
     if info["message"]:
         click.echo(f"  {'message':<14}{info['message']}")
@@ -363,14 +347,18 @@ def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: b
         )
     if info.get("top_pieces"):
         click.echo("  most likely pieces:")
-        echo_table(["id", "piece", "log prob"], [[p["id"], repr(p["text"]), f"{p['score']:.4f}"] for p in info["top_pieces"]])
+        echo_table(
+            ["id", "piece", "log prob"], [[p["id"], repr(p["text"]), f"{p['score']:.4f}"] for p in info["top_pieces"]]
+        )
     if history:
         if not rounds:
             click.echo("  no recorded training rounds (only Unigram training records them)")
             return
         click.echo("  training rounds:")
-        echo_table(["round", "phase", "vocab", "log-likelihood"],
-                   [[r["round"], r["phase"], f"{r['vocab_size']:,}", f"{r['log_likelihood']:,.1f}"] for r in rounds])
+        echo_table(
+            ["round", "phase", "vocab", "log-likelihood"],
+            [[r["round"], r["phase"], f"{r['vocab_size']:,}", f"{r['log_likelihood']:,.1f}"] for r in rounds],
+        )
         for line in text_chart([r["log_likelihood"] for r in rounds], title="  log-likelihood by round"):
             click.echo("  " + line)
     if plot:
@@ -495,9 +483,7 @@ def current(db: Optional[str]) -> None:
     """
     reg = _registry(db)
     cur, head = reg.schema_revision()
-    click.echo(
-        f"{reg.url}: schema at revision {cur}" + (" (newest)" if cur == head else f" (newest is {head})")
-    )
+    click.echo(f"{reg.url}: schema at revision {cur}" + (" (newest)" if cur == head else f" (newest is {head})"))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:

@@ -7,7 +7,10 @@ Canonical serialization (format `tokreg-content-v1`), in this order:
    `config` holds the pattern, normalization, flags and special-token settings;
 3. ``tokens N\\n`` then, for each token in id order: id (u32 LE), length of kind (u16 LE), kind
    (ASCII), length of bytes (u32 LE), bytes, then ``\\x00`` or ``\\x01`` + the score (f64 LE);
-4. ``merges M\\n`` then, for each merge in rank order: left, right, result (u32 LE each).
+4. ``merges M\\n`` then, for each merge in rank order: left, right, result (u32 LE each). Only
+   BPE encodes by its merges; WordPiece (greedy longest match) and Unigram (Viterbi) encode
+   from the vocabulary alone, so their merges are not hashed (M = 0), and the same vocabulary
+   imported from a vocab.txt or a tokenizer.json hashes the same as the trained version.
 
 Training counts, times and messages are not part of it: they do not change encoding.
 The hash is ``xxh3-128:<32 hex>`` of those bytes; a sha256 of the same bytes sits beside it.
@@ -54,8 +57,9 @@ def content_bytes(
         n += 1
     parts.append(f"tokens {n}\n".encode())
     parts.extend(body)
-    parts.append(f"merges {len(merges)}\n".encode())
-    parts.extend(_merge.pack(*m) for m in merges)
+    encoding_merges = merges if algorithm == "bpe" else []
+    parts.append(f"merges {len(encoding_merges)}\n".encode())
+    parts.extend(_merge.pack(*m) for m in encoding_merges)
     return b"".join(parts)
 
 

@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import os
-import os
 import threading
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Literal, Optional, Union, cast
@@ -123,7 +122,8 @@ class Tokenizer:
     def encode_ordinary(self, text: str) -> list[int]:
         """Encodes `text`, treating special-token strings as ordinary text."""
         try:
-            return list(self._enc.encode_ordinary(_text(text, "text")))
+            ids: list[int] = self._enc.encode_ordinary(_text(text, "text"))  # already a fresh list
+            return ids
         except UnicodeEncodeError as e:
             raise InputError(
                 f"text contains a lone surrogate at index {e.start} (not valid Unicode); "
@@ -151,7 +151,8 @@ class Tokenizer:
                         f"text contains the special token {found!r}; pass allowed_special={{{found!r}}} to encode "
                         f"it as a special token, or disallowed_special=() to encode it as text"
                     )
-            return list(self._enc.encode(text, sorted(allowed)))
+            out: list[int] = self._enc.encode(text, sorted(allowed))
+            return out
         except UnicodeEncodeError as e:
             raise InputError(
                 f"text contains a lone surrogate at index {e.start} (not valid Unicode)"
@@ -162,7 +163,8 @@ class Tokenizer:
         texts = list(texts)
         if hasattr(self._enc, "encode_batch"):
             try:
-                return [list(x) for x in self._enc.encode_batch(texts, threads)]
+                batch: list[list[int]] = self._enc.encode_batch(texts, threads)
+                return batch
             except UnicodeEncodeError as e:
                 raise InputError(f"a text contains a lone surrogate at index {e.start}") from None
         return [self.encode_ordinary(t) for t in texts]
@@ -186,7 +188,8 @@ class Tokenizer:
             raise InputError(f"sample needs alpha > 0 (e.g. 0.1), not {alpha}")
         if seed is None:
             seed = int.from_bytes(os.urandom(8), "little")
-        return list(self._enc.sample(_text(text, "text"), alpha, seed & (2**64 - 1)))
+        drawn: list[int] = self._enc.sample(_text(text, "text"), alpha, seed & (2**64 - 1))
+        return drawn
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         try:

@@ -142,10 +142,14 @@ def export(data: TokenizerData, ref: str) -> bytes:
     """The `tokenizer.json` of a version."""
     if data.algorithm == "bpe":
         doc = _export_bpe(data, ref)
-    elif data.algorithm in ("wordpiece", "unigram"):
-        raise InputError(
-            f"{ref}: exporting {data.algorithm} to the hf format is not supported yet; use --format tokreg"
-        )
+    elif data.algorithm == "wordpiece":
+        from . import hf_wordpiece
+
+        doc = hf_wordpiece.export(data, _added(data))
+    elif data.algorithm == "unigram":
+        from . import hf_unigram
+
+        doc = hf_unigram.export(data)
     else:
         raise InputError(f"{ref}: cannot export a {data.algorithm} tokenizer to the hf format")
     return json.dumps(doc, ensure_ascii=False, indent=2).encode("utf-8") + b"\n"
@@ -224,8 +228,16 @@ def read(path: str | os.PathLike[str]) -> TokenizerData:
     kind = model.get("type") or ("BPE" if "merges" in model else None)
     if kind == "BPE":
         return _read_bpe(doc, model, where)
-    if kind in ("WordPiece", "Unigram", "WordLevel"):
-        raise InputError(f"{where}: importing hf {kind} models is not supported yet (BPE only)")
+    if kind == "WordPiece":
+        from . import hf_wordpiece
+
+        return hf_wordpiece.read(doc, model, where)
+    if kind == "Unigram":
+        from . import hf_unigram
+
+        return hf_unigram.read(doc, model, where)
+    if kind == "WordLevel":
+        raise InputError(f"{where}: hf WordLevel models are not supported (BPE, WordPiece and Unigram are)")
     raise InputError(f"{where}: unknown hf model type {kind!r}")
 
 

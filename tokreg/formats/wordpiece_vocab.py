@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from ..errors import InputError
 from ..result import TokenizerData, TokenRow
-from ..trainers.wordpiece import WordPieceOptions, encoding_config
+from ..trainers.wordpiece import WordPieceOptions, encoding_config, token_kind
 
 BERT_SPECIALS = ("[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]")
 
@@ -47,14 +47,7 @@ def read(path: str | os.PathLike[str], opts: WordPieceOptions, specials: Sequenc
         )
     special = set(BERT_SPECIALS) | set(specials) | {opts.unk_token}
     prefix = opts.continuing_prefix
-    tokens = [
-        TokenRow(
-            id=i,
-            bytes=t.encode("utf-8"),
-            kind="special" if t in special else "piece" if not t.startswith(prefix) else "continuation",
-        )
-        for i, t in enumerate(vocab)
-    ]
+    tokens = [TokenRow(id=i, bytes=t.encode("utf-8"), kind=token_kind(t, prefix, special)) for i, t in enumerate(vocab)]
     return TokenizerData(
         algorithm="wordpiece", config=encoding_config(opts), tokens=tokens, source="import:wordpiece"
     )

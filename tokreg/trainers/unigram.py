@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import Any, Optional
@@ -53,40 +54,82 @@ class UnigramOptions:
         return cls(**d)
 
 
-def encoding_config(*, byte_fallback: bool, unk_token: str, add_dummy_prefix: bool,
-                    remove_extra_whitespaces: bool, escape_whitespaces: bool = True) -> dict[str, Any]:
+def encoding_config(
+    *,
+    byte_fallback: bool,
+    unk_token: str,
+    add_dummy_prefix: bool,
+    remove_extra_whitespaces: bool,
+    escape_whitespaces: bool = True,
+) -> dict[str, Any]:
     """The Unigram config that changes encoding (shared with SentencePiece import)."""
     return {
-        "normalizer": {"name": "identity", "add_dummy_prefix": add_dummy_prefix,
-                       "remove_extra_whitespaces": remove_extra_whitespaces,
-                       "escape_whitespaces": escape_whitespaces},
+        "normalizer": {
+            "name": "identity",
+            "add_dummy_prefix": add_dummy_prefix,
+            "remove_extra_whitespaces": remove_extra_whitespaces,
+            "escape_whitespaces": escape_whitespaces,
+        },
         "byte_fallback": byte_fallback,
         "unk_token": unk_token,
     }
 
 
-def train_unigram(files: Sequence[str | os.PathLike[str]], opts: UnigramOptions,
-                  progress: Optional[Progress] = None) -> TokenizerData:
+@contextmanager
+def _vocab_hint(vocab_size: int) -> Iterator[None]:
+    try:
+        yield
+    except ValueError as e:
+        if "smaller than" in str(e):
+            raise InputError(f"--vocab-size {vocab_size} is too small: {e}; raise --vocab-size") from None
+        raise
+
+
+def train_unigram(
+    files: Sequence[str | os.PathLike[str]], opts: UnigramOptions, progress: Optional[Progress] = None
+) -> TokenizerData:
     """Trains a Unigram LM on `files`; returns the plain result (nothing is written)."""
     started, t0 = datetime.now(timezone.utc), time.perf_counter()
     check_threads(opts.threads)
     if not 0.0 < opts.shrinking_factor < 1.0:
         raise InputError(f"--shrinking-factor {opts.shrinking_factor} must be between 0 and 1 (e.g. 0.75)")
     corpus = read_corpus(files, require_utf8=True)
-    with core_errors("training"):
+    with core_errors("training"), _vocab_hint(opts.vocab_size):
         out = _core.train_unigram(
-            corpus.data, opts.vocab_size, byte_fallback=opts.byte_fallback, shrinking_factor=opts.shrinking_factor,
-            max_piece_length=opts.max_piece_length, seed_size=opts.seed_size, em_iterations=opts.em_iterations,
-            unk_piece=opts.unk_token, control_pieces=list(opts.special), character_coverage=opts.character_coverage,
-            add_dummy_prefix=opts.add_dummy_prefix, remove_extra_whitespaces=opts.remove_extra_whitespaces,
-            threads=opts.threads, progress=progress,
+            corpus.data,
+            opts.vocab_size,
+            byte_fallback=opts.byte_fallback,
+            shrinking_factor=opts.shrinking_factor,
+            max_piece_length=opts.max_piece_length,
+            seed_size=opts.seed_size,
+            em_iterations=opts.em_iterations,
+            unk_piece=opts.unk_token,
+            control_pieces=list(opts.special),
+            character_coverage=opts.character_coverage,
+            add_dummy_prefix=opts.add_dummy_prefix,
+            remove_extra_whitespaces=opts.remove_extra_whitespaces,
+            threads=opts.threads,
+            progress=progress,
         )
-    tokens = [TokenRow(id=i, bytes=text.encode("utf-8"), kind=kind, score=score)
-              for i, (text, score, kind) in enumerate(out["pieces"])]
+    tokens = [
+        TokenRow(id=i, bytes=text.encode("utf-8"), kind=kind, score=score)
+        for i, (text, score, kind) in enumerate(out["pieces"])
+    ]
     rounds = [RoundRow(round=r, phase="em", vocab_size=n, log_likelihood=ll) for r, n, ll in out["rounds"]]
-    config = encoding_config(byte_fallback=opts.byte_fallback, unk_token=opts.unk_token,
-                             add_dummy_prefix=opts.add_dummy_prefix,
-                             remove_extra_whitespaces=opts.remove_extra_whitespaces)
-    run = run_record("unigram", opts.to_json(), corpus, threads=opts.threads, started=started, t0=t0,
-                     count_seconds=out["count_seconds"], train_seconds=out["train_seconds"])
+    config = encoding_config(
+        byte_fallback=opts.byte_fallback,
+        unk_token=opts.unk_token,
+        add_dummy_prefix=opts.add_dummy_prefix,
+        remove_extra_whitespaces=opts.remove_extra_whitespaces,
+    )
+    run = run_record(
+        "unigram",
+        opts.to_json(),
+        corpus,
+        threads=opts.threads,
+        started=started,
+        t0=t0,
+        count_seconds=out["count_seconds"],
+        train_seconds=out["train_seconds"],
+    )
     return TokenizerData(algorithm="unigram", config=config, tokens=tokens, run=run, rounds=rounds)

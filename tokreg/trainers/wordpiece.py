@@ -64,6 +64,15 @@ class WordPieceOptions:
         }
 
 
+def token_kind(token: str, prefix: str, specials: set[str]) -> str:
+    """A WordPiece token's kind, from the token alone (so imports hash like training output):
+    special; char (one character, or the prefix and one character: the alphabet); merged."""
+    if token in specials:
+        return "special"
+    body = token[len(prefix):] if prefix and token.startswith(prefix) and token != prefix else token
+    return "char" if len(body) == 1 else "merged"
+
+
 def encoding_config(opts: WordPieceOptions) -> dict[str, Any]:
     return {
         "normalizer": opts.normalizer(),
