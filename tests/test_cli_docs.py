@@ -37,3 +37,17 @@ def test_help_ends_with_an_example(name: str, cmd: click.Command) -> None:
 def test_readme_documents_every_command(name: str) -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert f"tokreg {name}" in readme, f"README.md does not document `tokreg {name}`"
+
+
+def readme_commands() -> list[str]:
+    """The one-line commands of the README's ```sh blocks, in order."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = text.split("```sh\n")[1:]
+    return [b.split("```")[0].strip() for b in blocks]
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    install_and_run, test = readme_commands()[:2]
+    assert "pip install ." in install_and_run and "tokreg train" in install_and_run and "tokreg diff" in install_and_run
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert ci.strip().splitlines()[-1] == test

@@ -95,3 +95,18 @@ def test_import_wordpiece_cli_and_errors(run: Cli, tmp_path: Path) -> None:
     bad.write_text("[UNK]\nhello\nhello\n")
     res = run("import", "wordpiece", bad, "--name", "bad", ok=False)
     assert res.exit_code == 1 and "appears on lines 2 and 3" in res.output
+
+
+@pytest.mark.parametrize("name", CORPORA)
+def test_imported_hf_tokenizer_json_matches_hf(
+    hf_bert: tuple[object, Path], registry: Registry, tmp_path: Path, name: str
+) -> None:
+    hf, _ = hf_bert
+    path = tmp_path / "tokenizer.json"
+    hf.save(str(path))  # type: ignore[attr-defined]
+    v = registry.import_hf("bert-json", path)
+    assert v.algorithm == "wordpiece" and v.source == "import:hf"
+    tok = registry.load("bert-json")
+    lines = data_file(name).read_text(encoding="utf-8").splitlines()
+    expected = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]  # type: ignore[attr-defined]
+    assert tok.encode_batch(lines) == expected
