@@ -82,6 +82,8 @@ def _vocab_hint(vocab_size: int) -> Iterator[None]:
     except ValueError as e:
         if "smaller than" in str(e):
             raise InputError(f"--vocab-size {vocab_size} is too small: {e}; raise --vocab-size") from None
+        if "too large" in str(e):
+            raise InputError(f"--vocab-size {vocab_size}: {e}; lower --vocab-size or give more text") from None
         raise
 
 
