@@ -7,6 +7,7 @@
 pub mod bpe;
 pub mod content;
 pub mod pretok;
+pub mod spbpe;
 pub mod unigram;
 pub mod wordpiece;
 

@@ -653,6 +653,79 @@ impl Unigram {
     }
 }
 
+// ---- SentencePiece BPE ---------------------------------------------------------------------------
+
+/// SentencePiece BPE encoder (imported `model_type: BPE` models): SentencePiece text handling,
+/// then score-driven merges (see `crate::spbpe`).
+#[pyclass(frozen, module = "tokreg._core")]
+struct SpBpe {
+    inner: Arc<crate::spbpe::Encoder>,
+    norm: unigram::SpNormalizer,
+    specials: Vec<(String, u32)>,
+}
+
+#[pymethods]
+impl SpBpe {
+    #[staticmethod]
+    #[pyo3(signature = (content, add_dummy_prefix=true, remove_extra_whitespaces=false, escape_whitespaces=true))]
+    fn from_content(content: &[u8], add_dummy_prefix: bool, remove_extra_whitespaces: bool, escape_whitespaces: bool) -> PyResult<Self> {
+        let c = crate::content::parse(content).map_err(value_error)?;
+        let mut pieces = Vec::with_capacity(c.tokens.len());
+        let mut specials = Vec::new();
+        for (i, t) in c.tokens.into_iter().enumerate() {
+            if t.id as usize != i {
+                return Err(value_error("SentencePiece BPE piece ids must be 0..n without gaps".into()));
+            }
+            let text = String::from_utf8(t.bytes).map_err(|_| value_error(format!("piece {i} is not UTF-8")))?;
+            let kind = piece_kind(&t.kind)?;
+            if matches!(kind, unigram::PieceKind::Control | unigram::PieceKind::Unknown) {
+                specials.push((text.clone(), t.id));
+            }
+            pieces.push(unigram::Piece { text, score: t.score.unwrap_or(0.0), kind });
+        }
+        let inner = crate::spbpe::Encoder::new(&pieces).map_err(value_error)?;
+        let norm = unigram::SpNormalizer { add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces };
+        Ok(SpBpe { inner: Arc::new(inner), norm, specials })
+    }
+
+    #[getter]
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab_size()
+    }
+
+    fn specials(&self) -> Vec<(String, u32)> {
+        self.specials.clone()
+    }
+
+    fn normalize(&self, text: &str) -> String {
+        self.norm.normalize(text)
+    }
+
+    fn encode_ordinary(&self, py: Python<'_>, text: &str) -> Vec<u32> {
+        py.allow_threads(|| self.inner.encode(&self.norm.normalize(text)))
+    }
+
+    #[pyo3(signature = (texts, threads=0))]
+    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, threads: usize) -> PyResult<Vec<Vec<u32>>> {
+        use rayon::prelude::*;
+        py.allow_threads(|| {
+            with_threads(threads, || texts.par_iter().map(|t| self.inner.encode(&self.norm.normalize(t))).collect())
+        })
+    }
+
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+        if let Some(&bad) = ids.iter().find(|&&i| i as usize >= self.inner.vocab_size()) {
+            return Err(value_error(format!("unknown token id {bad}")));
+        }
+        Ok(PyBytes::new(py, &self.norm.restore(&self.inner.decode_pieces(&ids))))
+    }
+
+    fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyBytes>> {
+        let t = self.inner.piece(id).ok_or_else(|| value_error(format!("unknown token id {id}")))?;
+        Ok(PyBytes::new(py, t.as_bytes()))
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
@@ -663,6 +736,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<WordPiece>()?;
     m.add_function(wrap_pyfunction!(train_unigram, m)?)?;
     m.add_class::<Unigram>()?;
+    m.add_class::<SpBpe>()?;
     let patterns = PyDict::new(m.py());
     for (name, regex) in PATTERNS {
         patterns.set_item(name, regex)?;

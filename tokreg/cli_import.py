@@ -125,3 +125,18 @@ def import_wordpiece(
         continuing_prefix=prefix,
     )
     _done(_registry(db).import_wordpiece(name, file, opts, specials=special, message=message), file, as_json)
+
+
+@import_.command(name="sentencepiece")
+@click.argument("file", type=click.Path(dir_okay=False))
+@_common
+def import_sentencepiece(file: str, name: str, message: Optional[str], as_json: bool, db: Optional[str]) -> None:
+    """Register a SentencePiece .model file (Unigram or BPE); it encodes with the same ids as
+    the sentencepiece library. Models with a normalization rule other than identity (nmt_nfkc,
+    nfkc, ...) or with treat_whitespace_as_suffix are refused.
+
+    \b
+    Example:
+        tokreg import sentencepiece tokenizer.model --name llama-sp
+    """
+    _done(_registry(db).import_sentencepiece(name, file, message=message), file, as_json)

@@ -104,6 +104,15 @@ class Registry:
         data = wordpiece_vocab.read(path, options, specials)
         return self.add(name, data, message=message or f"imported from {os.path.basename(path)}")
 
+    def import_sentencepiece(self, name: str, path: PathLike, *, message: Optional[str] = None) -> VersionInfo:
+        """Registers a SentencePiece `.model` file (Unigram or BPE, identity normalization) as the
+        next version of `name`; it encodes with the same ids as the `sentencepiece` library."""
+        from .formats import sentencepiece_model
+
+        check_name(name)
+        data = sentencepiece_model.read(path)
+        return self.add(name, data, message=message or f"imported from {os.path.basename(path)}")
+
     # -- reading ------------------------------------------------------------------------------
 
     def resolve(self, ref: str) -> VersionInfo:

@@ -42,6 +42,16 @@ def _compile(algorithm: str, config: dict[str, Any], content: bytes) -> Any:
             )
         if algorithm != "bpe":
             raise InputError(f"encoding {algorithm} tokenizers is not supported by this version of tokreg")
+        if config.get("model") == "sentencepiece":
+            n = config["normalizer"]
+            if n.get("name", "identity") != "identity":
+                raise InputError(f"SentencePiece normalization {n['name']!r} is not implemented by tokreg")
+            return _core.SpBpe.from_content(
+                content,
+                add_dummy_prefix=n["add_dummy_prefix"],
+                remove_extra_whitespaces=n["remove_extra_whitespaces"],
+                escape_whitespaces=n.get("escape_whitespaces", True),
+            )
         if config.get("byte_level", True):
             return _core.ByteBpe.from_content(content, config["pattern"])
         return _core.CharBpe.from_content(
@@ -219,12 +229,12 @@ class Tokenizer:
 
 
 def is_lossless(algorithm: str, config: dict[str, Any]) -> bool:
-    """Whether decode(encode(s)) == s for every string: byte-level BPE; Unigram with byte
-    fallback that keeps whitespace as it is. Character-level BPE drops whitespace and maps unseen
-    characters to <unk>; WordPiece normalizes and splits off punctuation."""
-    if algorithm == "bpe":
+    """Whether decode(encode(s)) == s for every string: byte-level BPE; Unigram or SentencePiece
+    BPE with byte fallback that keeps whitespace as it is. Character-level BPE drops whitespace
+    and maps unseen characters to <unk>; WordPiece normalizes and splits off punctuation."""
+    if algorithm == "bpe" and config.get("model") != "sentencepiece":
         return bool(config.get("byte_level"))
-    if algorithm == "unigram":
+    if algorithm in ("unigram", "bpe"):  # Unigram, or SentencePiece BPE: the same text handling
         n = config.get("normalizer", {})
         return bool(config.get("byte_fallback")) and not n.get("remove_extra_whitespaces") and n.get(
             "escape_whitespaces", True)

@@ -28,6 +28,11 @@ def _tokreg(data: TokenizerData, ref: str) -> bytes:
 def _hf(data: TokenizerData, ref: str) -> bytes:
     from . import hf
 
+    if data.config.get("model") == "sentencepiece":
+        raise InputError(
+            f"{ref} is a SentencePiece BPE model (score-ordered merges), which has no tokenizer.json form "
+            "here; export it with --format tokreg"
+        )
     return hf.export(data, ref)
 
 

@@ -1,0 +1,294 @@
+"""SentencePiece `.model` files: a serialized `ModelProto` (google/sentencepiece,
+src/sentencepiece_model.proto). Owns: a small protobuf wire-format reader for the fields that
+change encoding, the checks that refuse what tokreg cannot encode identically, and the
+conversion to a `TokenizerData`.
+
+What is read (field numbers of the .proto):
+
+    ModelProto      pieces=1 {piece=1, score=2 (float), type=3}, trainer_spec=2,
+                    normalizer_spec=3, denormalizer_spec=5
+    TrainerSpec     model_type=3, treat_whitespace_as_suffix=24, byte_fallback=35
+    NormalizerSpec  name=1, precompiled_charsmap=2, add_dummy_prefix=3,
+                    remove_extra_whitespaces=4, escape_whitespaces=5
+
+Every other field is skipped: the rest of TrainerSpec (split_digits, split_by_whitespace,
+vocab_size, ...) only steers training, not encoding.
+
+>>> data = read("llama.model")
+>>> data.algorithm, data.config["byte_fallback"], data.tokens[259]
+('bpe', True, TokenRow(id=259, bytes=b'\\xe2\\x96\\x81\\xe2\\x96\\x81', kind='normal', count=None, score=-1000000000.0))
+
+Ids are the piece positions; each piece keeps its type as the token kind (normal, unknown,
+control, user_defined, unused, byte) and its score. Unigram models encode with tokreg's
+SentencePiece-exact Viterbi; BPE models with `_core.SpBpe` (score-driven merges). Only the
+identity normalization is implemented: a model carrying a normalization rule (nmt_nfkc, nfkc,
+a custom charsmap, ...) is refused rather than encoded differently.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from ..errors import InputError
+from ..result import TokenizerData, TokenRow
+from ..trainers.unigram import encoding_config
+
+# ModelProto.SentencePiece.Type -> token kind
+KINDS = {1: "normal", 2: "unknown", 3: "control", 4: "user_defined", 5: "unused", 6: "byte"}
+MODEL_TYPES = {1: "UNIGRAM", 2: "BPE", 3: "WORD", 4: "CHAR"}
+
+# -- protobuf wire format -----------------------------------------------------------------------
+
+Value = Union[int, bytes]  # varint / fixed32 / fixed64 as int (raw bits), length-delimited as bytes
+
+
+class _Malformed(Exception):
+    """The bytes are not a well-formed protobuf message; str() says where."""
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """(value, next position) of the base-128 varint at `pos`."""
+    value = shift = 0
+    while True:
+        if pos >= len(buf):
+            raise _Malformed(f"a number runs past the end at byte {pos}")
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, pos
+        shift += 7
+        if shift >= 70:
+            raise _Malformed(f"a number longer than 10 bytes at byte {pos}")
+
+
+def _fields(buf: bytes) -> Iterator[tuple[int, int, Value]]:
+    """(field number, wire type, value) of each field of one message, in file order."""
+    pos, n = 0, len(buf)
+    while pos < n:
+        key, pos = _varint(buf, pos)
+        number, wire = key >> 3, key & 7
+        if number == 0:
+            raise _Malformed(f"field number 0 at byte {pos}")
+        value: Value
+        if wire == 0:
+            value, pos = _varint(buf, pos)
+        elif wire in (1, 5):
+            size = 8 if wire == 1 else 4
+            if pos + size > n:
+                raise _Malformed(f"a {size * 8}-bit field runs past the end at byte {pos}")
+            value = int.from_bytes(buf[pos:pos + size], "little")
+            pos += size
+        elif wire == 2:
+            size, pos = _varint(buf, pos)
+            if pos + size > n:
+                raise _Malformed(f"a {size}-byte field runs past the end at byte {pos}")
+            value = buf[pos:pos + size]
+            pos += size
+        else:  # 3/4 are the deprecated groups, 6/7 do not exist; SentencePiece uses neither
+            raise _Malformed(f"wire type {wire} at byte {pos}")
+        yield number, wire, value
+
+
+def _want(value: Value, wire: int, expected: int, what: str) -> Value:
+    if wire != expected:
+        raise _Malformed(f"{what} has wire type {wire}, expected {expected}")
+    return value
+
+
+def _int(value: Value, wire: int, what: str) -> int:
+    v = _want(value, wire, 0, what)
+    assert isinstance(v, int)
+    return v
+
+
+def _bytes(value: Value, wire: int, what: str) -> bytes:
+    v = _want(value, wire, 2, what)
+    assert isinstance(v, bytes)
+    return v
+
+
+# -- ModelProto ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Piece:
+    text: bytes
+    score: float = 0.0
+    type: int = 1  # NORMAL
+
+
+@dataclass
+class Model:
+    """The fields of a ModelProto that change encoding, with the .proto's defaults."""
+
+    pieces: list[Piece] = field(default_factory=list)
+    model_type: int = 1  # UNIGRAM
+    byte_fallback: bool = False
+    treat_whitespace_as_suffix: bool = False
+    normalizer_name: str = ""
+    precompiled_charsmap: bytes = b""
+    add_dummy_prefix: bool = True
+    remove_extra_whitespaces: bool = True
+    escape_whitespaces: bool = True
+    denormalizer_charsmap: bytes = b""
+
+
+def _piece(buf: bytes) -> Piece:
+    p = Piece(b"")
+    for number, wire, value in _fields(buf):
+        if number == 1:
+            p.text = _bytes(value, wire, "piece.piece")
+        elif number == 2:
+            bits = _want(value, wire, 5, "piece.score")
+            assert isinstance(bits, int)
+            p.score = struct.unpack("<f", bits.to_bytes(4, "little"))[0]
+        elif number == 3:
+            p.type = _int(value, wire, "piece.type")
+    return p
+
+
+def parse(raw: bytes) -> Model:
+    """The encoding-relevant fields of a serialized ModelProto. Raises `_Malformed`."""
+    m = Model()
+    for number, wire, value in _fields(raw):
+        if number == 1:
+            m.pieces.append(_piece(_bytes(value, wire, "pieces")))
+        elif number == 2:
+            for n, w, v in _fields(_bytes(value, wire, "trainer_spec")):
+                if n == 3:
+                    m.model_type = _int(v, w, "trainer_spec.model_type")
+                elif n == 24:
+                    m.treat_whitespace_as_suffix = bool(_int(v, w, "treat_whitespace_as_suffix"))
+                elif n == 35:
+                    m.byte_fallback = bool(_int(v, w, "byte_fallback"))
+        elif number == 3:
+            for n, w, v in _fields(_bytes(value, wire, "normalizer_spec")):
+                if n == 1:
+                    m.normalizer_name = _bytes(v, w, "normalizer_spec.name").decode("utf-8", "replace")
+                elif n == 2:
+                    m.precompiled_charsmap = _bytes(v, w, "precompiled_charsmap")
+                elif n == 3:
+                    m.add_dummy_prefix = bool(_int(v, w, "add_dummy_prefix"))
+                elif n == 4:
+                    m.remove_extra_whitespaces = bool(_int(v, w, "remove_extra_whitespaces"))
+                elif n == 5:
+                    m.escape_whitespaces = bool(_int(v, w, "escape_whitespaces"))
+        elif number == 5:
+            for n, w, v in _fields(_bytes(value, wire, "denormalizer_spec")):
+                if n == 2:
+                    m.denormalizer_charsmap = _bytes(v, w, "denormalizer_spec.precompiled_charsmap")
+    return m
+
+
+# -- conversion ---------------------------------------------------------------------------------
+
+
+def _tokens(m: Model, source: str) -> tuple[list[TokenRow], str]:
+    """Token rows in id order and the unknown piece's text; refuses what SentencePiece itself
+    would refuse to load."""
+    rows: list[TokenRow] = []
+    seen: dict[bytes, int] = {}
+    unk: list[str] = []
+    n_bytes = 0
+    for i, p in enumerate(m.pieces):
+        kind = KINDS.get(p.type)
+        if kind is None:
+            raise InputError(f"{source}: piece {i} has unknown type {p.type}; is this a SentencePiece .model file?")
+        try:
+            text = p.text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(f"{source}: piece {i} is not UTF-8; is this a SentencePiece .model file?") from None
+        if not text or "\x00" in text:
+            raise InputError(f"{source}: piece {i} is empty or holds a NUL; the model is damaged")
+        if p.text in seen:
+            raise InputError(
+                f"{source}: piece {text!r} appears twice (ids {seen[p.text]} and {i}); the model is damaged"
+            )
+        if not math.isfinite(p.score):
+            raise InputError(f"{source}: piece {text!r} has the score {p.score}; the model is damaged")
+        seen[p.text] = i
+        if kind == "unknown":
+            unk.append(text)
+        if kind == "byte":
+            n_bytes += 1
+        # + 0.0 turns -0.0 (SentencePiece BPE's first piece) into 0.0: SQL stores no sign of zero
+        rows.append(TokenRow(id=i, bytes=p.text, kind=kind, score=p.score + 0.0))
+    if len(unk) != 1:
+        raise InputError(
+            f"{source}: a SentencePiece model has exactly one unknown piece, this one has {len(unk)}; "
+            "is this a SentencePiece .model file?"
+        )
+    if m.byte_fallback and n_bytes != 256:
+        raise InputError(f"{source}: byte_fallback is on but the model has {n_bytes} byte pieces, not 256")
+    if n_bytes and not m.byte_fallback:
+        raise InputError(f"{source}: the model has byte pieces but byte_fallback is off; the model is damaged")
+    return rows, unk[0]
+
+
+def _refuse_unsupported(m: Model, source: str) -> None:
+    """Refuses, with the reason, every setting whose encoding tokreg does not reproduce exactly."""
+    if m.model_type not in (1, 2):
+        kind = MODEL_TYPES.get(m.model_type, f"type {m.model_type}")
+        raise InputError(
+            f"{source}: SentencePiece {kind} models are not supported (only UNIGRAM and BPE); nothing was written"
+        )
+    if m.precompiled_charsmap:
+        rule = m.normalizer_name or "a custom rule"
+        raise InputError(
+            f"{source}: the model normalizes text with {rule!r}, which tokreg does not implement (only 'identity'); "
+            "retrain it with normalization_rule_name=identity. Nothing was written"
+        )
+    if m.treat_whitespace_as_suffix:
+        raise InputError(
+            f"{source}: the model uses treat_whitespace_as_suffix, which tokreg does not implement; "
+            "retrain it without. Nothing was written"
+        )
+    if m.denormalizer_charsmap:
+        raise InputError(
+            f"{source}: the model carries a denormalization rule for decoding, which tokreg does not "
+            "implement; nothing was written"
+        )
+
+
+def read(path: str | os.PathLike[str]) -> TokenizerData:
+    """Reads a SentencePiece `.model` file into a `TokenizerData` (nothing is written)."""
+    source = str(path)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        raise InputError(f"file {source!r} does not exist; check the path") from None
+    except IsADirectoryError:
+        raise InputError(f"{source!r} is a folder; give the .model file") from None
+    except OSError as e:
+        raise InputError(f"cannot read {source!r}: {e.strerror}") from None
+    try:
+        m = parse(raw)
+    except _Malformed as e:
+        raise InputError(
+            f"{source} is truncated or not a SentencePiece .model file ({e}); give the .model file "
+            "that spm_train wrote"
+        ) from None
+    if not m.pieces:
+        raise InputError(f"{source} holds no pieces; is this a SentencePiece .model file?")
+    tokens, unk = _tokens(m, source)
+    _refuse_unsupported(m, source)
+    config: dict[str, Any] = encoding_config(
+        byte_fallback=m.byte_fallback,
+        unk_token=unk,
+        add_dummy_prefix=m.add_dummy_prefix,
+        remove_extra_whitespaces=m.remove_extra_whitespaces,
+        escape_whitespaces=m.escape_whitespaces,
+    )
+    if m.model_type == 1:
+        algorithm = "unigram"
+    else:
+        algorithm = "bpe"
+        config = {"byte_level": False, "model": "sentencepiece", **config}
+    return TokenizerData(algorithm=algorithm, config=config, tokens=tokens, source="import:sentencepiece")
