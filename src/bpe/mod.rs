@@ -3,7 +3,9 @@
 //! character-level BPE with an end-of-word marker.
 
 pub mod merges;
+mod piece_cache;
 pub mod rank;
+mod rank_table;
 pub mod train;
 
 pub use merges::MergeEncoder;

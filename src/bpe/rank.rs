@@ -9,13 +9,14 @@
 //! min-heap of (rank, position) over a linked list of parts, so a piece of n bytes costs
 //! O(n log n) instead of tiktoken's O(n²): a megabyte of one repeated character stays linear.
 
-use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use fancy_regex::Regex;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+use super::piece_cache::{self, PieceCache};
+use super::rank_table::RankTable;
 use crate::pretok::Splitter;
 
 const NONE: u32 = u32::MAX;
@@ -23,33 +24,42 @@ const NONE: u32 = u32::MAX;
 const HEAP_FROM: usize = 128;
 
 pub struct RankEncoder {
-    ranks: FxHashMap<Vec<u8>, u32>,
+    ranks: RankTable,
+    /// the id of each single byte (where every merge loop starts)
+    byte_id: [u32; 256],
     /// id -> bytes, for ordinary and special tokens (None for ids that are unused)
     decoder: Vec<Option<Vec<u8>>>,
     specials: FxHashMap<String, u32>,
     splitter: Splitter,
+    /// tells this encoder's entries in a thread's piece cache from another encoder's
+    uid: u64,
 }
+
+static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl RankEncoder {
     /// `tokens`: (id, bytes) of the ordinary tokens; every single byte must be one of them.
     pub fn new(tokens: Vec<(u32, Vec<u8>)>, specials: Vec<(String, u32)>, splitter: Splitter) -> Result<Self, String> {
         let max_id = tokens.iter().map(|t| t.0).chain(specials.iter().map(|s| s.1)).max().unwrap_or(0);
         let mut decoder: Vec<Option<Vec<u8>>> = vec![None; max_id as usize + 1];
-        let mut ranks = FxHashMap::default();
-        ranks.reserve(tokens.len());
+        let mut ranks = RankTable::with_capacity(tokens.len());
         for (id, bytes) in tokens {
             if decoder[id as usize].is_some() {
                 return Err(format!("token id {id} appears twice"));
             }
-            decoder[id as usize] = Some(bytes.clone());
-            if ranks.insert(bytes, id).is_some() {
+            if bytes.is_empty() {
+                return Err(format!("token {id} is empty"));
+            }
+            if !ranks.insert(&bytes, id) {
                 return Err(format!("two tokens have the bytes of token {id}"));
             }
+            decoder[id as usize] = Some(bytes);
         }
-        for b in 0..=255u8 {
-            if !ranks.contains_key(&[b][..]) {
-                return Err(format!("byte 0x{b:02x} has no token: a byte-level vocabulary needs all 256"));
-            }
+        let mut byte_id = [0u32; 256];
+        for (b, slot) in byte_id.iter_mut().enumerate() {
+            *slot = ranks
+                .get(&[b as u8])
+                .ok_or_else(|| format!("byte 0x{b:02x} has no token: a byte-level vocabulary needs all 256"))?;
         }
         for (s, id) in &specials {
             if decoder[*id as usize].is_some() {
@@ -57,7 +67,8 @@ impl RankEncoder {
             }
             decoder[*id as usize] = Some(s.as_bytes().to_vec());
         }
-        Ok(RankEncoder { ranks, decoder, specials: specials.into_iter().collect(), splitter })
+        let uid = NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(RankEncoder { ranks, byte_id, decoder, specials: specials.into_iter().collect(), splitter, uid })
     }
 
     pub fn vocab_size(&self) -> usize {
@@ -71,7 +82,7 @@ impl RankEncoder {
     }
 
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
-        self.ranks.get(bytes).copied()
+        self.ranks.get(bytes)
     }
 
     pub fn token_bytes(&self, id: u32) -> Option<&[u8]> {
@@ -86,8 +97,15 @@ impl RankEncoder {
     }
 
     fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> Result<(), String> {
+        if text.len() >= NONE as usize {
+            return Err("a text of 4 GiB or more cannot be encoded in one call: split it".into());
+        }
         let bytes = text.as_bytes();
-        self.splitter.split(text, |a, b| self.encode_piece(&bytes[a..b], out))
+        // One scratch area for every short piece of this call.
+        let mut parts = FlatParts::new();
+        piece_cache::with_cache(self.uid, |cache| {
+            self.splitter.split(text, |a, b| self.encode_piece(&bytes[a..b], &mut parts, cache, out))
+        })
     }
 
     /// Encodes text, turning occurrences of the `allowed` special tokens into their ids.
@@ -137,14 +155,20 @@ impl RankEncoder {
     }
 
     /// Appends the ids of one pre-tokenized piece.
-    pub fn encode_piece(&self, piece: &[u8], out: &mut Vec<u32>) {
-        if let Some(&id) = self.ranks.get(piece) {
+    #[inline]
+    fn encode_piece(&self, piece: &[u8], parts: &mut FlatParts, cache: &mut PieceCache, out: &mut Vec<u32>) {
+        if let Some(id) = self.ranks.get(piece) {
             out.push(id);
             return;
         }
-        let bounds = self.merge_bounds(piece, NONE);
-        for w in bounds.windows(2) {
-            out.push(self.ranks[&piece[w[0]..w[1]]]);
+        if piece.len() < HEAP_FROM {
+            let Err(slot) = cache.get(piece, out) else { return };
+            let m = self.merge_flat(piece, NONE, parts);
+            cache.insert(slot, piece, &parts.ids[..m]);
+            out.extend_from_slice(&parts.ids[..m]);
+        } else {
+            let (_, ids) = self.merge_heap(piece, NONE);
+            out.extend_from_slice(&ids);
         }
     }
 
@@ -156,12 +180,12 @@ impl RankEncoder {
         for (id, bytes) in self.decoder.iter().enumerate() {
             let Some(bytes) = bytes else { continue };
             let id = id as u32;
-            if bytes.len() < 2 || self.ranks.get(bytes.as_slice()) != Some(&id) {
+            if bytes.len() < 2 || self.ranks.get(bytes) != Some(id) {
                 continue;
             }
             let b = self.merge_bounds(bytes, id);
             if b.len() == 3 {
-                out.push((self.ranks[&bytes[..b[1]]], self.ranks[&bytes[b[1]..]], id));
+                out.push((self.rank(&bytes[..b[1]]).unwrap(), self.rank(&bytes[b[1]..]).unwrap(), id));
             }
         }
         out
@@ -169,97 +193,144 @@ impl RankEncoder {
 
     /// Part boundaries (0 = first, piece.len() = last) after merging with ranks < `max_rank`.
     pub fn merge_bounds(&self, piece: &[u8], max_rank: u32) -> Vec<usize> {
-        if piece.len() >= HEAP_FROM {
-            self.merge_heap(piece, max_rank)
+        let starts: Vec<u32> = if piece.is_empty() {
+            vec![]
+        } else if piece.len() < HEAP_FROM {
+            let mut parts = FlatParts::new();
+            let m = self.merge_flat(piece, max_rank, &mut parts);
+            parts.starts[..m].to_vec()
         } else {
-            self.merge_flat(piece, max_rank)
-        }
+            self.merge_heap(piece, max_rank).0
+        };
+        starts.into_iter().map(|s| s as usize).chain(std::iter::once(piece.len())).collect()
     }
 
-    fn pair_rank(&self, piece: &[u8], a: usize, b: usize, max_rank: u32) -> u32 {
-        match self.ranks.get(&piece[a..b]) {
-            Some(&r) if r < max_rank => r,
+    #[inline(always)]
+    fn pair_rank(&self, piece: &[u8], a: u32, b: u32, max_rank: u32) -> u32 {
+        match self.ranks.get(&piece[a as usize..b as usize]) {
+            Some(r) if r < max_rank => r,
             _ => NONE,
         }
     }
 
-    /// tiktoken's loop: parts[i] = (start, rank of parts i and i+1 joined).
-    fn merge_flat(&self, piece: &[u8], max_rank: u32) -> Vec<usize> {
+    /// tiktoken's loop for short pieces, on three arrays on the stack (no allocation):
+    /// `ranks[k]` is the rank of parts k and k+1 joined. Each step finds the lowest rank (the
+    /// first index holding it: leftmost on ties) with two passes over a `u32` array that the
+    /// compiler vectorizes, then closes the gap with `copy_within`. Quadratic in the piece
+    /// length, which is why it is used only below `HEAP_FROM` bytes.
+    /// Returns the number of parts m; `parts.starts[..m]` and `parts.ids[..m]` describe them.
+    fn merge_flat(&self, piece: &[u8], max_rank: u32, parts: &mut FlatParts) -> usize {
         let n = piece.len();
-        let mut parts: Vec<(usize, u32)> = Vec::with_capacity(n + 1);
-        for i in 0..n {
-            let r = if i + 2 <= n { self.pair_rank(piece, i, i + 2, max_rank) } else { NONE };
-            parts.push((i, r));
+        debug_assert!(n > 0 && n < HEAP_FROM);
+        let FlatParts { starts, ids, ranks } = parts;
+        for (i, &b) in piece.iter().enumerate() {
+            starts[i] = i as u32;
+            ids[i] = self.byte_id[b as usize];
         }
-        parts.push((n, NONE));
-        loop {
-            let mut best = (NONE, 0usize);
-            for (i, p) in parts[..parts.len() - 1].iter().enumerate() {
-                if p.1 < best.0 {
-                    best = (p.1, i);
-                }
-            }
-            if best.0 == NONE {
+        starts[n] = n as u32;
+        for (i, r) in ranks[..n - 1].iter_mut().enumerate() {
+            *r = self.pair_rank(piece, i as u32, i as u32 + 2, max_rank);
+        }
+        ranks[n - 1] = NONE;
+        let mut m = n;
+        while m > 1 {
+            let live = &ranks[..m - 1];
+            let best = live.iter().copied().min().unwrap_or(NONE);
+            if best == NONE {
                 break;
             }
-            let i = best.1;
-            parts.remove(i + 1);
-            // parts[i] now spans to parts[i+1].0; its pair reaches to parts[i+2].0.
-            parts[i].1 = if i + 2 < parts.len() { self.pair_rank(piece, parts[i].0, parts[i + 2].0, max_rank) } else { NONE };
+            let i = live.iter().position(|&r| r == best).unwrap_or(0);
+            // Part i absorbs part i+1; the pair ranks right of the gap move down by one.
+            ids[i] = best;
+            starts.copy_within(i + 2..=m, i + 1);
+            ids.copy_within(i + 2..m, i + 1);
+            ranks.copy_within(i + 1..m - 1, i);
+            m -= 1;
+            ranks[i] = if i + 1 < m { self.pair_rank(piece, starts[i], starts[i + 2], max_rank) } else { NONE };
             if i > 0 {
-                parts[i - 1].1 = self.pair_rank(piece, parts[i - 1].0, parts[i + 1].0, max_rank);
+                ranks[i - 1] = self.pair_rank(piece, starts[i - 1], starts[i + 1], max_rank);
             }
         }
-        parts.into_iter().map(|p| p.0).collect()
+        m
     }
 
-    /// The same merges in O(n log n): a heap of (rank, start) with stale entries skipped.
-    fn merge_heap(&self, piece: &[u8], max_rank: u32) -> Vec<usize> {
-        let n = piece.len();
-        // Parts are identified by their start byte; next[i] is the next part's start (n = end).
-        let mut next: Vec<usize> = (1..=n).collect();
-        let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
-        let mut rank: Vec<u32> = vec![NONE; n];
-        let mut alive = vec![true; n];
-        let mut heap = BinaryHeap::with_capacity(n);
-        for (i, r) in rank.iter_mut().enumerate().take(n.saturating_sub(1)) {
-            *r = self.pair_rank(piece, i, i + 2, max_rank);
-            if *r != NONE {
-                heap.push(Reverse((*r, i)));
+    /// The same merges in O(n log n), for long pieces: parts form a linked list indexed by
+    /// their start byte; a binary heap holds (rank << 32 | start), so the smallest key is the
+    /// lowest rank, leftmost on ties, exactly the flat loop's choice. Entries go stale when a
+    /// part's pair changes; a popped entry counts only if it still matches `rank[start]`
+    /// (a pair's bytes only ever grow, so a stale key can never match again).
+    /// Returns the starts and token ids of the final parts.
+    fn merge_heap(&self, piece: &[u8], max_rank: u32) -> (Vec<u32>, Vec<u32>) {
+        let n = piece.len() as u32;
+        let end = n;
+        // next[i]: start of the part after the part starting at i (n at the end);
+        // prev[i]: start of the part before (NONE for the first).
+        let mut next: Vec<u32> = (1..=n).collect();
+        let mut prev: Vec<u32> = (0..n).map(|i| i.wrapping_sub(1)).collect();
+        let mut id: Vec<u32> = piece.iter().map(|&b| self.byte_id[b as usize]).collect();
+        let mut rank: Vec<u32> = vec![NONE; n as usize];
+        let mut keys: Vec<u64> = Vec::with_capacity(n as usize);
+        for i in 0..n.saturating_sub(1) {
+            let r = self.pair_rank(piece, i, i + 2, max_rank);
+            rank[i as usize] = r;
+            if r != NONE {
+                // Stored negated: BinaryHeap is a max-heap.
+                keys.push(!(((r as u64) << 32) | i as u64));
             }
         }
-        let end_of = |next: &Vec<usize>, i: usize| if i < n { next[i] } else { n };
-        while let Some(Reverse((r, i))) = heap.pop() {
-            if !alive[i] || rank[i] != r {
+        let mut heap = BinaryHeap::from(keys);
+        while let Some(key) = heap.pop() {
+            let key = !key;
+            let (r, i) = ((key >> 32) as u32, key as u32);
+            if rank[i as usize] != r {
                 continue;
             }
-            let j = next[i];
-            alive[j] = false;
-            next[i] = next[j];
-            if next[i] < n {
-                prev[next[i]] = i;
+            // Part i absorbs part j = next[i].
+            let j = next[i as usize];
+            rank[j as usize] = NONE;
+            id[i as usize] = r;
+            let k = next[j as usize];
+            next[i as usize] = k;
+            if k < end {
+                prev[k as usize] = i;
             }
-            let k = next[i];
-            rank[i] = if k < n { self.pair_rank(piece, i, end_of(&next, k), max_rank) } else { NONE };
-            if rank[i] != NONE {
-                heap.push(Reverse((rank[i], i)));
+            let ri = if k < end { self.pair_rank(piece, i, next[k as usize], max_rank) } else { NONE };
+            rank[i as usize] = ri;
+            if ri != NONE {
+                heap.push(!(((ri as u64) << 32) | i as u64));
             }
-            let p = prev[i];
-            if p != usize::MAX {
-                rank[p] = self.pair_rank(piece, p, k, max_rank);
-                if rank[p] != NONE {
-                    heap.push(Reverse((rank[p], p)));
+            let p = prev[i as usize];
+            if p != NONE {
+                let rp = self.pair_rank(piece, p, k, max_rank);
+                rank[p as usize] = rp;
+                if rp != NONE {
+                    heap.push(!(((rp as u64) << 32) | p as u64));
                 }
             }
         }
-        let mut out = Vec::new();
+        let (mut starts, mut ids) = (Vec::new(), Vec::new());
         let mut i = 0;
-        while i < n {
-            out.push(i);
-            i = next[i];
+        while i < end {
+            starts.push(i);
+            ids.push(id[i as usize]);
+            i = next[i as usize];
         }
-        out.push(n);
-        out
+        (starts, ids)
+    }
+}
+
+/// Scratch space for merging a short piece, on the stack and reused for every piece of a
+/// call: `starts[k]` is part k's first byte (one extra entry holds the piece's end), `ids[k]`
+/// its token id, `ranks[k]` the rank of parts k and k+1 joined.
+struct FlatParts {
+    starts: [u32; HEAP_FROM + 1],
+    ids: [u32; HEAP_FROM],
+    ranks: [u32; HEAP_FROM],
+}
+
+impl FlatParts {
+    fn new() -> FlatParts {
+        FlatParts { starts: [0; HEAP_FROM + 1], ids: [0; HEAP_FROM], ranks: [NONE; HEAP_FROM] }
     }
 }
 
@@ -285,11 +356,30 @@ mod tests {
         assert_eq!(e.encode_ordinary("aaa").unwrap(), vec![256, 97]);
     }
 
+    /// tiktoken's rule written as plainly as possible: a list of parts; join the adjacent pair
+    /// whose bytes have the lowest rank, the leftmost on ties, until none is a token.
+    fn naive_starts(e: &RankEncoder, piece: &[u8]) -> Vec<u32> {
+        let mut parts: Vec<usize> = (0..=piece.len()).collect();
+        loop {
+            let best = (0..parts.len().saturating_sub(2))
+                .filter_map(|k| e.rank(&piece[parts[k]..parts[k + 2]]).map(|r| (r, k)))
+                .min();
+            match best {
+                Some((_, k)) => {
+                    parts.remove(k + 1);
+                }
+                None => break,
+            }
+        }
+        parts.pop();
+        parts.into_iter().map(|p| p as u32).collect()
+    }
+
     #[test]
-    fn heap_path_equals_flat_path() {
-        let e = encoder(&[b"aa", b"aaaa", b"ab", b"ba", b"aba", b"bab", b"abab"]);
+    fn heap_path_and_flat_path_equal_the_plain_rule() {
+        let e = encoder(&[b"aa", b"aaaa", b"ab", b"ba", b"aba", b"bab", b"abab", b"bb", b"abb"]);
         let mut seed = 0x9e3779b97f4a7c15u64;
-        for len in [130usize, 200, 517] {
+        for len in [1usize, 2, 3, 7, 40, 127, 128, 130, 200, 517] {
             for _ in 0..50 {
                 let piece: Vec<u8> = (0..len)
                     .map(|_| {
@@ -299,7 +389,25 @@ mod tests {
                         if seed % 3 == 0 { b'b' } else { b'a' }
                     })
                     .collect();
-                assert_eq!(e.merge_heap(&piece, NONE), e.merge_flat(&piece, NONE));
+                let want = naive_starts(&e, &piece);
+                let (heap, ids) = e.merge_heap(&piece, NONE);
+                assert_eq!(heap, want, "heap, len {len}");
+                let bounds: Vec<usize> = want.iter().map(|&s| s as usize).chain([len]).collect();
+                let want_ids: Vec<u32> = bounds.windows(2).map(|w| e.rank(&piece[w[0]..w[1]]).unwrap()).collect();
+                assert_eq!(ids, want_ids);
+                if len < HEAP_FROM {
+                    let mut parts = FlatParts::new();
+                    let m = e.merge_flat(&piece, NONE, &mut parts);
+                    assert_eq!(&parts.starts[..m], &want[..], "flat, len {len}");
+                    assert_eq!(&parts.ids[..m], &want_ids[..]);
+                }
+                assert_eq!(e.merge_bounds(&piece, NONE), bounds);
+                for _ in 0..2 {
+                    // the second time from the piece cache
+                    let mut out = vec![];
+                    piece_cache::with_cache(e.uid, |c| e.encode_piece(&piece, &mut FlatParts::new(), c, &mut out));
+                    assert_eq!(out, want_ids);
+                }
             }
         }
     }
