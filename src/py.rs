@@ -622,14 +622,31 @@ impl Unigram {
     }
 
     fn encode_ordinary(&self, py: Python<'_>, text: &str) -> Vec<u32> {
-        py.allow_threads(|| self.inner.encode(&self.norm.normalize(text)))
+        py.allow_threads(|| self.inner.encode_text(&self.norm, text, &mut unigram::Scratch::default()))
     }
 
+    /// Texts are borrowed from the Python strings (`PyBackedStr`), not copied into `String`s.
+    /// `threads == 1` runs on the calling thread: a pool round trip per batch costs more than
+    /// it saves. Each worker reuses one `Scratch` across its texts.
     #[pyo3(signature = (texts, threads=0))]
-    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, threads: usize) -> PyResult<Vec<Vec<u32>>> {
+    fn encode_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<pyo3::pybacked::PyBackedStr>,
+        threads: usize,
+    ) -> PyResult<Vec<Vec<u32>>> {
         use rayon::prelude::*;
         py.allow_threads(|| {
-            with_threads(threads, || texts.par_iter().map(|t| self.inner.encode(&self.norm.normalize(t))).collect())
+            if threads == 1 {
+                let mut scratch = unigram::Scratch::default();
+                return Ok(texts.iter().map(|t| self.inner.encode_text(&self.norm, t, &mut scratch)).collect());
+            }
+            with_threads(threads, || {
+                texts
+                    .par_iter()
+                    .map_init(unigram::Scratch::default, |scratch, t| self.inner.encode_text(&self.norm, t, scratch))
+                    .collect()
+            })
         })
     }
 

@@ -26,6 +26,7 @@
 //!   one unk id (SP's processor merges them; verified against the installed sentencepiece).
 
 use super::lattice::{Lattice, Node, Rng};
+use super::normalize::SpNormalizer;
 use super::trie::{DoubleArray, NO_VALUE};
 use super::{parse_byte_piece, Piece, PieceKind};
 
@@ -33,6 +34,9 @@ pub struct Encoder {
     trie: DoubleArray,
     /// Per id: the score used in the lattice (`f32`, user-defined bonus not applied).
     scores: Vec<f32>,
+    /// Per id: the score `encode` adds for the piece, user-defined bonus applied (it depends
+    /// only on the piece's byte length there), so the Viterbi's inner loop reads one array.
+    viterbi_scores: Vec<f32>,
     kinds: Vec<PieceKind>,
     texts: Vec<String>,
     unk_id: u32,
@@ -70,6 +74,16 @@ struct Best {
     /// Byte position where the last piece of the best path ending here starts; -1 = none yet.
     start: i32,
     id: u32,
+}
+
+/// Buffers `encode` reuses from one text to the next (one per thread): the normalized text,
+/// the per-byte Viterbi table and the backtracked path. Allocating them per text cost more
+/// than the Viterbi itself on short lines.
+#[derive(Default)]
+pub struct Scratch {
+    normalized: String,
+    best: Vec<Best>,
+    path: Vec<(u32, u32, u32)>,
 }
 
 impl Encoder {
@@ -131,9 +145,17 @@ impl Encoder {
         } else {
             None
         };
+        let viterbi_scores = pieces
+            .iter()
+            .map(|p| match p.kind {
+                PieceKind::UserDefined => user_defined_score(p.text.len()),
+                _ => p.score as f32,
+            })
+            .collect();
         Ok(Encoder {
             trie,
             scores: pieces.iter().map(|p| p.score as f32).collect(),
+            viterbi_scores,
             kinds: pieces.iter().map(|p| p.kind).collect(),
             texts: pieces.iter().map(|p| p.text.clone()).collect(),
             unk_id,
@@ -152,17 +174,42 @@ impl Encoder {
 
     /// Viterbi best segmentation (SP's optimized encoder, bit-for-bit).
     pub fn encode(&self, normalized: &str) -> Vec<u32> {
-        self.encode_scored(normalized).0
+        let mut out = Vec::new();
+        self.viterbi(normalized, &mut Scratch::default(), &mut out);
+        out
+    }
+
+    /// Normalizes `text` with `norm` and encodes it, reusing `scratch`'s buffers: the path
+    /// callers take for many texts (one `Scratch` per thread).
+    pub fn encode_text(&self, norm: &SpNormalizer, text: &str, scratch: &mut Scratch) -> Vec<u32> {
+        let mut normalized = std::mem::take(&mut scratch.normalized);
+        norm.normalize_into(text, &mut normalized);
+        let mut out = Vec::new();
+        self.viterbi(&normalized, scratch, &mut out);
+        scratch.normalized = normalized;
+        out
     }
 
     /// `encode` plus the best path's total score.
     fn encode_scored(&self, normalized: &str) -> (Vec<u32>, f32) {
+        let mut out = Vec::new();
+        let score = self.viterbi(normalized, &mut Scratch::default(), &mut out);
+        (out, score)
+    }
+
+    /// SP's optimized Viterbi over the bytes of `normalized`: appends the ids to `out` and
+    /// returns the best path's score. `best[p]` is the best path covering bytes `..p`; every
+    /// character start `p` extends it by each piece that the trie matches from `p`.
+    fn viterbi(&self, normalized: &str, scratch: &mut Scratch, out: &mut Vec<u32>) -> f32 {
         let s = normalized.as_bytes();
         let n = s.len();
         if n == 0 {
-            return (Vec::new(), 0.0);
+            return 0.0;
         }
-        let mut best = vec![Best { score: 0.0, start: -1, id: 0 }; n + 1];
+        let best = &mut scratch.best;
+        best.clear();
+        best.resize(n + 1, Best { score: 0.0, start: -1, id: 0 });
+        let scores = &self.viterbi_scores[..];
         let mut start = 0usize;
         let mut max_frontier = 0usize;
         while start < n {
@@ -179,35 +226,29 @@ impl Encoder {
             let mblen = char_len(s[start]).min(n - start);
             let mut has_single = false;
             let mut node = 0u32;
-            let mut pos = start;
-            while pos < n {
-                match self.trie.step(node, s[pos]) {
+            // Only the bytes after `start` that the trie can still match; the slice keeps the
+            // bounds checks out of the walk.
+            for (len, &b) in (1..).zip(&s[start..]) {
+                match self.trie.step(node, b) {
                     Some(nx) => node = nx,
                     None => break,
                 }
-                pos += 1;
                 let v = self.trie.value(node);
                 if v == NO_VALUE {
                     continue;
                 }
                 let id = v as u32;
+                let pos = start + len;
                 max_frontier = max_frontier.max(pos);
-                let len = pos - start;
-                let score = if self.kinds[id as usize] == PieceKind::UserDefined {
-                    user_defined_score(len)
-                } else {
-                    self.scores[id as usize]
-                };
-                let cand = score + here;
+                let cand = scores[id as usize] + here;
+                // Strictly better only: on ties the earlier start (longer piece) stays, as in SP.
                 let t = &mut best[pos];
                 if t.start == -1 || cand > t.score {
                     t.score = cand;
                     t.start = start as i32;
                     t.id = id;
                 }
-                if len == mblen {
-                    has_single = true;
-                }
+                has_single |= len == mblen;
             }
             if !has_single {
                 max_frontier = max_frontier.max(start + mblen);
@@ -221,20 +262,20 @@ impl Encoder {
             }
             start += mblen;
         }
-        // Backtrack into (byte start, id), then emit (expanding unknowns into bytes).
-        let mut path: Vec<(u32, u32, u32)> = Vec::new();
+        // Backtrack into (byte start, byte end, id), then emit (expanding unknowns into bytes).
+        let path = &mut scratch.path;
+        path.clear();
         let mut end = n;
         while end > 0 {
             let b = best[end];
             path.push((b.start as u32, end as u32, b.id));
             end = b.start as usize;
         }
-        path.reverse();
-        let mut out = Vec::with_capacity(path.len());
-        for (bs, be, id) in path {
-            self.emit(s, bs as usize, be as usize, id, &mut out);
+        out.reserve(path.len());
+        for &(bs, be, id) in path.iter().rev() {
+            self.emit(s, bs as usize, be as usize, id, out);
         }
-        (out, best[n].score)
+        best[n].score
     }
 
     #[inline]
