@@ -75,6 +75,11 @@ impl RankEncoder {
         self.decoder.iter().filter(|d| d.is_some()).count()
     }
 
+    /// One more than the largest id (ordinary or special).
+    pub fn id_bound(&self) -> usize {
+        self.decoder.len()
+    }
+
     pub fn specials(&self) -> Vec<(String, u32)> {
         let mut v: Vec<(String, u32)> = self.specials.iter().map(|(s, &i)| (s.clone(), i)).collect();
         v.sort_by_key(|x| x.1);

@@ -13,6 +13,11 @@
 //! Open addressing with linear probing, at most 50% full (cl100k: 6 MB, o200k: 12 MB), so a
 //! miss usually stops at the first or second slot.
 //!
+//! In front of the slots sits a one-bit-per-slot filter of about 16 bits per key (cl100k: 256 KB,
+//! o200k: 512 KB), indexed by other bits of the same hash. It fits in L2 cache, while the slots
+//! (several MB) live in L3: two thirds of the probes a merge loop makes on Chinese text are for
+//! pairs that are not tokens, and the filter turns about 95% of those into one L2 read.
+//!
 //! Two-byte keys skip the hash table: they are 40% of the probes a merge loop makes (every
 //! piece starts as single bytes, and UTF-8 text merges byte pairs first), and all 65,536 of
 //! them fit a direct array of 256 KB whose hot part stays in L1/L2 cache.
@@ -33,6 +38,9 @@ pub struct RankTable {
     pairs: Vec<u32>,
     slots: Vec<Slot>,
     mask: usize,
+    /// bit (h >> 32) & filter_mask is set for every key's hash h
+    filter: Vec<u64>,
+    filter_mask: usize,
     arena: Vec<u8>,
     max_len: usize,
 }
@@ -79,10 +87,13 @@ impl RankTable {
     /// An empty table sized for `n` keys.
     pub fn with_capacity(n: usize) -> RankTable {
         let cap = (n.max(8) * 2).next_power_of_two();
+        let bits = (n.max(8) * 16).next_power_of_two();
         RankTable {
             pairs: vec![u32::MAX; 1 << 16],
             slots: vec![Slot::default(); cap],
             mask: cap - 1,
+            filter: vec![0; bits / 64],
+            filter_mask: bits - 1,
             arena: Vec::new(),
             max_len: 0,
         }
@@ -101,7 +112,10 @@ impl RankTable {
             return true;
         }
         let (a, mut b) = words(key);
-        let mut i = hash(a, b, key.len()) & self.mask;
+        let h = hash(a, b, key.len());
+        let bit = (h >> 32) & self.filter_mask;
+        self.filter[bit / 64] |= 1 << (bit % 64);
+        let mut i = h & self.mask;
         while self.slots[i].len != 0 {
             i = (i + 1) & self.mask;
         }
@@ -126,7 +140,12 @@ impl RankTable {
             return None;
         }
         let (a, b) = words(key);
-        let mut i = hash(a, b, n) & self.mask;
+        let h = hash(a, b, n);
+        let bit = (h >> 32) & self.filter_mask;
+        if self.filter[bit / 64] & (1 << (bit % 64)) == 0 {
+            return None;
+        }
+        let mut i = h & self.mask;
         loop {
             let s = &self.slots[i];
             if s.len == n as u32 && s.a == a {
