@@ -3,6 +3,7 @@
 //! character-level BPE with an end-of-word marker.
 
 pub mod merges;
+mod min_tree;
 mod piece_cache;
 pub mod rank;
 mod rank_table;

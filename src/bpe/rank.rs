@@ -5,22 +5,21 @@
 //! concatenation has the lowest rank, the leftmost on ties, until no pair is a token.
 //! A token's rank is its id. Trained and imported vocabularies share this encoder.
 //!
-//! Cost: short pieces use a flat scan (cheapest for the usual 2–20 bytes). Long pieces use a
-//! min-heap of (rank, position) over a linked list of parts, so a piece of n bytes costs
-//! O(n log n) instead of tiktoken's O(n²): a megabyte of one repeated character stays linear.
-
-use std::collections::BinaryHeap;
+//! Cost: short pieces use a flat scan (cheapest for the usual 2–20 bytes). Long pieces keep
+//! their pair ranks in a block-min tree over a linked list of parts, so a piece of n bytes costs
+//! O(n log n) with a log that stays in cache, instead of tiktoken's O(n²): ten megabytes of one
+//! repeated character cost the same per byte as a hundred kilobytes.
 
 use fancy_regex::Regex;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+use super::min_tree::{MinTree, NONE};
 use super::piece_cache::{self, PieceCache};
 use super::rank_table::RankTable;
 use crate::pretok::Splitter;
 
-const NONE: u32 = u32::MAX;
-/// Pieces at least this long take the heap path.
+/// Pieces at least this long take the `MinTree` path.
 const HEAP_FROM: usize = 128;
 
 pub struct RankEncoder {
@@ -172,7 +171,7 @@ impl RankEncoder {
             cache.insert(slot, piece, &parts.ids[..m]);
             out.extend_from_slice(&parts.ids[..m]);
         } else {
-            let (_, ids) = self.merge_heap(piece, NONE);
+            let (_, ids) = self.merge_long(piece, NONE);
             out.extend_from_slice(&ids);
         }
     }
@@ -205,7 +204,7 @@ impl RankEncoder {
             let m = self.merge_flat(piece, max_rank, &mut parts);
             parts.starts[..m].to_vec()
         } else {
-            self.merge_heap(piece, max_rank).0
+            self.merge_long(piece, max_rank).0
         };
         starts.into_iter().map(|s| s as usize).chain(std::iter::once(piece.len())).collect()
     }
@@ -259,13 +258,12 @@ impl RankEncoder {
         m
     }
 
-    /// The same merges in O(n log n), for long pieces: parts form a linked list indexed by
-    /// their start byte; a binary heap holds (rank << 32 | start), so the smallest key is the
-    /// lowest rank, leftmost on ties, exactly the flat loop's choice. Entries go stale when a
-    /// part's pair changes; a popped entry counts only if it still matches `rank[start]`
-    /// (a pair's bytes only ever grow, so a stale key can never match again).
+    /// The same merges for long pieces, in time linear in practice: parts form a linked list
+    /// indexed by their start byte, and `rank[start]` (the rank of that part joined with the
+    /// next) lives in a `MinTree`, whose minimum is the lowest rank, leftmost on ties: exactly
+    /// the flat loop's choice. Each merge changes three slots. See `min_tree.rs` for why not a heap.
     /// Returns the starts and token ids of the final parts.
-    fn merge_heap(&self, piece: &[u8], max_rank: u32) -> (Vec<u32>, Vec<u32>) {
+    fn merge_long(&self, piece: &[u8], max_rank: u32) -> (Vec<u32>, Vec<u32>) {
         let n = piece.len() as u32;
         let end = n;
         // next[i]: start of the part after the part starting at i (n at the end);
@@ -273,26 +271,14 @@ impl RankEncoder {
         let mut next: Vec<u32> = (1..=n).collect();
         let mut prev: Vec<u32> = (0..n).map(|i| i.wrapping_sub(1)).collect();
         let mut id: Vec<u32> = piece.iter().map(|&b| self.byte_id[b as usize]).collect();
-        let mut rank: Vec<u32> = vec![NONE; n as usize];
-        let mut keys: Vec<u64> = Vec::with_capacity(n as usize);
-        for i in 0..n.saturating_sub(1) {
-            let r = self.pair_rank(piece, i, i + 2, max_rank);
-            rank[i as usize] = r;
-            if r != NONE {
-                // Stored negated: BinaryHeap is a max-heap.
-                keys.push(!(((r as u64) << 32) | i as u64));
-            }
-        }
-        let mut heap = BinaryHeap::from(keys);
-        while let Some(key) = heap.pop() {
-            let key = !key;
-            let (r, i) = ((key >> 32) as u32, key as u32);
-            if rank[i as usize] != r {
-                continue;
-            }
+        let rank: Vec<u32> =
+            (0..n).map(|i| if i + 1 < n { self.pair_rank(piece, i, i + 2, max_rank) } else { NONE }).collect();
+        let mut tree = MinTree::new(rank);
+        while let Some((r, i)) = tree.min() {
             // Part i absorbs part j = next[i].
+            let i = i as u32;
             let j = next[i as usize];
-            rank[j as usize] = NONE;
+            tree.set(j as usize, NONE);
             id[i as usize] = r;
             let k = next[j as usize];
             next[i as usize] = k;
@@ -300,17 +286,10 @@ impl RankEncoder {
                 prev[k as usize] = i;
             }
             let ri = if k < end { self.pair_rank(piece, i, next[k as usize], max_rank) } else { NONE };
-            rank[i as usize] = ri;
-            if ri != NONE {
-                heap.push(!(((ri as u64) << 32) | i as u64));
-            }
+            tree.set(i as usize, ri);
             let p = prev[i as usize];
             if p != NONE {
-                let rp = self.pair_rank(piece, p, k, max_rank);
-                rank[p as usize] = rp;
-                if rp != NONE {
-                    heap.push(!(((rp as u64) << 32) | p as u64));
-                }
+                tree.set(p as usize, self.pair_rank(piece, p, k, max_rank));
             }
         }
         let (mut starts, mut ids) = (Vec::new(), Vec::new());
@@ -381,7 +360,7 @@ mod tests {
     }
 
     #[test]
-    fn heap_path_and_flat_path_equal_the_plain_rule() {
+    fn long_path_and_flat_path_equal_the_plain_rule() {
         let e = encoder(&[b"aa", b"aaaa", b"ab", b"ba", b"aba", b"bab", b"abab", b"bb", b"abb"]);
         let mut seed = 0x9e3779b97f4a7c15u64;
         for len in [1usize, 2, 3, 7, 40, 127, 128, 130, 200, 517] {
@@ -395,8 +374,8 @@ mod tests {
                     })
                     .collect();
                 let want = naive_starts(&e, &piece);
-                let (heap, ids) = e.merge_heap(&piece, NONE);
-                assert_eq!(heap, want, "heap, len {len}");
+                let (long, ids) = e.merge_long(&piece, NONE);
+                assert_eq!(long, want, "long, len {len}");
                 let bounds: Vec<usize> = want.iter().map(|&s| s as usize).chain([len]).collect();
                 let want_ids: Vec<u32> = bounds.windows(2).map(|w| e.rank(&piece[w[0]..w[1]]).unwrap()).collect();
                 assert_eq!(ids, want_ids);
