@@ -70,6 +70,15 @@ def _text(s: str, what: str) -> str:
     return s
 
 
+def _surrogate(e: UnicodeEncodeError, what: str = "text") -> InputError:
+    """The one error for a str holding a lone surrogate (not encodable as UTF-8). tiktoken replaces
+    it with U+FFFD; the clean-up named here does the same, so it then gives tiktoken's ids."""
+    return InputError(
+        f"{what} contains a lone surrogate at index {e.start} (not valid Unicode); clean it first, e.g. "
+        "text.encode('utf-16', 'surrogatepass').decode('utf-16', 'replace') (U+FFFD for it, as tiktoken does)"
+    )
+
+
 class Tokenizer:
     """A tokenizer version ready to encode and decode.
 
@@ -135,10 +144,7 @@ class Tokenizer:
             ids: list[int] = self._enc.encode_ordinary(_text(text, "text"))  # already a fresh list
             return ids
         except UnicodeEncodeError as e:
-            raise InputError(
-                f"text contains a lone surrogate at index {e.start} (not valid Unicode); "
-                "clean it, e.g. text.encode('utf-8', 'replace').decode()"
-            ) from None
+            raise _surrogate(e) from None
 
     def encode(
         self, text: str, *, allowed_special: Specials = frozenset(), disallowed_special: Specials = "all"
@@ -156,6 +162,12 @@ class Tokenizer:
         try:
             if disallowed:
                 found = self._enc.find_special(text, sorted(disallowed))
+                others = disallowed.difference(self.special_tokens)
+                if others and any(s in text for s in others):
+                    # tiktoken refuses any disallowed string found in the text, special token or not;
+                    # the core searches special tokens only. Name the first in the text, as tiktoken.
+                    hits = [s for s in others if s in text] + ([found] if found is not None else [])
+                    found = min(hits, key=lambda s: (text.find(s), -len(s)))
                 if found is not None:
                     raise InputError(
                         f"text contains the special token {found!r}; pass allowed_special={{{found!r}}} to encode "
@@ -164,19 +176,24 @@ class Tokenizer:
             out: list[int] = self._enc.encode(text, sorted(allowed))
             return out
         except UnicodeEncodeError as e:
-            raise InputError(
-                f"text contains a lone surrogate at index {e.start} (not valid Unicode)"
-            ) from None
+            raise _surrogate(e) from None
 
     def encode_batch(self, texts: Iterable[str], *, threads: int = 0) -> list[list[int]]:
         """Encodes many texts in parallel (the GIL is released); order is kept."""
         texts = list(texts)
+        if threads < 0:
+            raise InputError(f"threads must be 0 (one per core) or more, not {threads}")
         if hasattr(self._enc, "encode_batch"):
             try:
                 batch: list[list[int]] = self._enc.encode_batch(texts, threads)
                 return batch
-            except UnicodeEncodeError as e:
-                raise InputError(f"a text contains a lone surrogate at index {e.start}") from None
+            except UnicodeEncodeError:
+                for n, t in enumerate(texts):
+                    try:
+                        t.encode("utf-8")
+                    except UnicodeEncodeError as e:
+                        raise _surrogate(e, f"text {n} of the batch") from None
+                raise
         return [self.encode_ordinary(t) for t in texts]
 
     def nbest(self, text: str, k: int) -> list[tuple[list[int], float]]:
@@ -204,7 +221,11 @@ class Tokenizer:
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         try:
             return bytes(self._enc.decode_bytes(list(ids)))
-        except (ValueError, OverflowError) as e:
+        except OverflowError as e:
+            bad = next((i for i in ids if not 0 <= i < 2**32), None)
+            why = str(e) if bad is None else f"{bad} is not a token id (ids are 0..{self._top_id()})"
+            raise InputError(f"cannot decode: {why}") from None
+        except ValueError as e:
             raise InputError(f"cannot decode: {e}") from None
 
     def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
@@ -223,9 +244,14 @@ class Tokenizer:
         try:
             return bytes(self._enc.token_bytes(token_id))
         except (ValueError, OverflowError):
-            raise InputError(
-                f"{self.ref} has no token id {token_id} (ids are 0..{self.vocab_size - 1})"
-            ) from None
+            top = self._top_id()
+            gaps = ", not all of them used" if top >= self.vocab_size else ""
+            raise InputError(f"{self.ref} has no token id {token_id} (ids are 0..{top}{gaps})") from None
+
+    def _top_id(self) -> int:
+        """The highest token id: an imported vocabulary (tiktoken's) may place its special tokens
+        past gaps, so it can be above vocab_size - 1."""
+        return max([self.vocab_size - 1, *self.special_tokens.values()])
 
 
 def is_lossless(algorithm: str, config: dict[str, Any]) -> bool:
