@@ -3,6 +3,8 @@ SQLite runs in WAL mode with foreign keys, the default location follows XDG."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,6 +46,19 @@ def test_old_database_is_upgraded_on_open(db_path: Path) -> None:
     engine.dispose()
     reg = Registry(db_path)
     assert reg.schema_revision()[0] == migrate.head()
+
+
+def test_head_constant_is_the_scripts_head() -> None:
+    assert migrate.head() == migrate.HEAD
+
+
+def test_opening_a_current_registry_does_not_import_alembic(registry: Registry) -> None:
+    code = (
+        "import sys, tokreg; r = tokreg.Registry(sys.argv[1]); r.versions(); "
+        "print(any(m == 'alembic' or m.startswith('alembic.') for m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(registry.url)], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out.stderr
 
 
 def test_default_location_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
