@@ -20,6 +20,7 @@ import os
 from typing import Any, Optional
 
 from .errors import InputError, IntegrityError
+from .files import read_input
 from .result import MergeRow, TokenizerData, TokenRow
 
 FORMAT = "tokreg-tokenizer"
@@ -47,12 +48,10 @@ def read(
 ) -> tuple[str, str, TokenizerData]:
     """(ref, hash, data) of a tokreg file, after checking its label, version and hash."""
     where = str(path)
+    raw = read_input(path, "give the file that `tokreg export --format tokreg` wrote")
     try:
-        with open(path, "rb") as fh:
-            doc = json.loads(fh.read())
-    except FileNotFoundError:
-        raise InputError(f"file {where!r} does not exist; check the path") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        doc = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise InputError(
             f"{where}: not a tokreg tokenizer file ({e}); write one with "
             "`tokreg export REF --format tokreg -o FILE`"

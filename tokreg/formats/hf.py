@@ -24,6 +24,7 @@ from typing import Any, Optional
 
 from .. import patterns
 from ..errors import InputError
+from ..files import read_input
 from ..result import MergeRow, TokenizerData, TokenRow
 
 
@@ -215,12 +216,10 @@ def _export_bpe(data: TokenizerData, ref: str) -> dict[str, Any]:
 def read(path: str | os.PathLike[str]) -> TokenizerData:
     """A `tokenizer.json` as `TokenizerData` (nothing is written)."""
     where = str(path)
+    raw = read_input(path, "give the tokenizer.json file")
     try:
-        with open(path, "rb") as fh:
-            doc = json.loads(fh.read())
-    except FileNotFoundError:
-        raise InputError(f"file {where!r} does not exist; check the path") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        doc = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise InputError(f"{where}: not a Hugging Face tokenizer.json ({e})") from None
     model = doc.get("model") if isinstance(doc, dict) else None
     if not isinstance(model, dict):

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from ..errors import InputError
+from ..files import read_input
 from ..result import TokenizerData, TokenRow
 from ..trainers.unigram import encoding_config
 
@@ -259,15 +260,7 @@ def _refuse_unsupported(m: Model, source: str) -> None:
 def read(path: str | os.PathLike[str]) -> TokenizerData:
     """Reads a SentencePiece `.model` file into a `TokenizerData` (nothing is written)."""
     source = str(path)
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
-        raise InputError(f"file {source!r} does not exist; check the path") from None
-    except IsADirectoryError:
-        raise InputError(f"{source!r} is a folder; give the .model file") from None
-    except OSError as e:
-        raise InputError(f"cannot read {source!r}: {e.strerror}") from None
+    raw = read_input(path, "give the .model file")
     try:
         m = parse(raw)
     except _Malformed as e:

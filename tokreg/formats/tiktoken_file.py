@@ -16,6 +16,7 @@ from typing import Optional
 
 from .. import _core, patterns
 from ..errors import InputError, IntegrityError
+from ..files import read_input
 from ..result import MergeRow, TokenizerData, TokenRow
 
 
@@ -54,13 +55,7 @@ def read(
 ) -> TokenizerData:
     """Reads a `.tiktoken` file into a byte-level BPE `TokenizerData` (nothing is written)."""
     source = str(path)
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
-        raise InputError(f"file {source!r} does not exist; check the path") from None
-    except OSError as e:
-        raise InputError(f"cannot read {source!r}: {e.strerror}") from None
+    raw = read_input(path, "give the .tiktoken file")
     sha = hashlib.sha256(raw).hexdigest()
     if expect_sha256 is not None:
         want = expect_sha256.lower().removeprefix("sha256:")

@@ -11,6 +11,7 @@ import os
 from collections.abc import Sequence
 
 from ..errors import InputError
+from ..files import read_input
 from ..result import TokenizerData, TokenRow
 from ..trainers.wordpiece import WordPieceOptions, encoding_config, token_kind
 
@@ -20,10 +21,7 @@ BERT_SPECIALS = ("[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]")
 def read(path: str | os.PathLike[str], opts: WordPieceOptions, specials: Sequence[str] = ()) -> TokenizerData:
     source = str(path)
     try:
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.read().split("\n")
-    except FileNotFoundError:
-        raise InputError(f"file {source!r} does not exist; check the path") from None
+        lines = read_input(path, "give the vocab.txt file").decode("utf-8").split("\n")
     except UnicodeDecodeError as e:
         raise InputError(f"{source} is not UTF-8 at byte {e.start}; is this a vocab.txt?") from None
     if lines and lines[-1] == "":
