@@ -28,6 +28,8 @@ const UNK_CHAR: char = '\u{2585}';
 const WS: char = '\u{2581}';
 /// Words per parallel work unit. Fixed (not derived from the thread count) for determinism.
 const CHUNK: usize = 512;
+/// Chunks whose per-chunk results are alive at once (bounds memory; folded in chunk order).
+const GROUP: usize = 64;
 /// SP's kExpectedFrequencyThreshold: pieces expected less often are dropped by the M-step.
 const MIN_EXPECTED: f64 = 0.5;
 const UNK_PENALTY: f64 = 10.0;
@@ -499,6 +501,8 @@ pub fn train(
                 lookup_edges(w, &mut edges);
                 offs.push(edges.len() as u32);
             }
+            // The lattices live through all rounds: drop the slack that growing left.
+            edges.shrink_to_fit();
             (edges, offs)
         })
         .collect();
@@ -516,27 +520,31 @@ pub fn train(
             // ---- E-step ----
             let unk_score = model.min_score() - UNK_PENALTY;
             let m = &model;
-            let parts: Vec<(Vec<(u32, f64)>, f64)> = words
-                .par_chunks(CHUNK)
-                .zip(chunk_edges.par_iter())
-                .map(|(ch, (edges, offs))| {
-                    let (mut a, mut b) = (Vec::new(), Vec::new());
-                    let mut out = Vec::new();
-                    let mut z = 0.0;
-                    for (k, w) in ch.iter().enumerate() {
-                        let e = &edges[offs[k] as usize..offs[k + 1] as usize];
-                        z += forward_backward(w, e, m, unk_score, &mut a, &mut b, &mut out);
-                    }
-                    (out, z)
-                })
-                .collect();
             expected.iter_mut().for_each(|x| *x = 0.0);
             ll = 0.0;
-            for (out, z) in parts {
-                for (id, v) in out {
-                    expected[id as usize] += v;
+            // A group of chunks at a time, folded in chunk order: the same sums as folding all
+            // chunks at once, with only one group's (piece, expectation) lists alive.
+            for (words, chunk_edges) in words.chunks(CHUNK * GROUP).zip(chunk_edges.chunks(GROUP)) {
+                let parts: Vec<(Vec<(u32, f64)>, f64)> = words
+                    .par_chunks(CHUNK)
+                    .zip(chunk_edges.par_iter())
+                    .map(|(ch, (edges, offs))| {
+                        let (mut a, mut b) = (Vec::new(), Vec::new());
+                        let mut out = Vec::new();
+                        let mut z = 0.0;
+                        for (k, w) in ch.iter().enumerate() {
+                            let e = &edges[offs[k] as usize..offs[k + 1] as usize];
+                            z += forward_backward(w, e, m, unk_score, &mut a, &mut b, &mut out);
+                        }
+                        (out, z)
+                    })
+                    .collect();
+                for (out, z) in parts {
+                    for (id, v) in out {
+                        expected[id as usize] += v;
+                    }
+                    ll += z;
                 }
-                ll += z;
             }
             // ---- M-step (Bayesian: digamma instead of log, SP's sparse prior) ----
             let mut sum = 0.0;
