@@ -643,6 +643,7 @@ struct Unigram {
     norm: unigram::SpNormalizer,
     pieces: Vec<String>,
     specials: Vec<(String, u32)>,
+    ints: IdInts,
 }
 
 impl Unigram {
@@ -677,7 +678,8 @@ impl Unigram {
         }
         let inner = unigram::Encoder::new(&pieces).map_err(value_error)?;
         let norm = unigram::SpNormalizer { add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces };
-        Ok(Unigram { inner: Arc::new(inner), norm, pieces: texts, specials })
+        let ints = IdInts::new(texts.len());
+        Ok(Unigram { inner: Arc::new(inner), norm, pieces: texts, specials, ints })
     }
 
     #[getter]
@@ -693,33 +695,52 @@ impl Unigram {
         self.norm.normalize(text)
     }
 
-    fn encode_ordinary(&self, py: Python<'_>, text: &str) -> Vec<u32> {
-        py.allow_threads(|| self.inner.encode_text(&self.norm, text, &mut unigram::Scratch::default()))
+    /// One text: the encoder's per-thread scratch buffers, so a call allocates only its result.
+    fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        let ids = py.allow_threads(|| unigram::with_scratch(|s| self.inner.encode_text(&self.norm, text, s)));
+        self.ints.list(py, &ids)
     }
 
-    /// Texts are borrowed from the Python strings (`PyBackedStr`), not copied into `String`s.
-    /// `threads == 1` runs on the calling thread: a pool round trip per batch costs more than
-    /// it saves. Each worker reuses one `Scratch` across its texts.
+    /// Texts are borrowed from the Python strings (`PyBackedStr`), not copied into `String`s,
+    /// and all ids go into one flat buffer (with each text's end), not a `Vec` per text; the
+    /// lists are made from it with the GIL back, from cached ints (`IdInts`) and with the
+    /// cyclic GC paused (`GcPause`). `threads == 1` runs on the calling thread: a pool round
+    /// trip per batch costs more than it saves. Each worker reuses one `Scratch`.
     #[pyo3(signature = (texts, threads=0))]
-    fn encode_batch(
+    fn encode_batch<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         texts: Vec<pyo3::pybacked::PyBackedStr>,
         threads: usize,
-    ) -> PyResult<Vec<Vec<u32>>> {
+    ) -> PyResult<Vec<Bound<'py, PyList>>> {
         use rayon::prelude::*;
-        py.allow_threads(|| {
-            if threads == 1 {
-                let mut scratch = unigram::Scratch::default();
-                return Ok(texts.iter().map(|t| self.inner.encode_text(&self.norm, t, &mut scratch)).collect());
+        /// Texts per parallel task: enough to amortize a task, few enough to balance.
+        const CHUNK: usize = 256;
+        let encode = |texts: &[pyo3::pybacked::PyBackedStr], scratch: &mut unigram::Scratch| {
+            let mut ids = Vec::new();
+            let mut ends = Vec::with_capacity(texts.len());
+            for t in texts {
+                self.inner.encode_text_into(&self.norm, t, scratch, &mut ids);
+                ends.push(ids.len());
             }
-            with_threads(threads, || {
-                texts
-                    .par_iter()
-                    .map_init(unigram::Scratch::default, |scratch, t| self.inner.encode_text(&self.norm, t, scratch))
-                    .collect()
-            })
-        })
+            (ids, ends)
+        };
+        let parts: Vec<(Vec<u32>, Vec<usize>)> = py.allow_threads(|| {
+            if threads == 1 {
+                return Ok(vec![encode(&texts, &mut unigram::Scratch::default())]);
+            }
+            with_threads(threads, || texts.par_chunks(CHUNK).map_init(unigram::Scratch::default, |s, c| encode(c, s)).collect())
+        })?;
+        let mut out = Vec::with_capacity(texts.len());
+        let _paused = GcPause::new(py);
+        for (ids, ends) in &parts {
+            let mut start = 0;
+            for &end in ends {
+                out.push(self.ints.list(py, &ids[start..end])?);
+                start = end;
+            }
+        }
+        Ok(out)
     }
 
     /// The `k` best segmentations, best first, each with its total log probability.

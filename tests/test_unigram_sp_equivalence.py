@@ -80,3 +80,18 @@ def test_same_ids_on_whole_texts_and_odd_lines(pair: tuple[Tokenizer, Any]) -> N
     for text in odd + [data_file(name).read_text(encoding="utf-8")[:300_000] for name in CORPORA]:
         assert tok.encode_ordinary(text) == sp.encode(text), repr(text[:60])
     assert tok.encode_batch(odd) == sp.encode(odd)
+
+
+def test_batch_keeps_unknown_runs_of_neighbouring_texts_apart(pair: tuple[Tokenizer, Any]) -> None:
+    # Characters the model has never seen (unknown without byte fallback) at the end of one text
+    # and the start of the next: each text's unknown run is its own, in a batch as alone.
+    unseen = "\U0001d54f\U0001d550"  # 𝕏𝕐: not in the training slice
+    texts = [f"{unseen}a{unseen}", f"{unseen}", f"{unseen} b {unseen}", "", unseen * 3, "plain"]
+    texts = texts * 50
+    tok, sp = pair
+    if sp.piece_to_id("<0x41>") == sp.unk_id():  # no byte fallback: the run really is unknown
+        assert sp.unk_id() in sp.encode(unseen)
+    want = sp.encode(texts)
+    for threads in (1, 2):
+        assert tok.encode_batch(texts, threads=threads) == want
+    assert [tok.encode_ordinary(t) for t in texts] == want

@@ -31,7 +31,7 @@ mod script;
 mod trainer;
 mod trie;
 
-pub use encoder::{Encoder, Scratch};
+pub use encoder::{with_scratch, Encoder, Scratch};
 pub use normalize::{SpNormalizer, SPACE_MARK};
 pub use trainer::train;
 
