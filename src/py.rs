@@ -468,6 +468,7 @@ struct WordPiece {
     vocab: Vec<String>,
     prefix: String,
     specials: Vec<(String, u32)>,
+    ints: IdInts,
 }
 
 #[pymethods]
@@ -505,7 +506,8 @@ impl WordPiece {
         }
         let inner = wordpiece::Encoder::new(&vocab, unk_token, continuing_prefix, max_input_chars_per_word)
             .map_err(value_error)?;
-        Ok(WordPiece { inner: Arc::new(inner), norm, vocab, prefix: continuing_prefix.to_string(), specials })
+        let ints = IdInts::new(vocab.len());
+        Ok(WordPiece { inner: Arc::new(inner), norm, vocab, prefix: continuing_prefix.to_string(), specials, ints })
     }
 
     #[getter]
@@ -521,14 +523,23 @@ impl WordPiece {
         self.norm.normalize(text)
     }
 
-    fn encode_ordinary(&self, py: Python<'_>, text: &str) -> Vec<u32> {
-        py.allow_threads(|| self.inner.encode(&self.norm, text))
+    fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        let ids = py.allow_threads(|| self.inner.encode(&self.norm, text));
+        self.ints.list(py, &ids)
     }
 
     #[pyo3(signature = (texts, threads=0))]
-    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, threads: usize) -> PyResult<Vec<Vec<u32>>> {
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<pyo3::pybacked::PyBackedStr>,
+        threads: usize,
+    ) -> PyResult<Vec<Bound<'py, PyList>>> {
         use rayon::prelude::*;
-        py.allow_threads(|| with_threads(threads, || texts.par_iter().map(|t| self.inner.encode(&self.norm, t)).collect()))
+        let all: Vec<Vec<u32>> = py.allow_threads(|| {
+            with_threads(threads, || texts.par_iter().map(|t| self.inner.encode(&self.norm, t)).collect())
+        })?;
+        self.ints.lists(py, &all)
     }
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
@@ -772,6 +783,7 @@ struct SpBpe {
     inner: Arc<crate::spbpe::Encoder>,
     norm: unigram::SpNormalizer,
     specials: Vec<(String, u32)>,
+    ints: IdInts,
 }
 
 #[pymethods]
@@ -795,7 +807,8 @@ impl SpBpe {
         }
         let inner = crate::spbpe::Encoder::new(&pieces).map_err(value_error)?;
         let norm = unigram::SpNormalizer { add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces };
-        Ok(SpBpe { inner: Arc::new(inner), norm, specials })
+        let ints = IdInts::new(inner.vocab_size());
+        Ok(SpBpe { inner: Arc::new(inner), norm, specials, ints })
     }
 
     #[getter]
@@ -811,16 +824,23 @@ impl SpBpe {
         self.norm.normalize(text)
     }
 
-    fn encode_ordinary(&self, py: Python<'_>, text: &str) -> Vec<u32> {
-        py.allow_threads(|| self.inner.encode(&self.norm.normalize(text)))
+    fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        let ids = py.allow_threads(|| self.inner.encode(&self.norm.normalize(text)));
+        self.ints.list(py, &ids)
     }
 
     #[pyo3(signature = (texts, threads=0))]
-    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, threads: usize) -> PyResult<Vec<Vec<u32>>> {
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<pyo3::pybacked::PyBackedStr>,
+        threads: usize,
+    ) -> PyResult<Vec<Bound<'py, PyList>>> {
         use rayon::prelude::*;
-        py.allow_threads(|| {
+        let all: Vec<Vec<u32>> = py.allow_threads(|| {
             with_threads(threads, || texts.par_iter().map(|t| self.inner.encode(&self.norm.normalize(t))).collect())
-        })
+        })?;
+        self.ints.lists(py, &all)
     }
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
