@@ -657,6 +657,29 @@ struct Unigram {
     ints: IdInts,
 }
 
+/// Special tokens as (text, id).
+type Specials = Vec<(String, u32)>;
+
+/// The pieces of SentencePiece-style content (ids 0..n, UTF-8 texts, scores, kinds) and its
+/// special pieces (control and unknown), for the Unigram and SentencePiece BPE encoders.
+fn sp_pieces(content: &[u8], what: &str) -> PyResult<(Vec<unigram::Piece>, Specials)> {
+    let c = crate::content::parse(content).map_err(value_error)?;
+    let mut pieces = Vec::with_capacity(c.tokens.len());
+    let mut specials = Vec::new();
+    for (i, t) in c.tokens.into_iter().enumerate() {
+        if t.id as usize != i {
+            return Err(value_error(format!("{what} piece ids must be 0..n without gaps")));
+        }
+        let text = String::from_utf8(t.bytes).map_err(|_| value_error(format!("piece {i} is not UTF-8")))?;
+        let kind = piece_kind(&t.kind)?;
+        if matches!(kind, unigram::PieceKind::Control | unigram::PieceKind::Unknown) {
+            specials.push((text.clone(), t.id));
+        }
+        pieces.push(unigram::Piece { text, score: t.score.unwrap_or(0.0), kind });
+    }
+    Ok((pieces, specials))
+}
+
 impl Unigram {
     fn restore(&self, ids: &[u32]) -> PyResult<Vec<u8>> {
         if let Some(&bad) = ids.iter().find(|&&i| i as usize >= self.pieces.len()) {
@@ -671,22 +694,8 @@ impl Unigram {
     #[staticmethod]
     #[pyo3(signature = (content, add_dummy_prefix=true, remove_extra_whitespaces=false, escape_whitespaces=true))]
     fn from_content(content: &[u8], add_dummy_prefix: bool, remove_extra_whitespaces: bool, escape_whitespaces: bool) -> PyResult<Self> {
-        let c = crate::content::parse(content).map_err(value_error)?;
-        let mut pieces = Vec::with_capacity(c.tokens.len());
-        let mut texts = Vec::with_capacity(c.tokens.len());
-        let mut specials = Vec::new();
-        for (i, t) in c.tokens.into_iter().enumerate() {
-            if t.id as usize != i {
-                return Err(value_error("Unigram piece ids must be 0..n without gaps".into()));
-            }
-            let text = String::from_utf8(t.bytes).map_err(|_| value_error(format!("piece {i} is not UTF-8")))?;
-            let kind = piece_kind(&t.kind)?;
-            if matches!(kind, unigram::PieceKind::Control | unigram::PieceKind::Unknown) {
-                specials.push((text.clone(), t.id));
-            }
-            pieces.push(unigram::Piece { text: text.clone(), score: t.score.unwrap_or(0.0), kind });
-            texts.push(text);
-        }
+        let (pieces, specials) = sp_pieces(content, "Unigram")?;
+        let texts: Vec<String> = pieces.iter().map(|p| p.text.clone()).collect();
         let inner = unigram::Encoder::new(&pieces).map_err(value_error)?;
         let norm = unigram::SpNormalizer { add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces };
         let ints = IdInts::new(texts.len());
@@ -791,20 +800,7 @@ impl SpBpe {
     #[staticmethod]
     #[pyo3(signature = (content, add_dummy_prefix=true, remove_extra_whitespaces=false, escape_whitespaces=true))]
     fn from_content(content: &[u8], add_dummy_prefix: bool, remove_extra_whitespaces: bool, escape_whitespaces: bool) -> PyResult<Self> {
-        let c = crate::content::parse(content).map_err(value_error)?;
-        let mut pieces = Vec::with_capacity(c.tokens.len());
-        let mut specials = Vec::new();
-        for (i, t) in c.tokens.into_iter().enumerate() {
-            if t.id as usize != i {
-                return Err(value_error("SentencePiece BPE piece ids must be 0..n without gaps".into()));
-            }
-            let text = String::from_utf8(t.bytes).map_err(|_| value_error(format!("piece {i} is not UTF-8")))?;
-            let kind = piece_kind(&t.kind)?;
-            if matches!(kind, unigram::PieceKind::Control | unigram::PieceKind::Unknown) {
-                specials.push((text.clone(), t.id));
-            }
-            pieces.push(unigram::Piece { text, score: t.score.unwrap_or(0.0), kind });
-        }
+        let (pieces, specials) = sp_pieces(content, "SentencePiece BPE")?;
         let inner = crate::spbpe::Encoder::new(&pieces).map_err(value_error)?;
         let norm = unigram::SpNormalizer { add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces };
         let ints = IdInts::new(inner.vocab_size());
