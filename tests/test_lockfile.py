@@ -9,10 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from sqlalchemy import text
 
 import tokreg
 from tokreg import BpeOptions, IntegrityError, NotFoundError, Registry, lockfile
+from tokreg.cli import cli
 
 from .conftest import Cli
 
@@ -122,3 +124,32 @@ def test_cli_pin_and_encode_in_a_consumer_project(run: Cli, two: Registry, proje
     (project / "tokreg.lock").write_text("lock_version = [\n", encoding="utf-8")
     broken = run("encode", "m", "x", ok=False)
     assert broken.exit_code == 1 and "is not valid TOML" in broken.output
+
+
+def test_a_pinned_name_loads_from_the_registry_it_was_pinned_from(
+    two: Registry, project: Path, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The consumer has neither --db nor TOKREG_DB, and its default registry is elsewhere (empty).
+    two.pin("m@1")
+    monkeypatch.delenv("TOKREG_DB", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert lockfile.registry_for("m") == str(two.url)
+    assert tokreg.load("m").ref == "m@1"
+    assert tokreg.load("m@2").ref == "m@2"  # same registry, another version of the pinned name
+    res = CliRunner().invoke(cli, ["encode", "m", "hello"], env={"TOKREG_DB": None})
+    assert res.exit_code == 0 and json.loads("[" + res.output.strip().replace(" ", ",") + "]") == tokreg.load(
+        "m@1", db=db_path
+    ).encode_ordinary("hello")
+    with pytest.raises(NotFoundError):
+        tokreg.load("other")  # not pinned: the default registry, which does not have it
+    # An explicit registry wins over the lockfile's.
+    elsewhere = tmp_path / "elsewhere.db"
+    monkeypatch.setenv("TOKREG_DB", str(elsewhere))
+    assert lockfile.registry_for("m") == str(two.url)
+    with pytest.raises(NotFoundError):
+        tokreg.load("m")
+    # A pinned registry that cannot be reached from here falls back to the usual location.
+    monkeypatch.delenv("TOKREG_DB")
+    two.close()
+    db_path.rename(tmp_path / "moved.db")
+    assert lockfile.registry_for("m") is None

@@ -16,7 +16,7 @@ import click
 from .chart import png_chart, text_chart
 from .errors import InputError, Interrupted, TokregError
 from .progress import Progress
-from .registry import Registry
+from .registry import Registry, load
 from .trainers import BpeOptions, Options, UnigramOptions, WordPieceOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -393,7 +393,7 @@ def encode(
             raise InputError(f"file {file!r} is not UTF-8 at byte {e.start}") from None
     elif text is None:
         text = sys.stdin.read()
-    tok = _registry(db).load(ref)
+    tok = load(ref, db=db)
     ids = tok.encode(text, allowed_special="all" if allow_special else frozenset(), disallowed_special=())
     if as_json:
         echo_json(
@@ -419,7 +419,7 @@ def decode(ref: str, ids: tuple[int, ...], db: Optional[str]) -> None:
     Example:
         tokreg decode gpt-mini@1 31373 995
     """
-    click.echo(_registry(db).load(ref).decode(list(ids)))
+    click.echo(load(ref, db=db).decode(list(ids)))
 
 
 @cli.command()

@@ -18,6 +18,10 @@ pinned hash. The file is TOML, one `[[pin]]` table per tokenizer:
 It is read with `tomllib` on Python 3.11+, else with the small reader below, which knows
 exactly the subset written here (comments, `key = "string"`, `key = integer`, `[[pin]]`).
 `TOKREG_LOCK` names a lockfile to use instead of searching, or `off` to ignore lockfiles.
+
+Loading a pinned name (`tokreg.load`, `tokreg encode`, `tokreg decode`) with neither `--db`/`db=`
+nor `TOKREG_DB` given reads from the registry the pin was made from, when it is reachable
+(`registry_for`), so a project that pins from a team's PostgreSQL registry loads from it.
 """
 
 from __future__ import annotations
@@ -119,6 +123,27 @@ def current(lock: Union[PathLike, bool, None] = None) -> Optional[Lock]:
         return None
     path = find() if lock is None or lock is True else Path(lock)
     return read(path) if path is not None else None
+
+
+def registry_for(ref: str) -> Optional[str]:
+    """The registry that the lockfile in effect names for `ref`'s tokenizer (a bare `name` or
+    `name@...` pinned there), when it can be reached from here: a SQLite file that exists, or
+    another URL whose password was not hidden when it was written. None otherwise, and then
+    the usual location applies; what is loaded is checked against the pinned hash either way."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    lock = current()
+    p = lock.pins.get(ref.split("@", 1)[0]) if lock is not None else None
+    if p is None or not p.registry or ":***@" in p.registry:
+        return None
+    try:
+        url = make_url(p.registry)
+    except ArgumentError:
+        return None
+    if url.get_backend_name() == "sqlite":
+        return p.registry if url.database and Path(url.database).is_file() else None
+    return p.registry
 
 
 def write(path: PathLike, pin: Pin) -> Lock:

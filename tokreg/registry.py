@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from sqlalchemy import Engine, select
 
-from . import compiled
+from . import compiled, lockfile
 from .hashing import content_bytes, digest
 from .record import record
 from .result import TokenizerData
@@ -255,8 +255,6 @@ class Registry:
 
     def pin(self, ref: str, folder: Optional[PathLike] = None) -> Any:
         """Writes `ref` (a bare name: the latest) into `folder`/tokreg.lock; returns the Pin."""
-        from . import lockfile
-
         with self.engine.connect() as conn:
             return lockfile.pin(conn, ref, self.url, folder)[1]
 
@@ -300,8 +298,11 @@ class Registry:
 
 
 def load(ref: str, *, db: Optional[PathLike] = None) -> Tokenizer:
-    """Loads a tokenizer by ref (`name` for the latest, `name@N`, or a hash prefix) from the
-    registry at `db`, `TOKREG_DB`, or the default location."""
+    """Loads a tokenizer by ref (`name` for the latest or the pinned version, `name@N`, or a hash
+    prefix) from the registry at `db`, `TOKREG_DB`, the one the project's lockfile names for
+    that tokenizer (when reachable), or the default location, in that order."""
+    if db is None and not os.environ.get("TOKREG_DB"):
+        db = lockfile.registry_for(ref)
     reg = Registry(db)
     try:
         return reg.load(ref)
