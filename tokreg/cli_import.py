@@ -74,7 +74,7 @@ def import_tiktoken(
 @click.argument("file", type=click.Path(dir_okay=False))
 @_common
 def import_hf(file: str, name: str, message: Optional[str], as_json: bool, db: Optional[str]) -> None:
-    """Register a Hugging Face tokenizer.json (BPE, byte- or character-level).
+    """Register a Hugging Face tokenizer.json (BPE byte- or character-level, WordPiece, Unigram).
 
     \b
     Example:
