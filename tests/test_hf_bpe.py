@@ -12,7 +12,7 @@ import pytest
 from tokreg import BpeOptions, InputError, Registry
 from tokreg.formats import hf
 
-from .conftest import CORPORA, Cli, data_file
+from .conftest import CORPORA, Cli, corpus_slice, data_file
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -22,11 +22,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Registry, Path]:
     """byte@1 (cl100k, 3000 tokens, a special) and char@1 (character-level, 1500 tokens),
     trained on the first 200 KB (whole lines) of each corpus."""
     folder = tmp_path_factory.mktemp("hf")
-    corpus = folder / "slice.txt"
-    with corpus.open("wb") as fh:
-        for name in CORPORA:
-            raw = data_file(name).read_bytes()[:200_000]
-            fh.write(raw[: raw.rindex(b"\n") + 1])
+    corpus = corpus_slice(folder / "slice.txt")
     reg = Registry(folder / "registry.db")
     reg.train("byte", [corpus], BpeOptions(vocab_size=3000, special=("<|endoftext|>",)))
     reg.train("char", [corpus], BpeOptions(vocab_size=1500, char_level=True))

@@ -11,7 +11,7 @@ import pytest
 from tokreg import Registry
 from tokreg.trainers import UnigramOptions, WordPieceOptions
 
-from .conftest import CORPORA, Cli, data_file
+from .conftest import CORPORA, Cli, corpus_slice, data_file
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -26,11 +26,7 @@ VARIANTS = {
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Registry, Path]:
     folder = tmp_path_factory.mktemp("hfx")
-    corpus = folder / "slice.txt"
-    with corpus.open("wb") as fh:
-        for name in CORPORA:
-            raw = data_file(name).read_bytes()[:200_000]
-            fh.write(raw[: raw.rindex(b"\n") + 1])
+    corpus = corpus_slice(folder / "slice.txt")
     reg = Registry(folder / "registry.db")
     for name, opts in VARIANTS.items():
         reg.train(name, [corpus], opts)

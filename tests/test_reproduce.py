@@ -14,7 +14,7 @@ from tokreg import BpeOptions, InputError, NotFoundError, Registry
 from tokreg import reproduce as reproduce_mod
 from tokreg.trainers.bpe import train_bpe
 
-from .conftest import Cli, data_file
+from .conftest import Cli, head_lines
 
 
 @pytest.fixture
@@ -22,8 +22,7 @@ def corpus(tmp_path: Path) -> list[Path]:
     out = []
     for name in ("dr.en.txt", "dr.zh-cn.txt"):
         p = tmp_path / name
-        raw = data_file(name).read_bytes()[:120_000]
-        p.write_bytes(raw[: raw.rindex(b"\n") + 1])
+        p.write_bytes(head_lines(name, 120_000))
         out.append(p)
     return out
 

@@ -162,11 +162,11 @@ class Tokenizer:
         try:
             if disallowed:
                 found = self._enc.find_special(text, sorted(disallowed))
-                others = disallowed.difference(self.special_tokens)
-                if others and any(s in text for s in others):
-                    # tiktoken refuses any disallowed string found in the text, special token or not;
-                    # the core searches special tokens only. Name the first in the text, as tiktoken.
-                    hits = [s for s in others if s in text] + ([found] if found is not None else [])
+                # tiktoken refuses any disallowed string found in the text, special token or not;
+                # the core searches special tokens only. Name the first in the text, as tiktoken.
+                hits = [s for s in disallowed.difference(self.special_tokens) if s in text]
+                if hits:
+                    hits += [found] if found is not None else []
                     found = min(hits, key=lambda s: (text.find(s), -len(s)))
                 if found is not None:
                     raise InputError(

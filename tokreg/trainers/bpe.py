@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Optional
 
@@ -19,13 +19,13 @@ from .. import _core, patterns
 from ..corpus import read_corpus
 from ..errors import InputError
 from ..result import MergeRow, TokenizerData, TokenRow
-from .common import Progress, check_threads, core_errors, run_record
+from .common import OptionsJson, Progress, check_threads, core_errors, run_record
 
 CHAR_LEVEL_UNK = "<unk>"
 
 
 @dataclass(frozen=True)
-class BpeOptions:
+class BpeOptions(OptionsJson):
     vocab_size: int
     pattern: str = ""  # a built-in name or a regex; "" = cl100k (byte-level) / whitespace (char-level)
     char_level: bool = False
@@ -33,17 +33,6 @@ class BpeOptions:
     min_frequency: int = 0
     special: tuple[str, ...] = ()
     threads: int = 0  # 0 = one per core; never changes the result
-
-    def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["special"] = list(self.special)
-        return d
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> BpeOptions:
-        d = dict(d)
-        d["special"] = tuple(d.get("special", ()))
-        return cls(**d)
 
 
 def _specials(opts: BpeOptions) -> list[str]:

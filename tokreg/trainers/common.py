@@ -1,5 +1,6 @@
-"""What every trainer shares: the progress callback type, turning core errors into tokreg
-errors, and the training-run record (options, corpus fingerprint, version, timings)."""
+"""What every trainer shares: the progress callback type, the options' JSON form, turning core
+errors into tokreg errors, and the training-run record (options, corpus fingerprint, version,
+timings)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,32 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from ..corpus import Corpus
 from ..errors import InputError, Interrupted
 from ..version import __version__
 
 Progress = Callable[[str, int, int], None]
+OptionsT = TypeVar("OptionsT", bound="OptionsJson")
+
+
+class OptionsJson:
+    """JSON form of a trainer's options dataclass, as stored with its training run (`special`,
+    a tuple, is stored as a list)."""
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = asdict(self)  # type: ignore[call-overload]
+        d["special"] = list(d.get("special", ()))
+        return d
+
+    @classmethod
+    def from_json(cls: type[OptionsT], d: dict[str, Any]) -> OptionsT:
+        d = dict(d)
+        d["special"] = tuple(d.get("special", ()))
+        return cls(**d)
 
 
 @contextmanager

@@ -16,7 +16,7 @@ import os
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Optional
 
@@ -24,11 +24,11 @@ from .. import _core
 from ..corpus import read_corpus
 from ..errors import InputError
 from ..result import RoundRow, TokenizerData, TokenRow
-from .common import Progress, check_threads, core_errors, run_record
+from .common import OptionsJson, Progress, check_threads, core_errors, run_record
 
 
 @dataclass(frozen=True)
-class UnigramOptions:
+class UnigramOptions(OptionsJson):
     vocab_size: int
     byte_fallback: bool = False
     shrinking_factor: float = 0.75  # fraction of pieces kept per prune round
@@ -41,17 +41,6 @@ class UnigramOptions:
     add_dummy_prefix: bool = True
     remove_extra_whitespaces: bool = False  # True collapses runs of spaces (lossy), as SentencePiece does
     threads: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["special"] = list(self.special)
-        return d
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> UnigramOptions:
-        d = dict(d)
-        d["special"] = tuple(d.get("special", ()))
-        return cls(**d)
 
 
 def encoding_config(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Optional
 
@@ -21,13 +21,13 @@ from .. import _core
 from ..corpus import read_corpus
 from ..errors import InputError
 from ..result import MergeRow, TokenizerData, TokenRow
-from .common import Progress, check_threads, core_errors, run_record
+from .common import OptionsJson, Progress, check_threads, core_errors, run_record
 
 FORMS = ("none", "nfc", "nfkc", "nfd", "nfkd")
 
 
 @dataclass(frozen=True)
-class WordPieceOptions:
+class WordPieceOptions(OptionsJson):
     vocab_size: int
     lowercase: bool = False
     strip_accents: Optional[bool] = None  # None: strip exactly when lowercasing (BERT's rule)
@@ -41,17 +41,6 @@ class WordPieceOptions:
     limit_alphabet: Optional[int] = None
     max_input_chars_per_word: int = 100
     threads: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["special"] = list(self.special)
-        return d
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> WordPieceOptions:
-        d = dict(d)
-        d["special"] = tuple(d.get("special", ()))
-        return cls(**d)
 
     def normalizer(self) -> dict[str, Any]:
         """The normalizer settings, as stored in the version's config and passed to the core."""
