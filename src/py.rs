@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
 use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
@@ -81,6 +82,21 @@ impl IdInts {
     fn lists<'py>(&self, py: Python<'py>, all: &[Vec<u32>]) -> PyResult<Vec<Bound<'py, PyList>>> {
         let _paused = GcPause::new(py);
         all.iter().map(|ids| self.list(py, ids)).collect()
+    }
+
+    /// `encode_batch` for an encoder that takes one text at a time: `encode` on each text, on
+    /// `threads` threads with the GIL released, then the lists.
+    fn batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &[PyBackedStr],
+        threads: usize,
+        encode: impl Fn(&str) -> Vec<u32> + Send + Sync,
+    ) -> PyResult<Vec<Bound<'py, PyList>>> {
+        use rayon::prelude::*;
+        let all: Vec<Vec<u32>> =
+            py.allow_threads(|| with_threads(threads, || texts.par_iter().map(|t| encode(t)).collect()))?;
+        self.lists(py, &all)
     }
 }
 
@@ -282,7 +298,7 @@ impl ByteBpe {
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<pyo3::pybacked::PyBackedStr>,
+        texts: Vec<PyBackedStr>,
         threads: usize,
     ) -> PyResult<Vec<Bound<'py, PyList>>> {
         let refs: Vec<&str> = texts.iter().map(|s| &**s).collect();
@@ -532,14 +548,10 @@ impl WordPiece {
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<pyo3::pybacked::PyBackedStr>,
+        texts: Vec<PyBackedStr>,
         threads: usize,
     ) -> PyResult<Vec<Bound<'py, PyList>>> {
-        use rayon::prelude::*;
-        let all: Vec<Vec<u32>> = py.allow_threads(|| {
-            with_threads(threads, || texts.par_iter().map(|t| self.inner.encode(&self.norm, t)).collect())
-        })?;
-        self.ints.lists(py, &all)
+        self.ints.batch(py, &texts, threads, |t| self.inner.encode(&self.norm, t))
     }
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
@@ -730,13 +742,13 @@ impl Unigram {
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<pyo3::pybacked::PyBackedStr>,
+        texts: Vec<PyBackedStr>,
         threads: usize,
     ) -> PyResult<Vec<Bound<'py, PyList>>> {
         use rayon::prelude::*;
         /// Texts per parallel task: enough to amortize a task, few enough to balance.
         const CHUNK: usize = 256;
-        let encode = |texts: &[pyo3::pybacked::PyBackedStr], scratch: &mut unigram::Scratch| {
+        let encode = |texts: &[PyBackedStr], scratch: &mut unigram::Scratch| {
             let mut ids = Vec::new();
             let mut ends = Vec::with_capacity(texts.len());
             for t in texts {
@@ -829,14 +841,10 @@ impl SpBpe {
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<pyo3::pybacked::PyBackedStr>,
+        texts: Vec<PyBackedStr>,
         threads: usize,
     ) -> PyResult<Vec<Bound<'py, PyList>>> {
-        use rayon::prelude::*;
-        let all: Vec<Vec<u32>> = py.allow_threads(|| {
-            with_threads(threads, || texts.par_iter().map(|t| self.inner.encode(&self.norm.normalize(t))).collect())
-        })?;
-        self.ints.lists(py, &all)
+        self.ints.batch(py, &texts, threads, |t| self.inner.encode(&self.norm.normalize(t)))
     }
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
