@@ -7,8 +7,10 @@ test:
     cargo test --quiet
     {{python}} -m pytest -q
 
-# Lint: ruff, mypy (with the stub checked against the extension), cargo clippy.
+# Lint: formatting (ruff, cargo fmt), ruff, mypy (with the stub checked against the extension), cargo clippy.
 lint:
+    {{python}} -m ruff format --check tokreg tests benchmarks migrations
+    cargo fmt --check
     {{python}} -m ruff check tokreg tests benchmarks migrations
     {{python}} -m mypy
     {{python}} -m mypy.stubtest tokreg._core
@@ -27,6 +29,11 @@ demo db="/tmp/tokreg-demo.db":
     tokreg list --db {{db}}
     tokreg show stdlib@2 --db {{db}}
     tokreg sql "SELECT rank, left_text, right_text, count FROM merges_view WHERE tokenizer = 'stdlib@2' ORDER BY rank LIMIT 10" --db {{db}}
+
+# Format the Python and the Rust code.
+fmt:
+    {{python}} -m ruff format tokreg tests benchmarks migrations
+    cargo fmt
 
 # Rebuild the extension in place after changing src/.
 develop:

@@ -19,7 +19,7 @@ def _tokreg(algo: str, corpus: str, vocab: int, threads: int, out: str) -> dict[
     # is a one-time cost of its own (and imports Alembic), so it happens in another process.
     subprocess.run([sys.executable, "-c", "import sys, tokreg; tokreg.Registry(sys.argv[1])", out + ".db"], check=True)
     import tokreg
-    from tokreg.trainers import UnigramOptions, WordPieceOptions
+    from tokreg import UnigramOptions, WordPieceOptions
 
     reg = tokreg.Registry(out + ".db")
     base = baseline_mb()

@@ -14,7 +14,7 @@ def run(vocab: int = 8000) -> None:
     import tokenizers
 
     import tokreg
-    from tokreg.trainers import WordPieceOptions
+    from tokreg import WordPieceOptions
 
     folder = tempfile.mkdtemp(prefix="tokreg-bench-wp-")
     corpus = os.path.join(folder, "train.txt")

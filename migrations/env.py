@@ -7,7 +7,7 @@ from alembic import context
 from sqlalchemy import Engine
 
 from tokreg.store.engine import create, resolve_url
-from tokreg.store.models import Base
+from tokreg.store.schema import Base
 
 config = context.config
 target_metadata = Base.metadata

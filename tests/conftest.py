@@ -82,9 +82,7 @@ class Cli:
 
     def __call__(self, *args: Any, input: str | None = None, ok: bool = True) -> Result:
         argv = [str(a) for a in args]
-        res = self.runner.invoke(
-            cli, argv, input=input, env={"TOKREG_DB": str(self.db)}, catch_exceptions=False
-        )
+        res = self.runner.invoke(cli, argv, input=input, env={"TOKREG_DB": str(self.db)}, catch_exceptions=False)
         if ok and res.exit_code != 0:
             raise AssertionError(f"tokreg {' '.join(argv)} exited {res.exit_code}:\n{res.output}")
         return res

@@ -76,9 +76,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_bad_input(
-    case: str, run: Cli, seeded: str, db_path: Path, tmp_path: Path, small_corpus: Path
-) -> None:
+def test_bad_input(case: str, run: Cli, seeded: str, db_path: Path, tmp_path: Path, small_corpus: Path) -> None:
     (tmp_path / "empty.txt").write_text("")
     (tmp_path / "latin1.txt").write_bytes(b"caf\xc3\xa9 na\xefve\n")
     args, needles = CASES[case]
@@ -103,8 +101,7 @@ def test_ctrl_c_during_training_leaves_registry_unchanged(tmp_path: Path, small_
     # for seconds (real prose saturates its vocabulary too early to interrupt reliably).
     rng = random.Random(1)
     words = [
-        "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 14)))
-        for _ in range(400_000)
+        "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 14))) for _ in range(400_000)
     ]
     big = tmp_path / "random-words.txt"
     big.write_text(" ".join(words))

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from tokreg import BpeOptions, Registry
-from tokreg.formats import stored_data
-from tokreg.result import MergeRow, TokenizerData, TokenRow
+from tokreg.data import MergeRow, TokenizerData, TokenRow
 
 from .conftest import Cli, data_file
 
@@ -24,8 +23,7 @@ def grown(registry: Registry, small_corpus: Path) -> Registry:
 
 
 def _data(reg: Registry, ref: str) -> TokenizerData:
-    with reg.engine.connect() as conn:
-        return stored_data(conn, reg.resolve(ref))
+    return reg.stored(ref).data()
 
 
 def test_a_larger_vocab_extends_the_merge_list(grown: Registry) -> None:
@@ -68,14 +66,20 @@ def test_swapped_merges_are_reranked_and_the_divergence_is_named(grown: Registry
 
 
 def test_different_algorithms_diff_on_what_they_share(grown: Registry, small_corpus: Path) -> None:
-    from tokreg.trainers import UnigramOptions
+    from tokreg import UnigramOptions
 
     uni = grown.train("uni", [small_corpus], UnigramOptions(vocab_size=400, byte_fallback=True))
     base = _data(grown, uni.ref)
     # The same pieces with one log probability lowered by 0.5: a pure score change.
     victim = next(t.id for t in base.tokens if t.kind == "normal")
-    grown.add("uni", replace(base, run=None, tokens=[
-        replace(t, score=(t.score or 0) - (0.5 if t.id == victim else 0)) for t in base.tokens]))
+    grown.add(
+        "uni",
+        replace(
+            base,
+            run=None,
+            tokens=[replace(t, score=(t.score or 0) - (0.5 if t.id == victim else 0)) for t in base.tokens],
+        ),
+    )
     d = grown.diff("g@1", "uni@1")
     assert "merges" not in d and "scores" not in d
     assert d["tokens"]["common"] > 0

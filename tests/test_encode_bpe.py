@@ -44,14 +44,8 @@ def test_lone_surrogate_is_a_clear_error(trained: Tokenizer) -> None:
 @pytest.mark.parametrize("name", CORPORA)
 def test_same_ids_as_tiktoken(trained: Tokenizer, name: str) -> None:
     tiktoken = pytest.importorskip("tiktoken")
-    ranks = {
-        trained.token_bytes(i): i
-        for i in range(trained.vocab_size)
-        if i not in trained.special_tokens.values()
-    }
-    ref = tiktoken.Encoding(
-        "ref", pat_str=trained.config["pattern"], mergeable_ranks=ranks, special_tokens={}
-    )
+    ranks = {trained.token_bytes(i): i for i in range(trained.vocab_size) if i not in trained.special_tokens.values()}
+    ref = tiktoken.Encoding("ref", pat_str=trained.config["pattern"], mergeable_ranks=ranks, special_tokens={})
     text = data_file(name).read_text(encoding="utf-8")
     assert trained.encode_ordinary(text) == ref.encode_ordinary(text)
     lines = text.splitlines()[:2000]

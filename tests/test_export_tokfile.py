@@ -18,9 +18,7 @@ from .conftest import Cli, data_file
 @pytest.fixture
 def reg(registry: Registry, small_corpus: Path) -> Registry:
     registry.train("e", [small_corpus], BpeOptions(vocab_size=400, special=("<|end|>",)))
-    registry.train(
-        "e", [small_corpus], BpeOptions(vocab_size=350, char_level=True, end_of_word_suffix="</w>")
-    )
+    registry.train("e", [small_corpus], BpeOptions(vocab_size=350, char_level=True, end_of_word_suffix="</w>"))
     return registry
 
 
@@ -49,9 +47,7 @@ def test_round_trip_without_the_registry(reg: Registry, tmp_path: Path, ref: str
 def test_from_file_gives_the_registry_ids(reg: Registry, tmp_path: Path) -> None:
     reg.export("e@1", "tokreg", tmp_path / "e.json")
     text_ = data_file("dr.zh-cn.txt").read_text(encoding="utf-8")
-    assert Tokenizer.from_file(tmp_path / "e.json").encode_ordinary(text_) == reg.load("e@1").encode_ordinary(
-        text_
-    )
+    assert Tokenizer.from_file(tmp_path / "e.json").encode_ordinary(text_) == reg.load("e@1").encode_ordinary(text_)
     assert Tokenizer.from_file(tmp_path / "e.json").special_tokens == {"<|end|>": 399}
 
 
@@ -61,9 +57,7 @@ def test_a_changed_file_is_refused(reg: Registry, tmp_path: Path) -> None:
     doc = json.loads(path.read_text(encoding="utf-8"))
     doc["tokens"][300][2] = base64.b64encode(b"tampered").decode()
     path.write_text(json.dumps(doc), encoding="utf-8")
-    with pytest.raises(
-        IntegrityError, match=f"hashes to xxh3-128:[0-9a-f]{{32}}, but the file says {v.content_hash}"
-    ):
+    with pytest.raises(IntegrityError, match=f"hashes to xxh3-128:[0-9a-f]{{32}}, but the file says {v.content_hash}"):
         Tokenizer.from_file(path)
     reg.export("e@1", "tokreg", path)
     with pytest.raises(IntegrityError, match="expected xxh3-128:0000"):
@@ -102,8 +96,6 @@ def test_damaged_rows_are_not_exported(reg: Registry, tmp_path: Path) -> None:
 def test_cli_export(run: Cli, reg: Registry, tmp_path: Path) -> None:
     out = tmp_path / "cli.json"
     assert "wrote e@2" in run("export", "e@2", "--format", "tokreg", "-o", out).output
-    assert Tokenizer.from_file(out).encode_ordinary("lowest newer") == reg.load("e@2").encode_ordinary(
-        "lowest newer"
-    )
+    assert Tokenizer.from_file(out).encode_ordinary("lowest newer") == reg.load("e@2").encode_ordinary("lowest newer")
     bad = run("export", "e@9", "-o", out, ok=False)
     assert bad.exit_code == 4 and "no version 9" in bad.output

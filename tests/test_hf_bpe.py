@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tokreg import BpeOptions, InputError, Registry
-from tokreg.formats import hf
+from tokreg.formats import hf_json
 
 from .conftest import CORPORA, Cli, corpus_slice, data_file
 
@@ -61,7 +61,7 @@ def test_byte_level_file_shape(trained: tuple[Registry, Path]) -> None:
         "ByteLevel",
         False,
     )
-    assert hf.from_onig(split["pattern"]["Regex"]) == reg.resolve("byte@1").config["pattern"]
+    assert hf_json.from_onig(split["pattern"]["Regex"]) == reg.resolve("byte@1").config["pattern"]
     assert doc["decoder"]["type"] == "ByteLevel"
     assert doc["added_tokens"][0]["content"] == "<|endoftext|>" and doc["added_tokens"][0]["id"] == 2999
     assert doc["model"]["vocab"]["Ġ"] == 32 and doc["model"]["vocab"]["!"] == 33  # GPT-2's byte mapping
@@ -87,12 +87,8 @@ def test_cli_export_and_import_hf(run: Cli, small_corpus: Path, tmp_path: Path) 
     assert [int(i) for i in ids] == tokenizers.Tokenizer.from_file(str(out)).encode("Hello wörld 123").ids
 
 
-def test_char_level_with_end_of_word_suffix_is_refused(
-    registry: Registry, small_corpus: Path, tmp_path: Path
-) -> None:
-    registry.train(
-        "w", [small_corpus], BpeOptions(vocab_size=200, char_level=True, end_of_word_suffix="</w>")
-    )
+def test_char_level_with_end_of_word_suffix_is_refused(registry: Registry, small_corpus: Path, tmp_path: Path) -> None:
+    registry.train("w", [small_corpus], BpeOptions(vocab_size=200, char_level=True, end_of_word_suffix="</w>"))
     with pytest.raises(InputError, match="end-of-word suffix cannot be written as hf"):
         registry.export("w", "hf", tmp_path / "w.json")
 
@@ -102,8 +98,10 @@ def test_unsupported_hf_files_say_so(registry: Registry, tmp_path: Path) -> None
     p.write_text(json.dumps({"model": {"type": "WordLevel", "vocab": {}}}), encoding="utf-8")
     with pytest.raises(InputError, match="WordLevel models are not supported"):
         registry.import_hf("wl", p)
-    p.write_text(json.dumps({"normalizer": {"type": "Lowercase"}, "model": {"type": "WordPiece", "vocab": {"a": 0}}}),
-                 encoding="utf-8")
+    p.write_text(
+        json.dumps({"normalizer": {"type": "Lowercase"}, "model": {"type": "WordPiece", "vocab": {"a": 0}}}),
+        encoding="utf-8",
+    )
     with pytest.raises(InputError, match="the normalizer Lowercase is not supported by tokreg's WordPiece"):
         registry.import_hf("wp", p)
     p.write_text(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tokreg import Registry
-from tokreg.trainers import UnigramOptions, WordPieceOptions
+from tokreg import UnigramOptions, WordPieceOptions
 
 from .conftest import CORPORA, Cli, corpus_slice, data_file
 

@@ -12,8 +12,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from tokreg import BpeOptions, ReadOnlyError, Registry
-from tokreg.store.models import Base
-from tokreg.trainers import WordPieceOptions
+from tokreg.store.schema import Base
+from tokreg import WordPieceOptions
 
 from .pg_server import server, unavailable
 
@@ -45,8 +45,7 @@ def test_registry_on_postgres(pg_url: str, small_corpus: Path) -> None:
     _, rows = reg.sql("SELECT tokenizer, count(*) FROM vocab GROUP BY tokenizer ORDER BY tokenizer")
     assert rows == [("pg@1", 400), ("pg@2", 400)]
     _, rows = reg.sql(
-        "SELECT left_text, right_text, result_text FROM merges_view WHERE tokenizer = 'pg@1' "
-        "ORDER BY rank LIMIT 1"
+        "SELECT left_text, right_text, result_text FROM merges_view WHERE tokenizer = 'pg@1' ORDER BY rank LIMIT 1"
     )
     assert rows[0][0] + rows[0][1] == rows[0][2]
     with pytest.raises(ReadOnlyError):

@@ -43,9 +43,7 @@ def test_every_ref_form_names_one_version(two: Registry) -> None:
 
 def test_unknown_refs_list_what_exists(two: Registry) -> None:
     two.tag("m@1", "prod")
-    with pytest.raises(
-        NotFoundError, match=r"no version or alias 'staging'.*versions are 1, 2.*@prod \(-> 1\)"
-    ):
+    with pytest.raises(NotFoundError, match=r"no version or alias 'staging'.*versions are 1, 2.*@prod \(-> 1\)"):
         two.resolve("m@staging")
     with pytest.raises(NotFoundError, match="no tokenizer named 'nope'; the registry has: m"):
         two.resolve("nope@prod")

@@ -12,7 +12,7 @@ import pytest
 
 from tokreg import BpeOptions, InputError, NotFoundError, Registry
 from tokreg import reproduce as reproduce_mod
-from tokreg.trainers.bpe import train_bpe
+from tokreg.algorithms import byte_bpe
 
 from .conftest import Cli, head_lines
 
@@ -76,7 +76,7 @@ def test_cli_reproduce(run: Cli, corpus: list[Path], monkeypatch: pytest.MonkeyP
     assert json.loads(run("reproduce", "c", "--json").output)["same"] is True
 
     def drifted(files: list[str], config: dict[str, object]) -> object:  # a trainer whose output changed
-        return train_bpe(files, BpeOptions(vocab_size=399))
+        return byte_bpe.ALGORITHM.train(files, BpeOptions(vocab_size=399))
 
     monkeypatch.setattr(reproduce_mod, "retrain", drifted)
     res = run("reproduce", "c@1", ok=False)

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokreg import InputError, NotFoundError, Registry, Tokenizer
-from tokreg.formats import sentencepiece_model
+from tokreg import transfer
 
 from .conftest import CORPORA, Cli, data_file
 
@@ -97,8 +97,24 @@ def test_same_ids_as_sentencepiece_on_every_line(
     assert not bad, f"{len(bad)} of {len(lines)} lines differ, first {lines[bad[0]][:80]!r}"
 
 
-EDGES = ["", " ", "   ", "a  b", " a ", "\t\n", "\u2581", "a \u2581", "\u2581 a\u2581\u2581", "<s></s><cls>", "<unk>",
-         "LORD<sep>神", "xLORDx", "\x00", "😀 日本", "ǅ\u0301"]
+EDGES = [
+    "",
+    " ",
+    "   ",
+    "a  b",
+    " a ",
+    "\t\n",
+    "\u2581",
+    "a \u2581",
+    "\u2581 a\u2581\u2581",
+    "<s></s><cls>",
+    "<unk>",
+    "LORD<sep>神",
+    "xLORDx",
+    "\x00",
+    "😀 日本",
+    "ǅ\u0301",
+]
 # Text made of pieces of the models and characters they lack, so that merges, unknowns,
 # user-defined and control pieces and whitespace meet in every way.
 _ALPHABET = list("ab  \t\n\u2581的神,.") + ["<s>", "<unk>", "LORD", "<sep>", "<cls>", "the", "é", "😀", "  "]
@@ -123,7 +139,7 @@ def processors(models: dict[str, Path]) -> dict[str, Any]:
 
 
 def test_pieces_kinds_and_scores_are_kept(models: dict[str, Path], imported: dict[str, Tokenizer]) -> None:
-    data = sentencepiece_model.read(models["unigram-symbols"])
+    data = transfer.read_sentencepiece(models["unigram-symbols"])
     sp = spm.SentencePieceProcessor(model_file=str(models["unigram-symbols"]))
     assert len(data.tokens) == sp.get_piece_size() == 3000
     for t in data.tokens:
@@ -134,7 +150,7 @@ def test_pieces_kinds_and_scores_are_kept(models: dict[str, Path], imported: dic
         "LORD": "user_defined", "<sep>": "user_defined", "神": "user_defined",
     }  # fmt: skip
     assert data.config["normalizer"]["add_dummy_prefix"] is False
-    llama = sentencepiece_model.read(models["bpe-llama"])
+    llama = transfer.read_sentencepiece(models["bpe-llama"])
     assert llama.algorithm == "bpe" and llama.config["model"] == "sentencepiece" and llama.config["byte_fallback"]
     assert sum(t.kind == "byte" for t in llama.tokens) == 256
     # control and unknown pieces are the special tokens, as SentencePiece's ids say

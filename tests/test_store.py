@@ -15,7 +15,7 @@ from sqlalchemy import create_engine, inspect, text
 from tokreg import BpeOptions, Registry
 from tokreg.store import migrate
 from tokreg.store.engine import default_path, resolve_url
-from tokreg.store.models import Base
+from tokreg.store.schema import Base
 
 from .conftest import Cli
 
@@ -90,9 +90,7 @@ def test_views_for_hand_written_sql(registry: Registry, small_corpus: Path) -> N
     assert rows[0][0] == 300
 
 
-def test_a_failed_write_leaves_nothing(
-    registry: Registry, small_corpus: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_failed_write_leaves_nothing(registry: Registry, small_corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tokreg import record as record_mod
 
     def boom(*a: object, **k: object) -> None:

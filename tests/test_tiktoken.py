@@ -21,9 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokreg
-from tokreg import InputError, IntegrityError, Registry, Tokenizer, compiled
+from tokreg import InputError, IntegrityError, Registry, Tokenizer, content_cache
 from tokreg._core import PATTERNS
-from tokreg.hashing import PREFIX
+from tokreg.content import PREFIX
 
 from .conftest import CORPORA, Cli, data_file
 
@@ -578,7 +578,7 @@ def test_load_by_ref_and_compiled_cache(
 ) -> None:
     monkeypatch.setenv("TOKREG_DB", str(imported.db))
     monkeypatch.chdir(tmp_path)  # no tokreg.lock above
-    assert compiled.cache_dir() == imported.cache
+    assert content_cache.cache_dir() == imported.cache
     text = data_file("dr.en.txt").read_text(encoding="utf-8")[:50_000]
     want = encodings["cl100k_base"].encode_ordinary(text)
 
@@ -587,14 +587,14 @@ def test_load_by_ref_and_compiled_cache(
     assert (tok.ref, tok.hash) == ("cl100k_base@1", h) and tok.encode_ordinary(text) == want
     assert tokreg.load("cl100k_base").hash == h
     cached = imported.cache / (h.removeprefix(PREFIX) + ".content")
-    assert cached.is_file() and compiled.get(h) == cached.read_bytes()
+    assert cached.is_file() and content_cache.get(h) == cached.read_bytes()
 
     # a second load reads the cached content, not the rows
     def no_rows(*args: object) -> None:
         raise AssertionError("the rows were read although the compiled cache holds this version")
 
     with monkeypatch.context() as mp:
-        mp.setattr("tokreg.registry.load_rows", no_rows)
+        mp.setattr("tokreg.store.reads.read_version", no_rows)
         again = tokreg.load("cl100k_base@1")
         assert again.hash == h and again.encode_ordinary(text) == want
         with Registry(imported.db) as reg:
@@ -605,4 +605,4 @@ def test_load_by_ref_and_compiled_cache(
     with Registry(imported.db) as reg:
         rebuilt = reg.load("cl100k_base@1")
     assert rebuilt.hash == h and rebuilt.encode_ordinary(text) == want
-    assert compiled.get(h) is not None and os.path.getsize(cached) > 1_000_000
+    assert content_cache.get(h) is not None and os.path.getsize(cached) > 1_000_000

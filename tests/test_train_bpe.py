@@ -42,9 +42,7 @@ def test_byte_level_learns_the_first(registry: Registry, tmp_path: Path) -> None
     assert merges_of(registry, v.ref, 3) == ["h+e", "t+he", " +c"]
 
 
-def test_same_hash_for_threads_and_shuffled_lines(
-    registry: Registry, small_corpus: Path, tmp_path: Path
-) -> None:
+def test_same_hash_for_threads_and_shuffled_lines(registry: Registry, small_corpus: Path, tmp_path: Path) -> None:
     lines = [x + "\n" for x in small_corpus.read_text().splitlines()]  # every line terminated
     random.Random(7).shuffle(lines)
     shuffled = tmp_path / "shuffled.txt"

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokreg import InputError, Registry, Tokenizer
-from tokreg.trainers import UnigramOptions
+from tokreg import UnigramOptions
 
 from .conftest import Cli, data_file
 

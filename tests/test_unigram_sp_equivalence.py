@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from tokreg import Registry, Tokenizer
-from tokreg.result import TokenizerData, TokenRow
-from tokreg.trainers.unigram import encoding_config
+from tokreg.algorithms.sp_text import SpNormalizerConfig
+from tokreg.algorithms.unigram import UnigramConfig
+from tokreg.data import TokenizerData, TokenRow
 
 from .conftest import CORPORA, data_file
 
@@ -42,16 +43,21 @@ def pair(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
         for name in CORPORA:
             fh.write("\n".join(data_file(name).read_text(encoding="utf-8").splitlines()[:2000]) + "\n")
     spm.SentencePieceTrainer.train(
-        input=str(corpus), model_prefix=str(folder / "sp"), vocab_size=3000, model_type="unigram",
-        normalization_rule_name="identity", remove_extra_whitespaces=False, byte_fallback=byte_fallback,
-        bos_id=-1, eos_id=-1, minloglevel=2,
+        input=str(corpus),
+        model_prefix=str(folder / "sp"),
+        vocab_size=3000,
+        model_type="unigram",
+        normalization_rule_name="identity",
+        remove_extra_whitespaces=False,
+        byte_fallback=byte_fallback,
+        bos_id=-1,
+        eos_id=-1,
+        minloglevel=2,
     )
     sp = spm.SentencePieceProcessor(model_file=str(folder / "sp.model"))
     data = TokenizerData(
         algorithm="unigram",
-        config=encoding_config(
-            byte_fallback=byte_fallback, unk_token="<unk>", add_dummy_prefix=True, remove_extra_whitespaces=False
-        ),
+        config=UnigramConfig(SpNormalizerConfig(add_dummy_prefix=True), byte_fallback, "<unk>").to_json(),
         tokens=[
             TokenRow(id=i, bytes=sp.id_to_piece(i).encode(), kind=_kind(sp, i), score=sp.get_score(i))
             for i in range(sp.get_piece_size())

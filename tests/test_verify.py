@@ -80,8 +80,7 @@ def test_cli_verify_exit_codes(run: Cli, reg: Registry) -> None:
     assert all(r["ok"] for r in json.loads(run("verify", "--json").output))
     _sql(
         reg,
-        "UPDATE tokens SET bytes = X'41' WHERE id = 0 "
-        "AND version_id = (SELECT id FROM versions WHERE number = 1)",
+        "UPDATE tokens SET bytes = X'41' WHERE id = 0 AND version_id = (SELECT id FROM versions WHERE number = 1)",
     )
     res = run("verify", ok=False)
     assert res.exit_code == 3

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tokreg import Registry
-from tokreg.trainers import WordPieceOptions
+from tokreg import WordPieceOptions
 
 from .conftest import CORPORA, Cli, data_file
 
@@ -29,9 +29,7 @@ def test_hug_pug_pun_bun_hugs(registry: Registry, tmp_path: Path) -> None:
     assert tok.decode(tok.encode("hugs bun")) == "hugs bun"
 
 
-def test_same_hash_for_threads_and_shuffled_lines(
-    registry: Registry, small_corpus: Path, tmp_path: Path
-) -> None:
+def test_same_hash_for_threads_and_shuffled_lines(registry: Registry, small_corpus: Path, tmp_path: Path) -> None:
     lines = [x + "\n" for x in small_corpus.read_text().splitlines()]  # every line terminated
     random.Random(3).shuffle(lines)
     shuffled = tmp_path / "shuffled.txt"

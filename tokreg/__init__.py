@@ -5,25 +5,28 @@ The public API is this list:
 
 - `load(ref, db=None) -> Tokenizer` — a version by ref: `name` (the latest, or the version pinned in
   the nearest tokreg.lock), `name@N`, `name@ALIAS`, or a hash prefix
-- `Tokenizer` — `encode`, `encode_ordinary`, `encode_batch`, `decode`, `decode_bytes`, `token_bytes`,
-  `vocab_size`, `ref`, `hash`; `Tokenizer.from_file(path)` loads an exported file with no registry
-- `Registry(db=None)` — `train`, `add`, `versions`, `resolve`, `load`, `show`, `sql`; `tag`, `untag`,
-  `aliases`, `log`, `remove`, `diff`, `pin`, `verify`, `export`, `import_hf`, `reproduce`
-- `BpeOptions` — the options of a BPE training run
+- `Tokenizer` — `encode`, `encode_ordinary`, `encode_batch`, `encode_ordinary_batch`, `decode`,
+  `decode_bytes`, `token_bytes`, `nbest`, `sample`, `vocab_size`, `special_tokens`, `ref`, `hash`;
+  `Tokenizer.from_file(path)` loads an exported file with no registry
+- `Registry(db=None)` — `train`, `add`, `import_*`, `versions`, `resolve`, `load`, `show`, `history`,
+  `sql`; `tag`, `untag`, `aliases`, `log`, `remove`, `diff`, `pin`, `verify`, `export`, `reproduce`
+- `BpeOptions`, `WordPieceOptions`, `UnigramOptions` — the options of a training run, per algorithm
 - `TokregError` and its subclasses — every error tokreg raises on purpose
 """
 
+from .algorithms import BpeOptions, UnigramOptions, WordPieceOptions
 from .errors import InputError, IntegrityError, Interrupted, NotFoundError, ReadOnlyError, TokregError
+from .package_version import __version__
 from .registry import Registry, load
 from .tokenizer import Tokenizer
-from .trainers.bpe import BpeOptions
-from .version import __version__
 
 __all__ = [
     "load",
     "Tokenizer",
     "Registry",
     "BpeOptions",
+    "WordPieceOptions",
+    "UnigramOptions",
     "TokregError",
     "InputError",
     "NotFoundError",

@@ -34,10 +34,10 @@ def text_chart(ys: Sequence[float], *, title: str, width: int = 60, height: int 
 
 def png_chart(rounds: Sequence[dict[str, float]], path: str | os.PathLike[str], *, title: str) -> None:
     """Log-likelihood and vocab size per round, as a PNG."""
-    try:
+    try:  # matplotlib is optional and heavy: imported only when a PNG is asked for
         import matplotlib
 
-        matplotlib.use("Agg")
+        matplotlib.use("Agg")  # no display: draw to files
         import matplotlib.pyplot as plt
     except ImportError:
         raise InputError("--plot needs matplotlib (pip install matplotlib); the terminal chart needs nothing") from None

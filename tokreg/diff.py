@@ -13,14 +13,13 @@ most frequent of those with both segmentations.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Optional
+from typing import Any
 
-from sqlalchemy import Connection
-
-from .errors import InputError
-from .versions import VersionInfo, load_rows, resolve
-
-Rows = tuple[list[tuple[int, bytes, str, Optional[float]]], list[tuple[int, int, int]]]
+from . import algorithms
+from .data import TokenRow
+from .store.reads import StoredVersion
+from .store.refs import VersionInfo
+from .tokenizer import Tokenizer
 
 
 def show(raw: bytes) -> str:
@@ -31,20 +30,19 @@ def show(raw: bytes) -> str:
         return "".join(chr(b) if 32 <= b < 127 else f"\\x{b:02x}" for b in raw)
 
 
-def diff(conn: Connection, a_ref: str, b_ref: str, *, top: int = 10) -> dict[str, Any]:
-    a, b = resolve(conn, a_ref), resolve(conn, b_ref)
-    ra, rb = load_rows(conn, a.id), load_rows(conn, b.id)
+def diff(a: StoredVersion, b: StoredVersion, *, top: int = 10) -> dict[str, Any]:
+    """How version `b` differs from `a`, from their stored (hash-checked) rows."""
     out: dict[str, Any] = {
-        "a": _head(a),
-        "b": _head(b),
-        "vocab_size": {"a": len(ra[0]), "b": len(rb[0]), "delta": len(rb[0]) - len(ra[0])},
-        "tokens": _tokens(ra, rb, top),
-        "config": _config(a, b, ra, rb),
+        "a": _head(a.info),
+        "b": _head(b.info),
+        "vocab_size": {"a": len(a.tokens), "b": len(b.tokens), "delta": len(b.tokens) - len(a.tokens)},
+        "tokens": _tokens(a, b, top),
+        "config": _config(a, b),
     }
-    if ra[1] and rb[1]:
-        out["merges"] = _merges(ra, rb, top)
-    if _scored(ra) and _scored(rb):
-        out["scores"] = _scores(ra, rb, top)
+    if a.merges and b.merges:
+        out["merges"] = _merges(a, b, top)
+    if _scored(a.tokens) and _scored(b.tokens):
+        out["scores"] = _scores(a.tokens, b.tokens, top)
     return out
 
 
@@ -53,16 +51,16 @@ def _head(v: VersionInfo) -> dict[str, Any]:
         "ref": v.ref,
         "hash": v.content_hash,
         "algorithm": v.algorithm,
-        "byte_level": bool(v.config.get("byte_level", False)),
+        "title": algorithms.of(v.algorithm, v.config).title,
     }
 
 
-def _by_bytes(rows: Rows) -> dict[bytes, int]:
-    return {raw: tid for tid, raw, kind, _ in rows[0] if kind != "special"}
+def _by_bytes(tokens: list[TokenRow]) -> dict[bytes, int]:
+    return {t.bytes: t.id for t in tokens if t.kind != "special"}
 
 
-def _tokens(ra: Rows, rb: Rows, top: int) -> dict[str, Any]:
-    ta, tb = _by_bytes(ra), _by_bytes(rb)
+def _tokens(a: StoredVersion, b: StoredVersion, top: int) -> dict[str, Any]:
+    ta, tb = _by_bytes(a.tokens), _by_bytes(b.tokens)
     added = [t for t in tb if t not in ta]  # in B's id order: the earliest-learned first
     removed = [t for t in ta if t not in tb]
     moved = sum(1 for t, i in ta.items() if t in tb and tb[t] != i)
@@ -76,13 +74,13 @@ def _tokens(ra: Rows, rb: Rows, top: int) -> dict[str, Any]:
     }
 
 
-def _pairs(rows: Rows) -> list[tuple[bytes, bytes]]:
-    raw = {tid: r for tid, r, _, _ in rows[0]}
-    return [(raw[left], raw[right]) for left, right, _ in rows[1]]
+def _pairs(v: StoredVersion) -> list[tuple[bytes, bytes]]:
+    raw = {t.id: t.bytes for t in v.tokens}
+    return [(raw[m.left], raw[m.right]) for m in v.merges]
 
 
-def _merges(ra: Rows, rb: Rows, top: int) -> dict[str, Any]:
-    pa, pb = _pairs(ra), _pairs(rb)
+def _merges(a: StoredVersion, b: StoredVersion, top: int) -> dict[str, Any]:
+    pa, pb = _pairs(a), _pairs(b)
     prefix = 0
     while prefix < min(len(pa), len(pb)) and pa[prefix] == pb[prefix]:
         prefix += 1
@@ -107,9 +105,7 @@ def _merges(ra: Rows, rb: Rows, top: int) -> dict[str, Any]:
         "only_a": sum(1 for p in pa if p not in rank_b),
         "only_b": sum(1 for p in pb if p not in rank_a),
         "reranked": len(moved),
-        "largest_reranks": [
-            {"merge": _merge_text(p), "rank_a": ra_, "rank_b": rb_} for _, ra_, rb_, p in moved[:top]
-        ],
+        "largest_reranks": [{"merge": _merge_text(p), "rank_a": ra_, "rank_b": rb_} for _, ra_, rb_, p in moved[:top]],
     }
 
 
@@ -117,13 +113,13 @@ def _merge_text(p: tuple[bytes, bytes]) -> str:
     return f"{show(p[0])} + {show(p[1])}"
 
 
-def _scored(rows: Rows) -> bool:
-    return any(s is not None for _, _, kind, s in rows[0] if kind != "special")
+def _scored(tokens: list[TokenRow]) -> bool:
+    return any(t.score is not None for t in tokens if t.kind != "special")
 
 
-def _scores(ra: Rows, rb: Rows, top: int) -> dict[str, Any]:
-    sa = {raw: s for _, raw, kind, s in ra[0] if s is not None and kind != "special"}
-    sb = {raw: s for _, raw, kind, s in rb[0] if s is not None and kind != "special"}
+def _scores(ta: list[TokenRow], tb: list[TokenRow], top: int) -> dict[str, Any]:
+    sa = {t.bytes: t.score for t in ta if t.score is not None and t.kind != "special"}
+    sb = {t.bytes: t.score for t in tb if t.score is not None and t.kind != "special"}
     changes = sorted(((sb[t] - s, t) for t, s in sa.items() if t in sb), key=lambda x: -abs(x[0]))
     return {
         "common": len(changes),
@@ -131,22 +127,18 @@ def _scores(ra: Rows, rb: Rows, top: int) -> dict[str, Any]:
     }
 
 
-def _config(a: VersionInfo, b: VersionInfo, ra: Rows, rb: Rows) -> dict[str, Any]:
-    ca = {"algorithm": a.algorithm, **a.config}
-    cb = {"algorithm": b.algorithm, **b.config}
-    changed = {
-        k: {"a": ca.get(k), "b": cb.get(k)} for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)
-    }
-    spa = {show(r): i for i, r, kind, _ in ra[0] if kind == "special"}
-    spb = {show(r): i for i, r, kind, _ in rb[0] if kind == "special"}
+def _config(a: StoredVersion, b: StoredVersion) -> dict[str, Any]:
+    ca = {"algorithm": a.info.algorithm, **a.info.config}
+    cb = {"algorithm": b.info.algorithm, **b.info.config}
+    changed = {k: {"a": ca.get(k), "b": cb.get(k)} for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)}
+    spa = {show(t.bytes): t.id for t in a.tokens if t.kind == "special"}
+    spb = {show(t.bytes): t.id for t in b.tokens if t.kind == "special"}
     return {
         "changed": changed,
         "special_tokens": {
             "added": sorted(set(spb) - set(spa)),
             "removed": sorted(set(spa) - set(spb)),
-            "id_changed": {
-                s: {"a": spa[s], "b": spb[s]} for s in sorted(set(spa) & set(spb)) if spa[s] != spb[s]
-            },
+            "id_changed": {s: {"a": spa[s], "b": spb[s]} for s in sorted(set(spa) & set(spb)) if spa[s] != spb[s]},
         },
     }
 
@@ -154,13 +146,13 @@ def _config(a: VersionInfo, b: VersionInfo, ra: Rows, rb: Rows) -> dict[str, Any
 # -- the effect on real text -------------------------------------------------------------------------
 
 
-def text_effect(tok_a: Any, tok_b: Any, texts: list[tuple[str, str]], *, top: int = 10) -> dict[str, Any]:
+def text_effect(tok_a: Tokenizer, tok_b: Tokenizer, texts: list[tuple[str, str]], *, top: int = 10) -> dict[str, Any]:
     """`texts`: (label, text). Both tokenizers must be able to encode them."""
     files = []
     words: Counter[str] = Counter()
     for label, text in texts:
         n_bytes = len(text.encode("utf-8"))
-        na, nb = (sum(len(x) for x in t.encode_batch(_chunks(text))) for t in (tok_a, tok_b))
+        na, nb = (sum(len(x) for x in t.encode_ordinary_batch(_chunks(text))) for t in (tok_a, tok_b))
         files.append(
             {
                 "file": label,
@@ -173,11 +165,9 @@ def text_effect(tok_a: Any, tok_b: Any, texts: list[tuple[str, str]], *, top: in
         )
         words.update(text.split())
     distinct = list(words)
-    seg_a, seg_b = tok_a.encode_batch(distinct), tok_b.encode_batch(distinct)
+    seg_a, seg_b = tok_a.encode_ordinary_batch(distinct), tok_b.encode_ordinary_batch(distinct)
     changed = [
-        (words[w], w, sa, sb)
-        for w, sa, sb in zip(distinct, seg_a, seg_b)
-        if _pieces(tok_a, sa) != _pieces(tok_b, sb)
+        (words[w], w, sa, sb) for w, sa, sb in zip(distinct, seg_a, seg_b) if _pieces(tok_a, sa) != _pieces(tok_b, sb)
     ]
     changed.sort(key=lambda x: (-x[0], x[1]))
     return {
@@ -189,13 +179,12 @@ def text_effect(tok_a: Any, tok_b: Any, texts: list[tuple[str, str]], *, top: in
             "changed_occurrences": sum(c[0] for c in changed),
         },
         "top_changed": [
-            {"word": w, "count": c, "a": _pieces(tok_a, sa), "b": _pieces(tok_b, sb)}
-            for c, w, sa, sb in changed[:top]
+            {"word": w, "count": c, "a": _pieces(tok_a, sa), "b": _pieces(tok_b, sb)} for c, w, sa, sb in changed[:top]
         ],
     }
 
 
-def _pieces(tok: Any, ids: list[int]) -> list[str]:
+def _pieces(tok: Tokenizer, ids: list[int]) -> list[str]:
     return [show(tok.token_bytes(i)) for i in ids]
 
 
@@ -203,32 +192,3 @@ def _chunks(text: str, lines: int = 500) -> list[str]:
     # Whole lines per chunk: pieces never cross a chunk, and the encoder runs them in parallel.
     rows = text.splitlines(keepends=True)
     return ["".join(rows[i : i + lines]) for i in range(0, len(rows), lines)] or [""]
-
-
-def read_texts(paths: list[str]) -> list[tuple[str, str]]:
-    out = []
-    for p in paths:
-        try:
-            with open(p, encoding="utf-8") as fh:
-                out.append((p, fh.read()))
-        except FileNotFoundError:
-            raise InputError(f"--text file {p!r} does not exist; check the path") from None
-        except UnicodeDecodeError as e:
-            raise InputError(f"--text file {p!r} is not UTF-8 at byte {e.start}") from None
-        except OSError as e:
-            raise InputError(f"cannot read --text file {p!r}: {e.strerror}") from None
-    return out
-
-
-def compare(
-    registry: Any, a_ref: str, b_ref: str, *, texts: Optional[list[str]] = None, top: int = 10
-) -> dict[str, Any]:
-    """`diff` of two refs in `registry`, plus `text_effect` on the files in `texts`."""
-    with registry.engine.connect() as conn:
-        out = diff(conn, a_ref, b_ref, top=top)
-    if texts:
-        loaded = read_texts(texts)
-        out["text"] = text_effect(
-            registry.load(out["a"]["ref"]), registry.load(out["b"]["ref"]), loaded, top=top
-        )
-    return out

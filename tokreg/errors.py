@@ -1,10 +1,14 @@
 """tokreg's exceptions: one hierarchy, each with the exit code the CLI uses for it.
 
 Every message names the input, what was found, and what to do next, because the CLI prints
-it as the one line a user sees.
+it as the one line a user sees. The Rust core raises these same classes (src/py.rs maps its
+error enum onto them in one place), so no caller ever has to read a message to know what
+went wrong.
 """
 
 from __future__ import annotations
+
+from typing import Optional
 
 
 class TokregError(Exception):
@@ -14,7 +18,7 @@ class TokregError(Exception):
 
 
 class InputError(TokregError):
-    """A corpus, file, option or import that tokreg cannot use as given."""
+    """A corpus, file, option, text or import that tokreg cannot use as given."""
 
 
 class NotFoundError(TokregError):
@@ -28,12 +32,18 @@ class ReadOnlyError(TokregError):
 
 
 class IntegrityError(TokregError):
-    """Stored content whose hash is not the one recorded or pinned."""
+    """Content whose hash is not the one recorded or pinned. `expected` and `actual` are the two
+    hash labels when the error is a hash mismatch."""
 
     exit_code = 3
 
+    def __init__(self, message: str, *, expected: Optional[str] = None, actual: Optional[str] = None):
+        super().__init__(message)
+        self.expected = expected
+        self.actual = actual
+
 
 class Interrupted(TokregError):
-    """Ctrl-C during a long operation; nothing was written."""
+    """Ctrl-C during a long operation."""
 
     exit_code = 130

@@ -1,16 +1,22 @@
-"""Reading an input file that the user named, with the one-line errors the CLI shows."""
+"""Files the user names: reading them with the one-line errors the CLI shows, and writing
+them whole or not at all."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
+from typing import Union
 
 from .errors import InputError
 
+PathLike = Union[str, "os.PathLike[str]"]
 
-def read_input(path: str | os.PathLike[str], hint: str = "give the file") -> bytes:
+
+def read_input(path: PathLike, hint: str = "give the file") -> bytes:
     """The bytes of `path`; a missing file, a folder or an unreadable file is an `InputError`
     naming the path and, for a folder, `hint` (what to give instead)."""
-    where = str(path)
+    where = os.fspath(path)
     try:
         with open(path, "rb") as fh:
             return fh.read()
@@ -20,3 +26,39 @@ def read_input(path: str | os.PathLike[str], hint: str = "give the file") -> byt
         raise InputError(f"{where!r} is a folder; {hint}") from None
     except OSError as e:
         raise InputError(f"cannot read {where!r}: {e.strerror}") from None
+
+
+def read_text(path: PathLike, what: str = "file") -> str:
+    """The UTF-8 text of `path`, with the same errors as `read_input`, plus one naming the
+    first byte that is not UTF-8. `what` says which file it is ("--text file")."""
+    raw = read_input(path)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{what} {os.fspath(path)!r} is not UTF-8 at byte {e.start}; convert it to UTF-8") from None
+
+
+def write_atomic(path: PathLike, raw: bytes) -> None:
+    """Writes `raw` to `path` whole or not at all: a temporary file in the same folder, then a
+    rename, so a reader never sees half a file and a crash leaves the old one."""
+    where = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(where))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-" + os.path.basename(where) + "-")
+    except OSError as e:
+        raise InputError(f"cannot write {where!r}: {e.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+        os.replace(tmp, where)
+    except OSError as e:
+        _unlink(tmp)
+        raise InputError(f"cannot write {where!r}: {e.strerror}") from None
+    except BaseException:
+        _unlink(tmp)
+        raise
+
+
+def _unlink(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)

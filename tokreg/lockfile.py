@@ -19,9 +19,8 @@ It is read with `tomllib` on Python 3.11+, else with the small reader below, whi
 exactly the subset written here (comments, `key = "string"`, `key = integer`, `[[pin]]`).
 `TOKREG_LOCK` names a lockfile to use instead of searching, or `off` to ignore lockfiles.
 
-Loading a pinned name (`tokreg.load`, `tokreg encode`, `tokreg decode`) with neither `--db`/`db=`
-nor `TOKREG_DB` given reads from the registry the pin was made from, when it is reachable
-(`registry_for`), so a project that pins from a team's PostgreSQL registry loads from it.
+This module only finds, reads and writes the file. What a pin means when loading (the
+pinned version, its hash checked, from the registry it was pinned from) is pins.py's job.
 """
 
 from __future__ import annotations
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from .errors import InputError
+from .files import write_atomic
 
 FILENAME = "tokreg.lock"
 LOCK_VERSION = 1
@@ -89,9 +89,7 @@ def read(path: PathLike) -> Lock:
     try:
         doc = _parse(text)
     except ValueError as e:
-        raise InputError(
-            f"lockfile {str(path)!r} is not valid TOML: {e}; fix it or delete it and re-pin"
-        ) from None
+        raise InputError(f"lockfile {str(path)!r} is not valid TOML: {e}; fix it or delete it and re-pin") from None
     if doc.get("lock_version", LOCK_VERSION) > LOCK_VERSION:
         raise InputError(
             f"lockfile {str(path)!r} has lock_version {doc['lock_version']}, newer than this tokreg "
@@ -110,8 +108,7 @@ def read(path: PathLike) -> Lock:
             )
         except (KeyError, TypeError, ValueError):
             raise InputError(
-                f"lockfile {str(path)!r}: pin {n} needs name, version and hash; re-pin it with "
-                "`tokreg pin NAME@N`"
+                f"lockfile {str(path)!r}: pin {n} needs name, version and hash; re-pin it with `tokreg pin NAME@N`"
             ) from None
         pins[pin.name] = pin
     return Lock(path=path, pins=pins)
@@ -123,27 +120,6 @@ def current(lock: Union[PathLike, bool, None] = None) -> Optional[Lock]:
         return None
     path = find() if lock is None or lock is True else Path(lock)
     return read(path) if path is not None else None
-
-
-def registry_for(ref: str) -> Optional[str]:
-    """The registry that the lockfile in effect names for `ref`'s tokenizer (a bare `name` or
-    `name@...` pinned there), when it can be reached from here: a SQLite file that exists, or
-    another URL whose password was not hidden when it was written. None otherwise, and then
-    the usual location applies; what is loaded is checked against the pinned hash either way."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    lock = current()
-    p = lock.pins.get(ref.split("@", 1)[0]) if lock is not None else None
-    if p is None or not p.registry or ":***@" in p.registry:
-        return None
-    try:
-        url = make_url(p.registry)
-    except ArgumentError:
-        return None
-    if url.get_backend_name() == "sqlite":
-        return p.registry if url.database and Path(url.database).is_file() else None
-    return p.registry
 
 
 def write(path: PathLike, pin: Pin) -> Lock:
@@ -159,12 +135,7 @@ def write(path: PathLike, pin: Pin) -> Lock:
         lines += ["", "[[pin]]"]
         for key, value in asdict(p).items():
             lines.append(f"{key} = {value}" if isinstance(value, int) else f"{key} = {_quote(value)}")
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as e:
-        raise InputError(f"cannot write lockfile {str(path)!r}: {e.strerror}") from None
+    write_atomic(path, ("\n".join(lines) + "\n").encode("utf-8"))
     return Lock(path=path, pins=pins)
 
 
@@ -192,7 +163,7 @@ _KEY = re.compile(r"^([A-Za-z0-9_-]+)\s*=\s*(.+?)\s*$")
 
 def _parse(text: str) -> dict[str, Any]:
     if sys.version_info >= (3, 11):
-        import tomllib
+        import tomllib  # in the standard library from 3.11 on only
 
         try:
             return tomllib.loads(text)
@@ -226,16 +197,3 @@ def _parse_subset(text: str) -> dict[str, Any]:
         else:
             raise ValueError(f"line {n}: unsupported value {value!r}")
     return doc
-
-
-def pin(conn: Any, ref: str, registry_url: str, folder: Optional[PathLike] = None) -> tuple[Lock, Pin]:
-    """Pins the version `ref` names (a bare name: the latest, not the current pin) in
-    `folder`/tokreg.lock (default: the current directory)."""
-    from sqlalchemy.engine import make_url
-
-    from .versions import resolve
-
-    v = resolve(conn, ref, lock=False)
-    where = make_url(registry_url).render_as_string(hide_password=True)
-    p = new_pin(v.name, v.number, v.content_hash, v.sha256, where)
-    return write(Path(folder if folder is not None else os.getcwd()) / FILENAME, p), p

@@ -16,11 +16,9 @@ def resolve(pattern: str) -> tuple[str, str]:
         return pattern, BUILTIN[pattern]
     try:
         canonical = _core.check_pattern(pattern)
-    except ValueError as e:
+    except InputError as e:
         names = ", ".join(sorted(BUILTIN))
-        raise InputError(
-            f"--pattern {pattern!r} is neither a built-in name ({names}) nor a valid regex: {e}"
-        ) from None
+        raise InputError(f"--pattern {pattern!r} is neither a built-in name ({names}) nor a valid regex: {e}") from None
     return name_of(canonical), canonical
 
 

@@ -11,24 +11,26 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
+from sqlalchemy.engine import make_url
 
-from . import compiled, lockfile
-from .hashing import content_bytes, digest
-from .record import record
-from .result import TokenizerData
-from .sql import run_query
-from .store import migrate
+from . import algorithms, content_cache, diff, pins, reproduce, transfer, verify
+from .data import TokenizerData
+from .errors import IntegrityError, Interrupted
+from .files import read_text, write_atomic
+from .lockfile import FILENAME, Pin, new_pin
+from .lockfile import write as write_lock
+from .samples import SAMPLES, encode_all
+from .store import aliases, migrate, reads, refs, writer
 from .store.engine import open_registry, resolve_url
-from .store.models import Merge, Token, TrainingRound, TrainingRun, table
-from .tokenizer import Tokenizer, is_lossless
-from .trainers import Options, WordPieceOptions, train
-from .trainers.common import Progress
-from .versions import VersionInfo, all_versions, check_name, load_rows, resolve
+from .store.readonly_sql import run_query
+from .store.reads import StoredVersion
+from .store.refs import VersionInfo, check_name
+from .tokenizer import Tokenizer
 
-PathLike = str | os.PathLike[str]
+PathLike = Union[str, "os.PathLike[str]"]
 
 
 class Registry:
@@ -39,7 +41,12 @@ class Registry:
         self.engine: Engine = open_registry(self.url)
 
     def __repr__(self) -> str:
-        return f"<Registry {self.engine.url!r}>"
+        return f"<Registry {self.location}>"
+
+    @property
+    def location(self) -> str:
+        """The registry's URL, with any password hidden."""
+        return make_url(self.url).render_as_string(hide_password=True)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -56,20 +63,28 @@ class Registry:
         self,
         name: str,
         files: Sequence[PathLike],
-        options: Options,
+        options: algorithms.TrainOptions,
         *,
         message: Optional[str] = None,
-        progress: Optional[Progress] = None,
+        progress: Optional[algorithms.Progress] = None,
     ) -> VersionInfo:
-        """Trains on `files` with the algorithm of `options` (BpeOptions, WordPieceOptions, ...)
-        and records the result as the next version of `name`."""
+        """Trains on `files` with the algorithm of `options` (BpeOptions, WordPieceOptions,
+        UnigramOptions) and records the result as the next version of `name`."""
         check_name(name)
-        data = train(files, options, progress=progress)
+        algo = algorithms.for_options(options)
+        try:
+            data = algo.train(files, options, progress)
+        except (KeyboardInterrupt, Interrupted):
+            raise Interrupted("training interrupted; nothing was written to the registry") from None
         return self.add(name, data, message=message)
 
     def add(self, name: str, data: TokenizerData, *, message: Optional[str] = None) -> VersionInfo:
-        """Records an already trained or imported tokenizer as the next version of `name`."""
-        return record(self.engine, name, data, message)
+        """Records an already trained or imported tokenizer as the next version of `name`. It is
+        compiled first (a version that cannot encode is never written) and its sample strings
+        are encoded and stored with it, for `verify`."""
+        check_name(name)
+        tok = Tokenizer.from_data(data, name)
+        return writer.record(self.engine, name, data, message=message, samples=list(zip(SAMPLES, encode_all(tok))))
 
     def import_tiktoken(
         self,
@@ -82,127 +97,94 @@ class Registry:
         message: Optional[str] = None,
     ) -> VersionInfo:
         """Registers a `.tiktoken` rank file as the next version of `name`."""
-        from .formats import tiktoken_file
-
         check_name(name)
-        data = tiktoken_file.read(path, pattern=pattern, specials=specials, expect_sha256=expect_sha256)
-        return self.add(name, data, message=message or f"imported from {os.path.basename(path)}")
+        data = transfer.read_tiktoken(path, pattern=pattern, specials=specials, expect_sha256=expect_sha256)
+        return self.add(name, data, message=message or _imported(path))
+
+    def import_hf(self, name: str, path: PathLike, *, message: Optional[str] = None) -> VersionInfo:
+        """Registers a Hugging Face `tokenizer.json` (BPE, WordPiece, Unigram) as the next version of `name`."""
+        check_name(name)
+        return self.add(name, transfer.read_hf(path), message=message or _imported(path))
 
     def import_wordpiece(
         self,
         name: str,
         path: PathLike,
-        options: WordPieceOptions,
+        options: algorithms.WordPieceOptions,
         *,
         specials: Sequence[str] = (),
         message: Optional[str] = None,
     ) -> VersionInfo:
         """Registers a bare WordPiece `vocab.txt` with the normalizer settings in `options`."""
-        from .formats import wordpiece_vocab
-
         check_name(name)
-        data = wordpiece_vocab.read(path, options, specials)
-        return self.add(name, data, message=message or f"imported from {os.path.basename(path)}")
+        data = transfer.read_wordpiece_vocab(path, options, specials)
+        return self.add(name, data, message=message or _imported(path))
 
     def import_sentencepiece(self, name: str, path: PathLike, *, message: Optional[str] = None) -> VersionInfo:
         """Registers a SentencePiece `.model` file (Unigram or BPE, identity normalization) as the
         next version of `name`; it encodes with the same ids as the `sentencepiece` library."""
-        from .formats import sentencepiece_model
-
         check_name(name)
-        data = sentencepiece_model.read(path)
-        return self.add(name, data, message=message or f"imported from {os.path.basename(path)}")
+        return self.add(name, transfer.read_sentencepiece(path), message=message or _imported(path))
 
     # -- reading ------------------------------------------------------------------------------
 
-    def resolve(self, ref: str) -> VersionInfo:
+    def resolve(self, ref: str, *, lock: pins.LockArg = False) -> VersionInfo:
+        """The version `ref` names; with `lock` (a Lock, or None to find the project's
+        tokreg.lock), a bare pinned name is the pinned version, its hash checked."""
         with self.engine.connect() as conn:
-            return resolve(conn, ref)
+            return pins.resolve(conn, ref, pins.lock_of(lock))[0]
 
     def versions(self, name: Optional[str] = None) -> list[VersionInfo]:
         """Every version (of `name`, or of all names), by name then number."""
         with self.engine.connect() as conn:
             if name is not None:
-                resolve(conn, name)  # a clear error for an unknown name
-            return all_versions(conn, name)
+                refs.resolve(conn, name)  # a clear error for an unknown name
+            return refs.all_versions(conn, name)
 
-    def load(self, ref: str) -> Tokenizer:
-        """The version `ref` names, ready to encode. Its content comes from the compiled cache
-        when a verified copy is there, else from the rows (which must hash to the recorded hash)."""
+    def stored(self, ref: str) -> StoredVersion:
+        """A version's rows and canonical content, checked against its recorded hash."""
         with self.engine.connect() as conn:
-            v = resolve(conn, ref)
-            content = compiled.get(v.content_hash)
-            if content is None:
-                tokens, merges = load_rows(conn, v.id)
-                content = content_bytes(
-                    v.algorithm, v.config, ((i, k, b, s) for i, b, k, s in tokens), merges
-                )
-                if digest(content)[0] == v.content_hash:
-                    compiled.put(v.content_hash, content)
-        return Tokenizer(v.ref, v.content_hash, v.algorithm, v.config, content)
+            return reads.read_version(conn, refs.resolve(conn, ref))
+
+    def load(self, ref: str, *, lock: pins.LockArg = None) -> Tokenizer:
+        """The version `ref` names, ready to encode. A bare name pinned in the project's
+        tokreg.lock (or in `lock`) is the pinned version. Its content comes from the on-disk
+        cache when a verified copy is there, else from the rows; either way it must hash to
+        the recorded (and pinned) hash."""
+        with self.engine.connect() as conn:
+            v, _ = pins.resolve(conn, ref, pins.lock_of(lock))
+            raw = content_cache.get(v.content_hash)
+            if raw is None:
+                raw = reads.read_version(conn, v).content
+                content_cache.put(v.content_hash, raw)
+        return Tokenizer(raw, ref=v.ref, expect_hash=v.content_hash)
 
     def show(self, ref: str, *, merges: int = 10) -> dict[str, Any]:
-        """A version's metadata, training run, token counts by kind and its first merges."""
+        """A version's metadata, training run, token counts by kind, whether it is lossless, and
+        its first merges (or, for scored vocabularies, its highest-scored pieces)."""
         with self.engine.connect() as conn:
-            v = resolve(conn, ref)
-            tt, mt, rt = table(Token), table(Merge), table(TrainingRun)
-            kinds: dict[str, int] = {}
-            for (kind,) in conn.execute(select(tt.c.kind).where(tt.c.version_id == v.id)):
-                kinds[kind] = kinds.get(kind, 0) + 1
-            n_merges = conn.execute(
-                select(mt.c.rank).where(mt.c.version_id == v.id).order_by(mt.c.rank.desc()).limit(1)
-            ).scalar()
-            text = {
-                r[0]: (r[1] if r[1] is not None else repr(bytes(r[2])))
-                for r in conn.execute(select(tt.c.id, tt.c.text, tt.c.bytes).where(tt.c.version_id == v.id))
-            }
-            first = [
-                {
-                    "rank": r.rank,
-                    "left": text[r.left_id],
-                    "right": text[r.right_id],
-                    "result": text[r.result_id],
-                    "count": r.count,
-                    "score": r.score,
-                }
-                for r in conn.execute(
-                    select(mt).where(mt.c.version_id == v.id).order_by(mt.c.rank).limit(merges)
-                )
-            ]
-            run = conn.execute(select(rt).where(rt.c.version_id == v.id)).mappings().first()
+            v = refs.resolve(conn, ref)
+            algo = algorithms.of(v.algorithm, v.config)
+            summary = reads.summary(conn, v, merges=merges, top_scored=algo.score_label is not None)
+            run = reads.training_run(conn, v)
         out = v.to_json()
-        out["tokens_by_kind"] = kinds
-        out["merges"] = 0 if n_merges is None else n_merges + 1
-        out["first_merges"] = first
-        out["lossless"] = is_lossless(v.algorithm, v.config)
-        if v.algorithm == "unigram":
-            with self.engine.connect() as conn:
-                tt = table(Token)
-                out["top_pieces"] = [
-                    {"id": r.id, "text": r.text, "score": r.score}
-                    for r in conn.execute(
-                        select(tt.c.id, tt.c.text, tt.c.score)
-                        .where(tt.c.version_id == v.id, tt.c.kind == "normal")
-                        .order_by(tt.c.score.desc(), tt.c.id)
-                        .limit(merges)
-                    )
-                ]
+        out.update(summary)
+        out["title"] = algo.title
+        out["score_label"] = algo.score_label
+        out["lossless"] = algo.lossless(algo.parse_config(v.config))
         if run is not None:
-            out["training_run"] = {
-                k: (val.isoformat() if hasattr(val, "isoformat") else val)
-                for k, val in run.items()
-                if k not in ("id", "version_id")
-            }
+            out["training_run"] = {k: (val.isoformat() if hasattr(val, "isoformat") else val) for k, val in run.items()}
         return out
 
     def history(self, ref: str) -> list[dict[str, Any]]:
         """The recorded rounds of an iterative training run (Unigram: vocab size and
         log-likelihood after each EM / prune round), oldest first."""
         with self.engine.connect() as conn:
-            v = resolve(conn, ref)
-            t = table(TrainingRound)
-            rows = conn.execute(select(t).where(t.c.version_id == v.id).order_by(t.c.round)).mappings()
-            return [{k: r[k] for k in ("round", "phase", "vocab_size", "log_likelihood")} for r in rows]
+            rounds = reads.rounds(conn, refs.resolve(conn, ref))
+        return [
+            {"round": r.round, "phase": r.phase, "vocab_size": r.vocab_size, "log_likelihood": r.log_likelihood}
+            for r in rounds
+        ]
 
     def sql(self, query: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Runs a read-only query; returns (column names, rows)."""
@@ -212,80 +194,71 @@ class Registry:
 
     def tag(self, ref: str, alias: str) -> dict[str, Any]:
         """Points `name@alias` at the version `ref` names (history kept in `tokreg log`)."""
-        from . import aliases
-
         with self.engine.begin() as conn:
             return aliases.tag(conn, ref, alias)
 
     def untag(self, name: str, alias: str) -> int:
         """Deletes `name@alias`; returns the version number it pointed at."""
-        from . import aliases
-
         with self.engine.begin() as conn:
             return aliases.untag(conn, name, alias)
 
     def aliases(self, name: str) -> dict[str, int]:
         """alias -> version number, for every alias of `name`."""
-        from . import aliases
-
         with self.engine.connect() as conn:
-            return aliases.aliases_of(conn, name)
+            return refs.aliases_of(conn, name)
 
     def log(self, name: str) -> list[dict[str, Any]]:
         """Versions created and alias moves of `name`, oldest first."""
-        from . import aliases
-
         with self.engine.connect() as conn:
             return aliases.log(conn, name)
 
     def remove(self, ref: str) -> VersionInfo:
         """Deletes a version no alias points at (its tokens, merges, run and samples too)."""
-        from . import aliases
-
         with self.engine.begin() as conn:
             return aliases.remove(conn, ref)
 
-    def diff(
-        self, a: str, b: str, *, texts: Optional[Sequence[PathLike]] = None, top: int = 10
-    ) -> dict[str, Any]:
+    def diff(self, a: str, b: str, *, texts: Optional[Sequence[PathLike]] = None, top: int = 10) -> dict[str, Any]:
         """How version `b` differs from `a`; with `texts`, the effect on those files."""
-        from .diff import compare
+        loaded = [(os.fspath(t), read_text(t, "--text file")) for t in texts or ()]
+        sa, sb = self.stored(a), self.stored(b)
+        out = diff.diff(sa, sb, top=top)
+        if loaded:
+            tok_a = Tokenizer(sa.content, ref=sa.info.ref, expect_hash=sa.info.content_hash)
+            tok_b = Tokenizer(sb.content, ref=sb.info.ref, expect_hash=sb.info.content_hash)
+            out["text"] = diff.text_effect(tok_a, tok_b, loaded, top=top)
+        return out
 
-        return compare(self, a, b, texts=[str(t) for t in texts or ()], top=top)
-
-    def pin(self, ref: str, folder: Optional[PathLike] = None) -> Any:
+    def pin(self, ref: str, folder: Optional[PathLike] = None) -> Pin:
         """Writes `ref` (a bare name: the latest) into `folder`/tokreg.lock; returns the Pin."""
-        with self.engine.connect() as conn:
-            return lockfile.pin(conn, ref, self.url, folder)[1]
+        v = self.resolve(ref)
+        p = new_pin(v.name, v.number, v.content_hash, v.sha256, self.location)
+        write_lock(os.path.join(os.fspath(folder) if folder is not None else os.getcwd(), FILENAME), p)
+        return p
 
     def verify(self, ref: Optional[str] = None) -> list[dict[str, Any]]:
-        """Recomputes hashes from rows and re-encodes stored samples, for `ref` or every version."""
-        from .verify import verify
-
+        """Recomputes hashes from rows, builds each encoder and re-encodes the stored samples,
+        for `ref` or every version. Reports problems; never raises for them."""
         with self.engine.connect() as conn:
-            return verify(conn, ref)
+            versions = [refs.resolve(conn, ref)] if ref is not None else refs.all_versions(conn)
+            return [verify.check(reads.read_version(conn, v, check=False), reads.samples(conn, v)) for v in versions]
 
     def export(self, ref: str, fmt: str, path: PathLike) -> VersionInfo:
-        """Writes `ref` to `path` in format `fmt` (`tokreg`, `hf`, `tiktoken`)."""
-        from . import formats
-
-        with self.engine.connect() as conn:
-            v, raw = formats.export(conn, ref, fmt)
-        formats.write_file(path, raw)
-        return v
-
-    def import_hf(self, name: str, path: PathLike, *, message: Optional[str] = None) -> VersionInfo:
-        """Registers a Hugging Face `tokenizer.json` (BPE) as the next version of `name`."""
-        from .formats import hf
-
-        check_name(name)
-        return self.add(name, hf.read(path), message=message or f"imported from {os.path.basename(path)}")
+        """Writes `ref` to `path` in format `fmt` (`tokreg`, `hf`, `tiktoken`), whole or not at all."""
+        try:
+            stored = self.stored(ref)
+        except IntegrityError as e:
+            raise IntegrityError(
+                f"{e}; refusing to export damaged content", expected=e.expected, actual=e.actual
+            ) from None
+        write_atomic(path, transfer.export(stored.data(), stored.info.ref, fmt))
+        return stored.info
 
     def reproduce(self, ref: str, files: Optional[Sequence[PathLike]] = None) -> dict[str, Any]:
         """Retrains `ref` from its recorded run; says whether the hash is the stored one."""
-        from .reproduce import reproduce
-
-        return reproduce(self.engine, ref, [str(f) for f in files] if files else None)
+        with self.engine.connect() as conn:  # closed before training, which can take long
+            v = refs.resolve(conn, ref)
+            run = reads.training_run(conn, v)
+        return reproduce.reproduce(v, run, [os.fspath(f) for f in files] if files else None)
 
     # -- schema -------------------------------------------------------------------------------
 
@@ -297,14 +270,16 @@ class Registry:
         migrate.upgrade(self.engine)
 
 
+def _imported(path: PathLike) -> str:
+    return f"imported from {os.path.basename(os.fspath(path))}"
+
+
 def load(ref: str, *, db: Optional[PathLike] = None) -> Tokenizer:
     """Loads a tokenizer by ref (`name` for the latest or the pinned version, `name@N`, or a hash
     prefix) from the registry at `db`, `TOKREG_DB`, the one the project's lockfile names for
     that tokenizer (when reachable), or the default location, in that order."""
+    lock = pins.lock_of(None)
     if db is None and not os.environ.get("TOKREG_DB"):
-        db = lockfile.registry_for(ref)
-    reg = Registry(db)
-    try:
-        return reg.load(ref)
-    finally:
-        reg.close()
+        db = pins.registry_for(ref, lock)
+    with Registry(db) as reg:
+        return reg.load(ref, lock=lock if lock is not None else False)

@@ -15,30 +15,17 @@ from pathlib import Path
 from typing import Any, Optional
 
 import xxhash
-from sqlalchemy import Connection, Engine, select
 
+from . import algorithms
+from .data import TokenizerData
 from .errors import InputError, NotFoundError
-from .result import TokenizerData
-from .store.models import TrainingRun, table
-from .versions import VersionInfo, resolve
+from .store.refs import VersionInfo
 
 
 def retrain(files: Sequence[str], config: dict[str, Any]) -> TokenizerData:
     """Trains again with the options recorded in a run's config, whatever the algorithm."""
-    from .trainers import options_from_json, train
-
-    return train(files, options_from_json(config))
-
-
-def recorded_run(conn: Connection, v: VersionInfo) -> dict[str, Any]:
-    t = table(TrainingRun)
-    run = conn.execute(select(t).where(t.c.version_id == v.id)).mappings().first()
-    if run is None:
-        raise NotFoundError(
-            f"{v.ref} has no recorded training run (it was {v.source}); only trained versions "
-            "can be reproduced"
-        )
-    return dict(run)
+    options = algorithms.options_from_run(config)
+    return algorithms.for_options(options).train(files, options)
 
 
 def check_files(recorded: list[dict[str, Any]], given: Optional[Sequence[str]] = None) -> list[str]:
@@ -67,11 +54,12 @@ def check_files(recorded: list[dict[str, Any]], given: Optional[Sequence[str]] =
     return paths
 
 
-def reproduce(engine: Engine, ref: str, files: Optional[Sequence[str]] = None) -> dict[str, Any]:
-    """Retrains `ref` from its run; {"ref", "stored", "reproduced", "same", "files", "seconds"}."""
-    with engine.connect() as conn:  # closed before training, which can take long
-        v = resolve(conn, ref)
-        run = recorded_run(conn, v)
+def reproduce(v: VersionInfo, run: Optional[dict[str, Any]], files: Optional[Sequence[str]] = None) -> dict[str, Any]:
+    """Retrains `v` from its recorded `run`; {"ref", "stored", "reproduced", "same", "files", "seconds"}."""
+    if run is None:
+        raise NotFoundError(
+            f"{v.ref} has no recorded training run (it was {v.source}); only trained versions can be reproduced"
+        )
     config = {"algorithm": v.algorithm, **run["config"]}
     paths = check_files(run["corpus_files"], files)
     t0 = time.perf_counter()

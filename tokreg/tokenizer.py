@@ -1,72 +1,65 @@
-"""`Tokenizer`: a loaded version, compiled once per content hash into the core's encoder.
+"""`Tokenizer`: a version compiled into the core's encoder, ready to encode and decode.
+
+A tokenizer is built from canonical content bytes (content.py), never from rows or a config
+row on their own: the content is checked against the expected hash first, and the algorithm,
+pattern, normalizer and special tokens are read from that same checked content. So what
+encodes is exactly what the hash names. Compiled encoders are shared per content hash.
 
 >>> tok = tokreg.load("gpt-mini@1")
 >>> tok.encode("hello world")
 [31373, 995]
+>>> tok.decode([31373, 995])
+'hello world'
+
+Special tokens follow one rule for every algorithm, tiktoken's: by default a special token's
+text found in the input is an error (`disallowed_special="all"`); `allowed_special` lists the
+ones to turn into their ids; `disallowed_special=()` encodes them as ordinary text. The text
+between special tokens is encoded as if it were a text of its own.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any, Literal, Optional, Union, cast
+from typing import Any, Literal, Optional, Union
 
-from . import _core
-from .errors import InputError, IntegrityError
-from .hashing import content_bytes, digest
+from . import _core, algorithms, content
+from .data import TokenizerData
+from .errors import InputError
+from .formats import tokreg_file
 
 Specials = Union[Literal["all"], Collection[str]]
 
-_cache: dict[str, Any] = {}
-_cache_lock = threading.Lock()
+#: Compiled encoders by content hash, most recently used last (a server may load many).
+_compiled: OrderedDict[str, _core.Encoder] = OrderedDict()
+_compiled_lock = threading.Lock()
+_COMPILED_MAX = 32
+#: Largest k of `nbest` and thread count of `encode_batch`: beyond them is a mistake.
+MAX_NBEST = 10_000
+MAX_THREADS = 256
+_ERROR_HANDLERS = ("strict", "replace", "ignore", "backslashreplace", "surrogateescape")
 
 
-def _compile(algorithm: str, config: dict[str, Any], content: bytes) -> Any:
-    """The core encoder for canonical content bytes (see hashing.py)."""
-    try:
-        if algorithm == "unigram":
-            n = config["normalizer"]
-            if n.get("name", "identity") != "identity":
-                raise InputError(f"Unigram normalization {n['name']!r} is not implemented by tokreg")
-            return _core.Unigram.from_content(content, add_dummy_prefix=n["add_dummy_prefix"],
-                                              remove_extra_whitespaces=n["remove_extra_whitespaces"],
-                                              escape_whitespaces=n.get("escape_whitespaces", True))
-        if algorithm == "wordpiece":
-            return _core.WordPiece.from_content(
-                content,
-                config["unk_token"],
-                continuing_prefix=config["continuing_prefix"],
-                max_input_chars_per_word=config["max_input_chars_per_word"],
-                **config["normalizer"],
-            )
-        if algorithm != "bpe":
-            raise InputError(f"encoding {algorithm} tokenizers is not supported by this version of tokreg")
-        if config.get("model") == "sentencepiece":
-            n = config["normalizer"]
-            if n.get("name", "identity") != "identity":
-                raise InputError(f"SentencePiece normalization {n['name']!r} is not implemented by tokreg")
-            return _core.SpBpe.from_content(
-                content,
-                add_dummy_prefix=n["add_dummy_prefix"],
-                remove_extra_whitespaces=n["remove_extra_whitespaces"],
-                escape_whitespaces=n.get("escape_whitespaces", True),
-            )
-        if config.get("byte_level", True):
-            return _core.ByteBpe.from_content(content, config["pattern"])
-        return _core.CharBpe.from_content(
-            content,
-            config["pattern"],
-            end_of_word=config.get("end_of_word_suffix"),
-            unk_token=config.get("unk_token"),
-        )
-    except ValueError as e:
-        raise InputError(f"cannot build an encoder: {e}") from None
+def _compile(hash_label: str, raw: bytes, algo: algorithms.Algorithm[Any], config: Any) -> _core.Encoder:
+    with _compiled_lock:
+        enc = _compiled.get(hash_label)
+        if enc is not None:
+            _compiled.move_to_end(hash_label)
+            return enc
+    enc = algo.compile(raw, config)
+    with _compiled_lock:
+        _compiled[hash_label] = enc
+        while len(_compiled) > _COMPILED_MAX:
+            _compiled.popitem(last=False)
+    return enc
 
 
-def _text(s: str, what: str) -> str:
+def _text(s: object, what: str = "text") -> str:
     if not isinstance(s, str):
-        raise TypeError(f"{what} must be str, not {type(s).__name__}")
+        raise InputError(f"{what} must be a str, not {type(s).__name__}")
     return s
 
 
@@ -79,70 +72,66 @@ def _surrogate(e: UnicodeEncodeError, what: str = "text") -> InputError:
     )
 
 
+def _names(value: Specials, what: str) -> Optional[set[str]]:
+    """A set of strings from "all" (None) or a collection of strings."""
+    if value == "all":
+        return None
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise InputError(
+            f"{what} must be 'all' or a collection of strings, e.g. {{'<|endoftext|>'}}, not {value!r:.40}"
+        )
+    out = set(value)
+    if not all(isinstance(s, str) for s in out):
+        raise InputError(f"{what} must hold strings only")
+    return out
+
+
 class Tokenizer:
-    """A tokenizer version ready to encode and decode.
+    """A tokenizer version ready to encode and decode. `ref` is `name@N` (or the file it came
+    from), `hash` its content hash, `algorithm` the stored algorithm ("bpe", "wordpiece",
+    "unigram"), `title` what it is for people ("byte-level BPE")."""
 
-    `ref` is `name@N` (or the file it came from), `hash` its content hash. Built from the
-    canonical content bytes, which must hash to `content_hash`.
-    """
-
-    def __init__(self, ref: str, content_hash: str, algorithm: str, config: dict[str, Any], content: bytes):
-        if digest(content)[0] != content_hash:
-            raise IntegrityError(
-                f"{ref}: the stored content hashes to {digest(content)[0]}, not {content_hash}; "
-                "the registry was changed outside tokreg (run `tokreg verify`)"
-            )
+    def __init__(self, raw_content: bytes, *, ref: str, expect_hash: Optional[str] = None):
+        """Compiles canonical content bytes; with `expect_hash`, they must hash to it."""
+        if expect_hash is not None:
+            self.hash = content.check(raw_content, expect_hash, ref)
+        else:
+            self.hash = content.content_hash(raw_content)
         self.ref = ref
-        self.hash = content_hash
-        self.algorithm = algorithm
-        self.config = config
-        with _cache_lock:
-            enc = _cache.get(content_hash)
-            if enc is None:
-                enc = _compile(algorithm, config, content)
-                _cache[content_hash] = enc
-        self._enc = enc
-        self.special_tokens: dict[str, int] = dict(enc.specials())
+        self.algorithm, self.config = content.header(raw_content)
+        algo = algorithms.of(self.algorithm, self.config)
+        parsed = algo.parse_config(self.config)
+        self.title = algo.title
+        self.lossless = algo.lossless(parsed)
+        self._enc = _compile(self.hash, raw_content, algo, parsed)
+        self.special_tokens: dict[str, int] = dict(self._enc.specials())
 
     @classmethod
-    def from_rows(
-        cls,
-        ref: str,
-        content_hash: str,
-        algorithm: str,
-        config: dict[str, Any],
-        tokens: Sequence[tuple[int, bytes, str, Optional[float]]],
-        merges: Sequence[tuple[int, int, int]],
-    ) -> Tokenizer:
-        """Builds from rows: tokens as (id, bytes, kind, score) in id order, merges as
-        (left, right, result) in rank order."""
-        content = content_bytes(algorithm, config, ((i, k, b, s) for i, b, k, s in tokens), merges)
-        return cls(ref, content_hash, algorithm, config, content)
+    def from_data(cls, data: TokenizerData, ref: str) -> Tokenizer:
+        """A tokenizer straight from trained or imported data, with no registry."""
+        return cls(data.content(), ref=ref)
 
     @classmethod
     def from_file(cls, path: Union[str, os.PathLike[str]], *, expect_hash: Optional[str] = None) -> Tokenizer:
         """Loads a file written by `tokreg export REF --format tokreg`, with no registry. Its content
         must hash to the hash it carries (and start with `expect_hash`, when given)."""
-        from . import tokfile
-
-        return cast(Tokenizer, tokfile.load(path, expect_hash=expect_hash))
+        ref, hash_label, data = tokreg_file.read(path, expect_hash=expect_hash)
+        return cls(data.content(), ref=ref, expect_hash=hash_label)
 
     def __repr__(self) -> str:
-        return f"<Tokenizer {self.ref} {self.hash[:22]}… {self.algorithm} vocab={self.vocab_size}>"
+        return f"<Tokenizer {self.ref} {self.hash[:22]}… {self.title} vocab={self.vocab_size}>"
 
     @property
     def vocab_size(self) -> int:
-        return int(self._enc.vocab_size)
+        """The number of tokens (special ones included)."""
+        return self._enc.vocab_size
 
-    @property
-    def byte_level(self) -> bool:
-        return bool(self.config.get("byte_level", False))
+    # -- encoding -------------------------------------------------------------------------------
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encodes `text`, treating special-token strings as ordinary text."""
         try:
-            ids: list[int] = self._enc.encode_ordinary(_text(text, "text"))  # already a fresh list
-            return ids
+            return self._enc.encode_ordinary(_text(text))
         except UnicodeEncodeError as e:
             raise _surrogate(e) from None
 
@@ -152,85 +141,82 @@ class Tokenizer:
         """Encodes `text` with tiktoken's special-token rules: an allowed special token becomes
         its id; a disallowed one found in the text is an error (pass it in `allowed_special`,
         or `disallowed_special=()` to encode it as ordinary text)."""
-        _text(text, "text")
-        if not self.special_tokens or not hasattr(self._enc, "encode"):
-            return self.encode_ordinary(text)
-        allowed = set(self.special_tokens) if allowed_special == "all" else set(allowed_special)
-        disallowed = (
-            set(self.special_tokens) - allowed if disallowed_special == "all" else set(disallowed_special)
-        )
+        _text(text)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         try:
-            if disallowed:
-                found = self._enc.find_special(text, sorted(disallowed))
-                # tiktoken refuses any disallowed string found in the text, special token or not;
-                # the core searches special tokens only. Name the first in the text, as tiktoken.
-                hits = [s for s in disallowed.difference(self.special_tokens) if s in text]
-                if hits:
-                    hits += [found] if found is not None else []
-                    found = min(hits, key=lambda s: (text.find(s), -len(s)))
-                if found is not None:
-                    raise InputError(
-                        f"text contains the special token {found!r}; pass allowed_special={{{found!r}}} to encode "
-                        f"it as a special token, or disallowed_special=() to encode it as text"
-                    )
-            out: list[int] = self._enc.encode(text, sorted(allowed))
-            return out
+            self._refuse_disallowed(text, disallowed, "text")
+            if not allowed:
+                return self._enc.encode_ordinary(text)
+            return self._enc.encode(text, sorted(allowed))
         except UnicodeEncodeError as e:
             raise _surrogate(e) from None
 
-    def encode_batch(self, texts: Iterable[str], *, threads: int = 0) -> list[list[int]]:
-        """Encodes many texts in parallel (the GIL is released); order is kept."""
-        texts = list(texts)
-        if threads < 0:
-            raise InputError(f"threads must be 0 (one per core) or more, not {threads}")
-        if hasattr(self._enc, "encode_batch"):
-            try:
-                batch: list[list[int]] = self._enc.encode_batch(texts, threads)
-                return batch
-            except UnicodeEncodeError:
-                for n, t in enumerate(texts):
-                    try:
-                        t.encode("utf-8")
-                    except UnicodeEncodeError as e:
-                        raise _surrogate(e, f"text {n} of the batch") from None
-                raise
-        return [self.encode_ordinary(t) for t in texts]
+    def encode_batch(
+        self,
+        texts: Iterable[str],
+        *,
+        threads: int = 0,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+    ) -> list[list[int]]:
+        """Encodes many texts in parallel on `threads` threads (0: one per core; the GIL is
+        released), with `encode`'s special-token rules; the order is kept and the thread count
+        never changes a result."""
+        texts = self._texts(texts)
+        threads = self._threads(threads)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        try:
+            if disallowed:
+                self._refuse_disallowed_batch(texts, disallowed)
+            return self._enc.encode_batch(texts, sorted(allowed), threads)
+        except UnicodeEncodeError:
+            raise self._batch_surrogate(texts) from None
+
+    def encode_ordinary_batch(self, texts: Iterable[str], *, threads: int = 0) -> list[list[int]]:
+        """`encode_ordinary` of many texts in parallel (see `encode_batch`)."""
+        texts = self._texts(texts)
+        try:
+            return self._enc.encode_batch(texts, [], self._threads(threads))
+        except UnicodeEncodeError:
+            raise self._batch_surrogate(texts) from None
 
     def nbest(self, text: str, k: int) -> list[tuple[list[int], float]]:
         """The `k` most likely segmentations of `text`, best first, with their log probability
         (Unigram only)."""
-        if not hasattr(self._enc, "nbest"):
-            raise InputError(f"{self.ref} is {self.algorithm}; n-best segmentation needs a Unigram tokenizer")
-        if k < 1:
-            raise InputError(f"nbest needs k >= 1, not {k}")
-        return [(list(ids), score) for ids, score in self._enc.nbest(_text(text, "text"), k)]
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_NBEST:
+            raise InputError(f"nbest needs k from 1 to {MAX_NBEST}, not {k!r}")
+        try:
+            return [(list(ids), score) for ids, score in self._enc.nbest(_text(text), k)]
+        except UnicodeEncodeError as e:
+            raise _surrogate(e) from None
 
     def sample(self, text: str, *, alpha: float = 0.1, seed: Optional[int] = None) -> list[int]:
         """One segmentation drawn with probability proportional to P(segmentation)**alpha, for
         subword regularization (Unigram only). The same seed gives the same draw; no seed, a
         fresh one."""
-        if not hasattr(self._enc, "sample"):
-            raise InputError(f"{self.ref} is {self.algorithm}; sampling needs a Unigram tokenizer")
-        if alpha <= 0:
-            raise InputError(f"sample needs alpha > 0 (e.g. 0.1), not {alpha}")
+        if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not (math.isfinite(alpha) and alpha > 0):
+            raise InputError(f"sample needs a finite alpha > 0 (e.g. 0.1), not {alpha!r}")
         if seed is None:
             seed = int.from_bytes(os.urandom(8), "little")
-        drawn: list[int] = self._enc.sample(_text(text, "text"), alpha, seed & (2**64 - 1))
-        return drawn
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise InputError(f"seed must be an int, not {type(seed).__name__}")
+        try:
+            return self._enc.sample(_text(text), float(alpha), seed & (2**64 - 1))
+        except UnicodeEncodeError as e:
+            raise _surrogate(e) from None
+
+    # -- decoding -------------------------------------------------------------------------------
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
-        try:
-            return bytes(self._enc.decode_bytes(list(ids)))
-        except OverflowError as e:
-            bad = next((i for i in ids if not 0 <= i < 2**32), None)
-            why = str(e) if bad is None else f"{bad} is not a token id (ids are 0..{self._top_id()})"
-            raise InputError(f"cannot decode: {why}") from None
-        except ValueError as e:
-            raise InputError(f"cannot decode: {e}") from None
+        """The bytes of a token sequence (may end inside a UTF-8 character)."""
+        return self._enc.decode_bytes(self._ids(ids))
 
     def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
         """Decodes to text. A token sequence can end inside a UTF-8 character: `errors="replace"`
-        (default) puts U+FFFD there, `errors="strict"` raises."""
+        (default) puts U+FFFD there, `errors="strict"` raises; any of Python's other error
+        handlers for bytes.decode works too."""
+        if errors not in _ERROR_HANDLERS:
+            raise InputError(f"errors must be one of {', '.join(_ERROR_HANDLERS)}, not {errors!r}")
         raw = self.decode_bytes(ids)
         try:
             return raw.decode("utf-8", errors=errors)
@@ -241,27 +227,88 @@ class Tokenizer:
             ) from None
 
     def token_bytes(self, token_id: int) -> bytes:
-        try:
-            return bytes(self._enc.token_bytes(token_id))
-        except (ValueError, OverflowError):
-            top = self._top_id()
-            gaps = ", not all of them used" if top >= self.vocab_size else ""
-            raise InputError(f"{self.ref} has no token id {token_id} (ids are 0..{top}{gaps})") from None
+        """The bytes of one token, as stored."""
+        if not isinstance(token_id, int) or isinstance(token_id, bool):
+            raise InputError(f"a token id must be an int, not {type(token_id).__name__}")
+        if not 0 <= token_id < 2**32:
+            raise InputError(f"{self.ref} has no token id {token_id} (ids are 0..{self._enc.id_bound - 1})")
+        return self._enc.token_bytes(token_id)
 
-    def _top_id(self) -> int:
-        """The highest token id: an imported vocabulary (tiktoken's) may place its special tokens
-        past gaps, so it can be above vocab_size - 1."""
-        return max([self.vocab_size - 1, *self.special_tokens.values()])
+    # -- checks ---------------------------------------------------------------------------------
 
+    def _ids(self, ids: Sequence[int]) -> list[int]:
+        if isinstance(ids, (str, bytes, bytearray, memoryview, dict)) or not isinstance(ids, Iterable):
+            raise InputError(f"ids must be a sequence of ints (a list, tuple or array), not {type(ids).__name__}")
+        out = list(ids)
+        for i in out:
+            if not isinstance(i, int) or isinstance(i, bool):
+                if type(i).__name__.startswith(("int", "uint")) and hasattr(i, "__index__"):
+                    continue  # numpy integers
+                raise InputError(f"ids must be ints, found {type(i).__name__} {i!r:.20}")
+            if not 0 <= i < 2**32:
+                raise InputError(f"{i} is not a token id of {self.ref} (ids are 0..{self._enc.id_bound - 1})")
+        return [int(i) for i in out]
 
-def is_lossless(algorithm: str, config: dict[str, Any]) -> bool:
-    """Whether decode(encode(s)) == s for every string: byte-level BPE; Unigram or SentencePiece
-    BPE with byte fallback that keeps whitespace as it is. Character-level BPE drops whitespace
-    and maps unseen characters to <unk>; WordPiece normalizes and splits off punctuation."""
-    if algorithm == "bpe" and config.get("model") != "sentencepiece":
-        return bool(config.get("byte_level"))
-    if algorithm in ("unigram", "bpe"):  # Unigram, or SentencePiece BPE: the same text handling
-        n = config.get("normalizer", {})
-        return bool(config.get("byte_fallback")) and not n.get("remove_extra_whitespaces") and n.get(
-            "escape_whitespaces", True)
-    return False
+    @staticmethod
+    def _texts(texts: Iterable[str]) -> list[str]:
+        if isinstance(texts, (str, bytes)):
+            raise InputError("encode_batch takes a list of texts, not one text; use encode() for one")
+        out = list(texts)
+        for n, t in enumerate(out):
+            _text(t, f"text {n} of the batch")
+        return out
+
+    @staticmethod
+    def _threads(threads: int) -> int:
+        if not isinstance(threads, int) or isinstance(threads, bool) or not 0 <= threads <= MAX_THREADS:
+            raise InputError(f"threads must be 0 (one per core) to {MAX_THREADS}, not {threads!r}")
+        return threads
+
+    def _special_sets(self, allowed_special: Specials, disallowed_special: Specials) -> tuple[set[str], set[str]]:
+        allowed = _names(allowed_special, "allowed_special")
+        allowed = set(self.special_tokens) if allowed is None else allowed & set(self.special_tokens)
+        disallowed = _names(disallowed_special, "disallowed_special")
+        disallowed = set(self.special_tokens) - allowed if disallowed is None else disallowed
+        return allowed, disallowed
+
+    def _first_disallowed(self, text: str, disallowed: set[str]) -> Optional[str]:
+        specials = sorted(disallowed.intersection(self.special_tokens))
+        found = self._enc.find_special(text, specials) if specials else None
+        # tiktoken refuses any disallowed string found in the text, special token or not; the
+        # core searches special tokens only. Name the first in the text, as tiktoken does.
+        hits = [s for s in disallowed.difference(self.special_tokens) if s and s in text]
+        if hits:
+            hits += [found] if found is not None else []
+            found = min(hits, key=lambda s: (text.find(s), -len(s)))
+        return found
+
+    def _refuse_disallowed(self, text: str, disallowed: set[str], what: str) -> None:
+        if not disallowed:
+            return
+        found = self._first_disallowed(text, disallowed)
+        if found is not None:
+            raise InputError(
+                f"{what} contains the special token {found!r}; pass allowed_special={{{found!r}}} to encode "
+                f"it as a special token, or disallowed_special=() to encode it as text"
+            )
+
+    def _refuse_disallowed_batch(self, texts: list[str], disallowed: set[str]) -> None:
+        # One search over the joined texts instead of one call per text (batches of short lines
+        # would pay a call each); a NUL cannot join two texts into a special token that holds none.
+        if any("\x00" in s for s in disallowed):
+            candidates: Iterable[int] = range(len(texts))
+        elif self._first_disallowed("\x00".join(texts), disallowed) is None:
+            return
+        else:
+            candidates = range(len(texts))
+        for n in candidates:
+            self._refuse_disallowed(texts[n], disallowed, f"text {n} of the batch")
+
+    @staticmethod
+    def _batch_surrogate(texts: list[str]) -> InputError:
+        for n, t in enumerate(texts):
+            try:
+                t.encode("utf-8")
+            except UnicodeEncodeError as e:
+                return _surrogate(e, f"text {n} of the batch")
+        return InputError("a text of the batch is not valid Unicode")

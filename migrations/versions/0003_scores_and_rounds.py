@@ -57,9 +57,7 @@ def upgrade() -> None:
         sa.Column("last_number", sa.Integer(), nullable=False),
         sa.PrimaryKeyConstraint("name", name=op.f("pk_version_numbers")),
     )
-    op.execute(
-        "INSERT INTO version_numbers (name, last_number) SELECT name, max(number) FROM versions GROUP BY name"
-    )
+    op.execute("INSERT INTO version_numbers (name, last_number) SELECT name, max(number) FROM versions GROUP BY name")
 
 
 def downgrade() -> None:

@@ -1,3 +1,4 @@
-"""The registry's storage: SQLAlchemy models, the engine, and Alembic migrations."""
-
-from . import models_versions  # noqa: F401  (aliases, alias history, samples: complete metadata)
+"""All of tokreg's SQL: the schema (schema.py), opening and migrating a registry (engine.py,
+migrate.py), resolving refs (refs.py), reading versions back (reads.py), the one-transaction
+writer (writer.py), aliases and history (aliases.py), and read-only queries (readonly_sql.py).
+Nothing outside this package builds a query."""

@@ -16,6 +16,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 
 from ..errors import InputError
+from .migrate import upgrade
 
 
 def default_path() -> Path:
@@ -62,8 +63,6 @@ def create(url: str) -> Engine:
 
 def open_registry(db: str | os.PathLike[str] | None = None) -> Engine:
     """Opens (and creates or upgrades) the registry; returns its engine."""
-    from .migrate import upgrade
-
     url = resolve_url(db)
     engine = create(url)
     try:

@@ -24,7 +24,7 @@ HEAD = "0003"
 
 
 def config(engine: Engine | None = None) -> Config:
-    from alembic.config import Config
+    from alembic.config import Config  # Alembic only when there is a migration to run (see above)
 
     migrations = importlib.import_module("tokreg.migrations")  # shipped inside the package
     cfg = Config()
@@ -35,7 +35,7 @@ def config(engine: Engine | None = None) -> Config:
 
 def head() -> str | None:
     """The head revision of the shipped migration scripts, as Alembic sees it."""
-    from alembic.script import ScriptDirectory
+    from alembic.script import ScriptDirectory  # deferred: see above
 
     return ScriptDirectory.from_config(config()).get_current_head()
 
@@ -54,6 +54,6 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     already at the head."""
     if revision == "head" and current(engine) == HEAD:
         return
-    from alembic import command
+    from alembic import command  # deferred: see above
 
     command.upgrade(config(engine), revision)

@@ -1,5 +1,6 @@
-"""`tokreg import FORMAT FILE --name NAME`: register a tokenizer from another tool's file as the
-next version of NAME. One subcommand per format, each a call to one Registry method."""
+"""Other tools' files: `tokreg import FORMAT FILE --name NAME` registers one as the next version of
+NAME (one subcommand per format, each a call to one Registry method), and `tokreg export` writes
+a version to one file that needs no registry."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ from typing import Any, Optional
 
 import click
 
-from .cli import _registry, cli, db_option, echo_json, json_option
-from .formats.tiktoken_file import parse_specials
-from .formats.wordpiece_vocab import BERT_SPECIALS
-from .trainers import WordPieceOptions
-from .versions import VersionInfo
+from ..algorithms import WordPieceOptions
+from ..formats.tiktoken_file import parse_specials
+from ..formats.wordpiece_vocab import BERT_SPECIALS
+from ..store.refs import VersionInfo
+from ..transfer import EXPORT_FORMATS
+from .common import db_option, echo_json, json_option, open_registry, pinned
 
 
 def _done(v: VersionInfo, file: str, as_json: bool) -> None:
@@ -27,7 +29,7 @@ def _common(f: Any) -> Any:
     return db_option(json_option(f))
 
 
-@cli.group(name="import")
+@click.group(name="import")
 def import_() -> None:
     """Register a tokenizer from another tool's file as a new version.
 
@@ -59,7 +61,7 @@ def import_tiktoken(
     Example:
         tokreg import tiktoken cl100k_base.tiktoken --name cl100k_base --pattern cl100k --special '<|endoftext|>=100257'
     """
-    v = _registry(db).import_tiktoken(
+    v = open_registry(db).import_tiktoken(
         name,
         file,
         pattern=pattern,
@@ -80,16 +82,14 @@ def import_hf(file: str, name: str, message: Optional[str], as_json: bool, db: O
     Example:
         tokreg import hf tokenizer.json --name gpt-mini
     """
-    _done(_registry(db).import_hf(name, file, message=message), file, as_json)
+    _done(open_registry(db).import_hf(name, file, message=message), file, as_json)
 
 
 @import_.command(name="wordpiece")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--lowercase", is_flag=True, help="The model is uncased: lowercase (and strip accents).")
 @click.option("--strip-accents/--keep-accents", default=None, help="Override accent stripping.")
-@click.option(
-    "--unk-token", default="[UNK]", show_default=True, help="The unknown token (must be in the file)."
-)
+@click.option("--unk-token", default="[UNK]", show_default=True, help="The unknown token (must be in the file).")
 @click.option("--prefix", default="##", show_default=True, help="The continuation prefix.")
 @click.option(
     "--special",
@@ -124,7 +124,7 @@ def import_wordpiece(
         unk_token=unk_token,
         continuing_prefix=prefix,
     )
-    _done(_registry(db).import_wordpiece(name, file, opts, specials=special, message=message), file, as_json)
+    _done(open_registry(db).import_wordpiece(name, file, opts, specials=special, message=message), file, as_json)
 
 
 @import_.command(name="sentencepiece")
@@ -139,4 +139,29 @@ def import_sentencepiece(file: str, name: str, message: Optional[str], as_json: 
     Example:
         tokreg import sentencepiece tokenizer.model --name llama-sp
     """
-    _done(_registry(db).import_sentencepiece(name, file, message=message), file, as_json)
+    _done(open_registry(db).import_sentencepiece(name, file, message=message), file, as_json)
+
+
+@click.command()
+@click.argument("ref")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(list(EXPORT_FORMATS)),
+    default="tokreg",
+    show_default=True,
+    help="tokreg: one self-describing file for Tokenizer.from_file; hf: a Hugging Face tokenizer.json; "
+    "tiktoken: a .tiktoken rank file (byte-level BPE).",
+)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), required=True, help="File to write.")
+@db_option
+def export(ref: str, fmt: str, output: str, db: Optional[str]) -> None:
+    """Write the version REF names to one file that needs no registry.
+
+    \b
+    Example:
+        tokreg export gpt-mini@prod --format hf -o tokenizer.json
+    """
+    reg = open_registry(db)
+    v = reg.export(pinned(reg, ref), fmt, output)
+    click.echo(f"wrote {v.ref} ({v.content_hash}) to {output} [{fmt}]")

@@ -1,7 +1,8 @@
-"""The plain result of training or importing a tokenizer, before it is recorded.
+"""The plain data of a tokenizer version, as trainers and importers produce it and as the
+store reads it back: tokens, merges, training rounds, config and run.
 
-A trainer returns a `TokenizerData`; `record.py` writes it in one transaction; `tokenizer.py`
-compiles the same shape (read back from rows) into the core's encoder.
+A trainer or importer returns a `TokenizerData`; the store's writer records it in one
+transaction; `Tokenizer` compiles its canonical content (content.py) into the core's encoder.
 """
 
 from __future__ import annotations
@@ -9,14 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .hashing import content_bytes, digest
+from .content import digest, serialize
 
 
 @dataclass(frozen=True)
 class TokenRow:
     id: int
     bytes: bytes
-    kind: str  # byte | char | merged | special | ...
+    kind: str  # byte | char | merged | special | normal | unknown | control | user_defined | unused
     count: Optional[int] = None  # uses in the final segmentation of the training corpus
     score: Optional[float] = None
 
@@ -54,7 +55,7 @@ class RoundRow:
 
 @dataclass
 class TokenizerData:
-    algorithm: str  # bpe | wordpiece | unigram
+    algorithm: str  # the stored algorithm: bpe | wordpiece | unigram
     config: dict[str, Any]  # everything besides tokens and merges that changes encoding
     tokens: list[TokenRow]  # in id order
     merges: list[MergeRow] = field(default_factory=list)  # in rank order
@@ -62,8 +63,10 @@ class TokenizerData:
     rounds: list[RoundRow] = field(default_factory=list)  # Unigram: EM / prune history
     source: str = "train"
 
-    def content_bytes(self) -> bytes:
-        return content_bytes(
+    def content(self) -> bytes:
+        """The canonical content bytes (content.py): what the hash is computed over and what
+        an encoder is compiled from."""
+        return serialize(
             self.algorithm,
             self.config,
             ((t.id, t.kind, t.bytes, t.score) for t in self.tokens),
@@ -72,7 +75,7 @@ class TokenizerData:
 
     def hashes(self) -> tuple[str, str]:
         """(xxh3-128 label, sha256 label) of the canonical content."""
-        return digest(self.content_bytes())
+        return digest(self.content())
 
     @property
     def special_tokens(self) -> dict[str, int]:

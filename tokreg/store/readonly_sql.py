@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import DBAPIError
 
-from .errors import InputError, ReadOnlyError
+from ..errors import InputError, ReadOnlyError
 
 _ALLOWED = {
     sqlite3.SQLITE_SELECT,
@@ -92,9 +92,7 @@ def _generic(engine: Engine, query: str) -> tuple[list[str], list[tuple[Any, ...
         except DBAPIError as e:
             msg = str(e.orig).splitlines()[0]
             if "read-only" in msg or "read only" in msg:
-                raise ReadOnlyError(
-                    f"refused: {_first_word(query)} would change the registry; {_HINT}"
-                ) from None
+                raise ReadOnlyError(f"refused: {_first_word(query)} would change the registry; {_HINT}") from None
             raise InputError(f"SQL error: {msg}") from None
         finally:
             conn.rollback()

@@ -7,7 +7,7 @@ database, and `Tokenizer.from_file` reads it back with no registry.
      "tokens": [[0, "byte", "AA==", null], …],     # id, kind, base64 bytes, score (id order)
      "merges": [[101, 32, 256], …]}                # left, right, result ids (rank order)
 
-Loading recomputes the content hash from what it read and refuses a file whose content no
+Reading recomputes the content hash from what it read and refuses a file whose content no
 longer has the hash it carries (or the one the caller expects).
 """
 
@@ -17,11 +17,13 @@ import base64
 import binascii
 import json
 import os
-from typing import Any, Optional
+import struct
+from typing import Optional
 
-from .errors import InputError, IntegrityError
-from .files import read_input
-from .result import MergeRow, TokenizerData, TokenRow
+from .. import content
+from ..data import MergeRow, TokenizerData, TokenRow
+from ..errors import InputError, IntegrityError
+from ..files import read_input
 
 FORMAT = "tokreg-tokenizer"
 FORMAT_VERSION = 1
@@ -43,9 +45,7 @@ def dumps(data: TokenizerData, ref: str) -> bytes:
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
-def read(
-    path: str | os.PathLike[str], *, expect_hash: Optional[str] = None
-) -> tuple[str, str, TokenizerData]:
+def read(path: str | os.PathLike[str], *, expect_hash: Optional[str] = None) -> tuple[str, str, TokenizerData]:
     """(ref, hash, data) of a tokreg file, after checking its label, version and hash."""
     where = str(path)
     raw = read_input(path, "give the file that `tokreg export --format tokreg` wrote")
@@ -53,8 +53,7 @@ def read(
         doc = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise InputError(
-            f"{where}: not a tokreg tokenizer file ({e}); write one with "
-            "`tokreg export REF --format tokreg -o FILE`"
+            f"{where}: not a tokreg tokenizer file ({e}); write one with `tokreg export REF --format tokreg -o FILE`"
         ) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise InputError(
@@ -80,28 +79,17 @@ def read(
                 for i, k, b, s in doc["tokens"]
             ],
             merges=[
-                MergeRow(rank=r, left=int(a), right=int(b), result=int(z))
-                for r, (a, b, z) in enumerate(doc["merges"])
+                MergeRow(rank=r, left=int(a), right=int(b), result=int(z)) for r, (a, b, z) in enumerate(doc["merges"])
             ],
             source="file",
         )
         claimed = str(doc["hash"])
-    except (KeyError, TypeError, ValueError, binascii.Error) as e:
+        raw = data.content()
+    except (KeyError, TypeError, ValueError, binascii.Error, struct.error, UnicodeError, OverflowError) as e:
         raise InputError(f"{where}: malformed tokreg tokenizer file ({type(e).__name__}: {e})") from None
-    actual, _ = data.hashes()
-    if actual != claimed:
-        raise IntegrityError(
-            f"{where}: its content hashes to {actual}, but the file says {claimed}; "
-            "the file was changed or damaged after export"
-        )
+    actual = content.check(
+        raw, claimed, where, claimed_by="the file says", hint="the file was changed or damaged after export"
+    )
     if expect_hash is not None and not actual.startswith(expect_hash):
         raise IntegrityError(f"{where}: its content is {actual}, expected {expect_hash}")
     return str(doc.get("ref") or where), actual, data
-
-
-def load(path: str | os.PathLike[str], *, expect_hash: Optional[str] = None) -> Any:
-    """A `Tokenizer` from a tokreg file (see `Tokenizer.from_file`)."""
-    from .samples import tokenizer_of
-
-    ref, _, data = read(path, expect_hash=expect_hash)
-    return tokenizer_of(data, ref)

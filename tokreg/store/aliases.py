@@ -1,6 +1,6 @@
 """Aliases (`name@prod`, `name@staging`): names that move between the versions of one
-tokenizer, with every move kept in `alias_events`; and `rm`, which removes a version only
-when no alias points at it. Versions themselves are never rewritten.
+tokenizer, with every move kept in `alias_events`; the history of a name; and `rm`, which
+removes a version only when no alias points at it. Versions themselves are never rewritten.
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ from typing import Any, Optional
 
 from sqlalchemy import Connection, delete, insert, select, update
 
-from .errors import InputError, NotFoundError
-from .store.models import Version, table
-from .store.models_versions import Alias, AliasEvent
-from .versions import VersionInfo, all_versions, check_name, resolve
+from ..errors import InputError, NotFoundError
+from .refs import VersionInfo, alias_target, aliases_of, all_versions, check_name, resolve
+from .schema import Alias, AliasEvent, Version, table
 
 ALIAS_RE = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,99}$")
 RESERVED = {"latest"}
@@ -29,24 +28,6 @@ def check_alias(alias: str) -> str:
     return alias
 
 
-def lookup(conn: Connection, name: str, alias: str) -> Optional[int]:
-    """The version id `name@alias` points at, or None."""
-    t = table(Alias)
-    return conn.execute(select(t.c.version_id).where(t.c.name == name, t.c.alias == alias)).scalar()
-
-
-def aliases_of(conn: Connection, name: str) -> dict[str, int]:
-    """alias -> version number, for every alias of `name`."""
-    a, v = table(Alias), table(Version)
-    rows = conn.execute(
-        select(a.c.alias, v.c.number)
-        .join(v, v.c.id == a.c.version_id)
-        .where(a.c.name == name)
-        .order_by(a.c.alias)
-    )
-    return {r[0]: r[1] for r in rows}
-
-
 def tag(conn: Connection, ref: str, alias: str) -> dict[str, Any]:
     """Points `name@alias` at the version `ref` names; records the move. Returns
     {"ref", "alias", "old", "new"} with version numbers (old is None for a new alias)."""
@@ -54,20 +35,16 @@ def tag(conn: Connection, ref: str, alias: str) -> dict[str, Any]:
     v = resolve(conn, ref)
     t = table(Alias)
     now = datetime.now(timezone.utc)
-    old_vid = lookup(conn, v.name, alias)
+    old_vid = alias_target(conn, v.name, alias)
     old = _number(conn, old_vid)
     if old_vid == v.id:
         return {"ref": v.ref, "alias": f"{v.name}@{alias}", "old": old, "new": v.number, "moved": False}
     if old_vid is None:
         conn.execute(insert(t).values(name=v.name, alias=alias, version_id=v.id, updated_at=now))
     else:
-        conn.execute(
-            update(t).where(t.c.name == v.name, t.c.alias == alias).values(version_id=v.id, updated_at=now)
-        )
+        conn.execute(update(t).where(t.c.name == v.name, t.c.alias == alias).values(version_id=v.id, updated_at=now))
     conn.execute(
-        insert(table(AliasEvent)).values(
-            name=v.name, alias=alias, old_version=old, new_version=v.number, at=now
-        )
+        insert(table(AliasEvent)).values(name=v.name, alias=alias, old_version=old, new_version=v.number, at=now)
     )
     return {"ref": v.ref, "alias": f"{v.name}@{alias}", "old": old, "new": v.number, "moved": True}
 
@@ -76,7 +53,7 @@ def untag(conn: Connection, name: str, alias: str) -> int:
     """Deletes `name@alias`; returns the version number it pointed at."""
     name = name.partition("@")[0]
     check_name(name)
-    vid = lookup(conn, name, alias)
+    vid = alias_target(conn, name, alias)
     if vid is None:
         have = ", ".join(f"{name}@{a}" for a in aliases_of(conn, name)) or "none"
         raise NotFoundError(f"{name} has no alias {alias!r}; its aliases: {have}")

@@ -1,9 +1,10 @@
-"""SQLAlchemy 2.0 models of the registry. The Alembic migrations (migrations/) create exactly
-these tables; tests/test_store.py fails if the two ever drift.
+"""The registry's schema: SQLAlchemy 2.0 models of every table. The Alembic migrations
+(migrations/) create exactly these tables; tests/test_store.py fails if the two ever drift.
 
 Tokens are stored as raw bytes plus a readable `text` column (NULL when the bytes are not valid
 UTF-8 on their own). Views for hand-written SQL (`vocab`, `merges_view`) are made by the
-migrations only.
+migrations only. Alias history keeps version *numbers*, not row ids, so it still reads right
+after `tokreg rm` has removed a version it mentions.
 """
 
 from __future__ import annotations
@@ -130,3 +131,41 @@ class TrainingRun(Base):
     train_seconds: Mapped[float] = mapped_column(Float)
     total_seconds: Mapped[float] = mapped_column(Float)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class Alias(Base):
+    """`name@alias` -> one version of `name`. A version an alias points at cannot be removed."""
+
+    __tablename__ = "aliases"
+    __table_args__ = (UniqueConstraint("name", "alias"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    alias: Mapped[str] = mapped_column(String(100))
+    version_id: Mapped[int] = mapped_column(ForeignKey("versions.id", ondelete="RESTRICT"), index=True)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class AliasEvent(Base):
+    """One move of an alias: from version `old_version` (NULL: newly created) to `new_version`
+    (NULL: deleted)."""
+
+    __tablename__ = "alias_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), index=True)
+    alias: Mapped[str] = mapped_column(String(100))
+    old_version: Mapped[Optional[int]] = mapped_column(Integer, nullable=True)
+    new_version: Mapped[Optional[int]] = mapped_column(Integer, nullable=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class Sample(Base):
+    """A fixed string encoded when the version was created, and the ids it gave then."""
+
+    __tablename__ = "samples"
+
+    version_id: Mapped[int] = mapped_column(ForeignKey("versions.id", ondelete="CASCADE"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    text: Mapped[str] = mapped_column(Text)
+    ids: Mapped[list[Any]] = mapped_column(JSON)

@@ -1,7 +1,6 @@
 """SentencePiece `.model` files: a serialized `ModelProto` (google/sentencepiece,
-src/sentencepiece_model.proto). Owns: a small protobuf wire-format reader for the fields that
-change encoding, the checks that refuse what tokreg cannot encode identically, and the
-conversion to a `TokenizerData`.
+src/sentencepiece_model.proto). Owns a small protobuf wire-format reader for the fields that
+change encoding; what they mean for tokreg is algorithms/sp_text.py's business.
 
 What is read (field numbers of the .proto):
 
@@ -13,31 +12,18 @@ What is read (field numbers of the .proto):
 
 Every other field is skipped: the rest of TrainerSpec (split_digits, split_by_whitespace,
 vocab_size, ...) only steers training, not encoding.
-
->>> data = read("llama.model")
->>> data.algorithm, data.config["byte_fallback"], data.tokens[259]
-('bpe', True, TokenRow(id=259, bytes=b'\\xe2\\x96\\x81\\xe2\\x96\\x81', kind='normal', count=None, score=-1000000000.0))
-
-Ids are the piece positions; each piece keeps its type as the token kind (normal, unknown,
-control, user_defined, unused, byte) and its score. Unigram models encode with tokreg's
-SentencePiece-exact Viterbi; BPE models with `_core.SpBpe` (score-driven merges). Only the
-identity normalization is implemented: a model carrying a normalization rule (nmt_nfkc, nfkc,
-a custom charsmap, ...) is refused rather than encoded differently.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Union
 
 from ..errors import InputError
 from ..files import read_input
-from ..result import TokenizerData, TokenRow
-from ..trainers.unigram import encoding_config
 
 # ModelProto.SentencePiece.Type -> token kind
 KINDS = {1: "normal", 2: "unknown", 3: "control", 4: "user_defined", 5: "unused", 6: "byte"}
@@ -83,13 +69,13 @@ def _fields(buf: bytes) -> Iterator[tuple[int, int, Value]]:
             size = 8 if wire == 1 else 4
             if pos + size > n:
                 raise _Malformed(f"a {size * 8}-bit field runs past the end at byte {pos}")
-            value = int.from_bytes(buf[pos:pos + size], "little")
+            value = int.from_bytes(buf[pos : pos + size], "little")
             pos += size
         elif wire == 2:
             size, pos = _varint(buf, pos)
             if pos + size > n:
                 raise _Malformed(f"a {size}-byte field runs past the end at byte {pos}")
-            value = buf[pos:pos + size]
+            value = buf[pos : pos + size]
             pos += size
         else:  # 3/4 are the deprecated groups, 6/7 do not exist; SentencePiece uses neither
             raise _Malformed(f"wire type {wire} at byte {pos}")
@@ -187,101 +173,16 @@ def parse(raw: bytes) -> Model:
     return m
 
 
-# -- conversion ---------------------------------------------------------------------------------
-
-
-def _tokens(m: Model, source: str) -> tuple[list[TokenRow], str]:
-    """Token rows in id order and the unknown piece's text; refuses what SentencePiece itself
-    would refuse to load."""
-    rows: list[TokenRow] = []
-    seen: dict[bytes, int] = {}
-    unk: list[str] = []
-    n_bytes = 0
-    for i, p in enumerate(m.pieces):
-        kind = KINDS.get(p.type)
-        if kind is None:
-            raise InputError(f"{source}: piece {i} has unknown type {p.type}; is this a SentencePiece .model file?")
-        try:
-            text = p.text.decode("utf-8")
-        except UnicodeDecodeError:
-            raise InputError(f"{source}: piece {i} is not UTF-8; is this a SentencePiece .model file?") from None
-        if not text or "\x00" in text:
-            raise InputError(f"{source}: piece {i} is empty or holds a NUL; the model is damaged")
-        if p.text in seen:
-            raise InputError(
-                f"{source}: piece {text!r} appears twice (ids {seen[p.text]} and {i}); the model is damaged"
-            )
-        if not math.isfinite(p.score):
-            raise InputError(f"{source}: piece {text!r} has the score {p.score}; the model is damaged")
-        seen[p.text] = i
-        if kind == "unknown":
-            unk.append(text)
-        if kind == "byte":
-            n_bytes += 1
-        # + 0.0 turns -0.0 (SentencePiece BPE's first piece) into 0.0: SQL stores no sign of zero
-        rows.append(TokenRow(id=i, bytes=p.text, kind=kind, score=p.score + 0.0))
-    if len(unk) != 1:
-        raise InputError(
-            f"{source}: a SentencePiece model has exactly one unknown piece, this one has {len(unk)}; "
-            "is this a SentencePiece .model file?"
-        )
-    if m.byte_fallback and n_bytes != 256:
-        raise InputError(f"{source}: byte_fallback is on but the model has {n_bytes} byte pieces, not 256")
-    if n_bytes and not m.byte_fallback:
-        raise InputError(f"{source}: the model has byte pieces but byte_fallback is off; the model is damaged")
-    return rows, unk[0]
-
-
-def _refuse_unsupported(m: Model, source: str) -> None:
-    """Refuses, with the reason, every setting whose encoding tokreg does not reproduce exactly."""
-    if m.model_type not in (1, 2):
-        kind = MODEL_TYPES.get(m.model_type, f"type {m.model_type}")
-        raise InputError(
-            f"{source}: SentencePiece {kind} models are not supported (only UNIGRAM and BPE); nothing was written"
-        )
-    if m.precompiled_charsmap:
-        rule = m.normalizer_name or "a custom rule"
-        raise InputError(
-            f"{source}: the model normalizes text with {rule!r}, which tokreg does not implement (only 'identity'); "
-            "retrain it with normalization_rule_name=identity. Nothing was written"
-        )
-    if m.treat_whitespace_as_suffix:
-        raise InputError(
-            f"{source}: the model uses treat_whitespace_as_suffix, which tokreg does not implement; "
-            "retrain it without. Nothing was written"
-        )
-    if m.denormalizer_charsmap:
-        raise InputError(
-            f"{source}: the model carries a denormalization rule for decoding, which tokreg does not "
-            "implement; nothing was written"
-        )
-
-
-def read(path: str | os.PathLike[str]) -> TokenizerData:
-    """Reads a SentencePiece `.model` file into a `TokenizerData` (nothing is written)."""
-    source = str(path)
+def read(path: Union[str, os.PathLike[str]]) -> Model:
+    """The encoding-relevant fields of a `.model` file; refuses a file that is not one."""
+    source = os.fspath(path)
     raw = read_input(path, "give the .model file")
     try:
         m = parse(raw)
     except _Malformed as e:
         raise InputError(
-            f"{source} is truncated or not a SentencePiece .model file ({e}); give the .model file "
-            "that spm_train wrote"
+            f"{source} is truncated or not a SentencePiece .model file ({e}); give the .model file that spm_train wrote"
         ) from None
     if not m.pieces:
         raise InputError(f"{source} holds no pieces; is this a SentencePiece .model file?")
-    tokens, unk = _tokens(m, source)
-    _refuse_unsupported(m, source)
-    config: dict[str, Any] = encoding_config(
-        byte_fallback=m.byte_fallback,
-        unk_token=unk,
-        add_dummy_prefix=m.add_dummy_prefix,
-        remove_extra_whitespaces=m.remove_extra_whitespaces,
-        escape_whitespaces=m.escape_whitespaces,
-    )
-    if m.model_type == 1:
-        algorithm = "unigram"
-    else:
-        algorithm = "bpe"
-        config = {"byte_level": False, "model": "sentencepiece", **config}
-    return TokenizerData(algorithm=algorithm, config=config, tokens=tokens, source="import:sentencepiece")
+    return m

@@ -1,0 +1,118 @@
+"""The seam every algorithm is reached through: `Algorithm`, one instance per module.
+
+An algorithm module owns everything that differs between algorithms: its typed config (what
+the content header stores and hashes), how that config compiles to the core's one `Encoder`
+class, whether encoding is lossless, its training options and trainer, and its mapping to and
+from other tools' files (Hugging Face `tokenizer.json`, SentencePiece, tiktoken). Code outside
+`algorithms/` asks the registry (`algorithms/__init__.py`) for the algorithm of a version and
+calls these methods; it never branches on an algorithm's name.
+
+    >>> algo = algorithms.of("bpe", {"byte_level": True, "pattern": "..."})
+    >>> algo.name, algo.title
+    ('byte_bpe', 'byte-level BPE')
+    >>> enc = algo.compile(content, algo.parse_config(config))
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Optional, Protocol, TypeVar, Union
+
+from .. import _core
+from ..data import TokenizerData
+from ..errors import InputError
+from .training import Progress, TrainOptions
+
+if TYPE_CHECKING:
+    from ..formats.sentencepiece_proto import Model as SpModel
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def exact_keys(raw: Mapping[str, Any], keys: set[str], title: str) -> None:
+    """Refuses a stored config with missing keys, or with keys this tokreg does not know: those
+    come from a newer tokreg and would change encoding, so ignoring them would be a lie."""
+    missing, unknown = sorted(keys - set(raw)), sorted(set(raw) - keys)
+    if unknown:
+        raise InputError(
+            f"this {title} version's config has settings this tokreg does not know ({', '.join(unknown)}); "
+            "upgrade tokreg to load it"
+        )
+    if missing:
+        raise InputError(f"this {title} version's config lacks {', '.join(missing)}; the version is damaged")
+
+
+class Config(Protocol):
+    """A typed, frozen config; `to_json()` is exactly the dict stored and hashed."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+C = TypeVar("C", bound=Config)
+
+
+class Algorithm(ABC, Generic[C]):
+    #: registry key, and the kind the core's Encoder reports
+    name: ClassVar[str]
+    #: `versions.algorithm` and the content header's "algorithm" (part of the hash, so fixed)
+    stored_as: ClassVar[str]
+    #: for people: "byte-level BPE"
+    title: ClassVar[str]
+    #: the options its trainer takes (None: this algorithm is imported, not trained)
+    options_type: ClassVar[Optional[type[TrainOptions]]] = None
+    #: what a token's score means, when tokens have one ("log prob")
+    score_label: ClassVar[Optional[str]] = None
+    #: the file formats `export` writes besides tokreg's own
+    export_formats: ClassVar[tuple[str, ...]] = ()
+    #: SentencePiece ModelProto TrainerSpec.model_type this algorithm imports (1 UNIGRAM, 2 BPE)
+    sentencepiece_model_type: ClassVar[Optional[int]] = None
+
+    # -- identity and config ----------------------------------------------------------------
+
+    @abstractmethod
+    def owns(self, config: Mapping[str, Any]) -> bool:
+        """Whether a stored version of `stored_as` with this raw config is this algorithm's."""
+
+    @abstractmethod
+    def parse_config(self, raw: Mapping[str, Any]) -> C:
+        """The typed config of a stored raw config; refuses keys it does not know (a newer
+        tokreg wrote them, and they would change encoding)."""
+
+    # -- encoding -----------------------------------------------------------------------------
+
+    @abstractmethod
+    def compile(self, content: bytes, config: C) -> _core.Encoder:
+        """The core's encoder for hash-checked canonical content."""
+
+    @abstractmethod
+    def lossless(self, config: C) -> bool:
+        """Whether decode(encode(s)) == s for every string."""
+
+    # -- training -----------------------------------------------------------------------------
+
+    def trains(self, options: TrainOptions) -> bool:
+        """Whether `options` are this algorithm's training options."""
+        return self.options_type is not None and isinstance(options, self.options_type)
+
+    def train(
+        self, files: Sequence[PathLike], options: TrainOptions, progress: Optional[Progress] = None
+    ) -> TokenizerData:
+        raise InputError(f"{self.title} tokenizers are imported, not trained by tokreg")
+
+    # -- other tools' files -------------------------------------------------------------------
+
+    def export(self, fmt: str, data: TokenizerData, ref: str) -> bytes:
+        """`data` written in format `fmt` (one of `export_formats`)."""
+        raise InputError(f"{ref} is {self.title}, which has no {fmt} form; export it with --format tokreg")
+
+    def reads_hf(self, model_type: str, doc: Mapping[str, Any]) -> bool:
+        """Whether this algorithm imports a tokenizer.json with this model type and pipeline."""
+        return False
+
+    def from_hf(self, doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> TokenizerData:
+        raise InputError(f"{where}: {self.title} cannot be read from a tokenizer.json")
+
+    def from_sentencepiece(self, model: SpModel, where: str) -> TokenizerData:
+        raise InputError(f"{where}: {self.title} cannot be read from a SentencePiece model")

@@ -1,0 +1,115 @@
+"""What every trainer shares: the options base class (its JSON form, as stored with the run,
+and the metadata the CLI builds its per-algorithm flags from), the progress callback type,
+and the training-run record (options, corpus fingerprint, tokreg's version, timings)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from datetime import datetime
+from typing import Any, Callable, ClassVar, Optional, TypeVar
+
+from ..corpus import Corpus
+from ..errors import InputError
+from ..package_version import __version__
+
+# phase ("count", "merge", "em", "prune"), done, total -> None
+Progress = Callable[[str, int, int], None]
+OptionsT = TypeVar("OptionsT", bound="TrainOptions")
+
+#: More threads than this is a mistake, not a machine (each is a real OS thread).
+MAX_THREADS = 256
+
+
+def flag(
+    default: Any,
+    *,
+    help: str,
+    name: Optional[str] = None,
+    choices: Optional[tuple[str, ...]] = None,
+    metavar: Optional[str] = None,
+) -> Any:
+    """A dataclass field that `tokreg train` offers as a command-line option of its algorithm:
+    `--field-name` unless `name` says otherwise (`"--strip-accents/--keep-accents"` for an
+    on/off pair), with `help` (the CLI adds the default)."""
+    return dataclasses.field(
+        default=default, metadata={"flag": name, "help": help, "choices": choices, "metavar": metavar}
+    )
+
+
+class TrainOptions:
+    """Base of each trainable algorithm's options dataclass. Fields made with `flag()` are that
+    algorithm's own command-line options; the others (vocab_size, min_frequency, special,
+    threads) are common to `tokreg train`. `run_name` is the algorithm as recorded in the
+    training run's config, which `tokreg reproduce` reads back."""
+
+    run_name: ClassVar[str]
+    # Fields every subclass has (declared here for the type checker; the subclass defines them).
+    vocab_size: int
+    special: tuple[str, ...]
+    threads: int
+
+    def to_json(self) -> dict[str, Any]:
+        """The options as stored with the training run (`special`, a tuple, as a list)."""
+        d: dict[str, Any] = dataclasses.asdict(self)  # type: ignore[call-overload]
+        d["special"] = list(d.get("special", ()))
+        return d
+
+    @classmethod
+    def fields(cls) -> tuple[dataclasses.Field[Any], ...]:
+        return dataclasses.fields(cls)  # type: ignore[arg-type]  # every subclass is a dataclass
+
+    @classmethod
+    def field_names(cls) -> set[str]:
+        return {f.name for f in cls.fields()}
+
+    @classmethod
+    def from_json(cls: type[OptionsT], d: dict[str, Any]) -> OptionsT:
+        d = dict(d)
+        d["special"] = tuple(d.get("special", ()))
+        unknown = sorted(set(d) - cls.field_names())
+        if unknown:
+            raise InputError(
+                f"the recorded {cls.run_name} options have fields this tokreg does not know ({', '.join(unknown)}); "
+                "upgrade tokreg"
+            )
+        return cls(**d)
+
+    def check_common(self) -> None:
+        """The checks every trainer makes before reading the corpus."""
+        if self.vocab_size < 1:
+            raise InputError(f"the vocabulary size must be at least 1, not {self.vocab_size}")
+        if not 0 <= self.threads <= MAX_THREADS:
+            raise InputError(f"threads must be 0 (one per core) to {MAX_THREADS}, not {self.threads}")
+        for s in self.special:
+            if not s:
+                raise InputError("a special token must not be empty")
+
+
+def run_record(
+    options: TrainOptions,
+    corpus: Corpus,
+    *,
+    started: datetime,
+    t0: float,
+    count_seconds: float,
+    train_seconds: float,
+    extra_config: Optional[dict[str, Any]] = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The `training_runs` row of a run (keys that are not columns stay in memory only)."""
+    threads = options.threads
+    return {
+        "config": {"algorithm": options.run_name, **options.to_json(), **(extra_config or {})},
+        "corpus_fingerprint": corpus.fingerprint,
+        "corpus_files": corpus.files,
+        "corpus_bytes": corpus.size,
+        "tokreg_version": __version__,
+        "threads": threads or (os.cpu_count() or 1),
+        "count_seconds": count_seconds,
+        "train_seconds": train_seconds,
+        "total_seconds": time.perf_counter() - t0,
+        "started_at": started,
+        **extra,
+    }

@@ -1,0 +1,268 @@
+"""Unigram LM (SentencePiece style). Text is a stream in which spaces become ▁ (U+2581) and each
+line starts with a dummy ▁; lines are cut into ▁-words, counted in parallel, and the Rust core
+runs the trainer: a seed vocabulary of frequent substrings, EM over piece log-probabilities,
+and pruning of the pieces whose removal costs least likelihood (keeping `shrinking_factor` of
+them per round, never a single character) down to `vocab_size`. Encoding is the Viterbi best
+path over a trie lattice with SentencePiece's exact rules (`_core.Encoder.unigram`); n-best and
+sampling give subword regularization.
+
+Ids (SentencePiece's layout): the unknown piece 0, then the control pieces (--special), then
+the 256 byte pieces `<0x00>`..`<0xFF>` with --byte-fallback, then the learned pieces by score
+descending, ties by UTF-8 bytes. Every piece keeps its log probability as its score; every
+EM / prune round is recorded (vocab size, log-likelihood).
+
+Config (hashed): {"normalizer": {...} (sp_text.py), "byte_fallback", "unk_token"}.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+from .. import _core
+from ..corpus import read_corpus
+from ..data import RoundRow, TokenizerData, TokenRow
+from ..errors import InputError
+from ..formats import hf_json
+from ..formats.sentencepiece_proto import Model as SpModel
+from . import sp_text
+from .base import Algorithm, PathLike, exact_keys
+from .sp_text import SpNormalizerConfig
+from .training import Progress, TrainOptions, flag, run_record
+
+
+@dataclass(frozen=True)
+class UnigramConfig:
+    normalizer: SpNormalizerConfig
+    byte_fallback: bool
+    unk_token: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "normalizer": self.normalizer.to_json(),
+            "byte_fallback": self.byte_fallback,
+            "unk_token": self.unk_token,
+        }
+
+
+@dataclass(frozen=True)
+class UnigramOptions(TrainOptions):
+    """Options of a Unigram training run (`--algo unigram`)."""
+
+    run_name = "unigram"
+
+    vocab_size: int
+    byte_fallback: bool = flag(False, help="Add the 256 <0xNN> byte pieces: nothing is unknown.")
+    shrinking_factor: float = flag(0.75, help="Fraction of pieces kept per prune round.")
+    max_piece_length: int = flag(16, metavar="N", help="Longest piece, in characters.")
+    seed_size: int = 1_000_000
+    em_iterations: int = 2
+    unk_token: str = flag("<unk>", metavar="T", help="Unknown token.")
+    special: tuple[str, ...] = ()  # control pieces, e.g. <s> </s>; never matched in text
+    character_coverage: float = 1.0
+    add_dummy_prefix: bool = True
+    remove_extra_whitespaces: bool = flag(
+        False, name="--collapse-whitespace", help="Collapse runs of spaces, as SentencePiece (lossy)."
+    )
+    threads: int = 0
+
+    def config(self) -> UnigramConfig:
+        return UnigramConfig(
+            normalizer=SpNormalizerConfig(
+                add_dummy_prefix=self.add_dummy_prefix, remove_extra_whitespaces=self.remove_extra_whitespaces
+            ),
+            byte_fallback=self.byte_fallback,
+            unk_token=self.unk_token,
+        )
+
+
+# The normalizers HF writes SentencePiece models with: a ▁ in front (`Prepend`) and spaces as ▁
+# (`Replace`). HF's `Metaspace` pre-tokenizer would skip the ▁ when the text already starts with a
+# space; SentencePiece never does. Whitespace collapsing, when used, comes first.
+_COLLAPSE = [
+    {"type": "Replace", "pattern": {"Regex": "^ +| +$"}, "content": ""},
+    {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "},
+]
+_PREPEND = {"type": "Prepend", "prepend": "\u2581"}
+_SPACES = {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}
+
+
+def _hf_normalizers(collapse: bool, dummy_prefix: bool) -> list[dict[str, Any]]:
+    return (_COLLAPSE if collapse else []) + ([_PREPEND] if dummy_prefix else []) + [_SPACES]
+
+
+class Unigram(Algorithm[UnigramConfig]):
+    name = "unigram"
+    stored_as = "unigram"
+    title = "Unigram"
+    options_type = UnigramOptions
+    score_label = "log prob"
+    export_formats = ("hf",)
+    sentencepiece_model_type = 1
+
+    def owns(self, config: Mapping[str, Any]) -> bool:
+        return True
+
+    def parse_config(self, raw: Mapping[str, Any]) -> UnigramConfig:
+        exact_keys(raw, {"normalizer", "byte_fallback", "unk_token"}, self.title)
+        return UnigramConfig(
+            normalizer=SpNormalizerConfig.from_json(raw["normalizer"], self.title),
+            byte_fallback=bool(raw["byte_fallback"]),
+            unk_token=str(raw["unk_token"]),
+        )
+
+    def compile(self, content: bytes, config: UnigramConfig) -> _core.Encoder:
+        return _core.Encoder.unigram(content, **config.normalizer.core_args())
+
+    def lossless(self, config: UnigramConfig) -> bool:
+        return sp_text.lossless(config.normalizer, config.byte_fallback)
+
+    # -- training -------------------------------------------------------------------------------
+
+    def train(
+        self, files: Sequence[PathLike], options: TrainOptions, progress: Optional[Progress] = None
+    ) -> TokenizerData:
+        assert isinstance(options, UnigramOptions)
+        opts = options
+        started, t0 = datetime.now(timezone.utc), time.perf_counter()
+        opts.check_common()
+        if not 0.0 < opts.shrinking_factor < 1.0:
+            raise InputError(f"--shrinking-factor {opts.shrinking_factor} must be between 0 and 1 (e.g. 0.75)")
+        corpus = read_corpus(
+            files, require_utf8=True, utf8_hint="Unigram trains on UTF-8 text; convert the file to UTF-8"
+        )
+        out: dict[str, Any] = _core.train_unigram(
+            corpus.data,
+            opts.vocab_size,
+            byte_fallback=opts.byte_fallback,
+            shrinking_factor=opts.shrinking_factor,
+            max_piece_length=opts.max_piece_length,
+            seed_size=opts.seed_size,
+            em_iterations=opts.em_iterations,
+            unk_piece=opts.unk_token,
+            control_pieces=list(opts.special),
+            character_coverage=opts.character_coverage,
+            add_dummy_prefix=opts.add_dummy_prefix,
+            remove_extra_whitespaces=opts.remove_extra_whitespaces,
+            threads=opts.threads,
+            progress=progress,
+        )
+        tokens = [
+            TokenRow(id=i, bytes=text.encode("utf-8"), kind=kind, score=score)
+            for i, (text, score, kind) in enumerate(out["pieces"])
+        ]
+        rounds = [RoundRow(round=r, phase="em", vocab_size=n, log_likelihood=ll) for r, n, ll in out["rounds"]]
+        run = run_record(
+            opts,
+            corpus,
+            started=started,
+            t0=t0,
+            count_seconds=out["count_seconds"],
+            train_seconds=out["train_seconds"],
+        )
+        return TokenizerData(algorithm="unigram", config=opts.config().to_json(), tokens=tokens, run=run, rounds=rounds)
+
+    # -- other tools' files ---------------------------------------------------------------------
+
+    def from_sentencepiece(self, model: SpModel, where: str) -> TokenizerData:
+        tokens, unk = sp_text.model_tokens(model, where)
+        config = UnigramConfig(sp_text.model_normalizer(model), model.byte_fallback, unk)
+        return TokenizerData(algorithm="unigram", config=config.to_json(), tokens=tokens, source="import:sentencepiece")
+
+    def export(self, fmt: str, data: TokenizerData, ref: str) -> bytes:
+        """A tokenizer.json the way HF writes SentencePiece models: Prepend + Replace normalizers,
+        no pre-tokenizer, the Unigram model with its log probabilities; control and unknown
+        pieces as added special tokens; byte fallback carried over."""
+        if fmt != "hf":
+            return super().export(fmt, data, ref)
+        cfg = self.parse_config(data.config)
+        n = cfg.normalizer
+        unk = next(t.id for t in data.tokens if t.kind == "unknown")
+        decoders: list[dict[str, Any]] = [{"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "}]
+        if cfg.byte_fallback:
+            decoders += [{"type": "ByteFallback"}, {"type": "Fuse"}]
+        if n.add_dummy_prefix:
+            decoders.append({"type": "Strip", "content": " ", "start": 1, "stop": 0})
+        return hf_json.dumps(
+            {
+                "version": "1.0",
+                "truncation": None,
+                "padding": None,
+                "added_tokens": hf_json.added_tokens(
+                    (t.id, t.bytes.decode("utf-8")) for t in data.tokens if t.kind in ("control", "unknown")
+                ),
+                "normalizer": {
+                    "type": "Sequence",
+                    "normalizers": _hf_normalizers(n.remove_extra_whitespaces, n.add_dummy_prefix),
+                },
+                "pre_tokenizer": None,
+                "post_processor": None,
+                "decoder": {"type": "Sequence", "decoders": decoders},
+                "model": {
+                    "type": "Unigram",
+                    "unk_id": unk,
+                    "byte_fallback": cfg.byte_fallback,
+                    "vocab": [[t.bytes.decode("utf-8"), t.score if t.score is not None else 0.0] for t in data.tokens],
+                },
+            }
+        )
+
+    def reads_hf(self, model_type: str, doc: Mapping[str, Any]) -> bool:
+        return model_type == "Unigram"
+
+    def from_hf(self, doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> TokenizerData:
+        """Accepts exactly what `export` writes."""
+
+        def refuse(what: str) -> InputError:
+            return InputError(f"{where}: {what} is not supported by tokreg's Unigram (nothing was imported)")
+
+        if doc.get("pre_tokenizer") is not None:
+            pre = doc["pre_tokenizer"]
+            raise refuse(
+                f"the pre-tokenizer {pre.get('type') if isinstance(pre, dict) else pre!r} (tokreg writes "
+                "SentencePiece-style Unigram files as Prepend + Replace normalizers)"
+            )
+        norm = doc.get("normalizer")
+        steps = norm.get("normalizers") if isinstance(norm, dict) and norm.get("type") == "Sequence" else None
+        forms = {(c, p): _hf_normalizers(c, p) for c in (False, True) for p in (False, True)}
+        found = next((key for key, value in forms.items() if value == steps), None)
+        if found is None:
+            raise refuse("this normalizer (expected Prepend('▁') and Replace(' ', '▁'), as SentencePiece models use)")
+        collapse, dummy_prefix = found
+        vocab = model.get("vocab")
+        if not isinstance(vocab, list) or not vocab:
+            raise InputError(f"{where}: the Unigram model has no vocab")
+        if not all(isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) for v in vocab):
+            raise InputError(f"{where}: the Unigram vocab is not a list of [piece, score]")
+        unk_id = model.get("unk_id")
+        if not isinstance(unk_id, int) or not 0 <= unk_id < len(vocab):
+            raise refuse("a Unigram model without an unknown piece")
+        byte_fallback = bool(model.get("byte_fallback"))
+        added = doc.get("added_tokens") or []
+        specials = {a.get("content") for a in added if isinstance(a, dict) and a.get("special")}
+
+        def kind(i: int, piece: str) -> str:
+            if i == unk_id:
+                return "unknown"
+            if piece in specials:
+                return "control"
+            if byte_fallback and len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
+                return "byte"
+            return "normal"
+
+        try:
+            tokens = [
+                TokenRow(id=i, bytes=p.encode("utf-8"), kind=kind(i, p), score=float(s))
+                for i, (p, s) in enumerate(vocab)
+            ]
+        except (TypeError, ValueError) as e:
+            raise InputError(f"{where}: a Unigram score is not a number ({e})") from None
+        normalizer = SpNormalizerConfig(add_dummy_prefix=dummy_prefix, remove_extra_whitespaces=collapse)
+        config = UnigramConfig(normalizer, byte_fallback, vocab[unk_id][0])
+        return TokenizerData(algorithm="unigram", config=config.to_json(), tokens=tokens, source="import:hf")
+
+
+ALGORITHM = Unigram()

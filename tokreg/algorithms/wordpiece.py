@@ -1,0 +1,333 @@
+"""WordPiece (BERT): BERT normalization and pre-tokenization, merges chosen by
+count(ab) / (count(a) * count(b)) in training, and greedy longest-match-first encoding per word
+over a trie (`_core.Encoder.wordpiece`), the unknown token for a word that cannot be covered.
+Lossy: normalization, whitespace and punctuation splitting, the unknown token.
+
+Ids: special tokens first (the unknown token, then --special in order), then the alphabet
+(first characters, and `##`-prefixed continuation characters, sorted by UTF-8 bytes), then merge
+results in the order learned. Ties: higher score, then higher pair count, then the smaller left
+token's bytes, then the smaller right token's bytes. Every merge records its score and the
+three counts behind it.
+
+Config (hashed): {"normalizer": {clean_text, handle_chinese_chars, strip_accents, lowercase,
+unicode_form}, "pre_tokenizer": "bert", "continuing_prefix", "unk_token",
+"max_input_chars_per_word"}.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+from .. import _core
+from ..corpus import read_corpus
+from ..data import MergeRow, TokenizerData, TokenRow
+from ..errors import InputError
+from ..formats import hf_json, wordpiece_vocab
+from .base import Algorithm, PathLike, exact_keys
+from .training import Progress, TrainOptions, flag, run_record
+
+FORMS = ("none", "nfc", "nfkc", "nfd", "nfkd")
+_HF_FORMS = {"NFC": "nfc", "NFKC": "nfkc", "NFD": "nfd", "NFKD": "nfkd"}
+
+
+@dataclass(frozen=True)
+class BertNormalizerConfig:
+    clean_text: bool = True  # drop control characters, map whitespace to spaces
+    handle_chinese_chars: bool = True  # isolate each CJK character as a word
+    strip_accents: Optional[bool] = None  # None: strip exactly when lowercasing (BERT's rule)
+    lowercase: bool = False
+    unicode_form: Optional[str] = None  # applied before the BERT steps: nfc | nfkc | nfd | nfkd
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "clean_text": self.clean_text,
+            "handle_chinese_chars": self.handle_chinese_chars,
+            "strip_accents": self.strip_accents,
+            "lowercase": self.lowercase,
+            "unicode_form": self.unicode_form,
+        }
+
+
+@dataclass(frozen=True)
+class WordPieceConfig:
+    normalizer: BertNormalizerConfig
+    continuing_prefix: str
+    unk_token: str
+    max_input_chars_per_word: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "normalizer": self.normalizer.to_json(),
+            "pre_tokenizer": "bert",
+            "continuing_prefix": self.continuing_prefix,
+            "unk_token": self.unk_token,
+            "max_input_chars_per_word": self.max_input_chars_per_word,
+        }
+
+
+@dataclass(frozen=True)
+class WordPieceOptions(TrainOptions):
+    """Options of a WordPiece training run (`--algo wordpiece`)."""
+
+    run_name = "wordpiece"
+
+    vocab_size: int
+    lowercase: bool = flag(False, help="Lowercase the text (uncased BERT).")
+    strip_accents: Optional[bool] = flag(
+        None, name="--strip-accents/--keep-accents", help="Remove accents [default: when --lowercase, as BERT does]."
+    )
+    unicode_normalization: str = flag(
+        "none", name="--normalization", choices=FORMS, help="Unicode normalization before the BERT steps."
+    )
+    clean_text: bool = True
+    handle_chinese_chars: bool = True
+    continuing_prefix: str = flag("##", name="--prefix", metavar="P", help="Continuation prefix.")
+    unk_token: str = flag("[UNK]", metavar="T", help="Unknown token.")
+    special: tuple[str, ...] = ()  # e.g. [CLS] [SEP] [PAD] [MASK]
+    min_frequency: int = 0
+    limit_alphabet: Optional[int] = flag(None, metavar="N", help="Keep only the N most frequent characters.")
+    max_input_chars_per_word: int = flag(
+        100, name="--max-word-chars", metavar="N", help="Longer words encode as the unknown token."
+    )
+    threads: int = 0
+
+    def config(self) -> WordPieceConfig:
+        """The encoding config these options give a trained (or vocab.txt-imported) version."""
+        form = None if self.unicode_normalization == "none" else self.unicode_normalization
+        return WordPieceConfig(
+            normalizer=BertNormalizerConfig(
+                self.clean_text, self.handle_chinese_chars, self.strip_accents, self.lowercase, form
+            ),
+            continuing_prefix=self.continuing_prefix,
+            unk_token=self.unk_token,
+            max_input_chars_per_word=self.max_input_chars_per_word,
+        )
+
+
+def token_kind(token: str, prefix: str, specials: set[str]) -> str:
+    """A WordPiece token's kind, from the token alone (so imports hash like training output):
+    special; char (one character, or the prefix and one character: the alphabet); merged."""
+    if token in specials:
+        return "special"
+    body = token[len(prefix) :] if prefix and token.startswith(prefix) and token != prefix else token
+    return "char" if len(body) == 1 else "merged"
+
+
+class WordPiece(Algorithm[WordPieceConfig]):
+    name = "wordpiece"
+    stored_as = "wordpiece"
+    title = "WordPiece"
+    options_type = WordPieceOptions
+    export_formats = ("hf",)
+
+    def owns(self, config: Mapping[str, Any]) -> bool:
+        return True
+
+    def parse_config(self, raw: Mapping[str, Any]) -> WordPieceConfig:
+        exact_keys(
+            raw,
+            {"normalizer", "pre_tokenizer", "continuing_prefix", "unk_token", "max_input_chars_per_word"},
+            self.title,
+        )
+        n = raw["normalizer"]
+        exact_keys(n, {"clean_text", "handle_chinese_chars", "strip_accents", "lowercase", "unicode_form"}, self.title)
+        if raw["pre_tokenizer"] != "bert":
+            raise InputError(f"WordPiece pre-tokenizer {raw['pre_tokenizer']!r} is not implemented by this tokreg")
+        return WordPieceConfig(
+            normalizer=BertNormalizerConfig(**n),
+            continuing_prefix=str(raw["continuing_prefix"]),
+            unk_token=str(raw["unk_token"]),
+            max_input_chars_per_word=int(raw["max_input_chars_per_word"]),
+        )
+
+    def compile(self, content: bytes, config: WordPieceConfig) -> _core.Encoder:
+        return _core.Encoder.wordpiece(
+            content,
+            config.unk_token,
+            continuing_prefix=config.continuing_prefix,
+            max_input_chars_per_word=config.max_input_chars_per_word,
+            **config.normalizer.to_json(),
+        )
+
+    def lossless(self, config: WordPieceConfig) -> bool:
+        return False
+
+    # -- training -------------------------------------------------------------------------------
+
+    def train(
+        self, files: Sequence[PathLike], options: TrainOptions, progress: Optional[Progress] = None
+    ) -> TokenizerData:
+        assert isinstance(options, WordPieceOptions)
+        opts = options
+        started, t0 = datetime.now(timezone.utc), time.perf_counter()
+        opts.check_common()
+        if opts.unicode_normalization not in FORMS:
+            raise InputError(f"--normalization {opts.unicode_normalization!r} is not one of {', '.join(FORMS)}")
+        if not opts.continuing_prefix:
+            raise InputError("--prefix must not be empty (BERT uses '##')")
+        specials = list(dict.fromkeys([opts.unk_token, *opts.special]))
+        if opts.vocab_size <= len(specials):
+            raise InputError(f"--vocab-size {opts.vocab_size} leaves no room beside {len(specials)} special tokens")
+        config = opts.config()
+        corpus = read_corpus(
+            files, require_utf8=True, utf8_hint="WordPiece trains on UTF-8 text; convert the file to UTF-8"
+        )
+        out: dict[str, Any] = _core.train_wordpiece(
+            corpus.data,
+            opts.vocab_size,
+            specials,
+            continuing_prefix=opts.continuing_prefix,
+            min_frequency=opts.min_frequency,
+            limit_alphabet=opts.limit_alphabet,
+            threads=opts.threads,
+            progress=progress,
+            **config.normalizer.to_json(),
+        )
+        merged = {m[2] for m in out["merges"]}
+        tokens = []
+        for i, (text, count) in enumerate(out["tokens"]):
+            kind = "special" if i < len(specials) else "merged" if i in merged else "char"
+            tokens.append(
+                TokenRow(id=i, bytes=text.encode("utf-8"), kind=kind, count=count if kind != "special" else None)
+            )
+        if len(tokens) - len(specials) == 0:
+            raise InputError("the corpus has no words after normalization; give files that contain text")
+        if len(tokens) > opts.vocab_size:
+            alphabet = sum(1 for t in tokens if t.kind == "char")
+            raise InputError(
+                f"--vocab-size {opts.vocab_size} is smaller than the base alphabet: the corpus has {alphabet:,} "
+                f"characters and continuation characters (+ {len(specials)} special tokens); raise --vocab-size "
+                "or keep fewer characters with --limit-alphabet"
+            )
+        merges = [
+            MergeRow(rank=k, left=a, right=b, result=z, count=pc, score=sc, left_count=lc, right_count=rc)
+            for k, (a, b, z, sc, pc, lc, rc) in enumerate(out["merges"])
+        ]
+        run = run_record(
+            opts,
+            corpus,
+            started=started,
+            t0=t0,
+            count_seconds=out["count_seconds"],
+            train_seconds=out["merge_seconds"],
+        )
+        return TokenizerData(algorithm="wordpiece", config=config.to_json(), tokens=tokens, merges=merges, run=run)
+
+    # -- other tools' files ---------------------------------------------------------------------
+
+    def from_vocab_txt(
+        self, raw: bytes, where: str, options: WordPieceOptions, specials: Sequence[str] = ()
+    ) -> TokenizerData:
+        """A bare BERT `vocab.txt` with the normalizer settings in `options`. Tokens that BERT
+        reserves (`[UNK]`, `[CLS]`, `[SEP]`, `[PAD]`, `[MASK]`) and `specials` are marked special."""
+        vocab = wordpiece_vocab.parse(raw, where)
+        if options.unk_token not in vocab:
+            raise InputError(
+                f"{where}: the unknown token {options.unk_token!r} is not in the vocabulary; name it with --unk-token"
+            )
+        special = set(wordpiece_vocab.BERT_SPECIALS) | set(specials) | {options.unk_token}
+        prefix = options.continuing_prefix
+        tokens = [
+            TokenRow(id=i, bytes=t.encode("utf-8"), kind=token_kind(t, prefix, special)) for i, t in enumerate(vocab)
+        ]
+        return TokenizerData(
+            algorithm="wordpiece", config=options.config().to_json(), tokens=tokens, source="import:wordpiece"
+        )
+
+    def export(self, fmt: str, data: TokenizerData, ref: str) -> bytes:
+        """A tokenizer.json: BertNormalizer (after an optional NFC/NFKC/NFD/NFKD step),
+        BertPreTokenizer, the WordPiece model and decoder; special tokens as added tokens."""
+        if fmt != "hf":
+            return super().export(fmt, data, ref)
+        cfg = self.parse_config(data.config)
+        n = cfg.normalizer
+        bert = {
+            "type": "BertNormalizer",
+            "clean_text": n.clean_text,
+            "handle_chinese_chars": n.handle_chinese_chars,
+            "strip_accents": n.strip_accents,
+            "lowercase": n.lowercase,
+        }
+        form = n.unicode_form
+        normalizer = bert if not form else {"type": "Sequence", "normalizers": [{"type": form.upper()}, bert]}
+        return hf_json.dumps(
+            {
+                "version": "1.0",
+                "truncation": None,
+                "padding": None,
+                "added_tokens": hf_json.added_tokens(
+                    (t.id, t.bytes.decode("utf-8")) for t in data.tokens if t.kind == "special"
+                ),
+                "normalizer": normalizer,
+                "pre_tokenizer": {"type": "BertPreTokenizer"},
+                "post_processor": None,
+                "decoder": {"type": "WordPiece", "prefix": cfg.continuing_prefix, "cleanup": True},
+                "model": {
+                    "type": "WordPiece",
+                    "unk_token": cfg.unk_token,
+                    "continuing_subword_prefix": cfg.continuing_prefix,
+                    "max_input_chars_per_word": cfg.max_input_chars_per_word,
+                    "vocab": {t.bytes.decode("utf-8"): t.id for t in data.tokens},
+                },
+            }
+        )
+
+    def reads_hf(self, model_type: str, doc: Mapping[str, Any]) -> bool:
+        return model_type == "WordPiece"
+
+    def from_hf(self, doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> TokenizerData:
+        """Accepts exactly the pipelines tokreg's WordPiece encoder implements."""
+
+        def refuse(what: str) -> InputError:
+            return InputError(f"{where}: {what} is not supported by tokreg's WordPiece (nothing was imported)")
+
+        norm = doc.get("normalizer")
+        form = None
+        if isinstance(norm, dict) and norm.get("type") == "Sequence":
+            steps = norm.get("normalizers", [])
+            if (
+                not isinstance(steps, list)
+                or len(steps) != 2
+                or not isinstance(steps[0], dict)
+                or (steps[0].get("type") not in _HF_FORMS)
+            ):
+                raise refuse(f"the normalizer sequence {steps!r:.80}")
+            form, norm = _HF_FORMS[steps[0]["type"]], steps[1]
+        if not isinstance(norm, dict) or norm.get("type") != "BertNormalizer":
+            raise refuse(f"the normalizer {None if not isinstance(norm, dict) else norm.get('type')}")
+        pre = doc.get("pre_tokenizer")
+        if not isinstance(pre, dict) or pre.get("type") != "BertPreTokenizer":
+            raise refuse(f"the pre-tokenizer {None if not isinstance(pre, dict) else pre.get('type')}")
+        vocab = model.get("vocab")
+        if not isinstance(vocab, dict) or not vocab or not all(isinstance(i, int) for i in vocab.values()):
+            raise InputError(f"{where}: the WordPiece model has no vocab of token -> id")
+        ids = sorted(vocab.values())
+        if ids != list(range(len(ids))):
+            raise refuse("a vocab whose ids are not 0..n-1")
+        unk, prefix = model.get("unk_token", "[UNK]"), model.get("continuing_subword_prefix", "##")
+        if unk not in vocab:
+            raise InputError(f"{where}: the unknown token {unk!r} is not in the vocab")
+        added = doc.get("added_tokens") or []
+        specials = {str(a.get("content")) for a in added if isinstance(a, dict) and a.get("special")}
+        by_id = sorted(vocab.items(), key=lambda kv: kv[1])
+        tokens = [TokenRow(id=i, bytes=t.encode("utf-8"), kind=token_kind(t, prefix, specials)) for t, i in by_id]
+        config = WordPieceConfig(
+            normalizer=BertNormalizerConfig(
+                clean_text=bool(norm.get("clean_text", True)),
+                handle_chinese_chars=bool(norm.get("handle_chinese_chars", True)),
+                strip_accents=norm.get("strip_accents"),
+                lowercase=bool(norm.get("lowercase", True)),
+                unicode_form=form,
+            ),
+            continuing_prefix=str(prefix),
+            unk_token=str(unk),
+            max_input_chars_per_word=int(model.get("max_input_chars_per_word", 100)),
+        )
+        return TokenizerData(algorithm="wordpiece", config=config.to_json(), tokens=tokens, source="import:hf")
+
+
+ALGORITHM = WordPiece()

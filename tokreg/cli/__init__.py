@@ -1,0 +1,44 @@
+"""The `tokreg` command: a thin skin over `Registry`. Each command module opens the registry,
+calls one library function and prints a table (or --json / --csv); the group (app.py) turns
+library errors into one line and an exit code. Commands are registered here, on one group."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Optional
+
+from .app import cli
+from .browse import list_, log, show
+from .db import db
+from .diff import diff
+from .encode import decode, encode
+from .sql import sql
+from .train import train
+from .transfer import export, import_
+from .versions import pin, reproduce, rm, tag, verify
+
+for command in (
+    train,
+    list_,
+    show,
+    encode,
+    decode,
+    sql,
+    db,
+    tag,
+    log,
+    rm,
+    diff,
+    pin,
+    verify,
+    export,
+    import_,
+    reproduce,
+):
+    cli.add_command(command)
+
+__all__ = ["cli", "main"]
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    cli.main(args=argv, prog_name="tokreg")

@@ -1,0 +1,153 @@
+"""Looking at the registry: `tokreg list`, `tokreg show`, `tokreg log`."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import click
+
+from ..chart import png_chart, text_chart
+from ..errors import InputError
+from .common import db_option, echo_json, echo_table, json_option, open_registry, pinned, when
+
+
+@click.command(name="list")
+@click.argument("name", required=False)
+@json_option
+@db_option
+def list_(name: Optional[str], as_json: bool, db: Optional[str]) -> None:
+    """List tokenizer versions (all, or those of NAME).
+
+    \b
+    Example:
+        tokreg list --json
+    """
+    versions = open_registry(db).versions(name)
+    if as_json:
+        echo_json([v.to_json() for v in versions])
+        return
+    if not versions:
+        click.echo("the registry is empty; train one with: tokreg train NAME FILE... --vocab-size N", err=True)
+        return
+    echo_table(
+        ["ref", "algorithm", "vocab", "hash", "created", "message"],
+        [
+            [
+                v.ref,
+                v.algorithm,
+                v.vocab_size,
+                v.content_hash[:25] + "…",
+                v.created_at.strftime("%Y-%m-%d %H:%M"),
+                v.message or "",
+            ]
+            for v in versions
+        ],
+    )
+
+
+@click.command()
+@click.argument("ref")
+@click.option("--merges", "n_merges", type=int, default=10, show_default=True, help="How many first merges to show.")
+@click.option("--history", is_flag=True, help="Also show each training round and a chart of the curve (Unigram).")
+@click.option("--plot", type=click.Path(dir_okay=False), help="Write the training curve as a PNG (needs matplotlib).")
+@json_option
+@db_option
+def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: bool, db: Optional[str]) -> None:
+    """Show a version: config, training run, token counts, the first merges (or the most
+    likely pieces), and with --history the training curve.
+
+    \b
+    Example:
+        tokreg show gpt-mini@1 --merges 20
+        tokreg show sp-mini --history --plot curve.png
+    """
+    reg = open_registry(db)
+    ref = pinned(reg, ref)
+    info = reg.show(ref, merges=n_merges)
+    rounds = reg.history(ref) if history or plot else []
+    if plot:
+        if not rounds:
+            raise InputError(f"{info['ref']} has no recorded training rounds (only Unigram training records them)")
+        png_chart(rounds, plot, title=f"{info['ref']} training")
+    if as_json:
+        echo_json({**info, "rounds": rounds} if history else info)
+        return
+    click.echo(f"{info['ref']}  {info['hash']}")
+    click.echo(f"  {'sha256':<14}{info['sha256']}")
+    click.echo(f"  {'algorithm':<14}{info['title']} ({info['source']})")
+    click.echo(
+        f"  {'vocab size':<14}{info['vocab_size']:,}  "
+        + ", ".join(f"{k} {n:,}" for k, n in sorted(info["tokens_by_kind"].items()))
+    )
+    click.echo(f"  {'merges':<14}{info['merges']:,}")
+    click.echo(f"  {'lossless':<14}{'yes' if info['lossless'] else 'no (decode(encode(s)) may differ from s)'}")
+    click.echo(f"  {'created':<14}{info['created_at']}")
+    if info["message"]:
+        click.echo(f"  {'message':<14}{info['message']}")
+    for k, val in sorted(info["config"].items()):
+        click.echo(f"  {k:<14}{val}")
+    run = info.get("training_run")
+    if run:
+        click.echo("  training run:")
+        click.echo(
+            f"    corpus      {run['corpus_fingerprint']}  {run['corpus_bytes']:,} bytes in "
+            f"{len(run['corpus_files'])} file(s)"
+        )
+        for f in run["corpus_files"][:5]:
+            click.echo(f"      {f['path']}  {f['size']:,} bytes")
+        click.echo(
+            f"    timings     count {run['count_seconds']:.2f} s, train {run['train_seconds']:.2f} s, "
+            f"total {run['total_seconds']:.2f} s, {run['threads']} thread(s)"
+        )
+        click.echo(f"    tokreg      {run['tokreg_version']}, started {run['started_at']}")
+    if info["first_merges"]:
+        click.echo("  first merges:")
+        scored = any(m["score"] is not None for m in info["first_merges"])
+        echo_table(
+            ["rank", "left", "right", "result", "count"] + (["score"] if scored else []),
+            [
+                [m["rank"], repr(m["left"]), repr(m["right"]), repr(m["result"]), m["count"]]
+                + ([f"{m['score']:.3g}"] if scored else [])
+                for m in info["first_merges"]
+            ],
+        )
+    if info.get("top_pieces"):
+        click.echo(f"  highest {info['score_label']}:")
+        echo_table(
+            ["id", "piece", info["score_label"]],
+            [[p["id"], repr(p["text"]), f"{p['score']:.4f}"] for p in info["top_pieces"]],
+        )
+    if history:
+        if not rounds:
+            click.echo("  no recorded training rounds (only Unigram training records them)")
+            return
+        click.echo("  training rounds:")
+        echo_table(
+            ["round", "phase", "vocab", "log-likelihood"],
+            [[r["round"], r["phase"], f"{r['vocab_size']:,}", f"{r['log_likelihood']:,.1f}"] for r in rounds],
+        )
+        for line in text_chart([r["log_likelihood"] for r in rounds], title="  log-likelihood by round"):
+            click.echo("  " + line)
+    if plot:
+        click.echo(f"  wrote the training curve to {plot}")
+
+
+@click.command()
+@click.argument("name")
+@json_option
+@db_option
+def log(name: str, as_json: bool, db: Optional[str]) -> None:
+    """Show the history of NAME: versions created and alias moves, with times (UTC).
+
+    \b
+    Example:
+        tokreg log gpt-mini
+    """
+    rows = open_registry(db).log(name)
+    if as_json:
+        echo_json(rows)
+        return
+    echo_table(
+        ["time", "event", "ref", "detail", "hash"],
+        [[when(r["at"]), r["event"], r["ref"], r["detail"], (r["hash"] or "")[:25]] for r in rows],
+    )

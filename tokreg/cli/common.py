@@ -1,0 +1,71 @@
+"""What the command modules share: the `--db` and `--json` options, opening the registry,
+applying a project's pins to a ref, and printing tables and JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Callable, Optional, TypeVar
+
+import click
+
+from ..registry import Registry
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def db_option(f: F) -> F:
+    return click.option(
+        "--db",
+        metavar="PATH_OR_URL",
+        envvar="TOKREG_DB",
+        help="Registry location: a SQLite path or an SQLAlchemy URL [env TOKREG_DB; default: the XDG data dir].",
+    )(f)
+
+
+def json_option(f: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")(f)
+
+
+def open_registry(db: Optional[str]) -> Registry:
+    return Registry(db)
+
+
+def pinned(reg: Registry, ref: str) -> str:
+    """`ref` with the project's pins applied (a bare pinned name becomes `name@N`, its hash
+    checked); the CLI resolves every REF argument but `pin`'s this way."""
+    return reg.resolve(ref, lock=None).ref
+
+
+def cell(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, (bytes, memoryview)):
+        return "0x" + bytes(v).hex()
+    return str(v)
+
+
+def _json_default(v: Any) -> Any:
+    if isinstance(v, (bytes, memoryview)):
+        return "0x" + bytes(v).hex()
+    if hasattr(v, "isoformat"):
+        return v.isoformat()
+    return str(v)
+
+
+def echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=_json_default))
+
+
+def echo_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    cells = [[cell(c).replace("\n", "\\n") for c in r] for r in rows]
+    widths = [len(h) for h in headers]
+    for r in cells:
+        widths = [max(w, len(c)) for w, c in zip(widths, r)]
+    click.echo("  ".join(h.upper().ljust(w) for h, w in zip(headers, widths)).rstrip())
+    for r in cells:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
+def when(dt: Any) -> str:
+    return str(dt.strftime("%Y-%m-%d %H:%M:%S"))

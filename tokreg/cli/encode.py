@@ -1,0 +1,65 @@
+"""Using a version: `tokreg encode` and `tokreg decode`, through `tokreg.load` (so a project's
+pins apply, and a pinned name loads from the registry it was pinned from)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import click
+
+from ..errors import InputError
+from ..files import read_text
+from ..registry import load
+from .common import db_option, echo_json, json_option
+
+
+@click.command()
+@click.argument("ref")
+@click.argument("text", required=False)
+@click.option("--file", "-f", "file", type=click.Path(), help="Encode the contents of this file instead.")
+@click.option("--allow-special", is_flag=True, help="Turn special-token strings in the text into their ids.")
+@json_option
+@db_option
+def encode(
+    ref: str, text: Optional[str], file: Optional[str], allow_special: bool, as_json: bool, db: Optional[str]
+) -> None:
+    """Encode TEXT (or --file, or stdin) with a version; print the ids.
+
+    \b
+    Example:
+        tokreg encode gpt-mini@1 "hello world"
+    """
+    if file is not None and text is not None:
+        raise InputError("give TEXT or --file, not both")
+    if file is not None:
+        text = read_text(file)
+    elif text is None:
+        text = sys.stdin.read()
+    tok = load(ref, db=db)
+    ids = tok.encode(text, allowed_special="all" if allow_special else frozenset(), disallowed_special=())
+    if as_json:
+        echo_json(
+            {
+                "ref": tok.ref,
+                "hash": tok.hash,
+                "ids": ids,
+                "tokens": [tok.token_bytes(i).decode("utf-8", "replace") for i in ids],
+            }
+        )
+    else:
+        click.echo(" ".join(map(str, ids)))
+
+
+@click.command()
+@click.argument("ref")
+@click.argument("ids", nargs=-1, required=True, type=int)
+@db_option
+def decode(ref: str, ids: tuple[int, ...], db: Optional[str]) -> None:
+    """Decode token IDS with a version; print the text.
+
+    \b
+    Example:
+        tokreg decode gpt-mini@1 31373 995
+    """
+    click.echo(load(ref, db=db).decode(list(ids)))

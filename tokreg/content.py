@@ -1,0 +1,112 @@
+"""The canonical content of a tokenizer and its hash: one label for everything that changes
+how a tokenizer encodes.
+
+Canonical serialization (format `tokreg-content-v1`), in this order:
+
+1. the line ``tokreg-content-v1\\n``;
+2. ``{"algorithm": ..., "config": ...}`` as JSON with sorted keys, no spaces, UTF-8, then ``\\n``;
+   `config` holds the pattern, normalization, flags and special-token settings;
+3. ``tokens N\\n`` then, for each token in id order: id (u32 LE), length of kind (u16 LE), kind
+   (ASCII), length of bytes (u32 LE), bytes, then ``\\x00`` or ``\\x01`` + the score (f64 LE);
+4. ``merges M\\n`` then, for each merge in rank order: left, right, result (u32 LE each). Only
+   BPE encodes by its merges; WordPiece (greedy longest match) and Unigram (Viterbi) encode
+   from the vocabulary alone, so their merges are not hashed (M = 0), and the same vocabulary
+   imported from a vocab.txt or a tokenizer.json hashes the same as the trained version.
+
+Training counts, times and messages are not part of it: they do not change encoding.
+The hash is ``xxh3-128:<32 hex>`` of those bytes; a sha256 of the same bytes sits beside it.
+Same content, same hash, on any machine. The content is also what an encoder is compiled
+from (src/content.rs reads it), so whatever is hashed is exactly what encodes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from collections.abc import Iterable, Sequence
+from typing import Any, Optional
+
+import xxhash
+
+from .errors import IntegrityError
+
+FORMAT = "tokreg-content-v1"
+PREFIX = "xxh3-128:"
+
+_u32 = struct.Struct("<I")
+_u16 = struct.Struct("<H")
+_merge = struct.Struct("<III")
+_score = struct.Struct("<d")
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def serialize(
+    algorithm: str,
+    config: dict[str, Any],
+    tokens: Iterable[tuple[int, str, bytes, Optional[float]]],
+    merges: Sequence[tuple[int, int, int]],
+) -> bytes:
+    """The canonical bytes of a tokenizer. `tokens`: (id, kind, bytes, score) in id order;
+    `merges`: (left, right, result) in rank order."""
+    parts: list[bytes] = [FORMAT.encode() + b"\n"]
+    parts.append(canonical_json({"algorithm": algorithm, "config": config}).encode() + b"\n")
+    body: list[bytes] = []
+    n = 0
+    for tid, kind, raw, score in tokens:
+        k = kind.encode("ascii")
+        body.append(_u32.pack(tid) + _u16.pack(len(k)) + k + _u32.pack(len(raw)) + raw)
+        body.append(b"\x00" if score is None else b"\x01" + _score.pack(score))
+        n += 1
+    parts.append(f"tokens {n}\n".encode())
+    parts.extend(body)
+    encoding_merges = merges if algorithm == "bpe" else []
+    parts.append(f"merges {len(encoding_merges)}\n".encode())
+    parts.extend(_merge.pack(*m) for m in encoding_merges)
+    return b"".join(parts)
+
+
+def digest(content: bytes) -> tuple[str, str]:
+    """(xxh3-128 label, sha256 label) of canonical bytes."""
+    return PREFIX + xxhash.xxh3_128_hexdigest(content), "sha256:" + hashlib.sha256(content).hexdigest()
+
+
+def content_hash(content: bytes) -> str:
+    """The xxh3-128 label alone (what versions, pins and caches are keyed by)."""
+    return PREFIX + xxhash.xxh3_128_hexdigest(content)
+
+
+def check(
+    content: bytes,
+    expected: str,
+    what: str,
+    *,
+    claimed_by: str = "its version row says",
+    hint: str = "it was changed outside tokreg; run `tokreg verify`",
+) -> str:
+    """Returns the content's hash label when it equals `expected`; otherwise raises the one
+    IntegrityError for a hash mismatch, naming both hashes: "{what}: its content hashes to
+    ACTUAL, but {claimed_by} EXPECTED; {hint}"."""
+    actual = content_hash(content)
+    if actual != expected:
+        raise IntegrityError(
+            f"{what}: its content hashes to {actual}, but {claimed_by} {expected}; {hint}",
+            expected=expected,
+            actual=actual,
+        )
+    return actual
+
+
+def header(content: bytes) -> tuple[str, dict[str, Any]]:
+    """(algorithm, config) from the content's JSON line. Only call this on content whose hash
+    was checked: then the settings that shape encoding are the hashed ones, never a row that
+    could have been edited on its own."""
+    magic, _, rest = content.partition(b"\n")
+    line, _, _ = rest.partition(b"\n")
+    if magic != FORMAT.encode():
+        raise IntegrityError(f"content of an unknown format {magic[:40]!r}; expected {FORMAT}")
+    doc = json.loads(line)
+    return str(doc["algorithm"]), dict(doc["config"])

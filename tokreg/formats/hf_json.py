@@ -1,0 +1,162 @@
+"""Hugging Face `tokenizer.json`, the file: reading and writing the JSON document, and the
+pieces of its syntax that more than one algorithm uses. What each algorithm's model,
+normalizer and pre-tokenizer mean is the algorithm module's business (algorithms/*.py).
+
+- GPT-2's byte-to-unicode table (`B2U`, `U2B`): byte-level BPE files spell token bytes with it
+  ("Ġthe"). It exists only here: the registry stores raw bytes.
+- Regex dialects: tokreg's patterns run on fancy-regex, HF's on Oniguruma (`to_onig`,
+  `from_onig`).
+- `split_step` / `read_split`: the Split pre-tokenizer that carries a tokreg pattern.
+- `added_tokens`: special tokens as HF's `added_tokens` entries.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, Optional, Union
+
+from .. import patterns
+from ..errors import InputError
+from ..files import read_input
+
+
+def _bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's table: printable bytes map to themselves, the rest to U+0100 onwards."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {b: chr(c) for b, c in zip(bs, cs)}
+
+
+B2U = _bytes_to_unicode()
+U2B = {u: b for b, u in B2U.items()}
+
+
+def mapped(raw: bytes) -> str:
+    """Token bytes in GPT-2's byte-to-unicode spelling."""
+    return "".join(B2U[b] for b in raw)
+
+
+def unmapped(s: str) -> Optional[bytes]:
+    """The bytes of a GPT-2-spelled token, or None when it holds a character outside the table."""
+    try:
+        return bytes(U2B[c] for c in s)
+    except KeyError:
+        return None
+
+
+# -- regex dialects ---------------------------------------------------------------------------------
+
+
+def _swap_anchor(regex: str, old: str, new: str) -> str:
+    """Replaces the anchor `old` by `new` where it is an anchor: not escaped, not in a class."""
+    out, i, in_class = [], 0, False
+    while i < len(regex):
+        c = regex[i]
+        if c == "\\" and i + 1 < len(regex):
+            two = regex[i : i + 2]
+            out.append(new if (two == old and not in_class) else two)
+            i += 2
+            continue
+        if c == "[":
+            in_class = True
+        elif c == "]":
+            in_class = False
+        out.append(new if (c == old and not in_class) else c)
+        i += 1
+    return "".join(out)
+
+
+# Oniguruma reads `X{n,m}+` as "(X{n,m}) one or more times", not as possessive; the atomic
+# group says the same thing as fancy-regex's possessive interval.
+_POSSESSIVE_INTERVALS = [(r"\p{N}{1,3}+", r"(?>\p{N}{1,3})")]
+
+
+def to_onig(regex: str) -> str:
+    """tokreg's regexes (fancy-regex) in Oniguruma's dialect, which HF tokenizers runs: there `$`
+    is the end of a *line*, so the end-of-text anchor is written `\\z`; and possessive
+    intervals become atomic groups."""
+    for ours, theirs in _POSSESSIVE_INTERVALS:
+        regex = regex.replace(ours, theirs)
+    return _swap_anchor(regex, "$", "\\z")
+
+
+def from_onig(regex: str) -> str:
+    for ours, theirs in _POSSESSIVE_INTERVALS:
+        regex = regex.replace(theirs, ours)
+    return _swap_anchor(regex, "\\z", "$")
+
+
+# -- the Split pre-tokenizer ----------------------------------------------------------------------
+
+# tokreg keeps only what the pattern matches. `Isolated` would also emit the text between
+# matches, which the built-in gpt2 / cl100k / o200k patterns never leave; any other pattern is
+# written as Split(Removed, invert=true), which keeps exactly the matches. Import reads both.
+ISOLATED_OK = {patterns.BUILTIN[n] for n in ("gpt2", "cl100k", "o200k") if n in patterns.BUILTIN}
+
+
+def split_step(pattern: str) -> dict[str, Any]:
+    behavior, invert = ("Isolated", False) if pattern in ISOLATED_OK else ("Removed", True)
+    return {"type": "Split", "pattern": {"Regex": to_onig(pattern)}, "behavior": behavior, "invert": invert}
+
+
+def read_split(step: Mapping[str, Any], where: str) -> str:
+    """The tokreg regex of a Split step (Isolated, or Removed with invert=true)."""
+    pattern = step.get("pattern")
+    if not isinstance(pattern, dict) or not isinstance(pattern.get("Regex"), str):
+        raise InputError(f"{where}: a Split on a literal string is not supported by tokreg (nothing was imported)")
+    behavior, invert = step.get("behavior"), bool(step.get("invert"))
+    if (behavior, invert) not in (("Isolated", False), ("Removed", True)):
+        raise InputError(
+            f"{where}: a Split with behavior {behavior} and invert={invert} is not supported by tokreg "
+            "(nothing was imported)"
+        )
+    return from_onig(pattern["Regex"])
+
+
+# -- added tokens -------------------------------------------------------------------------------
+
+
+def added_tokens(specials: Iterable[tuple[int, str]]) -> list[dict[str, Any]]:
+    """HF `added_tokens` entries for special tokens given as (id, text)."""
+    return [
+        {
+            "id": i,
+            "content": s,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+        for i, s in specials
+    ]
+
+
+# -- the document --------------------------------------------------------------------------------
+
+
+def dumps(doc: Mapping[str, Any]) -> bytes:
+    return json.dumps(doc, ensure_ascii=False, indent=2).encode("utf-8") + b"\n"
+
+
+def read(path: Union[str, os.PathLike[str]]) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """(document, model, model type) of a tokenizer.json; refuses what is not one."""
+    where = os.fspath(path)
+    raw = read_input(path, "give the tokenizer.json file")
+    try:
+        doc = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        raise InputError(f"{where}: not a Hugging Face tokenizer.json ({type(e).__name__}: {e})") from None
+    model = doc.get("model") if isinstance(doc, dict) else None
+    if not isinstance(model, dict):
+        raise InputError(f'{where}: not a Hugging Face tokenizer.json (no "model")')
+    kind = model.get("type") or ("BPE" if "merges" in model else None)
+    return doc, model, str(kind)

@@ -1,0 +1,158 @@
+"""Reading a version back. `read_version` is the one way from rows to a version's data: it reads
+the tokens and merges, serializes them to canonical content and checks that content against
+the version's recorded hash, so load, verify, export, diff and reproduce all see either the
+recorded tokenizer or an IntegrityError naming both hashes. The rest are the summaries
+`show` and `log` print.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from sqlalchemy import Connection, func, select
+
+from .. import content
+from ..data import MergeRow, RoundRow, TokenizerData, TokenRow
+from .refs import VersionInfo
+from .schema import Merge, Sample, Token, TrainingRound, TrainingRun, table
+
+
+@dataclass
+class StoredVersion:
+    info: VersionInfo
+    tokens: list[TokenRow]  # id order
+    merges: list[MergeRow]  # rank order
+    content: bytes  # canonical content of the rows
+    hash: str  # what the rows hash to (== info.content_hash unless read with check=False)
+
+    def data(self) -> TokenizerData:
+        return TokenizerData(
+            algorithm=self.info.algorithm,
+            config=self.info.config,
+            tokens=self.tokens,
+            merges=self.merges,
+            source=self.info.source,
+        )
+
+
+def read_version(conn: Connection, v: VersionInfo, *, check: bool = True) -> StoredVersion:
+    """A version's rows and their canonical content. With `check` (always, except for `verify`,
+    which reports instead of raising), content that does not hash to the recorded hash raises
+    IntegrityError naming both."""
+    tt, mt = table(Token), table(Merge)
+    tokens = [
+        TokenRow(id=r[0], bytes=bytes(r[1]), kind=r[2], score=r[3], count=r[4])
+        for r in conn.execute(
+            select(tt.c.id, tt.c.bytes, tt.c.kind, tt.c.score, tt.c.count)
+            .where(tt.c.version_id == v.id)
+            .order_by(tt.c.id)
+        )
+    ]
+    merges = [
+        MergeRow(
+            rank=r[0], left=r[1], right=r[2], result=r[3], count=r[4], score=r[5], left_count=r[6], right_count=r[7]
+        )
+        for r in conn.execute(
+            select(
+                mt.c.rank,
+                mt.c.left_id,
+                mt.c.right_id,
+                mt.c.result_id,
+                mt.c.count,
+                mt.c.score,
+                mt.c.left_count,
+                mt.c.right_count,
+            )
+            .where(mt.c.version_id == v.id)
+            .order_by(mt.c.rank)
+        )
+    ]
+    raw = content.serialize(
+        v.algorithm,
+        v.config,
+        ((t.id, t.kind, t.bytes, t.score) for t in tokens),
+        [(m.left, m.right, m.result) for m in merges],
+    )
+    actual = content.check(raw, v.content_hash, v.ref) if check else content.content_hash(raw)
+    return StoredVersion(info=v, tokens=tokens, merges=merges, content=raw, hash=actual)
+
+
+def samples(conn: Connection, v: VersionInfo) -> list[tuple[str, list[int]]]:
+    """(text, expected ids) of a version's samples, in position order."""
+    t = table(Sample)
+    rows = conn.execute(select(t.c.text, t.c.ids).where(t.c.version_id == v.id).order_by(t.c.position))
+    return [(r.text, list(r.ids)) for r in rows]
+
+
+def training_run(conn: Connection, v: VersionInfo) -> Optional[dict[str, Any]]:
+    """The recorded training run of a trained version, or None."""
+    t = table(TrainingRun)
+    run = conn.execute(select(t).where(t.c.version_id == v.id)).mappings().first()
+    return None if run is None else {k: val for k, val in run.items() if k not in ("id", "version_id")}
+
+
+def rounds(conn: Connection, v: VersionInfo) -> list[RoundRow]:
+    """The recorded rounds of an iterative training run (Unigram), oldest first."""
+    t = table(TrainingRound)
+    rows = conn.execute(select(t).where(t.c.version_id == v.id).order_by(t.c.round)).mappings()
+    return [
+        RoundRow(round=r["round"], phase=r["phase"], vocab_size=r["vocab_size"], log_likelihood=r["log_likelihood"])
+        for r in rows
+    ]
+
+
+def _readable(text: Optional[str], raw: bytes) -> str:
+    return text if text is not None else repr(bytes(raw))
+
+
+def summary(conn: Connection, v: VersionInfo, *, merges: int = 10, top_scored: bool = False) -> dict[str, Any]:
+    """What `tokreg show` prints besides the version row: token counts by kind, the number of
+    merges and the first `merges` of them readable, and (with `top_scored`) the `merges` tokens
+    of highest score."""
+    tt, mt = table(Token), table(Merge)
+    kinds = {
+        kind: n
+        for kind, n in conn.execute(
+            select(tt.c.kind, func.count()).where(tt.c.version_id == v.id).group_by(tt.c.kind).order_by(tt.c.kind)
+        )
+    }
+    n_merges = conn.execute(select(func.count()).select_from(mt).where(mt.c.version_id == v.id)).scalar() or 0
+    first = list(conn.execute(select(mt).where(mt.c.version_id == v.id).order_by(mt.c.rank).limit(merges)).mappings())
+    wanted = {i for m in first for i in (m["left_id"], m["right_id"], m["result_id"])}
+    text = (
+        {
+            r.id: _readable(r.text, r.bytes)
+            for r in conn.execute(
+                select(tt.c.id, tt.c.text, tt.c.bytes).where(tt.c.version_id == v.id, tt.c.id.in_(wanted))
+            )
+        }
+        if wanted
+        else {}
+    )
+    out: dict[str, Any] = {
+        "tokens_by_kind": kinds,
+        "merges": n_merges,
+        "first_merges": [
+            {
+                "rank": m["rank"],
+                "left": text.get(m["left_id"]),
+                "right": text.get(m["right_id"]),
+                "result": text.get(m["result_id"]),
+                "count": m["count"],
+                "score": m["score"],
+            }
+            for m in first
+        ],
+    }
+    if top_scored:
+        out["top_pieces"] = [
+            {"id": r.id, "text": r.text, "score": r.score}
+            for r in conn.execute(
+                select(tt.c.id, tt.c.text, tt.c.score)
+                .where(tt.c.version_id == v.id, tt.c.kind == "normal")
+                .order_by(tt.c.score.desc(), tt.c.id)
+                .limit(merges)
+            )
+        ]
+    return out

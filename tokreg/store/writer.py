@@ -1,0 +1,171 @@
+"""Writing a `TokenizerData` as a new version `name@N`: one transaction, bulk inserts (no ORM
+object per row). A failure or Ctrl-C before the commit rolls back everything, leaving the
+registry exactly as it was; the commit is the line between "nothing was written" and
+"NAME@N was written", and an interruption is reported on the right side of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+from sqlalchemy import Connection, Engine, func, insert, select, update
+from sqlalchemy.exc import IntegrityError as DbIntegrityError
+
+from ..data import TokenizerData
+from ..errors import Interrupted
+from .refs import VersionInfo, check_name, resolve
+from .schema import Merge, Sample, Token, TrainingRound, TrainingRun, Version, VersionNumber, table
+
+_BATCH = 20_000
+#: Concurrent writers that collide on a number try again this many times.
+_ATTEMPTS = 20
+
+
+def _bulk(conn: Connection, tbl: Any, rows: list[dict[str, Any]]) -> None:
+    for i in range(0, len(rows), _BATCH):
+        conn.execute(insert(tbl), rows[i : i + _BATCH])
+
+
+def _next_number(conn: Connection, name: str) -> int:
+    """One more than the highest number `name` ever had (removed versions included)."""
+    nt, vt = table(VersionNumber), table(Version)
+    last = conn.execute(select(nt.c.last_number).where(nt.c.name == name)).scalar()
+    live = conn.execute(select(func.max(vt.c.number)).where(vt.c.name == name)).scalar() or 0
+    number = max(last or 0, live) + 1
+    if last is None:
+        conn.execute(insert(nt).values(name=name, last_number=number))
+    else:
+        conn.execute(update(nt).where(nt.c.name == name).values(last_number=number))
+    return number
+
+
+def _insert(
+    conn: Connection,
+    name: str,
+    data: TokenizerData,
+    hashes: tuple[str, str],
+    created_at: datetime,
+    message: Optional[str],
+    samples: Sequence[tuple[str, list[int]]],
+) -> VersionInfo:
+    number = _next_number(conn, name)
+    res = conn.execute(
+        insert(table(Version)).values(
+            name=name,
+            number=number,
+            algorithm=data.algorithm,
+            config=data.config,
+            vocab_size=len(data.tokens),
+            content_hash=hashes[0],
+            sha256=hashes[1],
+            source=data.source,
+            created_at=created_at,
+            message=message,
+        )
+    )
+    assert res.inserted_primary_key is not None
+    vid = res.inserted_primary_key[0]
+    _bulk(
+        conn,
+        table(Token),
+        [
+            {
+                "version_id": vid,
+                "id": t.id,
+                "bytes": t.bytes,
+                "text": t.text,
+                "kind": t.kind,
+                "count": t.count,
+                "score": t.score,
+            }
+            for t in data.tokens
+        ],
+    )
+    _bulk(
+        conn,
+        table(Merge),
+        [
+            {
+                "version_id": vid,
+                "rank": m.rank,
+                "left_id": m.left,
+                "right_id": m.right,
+                "result_id": m.result,
+                "count": m.count,
+                "score": m.score,
+                "left_count": m.left_count,
+                "right_count": m.right_count,
+            }
+            for m in data.merges
+        ],
+    )
+    _bulk(
+        conn,
+        table(TrainingRound),
+        [
+            {
+                "version_id": vid,
+                "round": r.round,
+                "phase": r.phase,
+                "vocab_size": r.vocab_size,
+                "log_likelihood": r.log_likelihood,
+            }
+            for r in data.rounds
+        ],
+    )
+    if data.run is not None:
+        run = {k: v for k, v in data.run.items() if k in table(TrainingRun).c}
+        conn.execute(insert(table(TrainingRun)).values(version_id=vid, **run))
+    _bulk(
+        conn,
+        table(Sample),
+        [{"version_id": vid, "position": i, "text": s, "ids": ids} for i, (s, ids) in enumerate(samples)],
+    )
+    return resolve(conn, f"{name}@{number}")
+
+
+def _written(engine: Engine, name: str, content_hash: str, created_at: datetime) -> Optional[VersionInfo]:
+    """The version this writer committed, if it did (found by name, hash and creation time)."""
+    vt = table(Version)
+    try:
+        with engine.connect() as conn:
+            number = conn.execute(
+                select(vt.c.number).where(
+                    vt.c.name == name, vt.c.content_hash == content_hash, vt.c.created_at == created_at
+                )
+            ).scalar()
+            return None if number is None else resolve(conn, f"{name}@{number}")
+    except Exception:  # a registry we can no longer read cannot confirm the write
+        return None
+
+
+def record(
+    engine: Engine,
+    name: str,
+    data: TokenizerData,
+    *,
+    message: Optional[str] = None,
+    samples: Sequence[tuple[str, list[int]]] = (),
+) -> VersionInfo:
+    """Adds `data` (with its sample strings and their ids) as the next version of `name`."""
+    check_name(name)
+    hashes = data.hashes()
+    created_at = datetime.now(timezone.utc)
+    for attempt in range(_ATTEMPTS):
+        try:
+            with engine.begin() as conn:
+                return _insert(conn, name, data, hashes, created_at, message, samples)
+        except DbIntegrityError:
+            if attempt == _ATTEMPTS - 1:
+                raise
+            continue  # another writer took the same number; take the next one
+        except KeyboardInterrupt:
+            done = _written(engine, name, hashes[0], created_at)
+            if done is not None:
+                raise Interrupted(
+                    f"interrupted after {done.ref} ({done.content_hash}) was written to the registry; it is complete"
+                ) from None
+            raise Interrupted("interrupted while writing; nothing was written to the registry") from None
+    raise AssertionError("unreachable")
