@@ -302,7 +302,8 @@ impl ByteBpe {
         threads: usize,
     ) -> PyResult<Vec<Bound<'py, PyList>>> {
         let refs: Vec<&str> = texts.iter().map(|s| &**s).collect();
-        let all = py.allow_threads(|| with_threads(threads, || self.inner.encode_batch(&refs)))?.map_err(value_error)?;
+        let all =
+            py.allow_threads(|| with_threads(threads, || self.inner.encode_batch(&refs)))?.map_err(value_error)?;
         self.ints.lists(py, &all)
     }
 
@@ -348,21 +349,34 @@ impl CharBpe {
         unk: Option<u32>,
     ) -> PyResult<Self> {
         let split = splitter(pattern)?;
-        let inner = MergeEncoder::new(tokens, alphabet_size, &merges, end_of_word.as_deref(), unk, split).map_err(value_error)?;
+        let inner = MergeEncoder::new(tokens, alphabet_size, &merges, end_of_word.as_deref(), unk, split)
+            .map_err(value_error)?;
         Ok(CharBpe { inner: Arc::new(inner), specials: vec![] })
     }
 
     /// Builds the encoder from canonical content bytes (see src/content.rs).
     #[staticmethod]
     #[pyo3(signature = (content, pattern, end_of_word=None, unk_token=None))]
-    fn from_content(content: &[u8], pattern: &str, end_of_word: Option<String>, unk_token: Option<String>) -> PyResult<Self> {
+    fn from_content(
+        content: &[u8],
+        pattern: &str,
+        end_of_word: Option<String>,
+        unk_token: Option<String>,
+    ) -> PyResult<Self> {
         let split = splitter(pattern)?;
         let c = crate::content::parse(content).map_err(value_error)?;
         let alphabet = c.tokens.iter().take_while(|t| t.kind == "char").count();
-        let unk = unk_token.and_then(|u| c.tokens.iter().find(|t| t.kind == "special" && t.bytes == u.as_bytes()).map(|t| t.id));
-        let specials = c.tokens.iter().filter(|t| t.kind == "special").map(|t| (String::from_utf8_lossy(&t.bytes).into_owned(), t.id)).collect();
+        let unk = unk_token
+            .and_then(|u| c.tokens.iter().find(|t| t.kind == "special" && t.bytes == u.as_bytes()).map(|t| t.id));
+        let specials = c
+            .tokens
+            .iter()
+            .filter(|t| t.kind == "special")
+            .map(|t| (String::from_utf8_lossy(&t.bytes).into_owned(), t.id))
+            .collect();
         let tokens: Vec<Vec<u8>> = c.tokens.into_iter().map(|t| t.bytes).collect();
-        let inner = MergeEncoder::new(tokens, alphabet, &c.merges, end_of_word.as_deref(), unk, split).map_err(value_error)?;
+        let inner =
+            MergeEncoder::new(tokens, alphabet, &c.merges, end_of_word.as_deref(), unk, split).map_err(value_error)?;
         Ok(CharBpe { inner: Arc::new(inner), specials })
     }
 
@@ -456,7 +470,8 @@ fn train_wordpiece<'py>(
             let mut words: Vec<(String, u64)> = counts.into_iter().collect();
             words.sort_unstable();
             let t1 = Instant::now();
-            let out = wordpiece::train(&words, &cfg, &mut |phase, d, t| phase != "merge" || prog.report("merge", d, t))?;
+            let out =
+                wordpiece::train(&words, &cfg, &mut |phase, d, t| phase != "merge" || prog.report("merge", d, t))?;
             Ok((out, words.len(), count_seconds, t1.elapsed().as_secs_f64()))
         })
         .map_err(|e| e.to_string())?
@@ -555,7 +570,8 @@ impl WordPiece {
     }
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
-        let s = wordpiece::decode(&self.vocab, &ids, &self.prefix).map_err(|id| value_error(format!("unknown token id {id}")))?;
+        let s = wordpiece::decode(&self.vocab, &ids, &self.prefix)
+            .map_err(|id| value_error(format!("unknown token id {id}")))?;
         Ok(PyBytes::new(py, s.as_bytes()))
     }
 
@@ -649,7 +665,8 @@ fn train_unigram<'py>(
     });
     let (out, n_words, count_seconds, train_seconds) = result.map_err(|e| prog.fail(e))?;
     let d = PyDict::new(py);
-    let pieces: Vec<(String, f64, &str)> = out.pieces.into_iter().map(|p| (p.text, p.score, kind_name(p.kind))).collect();
+    let pieces: Vec<(String, f64, &str)> =
+        out.pieces.into_iter().map(|p| (p.text, p.score, kind_name(p.kind))).collect();
     d.set_item("pieces", pieces)?;
     let rounds: Vec<(u32, usize, f64)> = out.rounds.iter().map(|r| (r.round, r.vocab_size, r.log_likelihood)).collect();
     d.set_item("rounds", rounds)?;
@@ -705,7 +722,12 @@ impl Unigram {
 impl Unigram {
     #[staticmethod]
     #[pyo3(signature = (content, add_dummy_prefix=true, remove_extra_whitespaces=false, escape_whitespaces=true))]
-    fn from_content(content: &[u8], add_dummy_prefix: bool, remove_extra_whitespaces: bool, escape_whitespaces: bool) -> PyResult<Self> {
+    fn from_content(
+        content: &[u8],
+        add_dummy_prefix: bool,
+        remove_extra_whitespaces: bool,
+        escape_whitespaces: bool,
+    ) -> PyResult<Self> {
         let (pieces, specials) = sp_pieces(content, "Unigram")?;
         let texts: Vec<String> = pieces.iter().map(|p| p.text.clone()).collect();
         let inner = unigram::Encoder::new(&pieces).map_err(value_error)?;
@@ -761,7 +783,9 @@ impl Unigram {
             if threads == 1 {
                 return Ok(vec![encode(&texts, &mut unigram::Scratch::default())]);
             }
-            with_threads(threads, || texts.par_chunks(CHUNK).map_init(unigram::Scratch::default, |s, c| encode(c, s)).collect())
+            with_threads(threads, || {
+                texts.par_chunks(CHUNK).map_init(unigram::Scratch::default, |s, c| encode(c, s)).collect()
+            })
         })?;
         let mut out = Vec::with_capacity(texts.len());
         let _paused = GcPause::new(py);
@@ -811,7 +835,12 @@ struct SpBpe {
 impl SpBpe {
     #[staticmethod]
     #[pyo3(signature = (content, add_dummy_prefix=true, remove_extra_whitespaces=false, escape_whitespaces=true))]
-    fn from_content(content: &[u8], add_dummy_prefix: bool, remove_extra_whitespaces: bool, escape_whitespaces: bool) -> PyResult<Self> {
+    fn from_content(
+        content: &[u8],
+        add_dummy_prefix: bool,
+        remove_extra_whitespaces: bool,
+        escape_whitespaces: bool,
+    ) -> PyResult<Self> {
         let (pieces, specials) = sp_pieces(content, "SentencePiece BPE")?;
         let inner = crate::spbpe::Encoder::new(&pieces).map_err(value_error)?;
         let norm = unigram::SpNormalizer { add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces };

@@ -149,7 +149,8 @@ mod tests {
     #[test]
     fn applies_merges_by_rank_with_end_of_word() {
         // alphabet: </w> e l o s t w ; merges: e+s, es+t, est+</w>, l+o, lo+w
-        let mut tokens: Vec<Vec<u8>> = ["</w>", "e", "l", "o", "s", "t", "w"].iter().map(|s| s.as_bytes().to_vec()).collect();
+        let mut tokens: Vec<Vec<u8>> =
+            ["</w>", "e", "l", "o", "s", "t", "w"].iter().map(|s| s.as_bytes().to_vec()).collect();
         for t in ["es", "est", "est</w>", "lo", "low"] {
             tokens.push(t.as_bytes().to_vec());
         }

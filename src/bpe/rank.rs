@@ -392,7 +392,11 @@ mod tests {
                         seed ^= seed << 13;
                         seed ^= seed >> 7;
                         seed ^= seed << 17;
-                        if seed % 3 == 0 { b'b' } else { b'a' }
+                        if seed % 3 == 0 {
+                            b'b'
+                        } else {
+                            b'a'
+                        }
                     })
                     .collect();
                 let want = naive_starts(&e, &piece);

@@ -53,10 +53,7 @@ struct Candidate {
 impl Ord for Candidate {
     fn cmp(&self, o: &Self) -> Ordering {
         // Max-heap: a higher count is better; on ties the smaller bytes are "greater".
-        self.count
-            .cmp(&o.count)
-            .then_with(|| o.left.cmp(&self.left))
-            .then_with(|| o.right.cmp(&self.right))
+        self.count.cmp(&o.count).then_with(|| o.left.cmp(&self.left)).then_with(|| o.right.cmp(&self.right))
     }
 }
 impl PartialOrd for Candidate {
@@ -105,8 +102,7 @@ pub fn train(
         left: tokens[pair.0 as usize].clone(),
         right: tokens[pair.1 as usize].clone(),
     };
-    let mut heap: BinaryHeap<Candidate> =
-        pair_counts.iter().map(|(&p, &c)| candidate(p, c, &tokens)).collect();
+    let mut heap: BinaryHeap<Candidate> = pair_counts.iter().map(|(&p, &c)| candidate(p, c, &tokens)).collect();
 
     // 2. merge
     let wanted = target_tokens.saturating_sub(tokens.len()) as u64;
@@ -197,10 +193,7 @@ pub fn byte_words(counts: crate::pretok::count::PieceCounts) -> Words {
 
 /// Character-level words: the alphabet is every character of the corpus plus the optional
 /// end-of-word symbol, sorted by their UTF-8 bytes; each word ends with that symbol.
-pub fn char_words(
-    counts: crate::pretok::count::PieceCounts,
-    end_of_word: Option<&str>,
-) -> Result<Words, String> {
+pub fn char_words(counts: crate::pretok::count::PieceCounts, end_of_word: Option<&str>) -> Result<Words, String> {
     let mut words: Vec<(String, u64)> = Vec::with_capacity(counts.len());
     for (w, c) in counts {
         let s = String::from_utf8(w).map_err(|e| format!("character-level BPE needs UTF-8 text: {e}"))?;
@@ -305,8 +298,7 @@ mod tests {
 
     #[test]
     fn low_lower_newest_widest() {
-        let (alphabet, words) =
-            char_words(&[("low", 5), ("lower", 2), ("newest", 6), ("widest", 3)], "</w>");
+        let (alphabet, words) = char_words(&[("low", 5), ("lower", 2), ("newest", 6), ("widest", 3)], "</w>");
         let n = alphabet.len();
         let out = train(alphabet, words, n + 5, 0, &mut |_, _| true).unwrap();
         assert_eq!(merge_strings(&out), ["e+s", "es+t", "est+</w>", "l+o", "lo+w"]);

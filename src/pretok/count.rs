@@ -119,15 +119,17 @@ fn count_line(mut line: &[u8], splitter: &Splitter, counts: &mut PieceCounts) ->
             }
         };
         let mut err = None;
-        splitter.split(valid, |a, b| {
-            let piece = &valid.as_bytes()[a..b];
-            match counts.get_mut(piece) {
-                Some(c) => *c += 1,
-                None => {
-                    counts.insert(piece.to_vec(), 1);
+        splitter
+            .split(valid, |a, b| {
+                let piece = &valid.as_bytes()[a..b];
+                match counts.get_mut(piece) {
+                    Some(c) => *c += 1,
+                    None => {
+                        counts.insert(piece.to_vec(), 1);
+                    }
                 }
-            }
-        }).unwrap_or_else(|e| err = Some(e));
+            })
+            .unwrap_or_else(|e| err = Some(e));
         if let Some(e) = err {
             return Err(e);
         }

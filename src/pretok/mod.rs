@@ -29,7 +29,8 @@ pub const O200K: &str = concat!(
 pub const WHITESPACE: &str = r"\S+";
 
 /// The built-in patterns by the names the CLI and the registry use.
-pub const PATTERNS: [(&str, &str); 4] = [("gpt2", GPT2), ("cl100k", CL100K), ("o200k", O200K), ("whitespace", WHITESPACE)];
+pub const PATTERNS: [(&str, &str); 4] =
+    [("gpt2", GPT2), ("cl100k", CL100K), ("o200k", O200K), ("whitespace", WHITESPACE)];
 
 /// Other spellings of the built-in patterns that split all text identically: the original
 /// GPT-2 pattern (without possessive quantifiers). It is stored and hashed as the built-in.

@@ -173,8 +173,8 @@ impl Encoder {
                 PieceKind::Unknown if unk_id.is_some() => return Err("more than one unknown piece".into()),
                 PieceKind::Unknown => unk_id = Some(id),
                 PieceKind::Byte => {
-                    let b = parse_byte_piece(&p.text)
-                        .ok_or_else(|| format!("byte piece {:?} is not <0xHH>", p.text))?;
+                    let b =
+                        parse_byte_piece(&p.text).ok_or_else(|| format!("byte piece {:?} is not <0xHH>", p.text))?;
                     byte_ids[b as usize] = id;
                     n_bytes += 1;
                 }
@@ -255,7 +255,12 @@ impl Encoder {
             }
             let piece = &s[a.start as usize..(a.start + a.len + b.len) as usize];
             let Some(&id) = self.mergeable.get(piece) else { return };
-            heap.push(Candidate { score: self.scores[id as usize], left: l as u32, right: r as u32, size: a.len + b.len });
+            heap.push(Candidate {
+                score: self.scores[id as usize],
+                left: l as u32,
+                right: r as u32,
+                size: a.len + b.len,
+            });
             if self.kinds[id as usize] == PieceKind::Unused {
                 let mid = (a.start + a.len) as usize;
                 split.insert(piece, (&s[a.start as usize..mid], &s[mid..(b.start + b.len) as usize]));
@@ -356,7 +361,11 @@ mod tests {
 
     /// <unk>, <s>, </s>, then the given normal pieces (score, text).
     fn model(normal: &[(&str, f64)]) -> Vec<Piece> {
-        let mut v = vec![p("<unk>", 0.0, PieceKind::Unknown), p("<s>", 0.0, PieceKind::Control), p("</s>", 0.0, PieceKind::Control)];
+        let mut v = vec![
+            p("<unk>", 0.0, PieceKind::Unknown),
+            p("<s>", 0.0, PieceKind::Control),
+            p("</s>", 0.0, PieceKind::Control),
+        ];
         v.extend(normal.iter().map(|&(t, s)| p(t, s, PieceKind::Normal)));
         v
     }
@@ -367,7 +376,9 @@ mod tests {
 
     #[test]
     fn highest_score_merges_first() {
-        let e = Encoder::new(&model(&[("a", -1.0), ("b", -1.0), ("c", -1.0), ("ab", -1.0), ("bc", -0.5), ("abc", -2.0)])).unwrap();
+        let e =
+            Encoder::new(&model(&[("a", -1.0), ("b", -1.0), ("c", -1.0), ("ab", -1.0), ("bc", -0.5), ("abc", -2.0)]))
+                .unwrap();
         assert_eq!(texts(&e, &e.encode("abc")), ["abc"]);
         // Without `abc`, `bc` wins over `ab` by score, leaving `a` alone.
         let e = Encoder::new(&model(&[("a", -1.0), ("b", -1.0), ("c", -1.0), ("ab", -1.0), ("bc", -0.5)])).unwrap();

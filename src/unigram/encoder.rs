@@ -189,8 +189,8 @@ impl Encoder {
                     unk_id = Some(i as u32);
                 }
                 PieceKind::Byte => {
-                    let b = parse_byte_piece(&p.text)
-                        .ok_or_else(|| format!("byte piece {:?} is not <0xHH>", p.text))?;
+                    let b =
+                        parse_byte_piece(&p.text).ok_or_else(|| format!("byte piece {:?} is not <0xHH>", p.text))?;
                     byte_ids[b as usize] = i as u32;
                     any_byte = true;
                 }
@@ -207,11 +207,8 @@ impl Encoder {
         let max_len = keys.iter().map(|k| k.0.len()).max().unwrap_or(0).max(4);
         // The spaced trie: `▁` <-> space is one to one once the pieces with a real space are
         // out, so its keys stay distinct and non-empty (there may be none left).
-        let spaced_keys: Vec<(Vec<u8>, i32, f32)> = keys
-            .iter()
-            .filter(|k| !k.0.contains(&b' '))
-            .map(|&(k, i, s)| (spaced_piece(k), i, s))
-            .collect();
+        let spaced_keys: Vec<(Vec<u8>, i32, f32)> =
+            keys.iter().filter(|k| !k.0.contains(&b' ')).map(|&(k, i, s)| (spaced_piece(k), i, s)).collect();
         let spaced = DoubleArray::build(spaced_keys.iter().map(|(k, i, s)| (k.as_slice(), *i, *s)).collect())?;
         let trie = DoubleArray::build(keys)?;
         let byte_ids = if any_byte {
@@ -471,10 +468,7 @@ impl Encoder {
             return vec![(ids, sc as f64)];
         }
         let lat = self.lattice(normalized);
-        lat.nbest(k)
-            .into_iter()
-            .map(|(p, sc)| (self.path_ids(normalized, &lat, &p), sc as f64))
-            .collect()
+        lat.nbest(k).into_iter().map(|(p, sc)| (self.path_ids(normalized, &lat, &p), sc as f64)).collect()
     }
 
     /// One segmentation sampled from P(path) ∝ exp(alpha * score(path)) (SP's

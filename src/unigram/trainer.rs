@@ -45,8 +45,7 @@ fn digamma(mut x: f64) -> f64 {
     let xx = 1.0 / x;
     let xx2 = xx * xx;
     let xx4 = xx2 * xx2;
-    r + x.ln() + xx2 / 24.0 - 7.0 / 960.0 * xx4 + 31.0 / 8064.0 * xx4 * xx2
-        - 127.0 / 30720.0 * xx4 * xx4
+    r + x.ln() + xx2 / 24.0 - 7.0 / 960.0 * xx4 + 31.0 / 8064.0 * xx4 * xx2 - 127.0 / 30720.0 * xx4 * xx4
 }
 
 #[inline]
@@ -242,7 +241,14 @@ fn forward_backward(
 /// (`u32::MAX` = unknown) and its score. Ties: the first candidate in (start asc) order wins
 /// for each end position, i.e. the longest last piece, like SP.
 /// `skip` excludes one edge (start 0, end n, that seed id) to get the best alternative.
-fn viterbi(n: usize, edges: &[Edge], m: &Model, unk_score: f64, skip: Option<u32>, best: &mut Vec<(f64, u32, u32)>) -> (Vec<u32>, f64) {
+fn viterbi(
+    n: usize,
+    edges: &[Edge],
+    m: &Model,
+    unk_score: f64,
+    skip: Option<u32>,
+    best: &mut Vec<(f64, u32, u32)>,
+) -> (Vec<u32>, f64) {
     best.clear();
     best.resize(n + 1, (f64::NEG_INFINITY, u32::MAX, u32::MAX));
     best[0].0 = 0.0;
@@ -352,11 +358,7 @@ pub fn train(
     let budget = cfg.vocab_size - meta.len();
 
     // ---- 1. Words: strip meta texts, merge, sort ----
-    let meta_texts: Vec<&str> = meta
-        .iter()
-        .filter(|p| p.kind != PieceKind::Byte)
-        .map(|p| p.text.as_str())
-        .collect();
+    let meta_texts: Vec<&str> = meta.iter().filter(|p| p.kind != PieceKind::Byte).map(|p| p.text.as_str()).collect();
     let mut merged: FxHashMap<&str, u64> = FxHashMap::default();
     for (w, c) in words {
         if *c == 0 {
@@ -674,7 +676,8 @@ pub fn train(
             }
         }
         cands.sort_by(|a, b| {
-            b.1.total_cmp(&a.1).then_with(|| model.texts[a.0 as usize].as_bytes().cmp(model.texts[b.0 as usize].as_bytes()))
+            b.1.total_cmp(&a.1)
+                .then_with(|| model.texts[a.0 as usize].as_bytes().cmp(model.texts[b.0 as usize].as_bytes()))
         });
         let target = desired_pieces.max((cfg.shrinking_factor * act.len() as f64) as usize);
         for &(p, _) in &cands {
@@ -766,7 +769,10 @@ mod tests {
             return t.lines().take(3000).collect::<Vec<_>>().join("\n");
         }
         let mut s = String::new();
-        let ws = ["the", "of", "and", "unto", "lord", "said", "people", "house", "children", "israel", "king", "land", "day", "god", "man"];
+        let ws = [
+            "the", "of", "and", "unto", "lord", "said", "people", "house", "children", "israel", "king", "land", "day",
+            "god", "man",
+        ];
         let mut x = 12345u64;
         for _ in 0..3000 {
             for _ in 0..10 {

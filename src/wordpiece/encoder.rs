@@ -54,10 +54,7 @@ fn insert(nodes: &mut Vec<BuildNode>, root: u32, key: &[u8], id: u32) {
             Ok(i) => nodes[cur].kids[i].1,
             Err(i) => {
                 let n = nodes.len() as u32;
-                nodes.push(BuildNode {
-                    token: NO_TOKEN,
-                    kids: Vec::new(),
-                });
+                nodes.push(BuildNode { token: NO_TOKEN, kids: Vec::new() });
                 nodes[cur].kids.insert(i, (b, n));
                 n
             }
@@ -87,16 +84,8 @@ impl Encoder {
             .position(|t| t == unk_token)
             .ok_or_else(|| format!("wordpiece: unk token {unk_token:?} is not in the vocab"))?
             as u32;
-        let mut b = vec![
-            BuildNode {
-                token: NO_TOKEN,
-                kids: Vec::new(),
-            },
-            BuildNode {
-                token: NO_TOKEN,
-                kids: Vec::new(),
-            },
-        ];
+        let mut b =
+            vec![BuildNode { token: NO_TOKEN, kids: Vec::new() }, BuildNode { token: NO_TOKEN, kids: Vec::new() }];
         for (id, tok) in vocab.iter().enumerate() {
             let id = id as u32;
             // The empty string can never be a match (a match must make progress).
@@ -115,12 +104,7 @@ impl Encoder {
         let mut children = Vec::new();
         let mut dense = Vec::new();
         for bn in &b {
-            let mut node = Node {
-                token: bn.token,
-                dense: NO_DENSE,
-                edge_start: labels.len() as u32,
-                edge_len: 0,
-            };
+            let mut node = Node { token: bn.token, dense: NO_DENSE, edge_start: labels.len() as u32, edge_len: 0 };
             if bn.kids.len() >= DENSE_MIN_CHILDREN {
                 let mut t = [0u32; 256];
                 for &(l, c) in &bn.kids {
@@ -137,15 +121,7 @@ impl Encoder {
             }
             nodes.push(node);
         }
-        Ok(Encoder {
-            nodes,
-            labels,
-            children,
-            dense,
-            unk_id,
-            max_input_chars_per_word,
-            vocab_size: vocab.len(),
-        })
+        Ok(Encoder { nodes, labels, children, dense, unk_id, max_input_chars_per_word, vocab_size: vocab.len() })
     }
 
     pub fn unk_id(&self) -> u32 {
@@ -200,9 +176,7 @@ impl Encoder {
     /// that cannot be fully covered, becomes a single unk id. Empty words produce nothing.
     pub fn encode_word(&self, word: &str, out: &mut Vec<u32>) {
         let bytes = word.as_bytes();
-        if bytes.len() > self.max_input_chars_per_word
-            && word.chars().count() > self.max_input_chars_per_word
-        {
+        if bytes.len() > self.max_input_chars_per_word && word.chars().count() > self.max_input_chars_per_word {
             out.push(self.unk_id);
             return;
         }
@@ -234,13 +208,7 @@ impl Encoder {
     }
 
     /// Like [`Encoder::encode`] but appends to `out` and reuses `scratch` for the normalized text.
-    pub fn encode_into(
-        &self,
-        normalizer: &BertNormalizer,
-        text: &str,
-        scratch: &mut String,
-        out: &mut Vec<u32>,
-    ) {
+    pub fn encode_into(&self, normalizer: &BertNormalizer, text: &str, scratch: &mut String, out: &mut Vec<u32>) {
         scratch.clear();
         normalizer.normalize_into(text, scratch);
         pre_tokenize(scratch, |w| self.encode_word(w, out));

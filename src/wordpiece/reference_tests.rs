@@ -22,10 +22,7 @@ fn read(path: &str) -> String {
 }
 
 fn ref_encoder() -> Encoder {
-    let vocab: Vec<String> = read(&format!("{}/vocab.txt", ref_dir()))
-        .lines()
-        .map(String::from)
-        .collect();
+    let vocab: Vec<String> = read(&format!("{}/vocab.txt", ref_dir())).lines().map(String::from).collect();
     Encoder::new(&vocab, "[UNK]", "##", 100).unwrap()
 }
 
@@ -53,18 +50,13 @@ fn hf_parity_corpora() {
             assert_eq!(want.len(), lines.len() + 1, "{corpus}.{name}: line count");
             let (mut same, mut shown) = (0usize, 0);
             for (line, w) in lines.iter().zip(&want) {
-                let want_ids: Vec<u32> = w
-                    .split_ascii_whitespace()
-                    .map(|x| x.parse().unwrap())
-                    .collect();
+                let want_ids: Vec<u32> = w.split_ascii_whitespace().map(|x| x.parse().unwrap()).collect();
                 let got = enc.encode(&norm, line);
                 if got == want_ids {
                     same += 1;
                 } else if shown < 3 {
                     shown += 1;
-                    println!(
-                        "MISMATCH {corpus}.{name}: {line:?}\n  got  {got:?}\n  want {want_ids:?}"
-                    );
+                    println!("MISMATCH {corpus}.{name}: {line:?}\n  got  {got:?}\n  want {want_ids:?}");
                 }
             }
             println!(
@@ -86,9 +78,7 @@ fn hf_parity_codepoints() {
         read(&format!("{}/{f}", ref_dir()))
             .lines()
             .map(|l| {
-                let mut it = l
-                    .split_ascii_whitespace()
-                    .map(|x| x.parse::<u32>().unwrap());
+                let mut it = l.split_ascii_whitespace().map(|x| x.parse::<u32>().unwrap());
                 let cp = it.next().unwrap();
                 (cp, it.map(|c| char::from_u32(c).unwrap()).collect())
             })
@@ -96,14 +86,8 @@ fn hf_parity_codepoints() {
     };
     let lower = load("lower_map.txt");
     let strip = load("strip_map.txt");
-    let nl = BertNormalizer {
-        lowercase: true,
-        ..Default::default()
-    };
-    let ns = BertNormalizer {
-        strip_accents: true,
-        ..Default::default()
-    };
+    let nl = BertNormalizer { lowercase: true, ..Default::default() };
+    let ns = BertNormalizer { strip_accents: true, ..Default::default() };
     let (mut bad_l, mut bad_s) = (Vec::new(), Vec::new());
     for c in (0..0x110000u32).filter_map(char::from_u32) {
         let s = c.to_string();
@@ -116,16 +100,8 @@ fn hf_parity_codepoints() {
             bad_s.push(c as u32);
         }
     }
-    println!(
-        "lowercase: {} code points differ {:X?}",
-        bad_l.len(),
-        &bad_l[..bad_l.len().min(20)]
-    );
-    println!(
-        "strip_accents: {} code points differ {:X?}",
-        bad_s.len(),
-        &bad_s[..bad_s.len().min(40)]
-    );
+    println!("lowercase: {} code points differ {:X?}", bad_l.len(), &bad_l[..bad_l.len().min(20)]);
+    println!("strip_accents: {} code points differ {:X?}", bad_s.len(), &bad_s[..bad_s.len().min(40)]);
     assert!(bad_l.is_empty() && bad_s.is_empty());
 }
 
@@ -177,16 +153,8 @@ fn bench_encode() {
     }
     let t_words = t.elapsed().as_secs_f64();
     println!("dr.en.txt {:.3} MB, {} ids, {} words", mb, n_ids, nw);
-    println!(
-        "per-line encode : {:.1} MB/s ({:.2} ms)",
-        mb / best_lines,
-        best_lines * 1e3
-    );
-    println!(
-        "whole-text encode: {:.1} MB/s ({:.2} ms)",
-        mb / best_whole,
-        best_whole * 1e3
-    );
+    println!("per-line encode : {:.1} MB/s ({:.2} ms)", mb / best_lines, best_lines * 1e3);
+    println!("whole-text encode: {:.1} MB/s ({:.2} ms)", mb / best_whole, best_whole * 1e3);
     println!(
         "stages: normalize {:.1} MB/s, pre_tokenize {:.1} MB/s, encode_word {:.1} MB/s",
         mb / t_norm,
@@ -212,16 +180,11 @@ fn train_real_corpus() {
     let words: Vec<(String, u64)> = counts.into_iter().collect();
     let cfg = TrainerConfig {
         vocab_size: 8000,
-        special_tokens: ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
-            .map(String::from)
-            .to_vec(),
+        special_tokens: ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"].map(String::from).to_vec(),
         ..Default::default()
     };
     let run = |threads: usize, ws: &[(String, u64)]| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         let t = Instant::now();
         let r = pool.install(|| train(ws, &cfg, &mut |_, _, _| true).unwrap());
         (r, t.elapsed().as_secs_f64())
@@ -239,12 +202,7 @@ fn train_real_corpus() {
         t1
     );
     assert_eq!(r1, r2);
-    for m in r2
-        .merges
-        .iter()
-        .take(5)
-        .chain(r2.merges.iter().rev().take(3))
-    {
+    for m in r2.merges.iter().take(5).chain(r2.merges.iter().rev().take(3)) {
         println!(
             "  {} + {} -> {} score {:.3e} ({} / {}*{})",
             r2.tokens[m.left as usize].0,

@@ -91,14 +91,10 @@ struct Entry {
 fn cmp_score(x: &Entry, y: &Entry) -> Ordering {
     let dx = x.lc as u128 * x.rc as u128;
     let dy = y.lc as u128 * y.rc as u128;
-    match (
-        (x.pc as u128).checked_mul(dy),
-        (y.pc as u128).checked_mul(dx),
-    ) {
+    match ((x.pc as u128).checked_mul(dy), (y.pc as u128).checked_mul(dx)) {
         (Some(a), Some(b)) => a.cmp(&b),
         // Only with astronomically large counts; still a deterministic comparison.
-        _ => (x.pc as f64 / (x.lc as f64 * x.rc as f64))
-            .total_cmp(&(y.pc as f64 / (y.lc as f64 * y.rc as f64))),
+        _ => (x.pc as f64 / (x.lc as f64 * x.rc as f64)).total_cmp(&(y.pc as f64 / (y.lc as f64 * y.rc as f64))),
     }
 }
 
@@ -106,16 +102,8 @@ fn cmp_score(x: &Entry, y: &Entry) -> Ordering {
 fn cmp_entries(x: &Entry, y: &Entry, strs: &[String]) -> Ordering {
     cmp_score(x, y)
         .then(x.pc.cmp(&y.pc))
-        .then_with(|| {
-            strs[y.left as usize]
-                .as_bytes()
-                .cmp(strs[x.left as usize].as_bytes())
-        })
-        .then_with(|| {
-            strs[y.right as usize]
-                .as_bytes()
-                .cmp(strs[x.right as usize].as_bytes())
-        })
+        .then_with(|| strs[y.left as usize].as_bytes().cmp(strs[x.left as usize].as_bytes()))
+        .then_with(|| strs[y.right as usize].as_bytes().cmp(strs[x.right as usize].as_bytes()))
 }
 
 /// A binary max-heap whose order needs the token strings (std's BinaryHeap can't take context).
@@ -251,8 +239,7 @@ impl State<'_> {
         }
         match self.cfg.max_token_len {
             Some(m) => {
-                self.sym_len[self.pair_left[s as usize] as usize]
-                    + self.sym_len[self.pair_right[s as usize] as usize]
+                self.sym_len[self.pair_left[s as usize] as usize] + self.sym_len[self.pair_right[s as usize] as usize]
                     <= m
             }
             None => true,
@@ -368,10 +355,7 @@ impl State<'_> {
     }
 }
 
-fn merge_counts<K: std::hash::Hash + Eq>(
-    mut a: FxHashMap<K, u64>,
-    b: FxHashMap<K, u64>,
-) -> FxHashMap<K, u64> {
+fn merge_counts<K: std::hash::Hash + Eq>(mut a: FxHashMap<K, u64>, b: FxHashMap<K, u64>) -> FxHashMap<K, u64> {
     if a.len() < b.len() {
         return merge_counts(b, a);
     }
@@ -485,10 +469,8 @@ pub fn train(
     }
 
     // 3. Words as symbol ids; a dropped character splits the word into segments.
-    let by_key: FxHashMap<(char, bool), u32> = sym_occ
-        .keys()
-        .map(|&(ch, ini)| ((ch, ini), st.by_str[&sym_string(ch, ini)]))
-        .collect();
+    let by_key: FxHashMap<(char, bool), u32> =
+        sym_occ.keys().map(|&(ch, ini)| ((ch, ini), st.by_str[&sym_string(ch, ini)])).collect();
     st.words = words
         .par_iter()
         .flat_map_iter(|(w, c)| {
@@ -502,20 +484,14 @@ pub fn train(
                     Some(&id) => cur.push(id),
                     None => {
                         if cur.len() >= 2 {
-                            segs.push(Word {
-                                syms: std::mem::take(&mut cur),
-                                count: *c,
-                            });
+                            segs.push(Word { syms: std::mem::take(&mut cur), count: *c });
                         }
                         cur.clear();
                     }
                 }
             }
             if cur.len() >= 2 {
-                segs.push(Word {
-                    syms: cur,
-                    count: *c,
-                });
+                segs.push(Word { syms: cur, count: *c });
             }
             segs.into_iter()
         })
