@@ -4,6 +4,9 @@
 //! data. It knows nothing about SQL, the registry or Python: all PyO3 glue lives in `py.rs`,
 //! compiled only with the `python` feature, so `cargo test` builds and tests the core alone.
 
+// Only the binding (py.rs) may use `unsafe`: it pauses Python's garbage collector.
+#![deny(unsafe_code)]
+
 pub mod bpe;
 pub mod content;
 pub mod pretok;
@@ -11,5 +14,9 @@ pub mod spbpe;
 pub mod unigram;
 pub mod wordpiece;
 
+#[cfg(test)]
+mod test_data;
+
 #[cfg(feature = "python")]
+#[allow(unsafe_code)]
 mod py;

@@ -494,10 +494,9 @@ fn split_o200k(b: &[u8], f: &mut impl FnMut(usize, usize)) {
 mod tests {
     //! Equality with fancy-regex: hand-picked edge cases, random strings, the real corpora,
     //! and the class table and case folding for every code point. Run the big ones with
-    //! `cargo test --release pretok::fast`; the bench with `-- --ignored --nocapture`.
+    //! `cargo test --release pretok::fast`. The speed comparison is `cargo bench --bench pretok`.
     use super::*;
     use fancy_regex::Regex;
-    use std::time::Instant;
 
     const ALL: [Builtin; 3] = [Builtin::Gpt2, Builtin::Cl100k, Builtin::O200k];
 
@@ -848,9 +847,7 @@ mod tests {
     }
 
     fn corpus(name: &str) -> Option<String> {
-        let dir: std::path::PathBuf =
-            std::env::var_os("TOKREG_TEST_DATA").map(Into::into).unwrap_or_else(|| "/work/shared/data".into());
-        std::fs::read_to_string(dir.join(name)).ok()
+        crate::test_data::read(name)
     }
 
     const CORPORA: [&str; 3] = ["kjv.txt", "dr.en.txt", "dr.zh-cn.txt"];
@@ -1028,41 +1025,5 @@ mod tests {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/pretok/fast/tables.rs");
         std::fs::write(path, out).unwrap();
         println!("wrote {path}: shift {shift}, {nblocks} blocks, {total} bytes");
-    }
-
-    /// `cargo test --release pretok::fast::tests::bench -- --ignored --nocapture`
-    #[test]
-    #[ignore]
-    fn bench_against_fancy_regex() {
-        let regexes = compiled();
-        for name in CORPORA {
-            let Some(text) = corpus(name) else {
-                println!("{name}: absent, skipped");
-                continue;
-            };
-            let mb = text.len() as f64 / 1e6;
-            for (b, re) in &regexes {
-                let time = |min_runs: u32, f: &mut dyn FnMut() -> usize| {
-                    let start = Instant::now();
-                    let mut runs = 0;
-                    while runs < min_runs || start.elapsed().as_secs_f64() < 0.5 {
-                        std::hint::black_box(f());
-                        runs += 1;
-                    }
-                    mb * runs as f64 / start.elapsed().as_secs_f64()
-                };
-                let fast = time(3, &mut || {
-                    let mut n = 0usize;
-                    split(*b, &text, |s, e| n += e - s);
-                    n
-                });
-                let slow = time(1, &mut || re.find_iter(&text).count());
-                println!(
-                    "{name:>13} {:<7} fast {fast:8.1} MB/s  fancy-regex {slow:6.1} MB/s  x{:.1}",
-                    format!("{b:?}"),
-                    fast / slow
-                );
-            }
-        }
     }
 }

@@ -100,10 +100,9 @@ mod tests {
 
     #[test]
     fn aliases_split_like_the_canonical_patterns() {
-        let data = std::env::var("TOKREG_TEST_DATA").unwrap_or_else(|_| "../shared/data".into());
         let mut texts: Vec<String> = ["kjv.txt", "dr.en.txt", "dr.zh-cn.txt"]
             .iter()
-            .filter_map(|f| std::fs::read_to_string(format!("{data}/{f}")).ok())
+            .filter_map(|f| crate::test_data::read(f))
             .map(|t| t.chars().take(300_000).collect())
             .collect();
         texts.push("a  b \t\n\n  c\r\n d  \u{a0}x  ' 's 'S 1234567 !!  \n  ".into());

@@ -673,55 +673,6 @@ mod tests {
         assert!(hits >= 190, "hits={}", hits);
     }
 
-    /// Equivalence with the `sentencepiece` library on a dumped model. Needs two files made by
-    /// a Python script with the installed sentencepiece (default paths under /tmp/ugref,
-    /// override with UNIGRAM_SP_PIECES / UNIGRAM_SP_IDS):
-    /// - pieces: one line per id, `type<TAB>score<TAB>hex(piece utf-8)` (type = SP's enum);
-    /// - ids: one line per input line, `hex(sp.normalize(line))<TAB>space-separated sp.encode(line)`.
-    ///
-    /// Run: `cargo test --release -- --ignored sp_reference_ids`.
-    #[test]
-    #[ignore]
-    fn sp_reference_ids() {
-        let pieces_path = std::env::var("UNIGRAM_SP_PIECES").unwrap_or("/tmp/ugref/ref_bf1.pieces".into());
-        let ids_path = std::env::var("UNIGRAM_SP_IDS").unwrap_or("/tmp/ugref/ref_bf1.ids".into());
-        let unhex = |h: &str| -> Vec<u8> {
-            (0..h.len()).step_by(2).map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap()).collect()
-        };
-        let kind = |k: &str| match k {
-            "1" => PieceKind::Normal,
-            "2" => PieceKind::Unknown,
-            "3" => PieceKind::Control,
-            "4" => PieceKind::UserDefined,
-            "5" => PieceKind::Unused,
-            "6" => PieceKind::Byte,
-            _ => panic!("bad kind {}", k),
-        };
-        let pieces: Vec<Piece> = std::fs::read_to_string(pieces_path)
-            .unwrap()
-            .lines()
-            .map(|l| {
-                let f: Vec<&str> = l.split('\t').collect();
-                Piece { kind: kind(f[0]), score: f[1].parse().unwrap(), text: String::from_utf8(unhex(f[2])).unwrap() }
-            })
-            .collect();
-        let e = Encoder::new(&pieces).unwrap();
-        let (mut n, mut ok) = (0usize, 0usize);
-        for l in std::fs::read_to_string(ids_path).unwrap().lines() {
-            let (h, ids) = l.split_once('\t').unwrap();
-            let text = String::from_utf8(unhex(h)).unwrap();
-            let want: Vec<u32> = ids.split_whitespace().map(|x| x.parse().unwrap()).collect();
-            n += 1;
-            if e.encode(&text) == want {
-                ok += 1;
-            } else if n - ok <= 3 {
-                eprintln!("mismatch on {:?}", text);
-            }
-        }
-        assert!(n > 0);
-        assert_eq!(ok, n, "{} of {} lines differ", n - ok, n);
-    }
-
     /// `encode_text` (the spaced trie over the text itself when whitespace is escaped) gives
     /// what `encode` gives on the normalized text, for every normalizer setting, with pieces
     /// that hold `▁` anywhere, a piece with a real space, a user-defined piece, unknown

@@ -765,7 +765,7 @@ mod tests {
 
     fn small_corpus() -> String {
         // A real corpus slice when available, else a synthetic but varied text.
-        if let Ok(t) = std::fs::read_to_string("/work/shared/data/kjv.txt") {
+        if let Some(t) = crate::test_data::read("kjv.txt") {
             return t.lines().take(3000).collect::<Vec<_>>().join("\n");
         }
         let mut s = String::new();

@@ -1,6 +1,6 @@
-// tokreg wordpiece: decoding ids back to text. WordPiece is lossy (normalization, whitespace,
-// [UNK]), so this gives the readable form Hugging Face's WordPiece decoder gives without its
-// punctuation clean-up: pieces joined by spaces, continuation pieces glued to the previous one.
+//! Decoding WordPiece ids back to text. WordPiece is lossy (normalization, whitespace,
+//! [UNK]), so this gives the readable form Hugging Face's WordPiece decoder gives without its
+//! punctuation clean-up: pieces joined by spaces, continuation pieces glued to the previous one.
 
 /// Decodes `ids` over `vocab` (id order); returns the first unknown id on failure.
 pub fn decode(vocab: &[String], ids: &[u32], prefix: &str) -> Result<String, u32> {

@@ -1,12 +1,12 @@
-// tokreg wordpiece: the WordPiece encoder - greedy longest-match-first over a byte trie, with
-// the same results as Hugging Face tokenizers' `WordPiece` model (classic algorithm: at the start
-// of a word any vocab string may match verbatim; after that only `prefix + piece` entries match).
-//
-// Layout: one flat trie with two roots. Root 0 holds every vocab string verbatim (word start);
-// root 1 holds the entries that begin with the continuing prefix, with the prefix removed. The
-// longest match from a position is the last token-bearing node met while walking the bytes, so a
-// word costs one pass over its bytes plus one restart per emitted piece - no hashing, no
-// allocation beyond pushing to the caller's output vector.
+//! The WordPiece encoder: greedy longest-match-first over a byte trie, with
+//! the same results as Hugging Face tokenizers' `WordPiece` model (classic algorithm: at the start
+//! of a word any vocab string may match verbatim; after that only `prefix + piece` entries match).
+//!
+//! Layout: one flat trie with two roots. Root 0 holds every vocab string verbatim (word start);
+//! root 1 holds the entries that begin with the continuing prefix, with the prefix removed. The
+//! longest match from a position is the last token-bearing node met while walking the bytes, so a
+//! word costs one pass over its bytes plus one restart per emitted piece - no hashing, no
+//! allocation beyond pushing to the caller's output vector.
 
 use super::normalize::{pre_tokenize, BertNormalizer};
 

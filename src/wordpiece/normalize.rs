@@ -1,11 +1,11 @@
-// tokreg wordpiece: the BERT normalizer (`BertNormalizer`) and the BERT pre-tokenizer
-// (`pre_tokenize`). Both must give exactly what Hugging Face tokenizers' `BertNormalizer` and
-// `BertPreTokenizer` give; the character classes come from `tables.rs`, probed from HF itself.
-//
-// HF's normalizer runs four whole-string passes (clean, CJK spacing, NFD + drop Mn, lowercase).
-// We run them fused, char by char, and only pay for the general Unicode path on non-ASCII
-// stretches: a surviving ASCII char is a canonical "starter" (combining class 0), so NFD's
-// canonical reordering can never move anything across it, which makes it a safe cut point.
+//! The BERT normalizer (`BertNormalizer`) and the BERT pre-tokenizer
+//! (`pre_tokenize`). Both must give exactly what Hugging Face tokenizers' `BertNormalizer` and
+//! `BertPreTokenizer` give; the character classes come from `tables.rs`, probed from HF itself.
+//!
+//! HF's normalizer runs four whole-string passes (clean, CJK spacing, NFD + drop Mn, lowercase).
+//! We run them fused, char by char, and only pay for the general Unicode path on non-ASCII
+//! stretches: a surviving ASCII char is a canonical "starter" (combining class 0), so NFD's
+//! canonical reordering can never move anything across it, which makes it a safe cut point.
 
 use super::tables;
 use unicode_normalization::UnicodeNormalization;

@@ -1,21 +1,21 @@
-// tokreg wordpiece: the WordPiece trainer (likelihood-style score, as in the HF course /
-// Google's WordPiece description): start from characters (first char of a word as is, the
-// others as `prefix + char`) and repeatedly merge the adjacent pair with the highest
-//     score(a, b) = count(ab) / (count(a) * count(b)).
-//
-// Incremental: each pair keeps a count and a superset list of the words that contain it; a merge
-// only rewrites those words and applies the resulting pair-count deltas. A pair's score also
-// depends on the counts of its two parts, and a merge lowers count(a) and count(b) (and raises
-// the result's), so the scores of *all* live pairs touching a, b or the result change - pairs in
-// words the merge never touched. We therefore keep, per symbol, the set of live pairs it takes
-// part in and re-push every pair whose own count or whose parts' counts changed. Heap entries are
-// snapshots (pair count, left count, right count); a popped entry whose snapshot differs from the
-// current counts is stale and is dropped. Because a fresh entry is pushed on every change, the
-// newest snapshot of every live pair is always in the heap, so the first valid pop is the true best.
-//
-// Order of selection (a total order, so results never depend on input order, hash order or thread
-// count): higher score (compared exactly, as fractions); then higher pair count; then the left
-// token's string, bytewise ascending; then the right token's string, bytewise ascending.
+//! The WordPiece trainer (likelihood-style score, as in the HF course /
+//! Google's WordPiece description): start from characters (first char of a word as is, the
+//! others as `prefix + char`) and repeatedly merge the adjacent pair with the highest
+//!     score(a, b) = count(ab) / (count(a) * count(b)).
+//!
+//! Incremental: each pair keeps a count and a superset list of the words that contain it; a merge
+//! only rewrites those words and applies the resulting pair-count deltas. A pair's score also
+//! depends on the counts of its two parts, and a merge lowers count(a) and count(b) (and raises
+//! the result's), so the scores of *all* live pairs touching a, b or the result change - pairs in
+//! words the merge never touched. We therefore keep, per symbol, the set of live pairs it takes
+//! part in and re-push every pair whose own count or whose parts' counts changed. Heap entries are
+//! snapshots (pair count, left count, right count); a popped entry whose snapshot differs from the
+//! current counts is stale and is dropped. Because a fresh entry is pushed on every change, the
+//! newest snapshot of every live pair is always in the heap, so the first valid pop is the true best.
+//!
+//! Order of selection (a total order, so results never depend on input order, hash order or thread
+//! count): higher score (compared exactly, as fractions); then higher pair count; then the left
+//! token's string, bytewise ascending; then the right token's string, bytewise ascending.
 
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};

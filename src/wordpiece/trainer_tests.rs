@@ -1,5 +1,5 @@
-// tokreg wordpiece: unit tests of the trainer - hand-computed worked example, id layout, options,
-// determinism (input order, rayon thread count) and agreement with a naive full-recount trainer.
+//! Unit tests of the WordPiece trainer: hand-computed worked example, id layout, options,
+//! determinism (input order, rayon thread count) and agreement with a naive full-recount trainer.
 
 use super::trainer::{train, TrainResult, TrainerConfig};
 use std::collections::{BTreeMap, BTreeSet};
