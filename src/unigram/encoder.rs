@@ -54,6 +54,7 @@ use super::lattice::{Lattice, Node, Rng};
 use super::normalize::{SpNormalizer, SPACE_MARK};
 use super::trie::{DoubleArray, NO_VALUE};
 use super::{parse_byte_piece, Piece, PieceKind};
+use crate::error::CoreError;
 
 const MARK_UTF8: &[u8] = "\u{2581}".as_bytes();
 
@@ -155,9 +156,9 @@ impl Scratch {
 }
 
 impl Encoder {
-    pub fn new(pieces: &[Piece]) -> Result<Encoder, String> {
+    pub fn new(pieces: &[Piece]) -> Result<Encoder, CoreError> {
         if pieces.len() >= i32::MAX as usize {
-            return Err("too many pieces".into());
+            return Err(CoreError::input(format!("a Unigram model of {} pieces is too large", pieces.len())));
         }
         let mut unk_id = None;
         let mut min_score = f32::MAX;
@@ -167,13 +168,16 @@ impl Encoder {
         let mut seen = rustc_hash::FxHashSet::default();
         for (i, p) in pieces.iter().enumerate() {
             if p.text.is_empty() {
-                return Err(format!("piece {} is empty", i));
+                return Err(CoreError::input(format!("Unigram piece {i} is empty; remove it")));
             }
             if !seen.insert(p.text.as_str()) {
-                return Err(format!("piece {:?} is defined twice", p.text));
+                return Err(CoreError::input(format!("the Unigram piece {:?} is defined twice; remove one", p.text)));
             }
             if !p.score.is_finite() {
-                return Err(format!("piece {:?} has a non-finite score", p.text));
+                return Err(CoreError::input(format!(
+                    "the Unigram piece {:?} has a non-finite score; give it a finite log probability",
+                    p.text
+                )));
             }
             match p.kind {
                 PieceKind::Normal => {
@@ -184,25 +188,27 @@ impl Encoder {
                 PieceKind::UserDefined => keys.push((p.text.as_bytes(), i as i32, user_defined_score(p.text.len()))),
                 PieceKind::Unknown => {
                     if unk_id.is_some() {
-                        return Err("more than one unknown piece".into());
+                        return Err(CoreError::input("the Unigram model has more than one unknown piece; keep one"));
                     }
                     unk_id = Some(i as u32);
                 }
                 PieceKind::Byte => {
-                    let b =
-                        parse_byte_piece(&p.text).ok_or_else(|| format!("byte piece {:?} is not <0xHH>", p.text))?;
+                    let b = parse_byte_piece(&p.text).ok_or_else(|| {
+                        CoreError::input(format!("byte piece {:?} is not spelled <0xHH> (upper-case hex)", p.text))
+                    })?;
                     byte_ids[b as usize] = i as u32;
                     any_byte = true;
                 }
                 PieceKind::Control | PieceKind::Unused => {}
             }
         }
-        let unk_id = unk_id.ok_or("no unknown piece")?;
+        let unk_id =
+            unk_id.ok_or_else(|| CoreError::input("the Unigram model has no unknown piece; add one (e.g. <unk>)"))?;
         if keys.is_empty() {
-            return Err("no normal or user-defined pieces".into());
+            return Err(CoreError::input("the Unigram model has no normal or user-defined pieces to match text with"));
         }
         if keys.iter().any(|k| !k.2.is_finite()) {
-            return Err("a piece score is out of the f32 range".into());
+            return Err(CoreError::input("a Unigram piece score is out of the f32 range; scale the scores down"));
         }
         let max_len = keys.iter().map(|k| k.0.len()).max().unwrap_or(0).max(4);
         // The spaced trie: `▁` <-> space is one to one once the pieces with a real space are
@@ -241,6 +247,11 @@ impl Encoder {
 
     pub fn vocab_size(&self) -> usize {
         self.texts.len()
+    }
+
+    /// The text of piece `id` (with its `▁`), `None` past the last piece.
+    pub fn piece(&self, id: u32) -> Option<&str> {
+        self.texts.get(id as usize).map(String::as_str)
     }
 
     /// Viterbi best segmentation (SP's optimized encoder, bit-for-bit).

@@ -22,6 +22,7 @@ use rustc_hash::FxHashMap;
 
 use super::script::{script_of, Script};
 use super::{byte_piece_text, Piece, PieceKind, Round, TrainResult, TrainerConfig};
+use crate::error::CoreError;
 
 /// Placeholder for characters outside `character_coverage` (SP's kUNKChar); never in a piece.
 const UNK_CHAR: char = '\u{2585}';
@@ -298,32 +299,38 @@ fn viterbi(
 ///
 /// `progress(phase, done, total)` is called between units of work, with phases "prepare",
 /// "seed" (words scanned), "lattice", "em" (done = round, total = 0: the number of rounds is not
-/// known in advance), "prune" (step of 3) and "done"; returning false aborts with
-/// `Err("interrupted")`. Errors also for invalid settings, a vocab_size that cannot hold the
+/// known in advance), "prune" (step of 3) and "done"; returning false stops with
+/// `CoreError::Interrupted`. Errors also for invalid settings, a vocab_size that cannot hold the
 /// meta pieces and required characters, or one larger than the corpus supports.
 pub fn train(
     words: &[(String, u64)],
     cfg: &TrainerConfig,
     progress: &mut dyn FnMut(&str, u64, u64) -> bool,
-) -> Result<TrainResult, String> {
+) -> Result<TrainResult, CoreError> {
     macro_rules! tick {
         ($phase:expr, $done:expr, $total:expr) => {
             if !progress($phase, $done as u64, $total as u64) {
-                return Err("interrupted".to_string());
+                return Err(CoreError::Interrupted);
             }
         };
     }
     if !(cfg.shrinking_factor > 0.0 && cfg.shrinking_factor < 1.0) {
-        return Err("shrinking_factor must be in (0, 1)".into());
+        return Err(CoreError::input(format!(
+            "the shrinking factor {} is not between 0 and 1; use e.g. 0.75",
+            cfg.shrinking_factor
+        )));
     }
     if cfg.max_piece_length == 0 {
-        return Err("max_piece_length must be >= 1".into());
+        return Err(CoreError::input("the maximum piece length is 0; it must be at least 1 (e.g. 16)"));
     }
     if cfg.em_iterations == 0 {
-        return Err("em_iterations must be >= 1".into());
+        return Err(CoreError::input("the number of EM iterations is 0; it must be at least 1 (e.g. 2)"));
     }
     if !(cfg.character_coverage > 0.0 && cfg.character_coverage <= 1.0) {
-        return Err("character_coverage must be in (0, 1]".into());
+        return Err(CoreError::input(format!(
+            "the character coverage {} is not in (0, 1]; use e.g. 1.0 or 0.9995",
+            cfg.character_coverage
+        )));
     }
 
     // ---- Meta pieces and id layout ----
@@ -345,15 +352,19 @@ pub fn train(
         let mut seen = rustc_hash::FxHashSet::default();
         for p in &meta {
             if p.text.is_empty() {
-                return Err("meta pieces must not be empty".into());
+                return Err(CoreError::input("an unknown, control or user-defined piece is empty; name it"));
             }
             if !seen.insert(p.text.as_str()) {
-                return Err(format!("piece {:?} is defined twice", p.text));
+                return Err(CoreError::input(format!("the piece {:?} is given twice; give it once", p.text)));
             }
         }
     }
     if cfg.vocab_size <= meta.len() {
-        return Err(format!("vocab_size {} leaves no room after {} meta pieces", cfg.vocab_size, meta.len()));
+        return Err(CoreError::VocabTooSmall {
+            requested: cfg.vocab_size,
+            needed: meta.len() + 1,
+            base: meta_description(meta.len(), 0),
+        });
     }
     let budget = cfg.vocab_size - meta.len();
 
@@ -388,15 +399,14 @@ pub fn train(
         required.push((ch, n));
     }
     if required.is_empty() {
-        return Err("no training text".into());
+        return Err(CoreError::input("the corpus has no text to train on; give files that contain text"));
     }
     if required.len() > budget {
-        return Err(format!(
-            "vocab_size {} is smaller than {} required characters + {} meta pieces",
-            cfg.vocab_size,
-            required.len(),
-            meta.len()
-        ));
+        return Err(CoreError::VocabTooSmall {
+            requested: cfg.vocab_size,
+            needed: meta.len() + required.len(),
+            base: meta_description(meta.len(), required.len()),
+        });
     }
     let required_set: rustc_hash::FxHashSet<char> = required.iter().map(|c| c.0).collect();
     let mut words2: FxHashMap<String, u64> = FxHashMap::default();
@@ -723,18 +733,24 @@ pub fn train(
         final_pieces.push((model.texts[p as usize].clone(), model.score[p as usize]));
     }
     if final_pieces.len() < budget {
-        return Err(format!(
-            "vocab_size {} is too large for this corpus: only {} pieces could be learned (+{} meta)",
-            cfg.vocab_size,
-            final_pieces.len(),
-            meta.len()
-        ));
+        return Err(CoreError::VocabTooLarge { requested: cfg.vocab_size, reachable: final_pieces.len() + meta.len() });
     }
     final_pieces.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.as_bytes().cmp(b.0.as_bytes())));
     let mut pieces = meta;
     pieces.extend(final_pieces.into_iter().map(|(text, score)| Piece { text, score, kind: PieceKind::Normal }));
     tick!("done", 1, 1);
     Ok(TrainResult { pieces, rounds })
+}
+
+/// The base alphabet of a Unigram model in words: its meta pieces (unknown, control,
+/// user-defined, bytes) and the characters that must each have a piece.
+fn meta_description(meta: usize, chars: usize) -> String {
+    let pieces = if meta == 1 { "1 meta piece".to_string() } else { format!("{meta} meta pieces") };
+    match chars {
+        0 => format!("{pieces} + at least 1 learned piece"),
+        1 => format!("{pieces} + 1 character of the corpus"),
+        n => format!("{pieces} + {n} characters of the corpus"),
+    }
 }
 
 #[cfg(test)]
@@ -886,7 +902,7 @@ mod tests {
     fn interrupt_and_errors() {
         let words = corpus_words(&small_corpus());
         let r = train(&words, &cfg(1000), &mut |ph, _, _| ph != "em");
-        assert_eq!(r.unwrap_err(), "interrupted");
+        assert_eq!(r.unwrap_err(), CoreError::Interrupted);
         assert!(train(&words, &cfg(3), &mut |_, _, _| true).is_err());
         assert!(train(&[], &cfg(100), &mut |_, _, _| true).is_err());
         assert!(train(&corpus_words("ab ab ab"), &cfg(1000), &mut |_, _, _| true).is_err());

@@ -1,14 +1,15 @@
-//! The WordPiece encoder: greedy longest-match-first over a byte trie, with
-//! the same results as Hugging Face tokenizers' `WordPiece` model (classic algorithm: at the start
-//! of a word any vocab string may match verbatim; after that only `prefix + piece` entries match).
+//! The WordPiece encoder: greedy longest-match-first over a byte trie, with the same results as
+//! Hugging Face tokenizers' `WordPiece` model (classic algorithm: at the start of a word any
+//! vocab string may match verbatim; after that only `prefix + piece` entries match).
 //!
 //! Layout: one flat trie with two roots. Root 0 holds every vocab string verbatim (word start);
 //! root 1 holds the entries that begin with the continuing prefix, with the prefix removed. The
-//! longest match from a position is the last token-bearing node met while walking the bytes, so a
-//! word costs one pass over its bytes plus one restart per emitted piece - no hashing, no
+//! longest match from a position is the last token-bearing node met while walking the bytes, so
+//! a word costs one pass over its bytes plus one restart per emitted piece: no hashing, no
 //! allocation beyond pushing to the caller's output vector.
 
 use super::normalize::{pre_tokenize, BertNormalizer};
+use crate::error::CoreError;
 
 const NO_TOKEN: u32 = u32::MAX;
 const NO_DENSE: u32 = u32::MAX;
@@ -75,15 +76,15 @@ impl Encoder {
         unk_token: &str,
         continuing_prefix: &str,
         max_input_chars_per_word: usize,
-    ) -> Result<Encoder, String> {
+    ) -> Result<Encoder, CoreError> {
         if vocab.len() >= NO_TOKEN as usize {
-            return Err("wordpiece: vocab too large".into());
+            return Err(CoreError::input(format!("a WordPiece vocabulary of {} tokens is too large", vocab.len())));
         }
-        let unk_id = vocab
-            .iter()
-            .position(|t| t == unk_token)
-            .ok_or_else(|| format!("wordpiece: unk token {unk_token:?} is not in the vocab"))?
-            as u32;
+        let unk_id = vocab.iter().position(|t| t == unk_token).ok_or_else(|| {
+            CoreError::input(format!(
+                "the unknown token {unk_token:?} is not in the WordPiece vocabulary; add it or name the one it has"
+            ))
+        })? as u32;
         let mut b =
             vec![BuildNode { token: NO_TOKEN, kids: Vec::new() }, BuildNode { token: NO_TOKEN, kids: Vec::new() }];
         for (id, tok) in vocab.iter().enumerate() {

@@ -8,6 +8,7 @@
 //! canonical reordering can never move anything across it, which makes it a safe cut point.
 
 use super::tables;
+use crate::error::CoreError;
 use unicode_normalization::UnicodeNormalization;
 
 /// Optional Unicode normalization applied to the raw text *before* the BERT steps
@@ -18,6 +19,24 @@ pub enum Form {
     Nfkc,
     Nfd,
     Nfkd,
+}
+
+impl Form {
+    /// The form by its lower-case name; `None`, `""` and `"none"` mean no extra normalization.
+    pub fn from_name(name: Option<&str>) -> Result<Option<Form>, CoreError> {
+        Ok(match name {
+            None | Some("") | Some("none") => None,
+            Some("nfc") => Some(Form::Nfc),
+            Some("nfkc") => Some(Form::Nfkc),
+            Some("nfd") => Some(Form::Nfd),
+            Some("nfkd") => Some(Form::Nfkd),
+            Some(f) => {
+                return Err(CoreError::input(format!(
+                    "unknown Unicode normalization {f:?}; use one of nfc, nfkc, nfd, nfkd or none"
+                )))
+            }
+        })
+    }
 }
 
 /// HF-compatible BERT normalizer. Note `Default` is all-off (derive); use [`BertNormalizer::bert`]

@@ -21,6 +21,8 @@ use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cmp::Ordering;
 
+use crate::error::CoreError;
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrainerConfig {
     /// Stop once the vocabulary (specials + alphabet + merged tokens) reaches this size. The
@@ -365,11 +367,10 @@ fn merge_counts<K: std::hash::Hash + Eq>(mut a: FxHashMap<K, u64>, b: FxHashMap<
     a
 }
 
-const INTERRUPTED: &str = "interrupted";
-
 /// Trains a WordPiece vocabulary. `words`: distinct pre-tokenized, normalized words with counts
 /// (order irrelevant; words with count 0 and empty words are ignored). `progress(phase, done,
-/// total)` is called for phases "count" and "merge"; returning false aborts with Err("interrupted").
+/// total)` is called for phases "count" and "merge"; returning false stops with
+/// `CoreError::Interrupted`.
 ///
 /// Id layout: special tokens (config order), then the alphabet sorted bytewise by token string
 /// (so "##x" pieces come before bare letters), then merged tokens in creation order.
@@ -377,11 +378,11 @@ pub fn train(
     words: &[(String, u64)],
     cfg: &TrainerConfig,
     progress: &mut dyn FnMut(&str, u64, u64) -> bool,
-) -> Result<TrainResult, String> {
+) -> Result<TrainResult, CoreError> {
     let prefix = cfg.continuing_prefix.as_str();
     let nwords = words.len() as u64;
     if !progress("count", 0, nwords) {
-        return Err(INTERRUPTED.into());
+        return Err(CoreError::Interrupted);
     }
 
     // 1. Character frequencies (for limit_alphabet).
@@ -497,7 +498,7 @@ pub fn train(
         })
         .collect();
     if !progress("count", nwords, nwords) {
-        return Err(INTERRUPTED.into());
+        return Err(CoreError::Interrupted);
     }
 
     // 4. Initial pair counts and word lists (sequential: cheap next to the merges, and simple).
@@ -554,11 +555,11 @@ pub fn train(
             right_count: e.rc,
         });
         if merges.len() % 64 == 0 && !progress("merge", (st.strs.len() - start_len) as u64, total) {
-            return Err(INTERRUPTED.into());
+            return Err(CoreError::Interrupted);
         }
     }
     if !progress("merge", (st.strs.len() - start_len) as u64, total) {
-        return Err(INTERRUPTED.into());
+        return Err(CoreError::Interrupted);
     }
     let tokens = st.strs.into_iter().zip(st.tok_counts).collect();
     Ok(TrainResult { tokens, merges })

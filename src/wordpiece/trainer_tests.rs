@@ -96,7 +96,7 @@ fn options_min_frequency_max_len_limit_alphabet() {
 fn progress_can_interrupt() {
     let words = w(&[("hug", 10), ("pug", 5), ("pun", 12)]);
     let r = train(&words, &cfg(100), &mut |phase: &str, _, _| phase != "merge");
-    assert_eq!(r, Err("interrupted".to_string()));
+    assert_eq!(r, Err(crate::error::CoreError::Interrupted));
     let mut phases = Vec::new();
     train(&words, &cfg(100), &mut |p: &str, d, t| {
         phases.push((p.to_string(), d, t));
