@@ -780,20 +780,28 @@ mod tests {
     }
 
     fn small_corpus() -> String {
-        // A real corpus slice when available, else a synthetic but varied text.
+        // A real corpus slice when available, else a synthetic text varied enough to fill the
+        // tests' vocabularies: words of one to four syllables, so that there are thousands of
+        // distinct words and far more than 1000 candidate pieces.
         if let Some(t) = crate::test_data::read("kjv.txt") {
             return t.lines().take(3000).collect::<Vec<_>>().join("\n");
         }
-        let mut s = String::new();
-        let ws = [
-            "the", "of", "and", "unto", "lord", "said", "people", "house", "children", "israel", "king", "land", "day",
-            "god", "man",
+        let syllables = [
+            "the", "of", "and", "un", "to", "lo", "rd", "sa", "id", "peo", "ple", "hou", "se", "chil", "dren", "is",
+            "ra", "el", "king", "land", "day", "god", "man", "ka", "mi", "ren", "tu", "sha", "vel", "dor", "pri",
+            "nes",
         ];
+        let mut s = String::new();
         let mut x = 12345u64;
+        let mut next = |n: usize| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as usize % n
+        };
         for _ in 0..3000 {
             for _ in 0..10 {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                s.push_str(ws[(x >> 33) as usize % ws.len()]);
+                for _ in 0..1 + next(4) {
+                    s.push_str(syllables[next(syllables.len())]);
+                }
                 s.push(' ');
             }
             s.push('\n');
