@@ -3,6 +3,13 @@
 //! from them needs no Python object per token, and checking their hash proves they are the
 //! stored version.
 
+use crate::error::CoreError;
+
+/// Content that does not parse: made by hand, or by a bug (stored content is hash-checked).
+fn damaged(what: impl std::fmt::Display) -> CoreError {
+    CoreError::input(format!("the tokenizer content is damaged ({what}); rebuild it from the registry"))
+}
+
 /// One token record.
 pub struct TokenRec {
     pub id: u32,
@@ -24,39 +31,41 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.data.len()).ok_or("truncated content")?;
+    fn take(&mut self, n: usize) -> Result<&'a [u8], CoreError> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.data.len()).ok_or_else(|| damaged("truncated"))?;
         let s = &self.data[self.pos..end];
         self.pos = end;
         Ok(s)
     }
-    fn line(&mut self) -> Result<&'a str, String> {
+    fn line(&mut self) -> Result<&'a str, CoreError> {
         let rest = &self.data[self.pos..];
-        let n = rest.iter().position(|&b| b == b'\n').ok_or("truncated content: missing line")?;
-        let s = std::str::from_utf8(&rest[..n]).map_err(|_| "content header is not UTF-8")?;
+        let n = rest.iter().position(|&b| b == b'\n').ok_or_else(|| damaged("truncated: a line is missing"))?;
+        let s = std::str::from_utf8(&rest[..n]).map_err(|_| damaged("a header line is not UTF-8"))?;
         self.pos += n + 1;
         Ok(s)
     }
-    fn u16(&mut self) -> Result<u16, String> {
+    fn u16(&mut self) -> Result<u16, CoreError> {
         Ok(u16::from_le_bytes(self.take(2)?.try_into().unwrap()))
     }
-    fn u32(&mut self) -> Result<u32, String> {
+    fn u32(&mut self) -> Result<u32, CoreError> {
         Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
     }
-    fn count(&mut self, label: &str) -> Result<usize, String> {
+    fn count(&mut self, label: &str) -> Result<usize, CoreError> {
         let l = self.line()?;
         l.strip_prefix(label)
             .and_then(|n| n.strip_prefix(' '))
             .and_then(|n| n.parse().ok())
-            .ok_or_else(|| format!("content: expected '{label} N', found {l:?}"))
+            .ok_or_else(|| damaged(format!("expected '{label} N', found {l:?}")))
     }
 }
 
-pub fn parse(data: &[u8]) -> Result<Content, String> {
+pub fn parse(data: &[u8]) -> Result<Content, CoreError> {
     let mut r = Reader { data, pos: 0 };
     let magic = r.line()?;
     if magic != "tokreg-content-v1" {
-        return Err(format!("content: unknown format {magic:?}"));
+        return Err(CoreError::input(format!(
+            "unknown tokenizer content format {magic:?}; this version of tokreg reads tokreg-content-v1"
+        )));
     }
     let header = r.line()?.to_string();
     let n = r.count("tokens")?;
@@ -64,13 +73,13 @@ pub fn parse(data: &[u8]) -> Result<Content, String> {
     for _ in 0..n {
         let id = r.u32()?;
         let klen = r.u16()? as usize;
-        let kind = std::str::from_utf8(r.take(klen)?).map_err(|_| "content: token kind is not ASCII")?.to_string();
+        let kind = std::str::from_utf8(r.take(klen)?).map_err(|_| damaged("a token kind is not ASCII"))?.to_string();
         let blen = r.u32()? as usize;
         let bytes = r.take(blen)?.to_vec();
         let score = match r.take(1)?[0] {
             0 => None,
             1 => Some(f64::from_le_bytes(r.take(8)?.try_into().unwrap())),
-            f => return Err(format!("content: bad score flag {f}")),
+            f => return Err(damaged(format!("bad score flag {f}"))),
         };
         tokens.push(TokenRec { id, kind, bytes, score });
     }
@@ -80,7 +89,7 @@ pub fn parse(data: &[u8]) -> Result<Content, String> {
         merges.push((r.u32()?, r.u32()?, r.u32()?));
     }
     if r.pos != data.len() {
-        return Err("content: trailing bytes".into());
+        return Err(damaged("trailing bytes"));
     }
     Ok(Content { header, tokens, merges })
 }

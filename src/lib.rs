@@ -1,15 +1,30 @@
 //! tokreg's Rust core: pre-tokenizers, trainers and encoders for subword tokenizers.
 //!
 //! The core takes plain data (bytes, word counts, rank maps, piece lists) and returns plain
-//! data. It knows nothing about SQL, the registry or Python: all PyO3 glue lives in `py.rs`,
-//! compiled only with the `python` feature, so `cargo test` builds and tests the core alone.
+//! data, and typed errors (`error::CoreError`). It knows nothing about SQL, the registry or
+//! Python: all PyO3 glue lives in `py.rs`, compiled only with the `python` feature, so
+//! `cargo test` builds and tests the core alone.
+//!
+//! Every algorithm is reached through the same seams: an encoder behind the `encode::Encode`
+//! trait (with the one special-token rule in front of it, `encode::Tokenizer`), and a
+//! `train_corpus` function in its module that turns corpus bytes into its plain result.
+
+// Only the binding (py.rs) may use `unsafe`: it pauses Python's garbage collector.
+#![deny(unsafe_code)]
 
 pub mod bpe;
 pub mod content;
+pub mod encode;
+pub mod error;
+pub mod pool;
 pub mod pretok;
 pub mod spbpe;
 pub mod unigram;
 pub mod wordpiece;
 
+#[cfg(test)]
+mod test_data;
+
 #[cfg(feature = "python")]
+#[allow(unsafe_code)]
 mod py;

@@ -1,6 +1,23 @@
-"""Type stub for the Rust extension `tokreg._core` (src/py.rs). Kept true by mypy.stubtest."""
+"""Type stub for the Rust extension `tokreg._core` (src/py.rs). Kept true by mypy.stubtest.
+
+Every function and method raises `tokreg.errors.InputError` for input the core cannot use (a bad
+pattern, unusable content or vocabulary, an unknown token id, an operation the algorithm does not
+have, a vocabulary size out of reach) and `tokreg.errors.Interrupted` when a training run is told
+to stop; an exception raised by a `progress` callback (e.g. `KeyboardInterrupt` on Ctrl-C) is
+re-raised unchanged. A `str` holding a lone surrogate raises `UnicodeEncodeError`.
+"""
 
 from typing import Any, Callable, Optional, final
+
+__all__ = [
+    "PATTERNS",
+    "check_pattern",
+    "merges_from_ranks",
+    "train_bpe",
+    "train_wordpiece",
+    "train_unigram",
+    "Encoder",
+]
 
 PATTERNS: dict[str, str]
 
@@ -49,7 +66,6 @@ def train_unigram(
     threads: int = 0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
 ) -> dict[str, Any]: ...
-
 @final
 class Encoder:
     @staticmethod

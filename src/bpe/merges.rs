@@ -7,6 +7,8 @@
 
 use rustc_hash::FxHashMap;
 
+use crate::encode::{unknown_id, Encode, Kind};
+use crate::error::CoreError;
 use crate::pretok::Splitter;
 
 pub struct MergeEncoder {
@@ -29,11 +31,12 @@ impl MergeEncoder {
         end_of_word: Option<&str>,
         unk: Option<u32>,
         splitter: Splitter,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, CoreError> {
         let mut chars = FxHashMap::default();
         let mut eow = None;
         for (id, t) in tokens.iter().enumerate().take(alphabet_size) {
-            let s = std::str::from_utf8(t).map_err(|_| format!("base token {id} is not UTF-8"))?;
+            let s = std::str::from_utf8(t)
+                .map_err(|_| CoreError::input(format!("base token {id} is not UTF-8 text; fix the alphabet")))?;
             if Some(s) == end_of_word {
                 eow = Some((id as u32, t.clone()));
                 continue;
@@ -43,47 +46,34 @@ impl MergeEncoder {
                 (Some(c), None) => {
                     chars.insert(c, id as u32);
                 }
-                _ => return Err(format!("base token {id} ({s:?}) is not one character")),
+                _ => {
+                    let why = "the alphabet of character-level BPE is single characters";
+                    return Err(CoreError::input(format!("base token {id} ({s:?}) is not one character; {why}")));
+                }
             }
         }
-        if end_of_word.is_some() && eow.is_none() {
-            return Err("the end-of-word symbol is not in the alphabet".into());
+        if let (Some(e), None) = (end_of_word, &eow) {
+            return Err(CoreError::input(format!(
+                "the end-of-word symbol {e:?} is not in the alphabet; name the one the vocabulary was trained with"
+            )));
         }
         let n = tokens.len() as u32;
         let mut table = FxHashMap::default();
         for (rank, &(l, r, z)) in merges.iter().enumerate() {
             if l >= n || r >= n || z >= n {
-                return Err(format!("merge {rank} names a token that does not exist"));
+                return Err(CoreError::input(format!(
+                    "merge {rank} ({l} + {r} -> {z}) names a token that does not exist; fix the merge table"
+                )));
             }
             table.entry((l, r)).or_insert((rank as u32, z));
         }
         Ok(MergeEncoder { chars, merges: table, decoder: tokens, end_of_word: eow, unk, splitter })
     }
 
-    pub fn vocab_size(&self) -> usize {
-        self.decoder.len()
-    }
-
-    pub fn token_bytes(&self, id: u32) -> Option<&[u8]> {
-        self.decoder.get(id as usize).map(|t| t.as_slice())
-    }
-
-    pub fn encode(&self, text: &str) -> Result<Vec<u32>, String> {
+    /// Encodes text (no special tokens: see `encode::Specials`).
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>, CoreError> {
         let mut out = Vec::new();
-        let mut syms = Vec::new();
-        self.splitter.split(text, |a, b| {
-            syms.clear();
-            for c in text[a..b].chars() {
-                if let Some(id) = self.chars.get(&c).copied().or(self.unk) {
-                    syms.push(id);
-                }
-            }
-            if let Some((eow, _)) = &self.end_of_word {
-                syms.push(*eow);
-            }
-            self.merge(&mut syms);
-            out.extend_from_slice(&syms);
-        })?;
+        self.encode_into(text, &mut out)?;
         Ok(out)
     }
 
@@ -109,12 +99,35 @@ impl MergeEncoder {
             syms.truncate(w);
         }
     }
+}
+
+impl Encode for MergeEncoder {
+    fn kind(&self) -> Kind {
+        Kind::CharBpe
+    }
+
+    fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> Result<(), CoreError> {
+        let mut syms = Vec::new();
+        self.splitter.split(text, |a, b| {
+            syms.clear();
+            for c in text[a..b].chars() {
+                if let Some(id) = self.chars.get(&c).copied().or(self.unk) {
+                    syms.push(id);
+                }
+            }
+            if let Some((eow, _)) = &self.end_of_word {
+                syms.push(*eow);
+            }
+            self.merge(&mut syms);
+            out.extend_from_slice(&syms);
+        })
+    }
 
     /// Concatenates the tokens; the end-of-word symbol becomes a space between words.
-    pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, u32> {
+    fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError> {
         let mut out = Vec::new();
         for &id in ids {
-            out.extend_from_slice(self.decoder.get(id as usize).ok_or(id)?);
+            out.extend_from_slice(self.decoder.get(id as usize).ok_or_else(|| unknown_id(id, self.decoder.len()))?);
         }
         if let Some((_, eow)) = &self.end_of_word {
             out = replace_all(&out, eow, b" ");
@@ -123,6 +136,14 @@ impl MergeEncoder {
             }
         }
         Ok(out)
+    }
+
+    fn token_bytes(&self, id: u32) -> Option<&[u8]> {
+        self.decoder.get(id as usize).map(|t| t.as_slice())
+    }
+
+    fn vocab_size(&self) -> usize {
+        self.decoder.len()
     }
 }
 
@@ -149,7 +170,8 @@ mod tests {
     #[test]
     fn applies_merges_by_rank_with_end_of_word() {
         // alphabet: </w> e l o s t w ; merges: e+s, es+t, est+</w>, l+o, lo+w
-        let mut tokens: Vec<Vec<u8>> = ["</w>", "e", "l", "o", "s", "t", "w"].iter().map(|s| s.as_bytes().to_vec()).collect();
+        let mut tokens: Vec<Vec<u8>> =
+            ["</w>", "e", "l", "o", "s", "t", "w"].iter().map(|s| s.as_bytes().to_vec()).collect();
         for t in ["es", "est", "est</w>", "lo", "low"] {
             tokens.push(t.as_bytes().to_vec());
         }

@@ -1,14 +1,19 @@
-//! Byte-pair encoding: the trainer (`train`), tiktoken's rank-map encoder (`rank`) used for
-//! byte-level vocabularies, and the merge-table encoder (`merges`) used for classic
+//! Byte-pair encoding: the merge loop (`train`) and the corpus run around it (`corpus`),
+//! tiktoken's rank-map encoder (`rank`) used for byte-level vocabularies, the recovery of a
+//! rank map's merges (`recover`), and the merge-table encoder (`merges`) used for classic
 //! character-level BPE with an end-of-word marker.
 
+mod corpus;
 pub mod merges;
 mod min_tree;
 mod piece_cache;
 pub mod rank;
 mod rank_table;
+mod recover;
 pub mod train;
 
+pub use corpus::{train_corpus, CorpusConfig, CorpusOutput};
 pub use merges::MergeEncoder;
 pub use rank::RankEncoder;
+pub use recover::merges_from_ranks;
 pub use train::{train, Merge, TrainOutput};

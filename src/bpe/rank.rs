@@ -10,14 +10,11 @@
 //! O(n log n) with a log that stays in cache, instead of tiktoken's O(n²): ten megabytes of one
 //! repeated character cost the same per byte as a hundred kilobytes.
 
-use fancy_regex::Regex;
-use rayon::prelude::*;
-use rustc_hash::FxHashMap;
-use std::sync::{Arc, Mutex};
-
 use super::min_tree::{MinTree, NONE};
 use super::piece_cache::{self, PieceCache};
 use super::rank_table::RankTable;
+use crate::encode::{unknown_id, Encode, Kind};
+use crate::error::CoreError;
 use crate::pretok::Splitter;
 
 /// Pieces at least this long take the `MinTree` path.
@@ -29,10 +26,6 @@ pub struct RankEncoder {
     byte_id: [u32; 256],
     /// id -> bytes, for ordinary and special tokens (None for ids that are unused)
     decoder: Vec<Option<Vec<u8>>>,
-    specials: FxHashMap<String, u32>,
-    /// Compiled alternations of special tokens, by the (sorted) set of names asked for: a
-    /// short text would otherwise spend ~40 µs compiling one per `encode` call.
-    special_res: Mutex<FxHashMap<Vec<String>, Arc<Regex>>>,
     splitter: Splitter,
     /// tells this encoder's entries in a thread's piece cache from another encoder's
     uid: u64,
@@ -42,141 +35,64 @@ static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::ne
 
 impl RankEncoder {
     /// `tokens`: (id, bytes) of the ordinary tokens; every single byte must be one of them.
-    pub fn new(tokens: Vec<(u32, Vec<u8>)>, specials: Vec<(String, u32)>, splitter: Splitter) -> Result<Self, String> {
+    /// `specials`: (text, id) of the special tokens, which this encoder only decodes (the
+    /// special-token rule is `encode::Specials`, in front of every encoder).
+    pub fn new(
+        tokens: Vec<(u32, Vec<u8>)>,
+        specials: Vec<(String, u32)>,
+        splitter: Splitter,
+    ) -> Result<Self, CoreError> {
         let max_id = tokens.iter().map(|t| t.0).chain(specials.iter().map(|s| s.1)).max().unwrap_or(0);
         let mut decoder: Vec<Option<Vec<u8>>> = vec![None; max_id as usize + 1];
         let mut ranks = RankTable::with_capacity(tokens.len());
         for (id, bytes) in tokens {
             if decoder[id as usize].is_some() {
-                return Err(format!("token id {id} appears twice"));
+                return Err(CoreError::input(format!("token id {id} appears twice; give every token its own id")));
             }
             if bytes.is_empty() {
-                return Err(format!("token {id} is empty"));
+                return Err(CoreError::input(format!("token {id} is empty; remove it")));
             }
             if !ranks.insert(&bytes, id) {
-                return Err(format!("two tokens have the bytes of token {id}"));
+                return Err(CoreError::input(format!(
+                    "two tokens have the bytes of token {id} ({:?}); keep one",
+                    String::from_utf8_lossy(&bytes)
+                )));
             }
             decoder[id as usize] = Some(bytes);
         }
         let mut byte_id = [0u32; 256];
         for (b, slot) in byte_id.iter_mut().enumerate() {
-            *slot = ranks
-                .get(&[b as u8])
-                .ok_or_else(|| format!("byte 0x{b:02x} has no token: a byte-level vocabulary needs all 256"))?;
+            *slot = ranks.get(&[b as u8]).ok_or_else(|| {
+                CoreError::input(format!(
+                    "byte 0x{b:02x} has no token, and a byte-level vocabulary needs all 256 bytes; add it"
+                ))
+            })?;
         }
         for (s, id) in &specials {
             if decoder[*id as usize].is_some() {
-                return Err(format!("special token {s:?} reuses id {id}"));
+                return Err(CoreError::input(format!(
+                    "special token {s:?} has id {id}, which another token already has; give it a free id"
+                )));
             }
             decoder[*id as usize] = Some(s.as_bytes().to_vec());
         }
         let uid = NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(RankEncoder {
-            ranks,
-            byte_id,
-            decoder,
-            specials: specials.into_iter().collect(),
-            special_res: Mutex::new(FxHashMap::default()),
-            splitter,
-            uid,
-        })
-    }
-
-    pub fn vocab_size(&self) -> usize {
-        self.decoder.iter().filter(|d| d.is_some()).count()
-    }
-
-    /// One more than the largest id (ordinary or special).
-    pub fn id_bound(&self) -> usize {
-        self.decoder.len()
-    }
-
-    pub fn specials(&self) -> Vec<(String, u32)> {
-        let mut v: Vec<(String, u32)> = self.specials.iter().map(|(s, &i)| (s.clone(), i)).collect();
-        v.sort_by_key(|x| x.1);
-        v
+        Ok(RankEncoder { ranks, byte_id, decoder, splitter, uid })
     }
 
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
         self.ranks.get(bytes)
     }
 
-    pub fn token_bytes(&self, id: u32) -> Option<&[u8]> {
-        self.decoder.get(id as usize).and_then(|d| d.as_deref())
+    /// (id, bytes) of every token, ordinary and special, by id.
+    pub fn tokens(&self) -> impl Iterator<Item = (u32, &[u8])> {
+        self.decoder.iter().enumerate().filter_map(|(id, b)| b.as_deref().map(|b| (id as u32, b)))
     }
 
     /// Encodes text with no special-token handling (tiktoken's `encode_ordinary`).
-    pub fn encode_ordinary(&self, text: &str) -> Result<Vec<u32>, String> {
-        let mut out = Vec::with_capacity(text.len() / 3);
+    pub fn encode_ordinary(&self, text: &str) -> Result<Vec<u32>, CoreError> {
+        let mut out = Vec::new();
         self.encode_into(text, &mut out)?;
-        Ok(out)
-    }
-
-    fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> Result<(), String> {
-        if text.len() >= NONE as usize {
-            return Err("a text of 4 GiB or more cannot be encoded in one call: split it".into());
-        }
-        let bytes = text.as_bytes();
-        // One scratch area for every short piece of this call.
-        let mut parts = FlatParts::new();
-        piece_cache::with_cache(self.uid, |cache| {
-            self.splitter.split(text, |a, b| self.encode_piece(&bytes[a..b], &mut parts, cache, out))
-        })
-    }
-
-    /// Encodes text, turning occurrences of the `allowed` special tokens into their ids.
-    pub fn encode(&self, text: &str, allowed: &[String]) -> Result<Vec<u32>, String> {
-        let Some(re) = self.special_regex(allowed)? else { return self.encode_ordinary(text) };
-        let mut out = Vec::with_capacity(text.len() / 3);
-        let mut start = 0;
-        for m in re.find_iter(text) {
-            let m = m.map_err(|e| e.to_string())?;
-            self.encode_into(&text[start..m.start()], &mut out)?;
-            out.push(self.specials[m.as_str()]);
-            start = m.end();
-        }
-        self.encode_into(&text[start..], &mut out)?;
-        Ok(out)
-    }
-
-    /// The first of `names` (special tokens) that occurs in `text`, by position.
-    pub fn find_special(&self, text: &str, names: &[String]) -> Result<Option<String>, String> {
-        match self.special_regex(names)? {
-            Some(re) => Ok(re.find(text).map_err(|e| e.to_string())?.map(|m| m.as_str().to_string())),
-            None => Ok(None),
-        }
-    }
-
-    /// Leftmost match; at one position the longest special token wins.
-    fn special_regex(&self, names: &[String]) -> Result<Option<Arc<Regex>>, String> {
-        let mut names: Vec<String> = names.iter().filter(|n| self.specials.contains_key(*n)).cloned().collect();
-        if names.is_empty() {
-            return Ok(None);
-        }
-        names.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
-        names.dedup();
-        let mut cache = self.special_res.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(re) = cache.get(&names) {
-            return Ok(Some(re.clone()));
-        }
-        let alt: Vec<String> = names.iter().map(|n| fancy_regex::escape(n).into_owned()).collect();
-        let re = Arc::new(Regex::new(&alt.join("|")).map_err(|e| e.to_string())?);
-        if cache.len() >= 64 {
-            cache.clear(); // callers asking for ever new sets: keep the memory bounded
-        }
-        cache.insert(names, re.clone());
-        Ok(Some(re))
-    }
-
-    pub fn encode_batch(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>, String> {
-        texts.par_iter().map(|t| self.encode_ordinary(t)).collect()
-    }
-
-    pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, u32> {
-        let mut out = Vec::with_capacity(ids.len() * 4);
-        for &id in ids {
-            out.extend_from_slice(self.token_bytes(id).ok_or(id)?);
-        }
         Ok(out)
     }
 
@@ -198,27 +114,8 @@ impl RankEncoder {
         }
     }
 
-    /// Recovers the merge that made each multi-byte token, in rank order: the token's bytes,
-    /// merged with only the ranks below its own, split into exactly two tokens (left, right).
-    /// Tokens that do not split in two (possible in hand-made vocabularies) have no merge.
-    pub fn merges_from_ranks(&self) -> Vec<(u32, u32, u32)> {
-        let mut out = Vec::new();
-        for (id, bytes) in self.decoder.iter().enumerate() {
-            let Some(bytes) = bytes else { continue };
-            let id = id as u32;
-            if bytes.len() < 2 || self.ranks.get(bytes) != Some(id) {
-                continue;
-            }
-            let b = self.merge_bounds(bytes, id);
-            if b.len() == 3 {
-                out.push((self.rank(&bytes[..b[1]]).unwrap(), self.rank(&bytes[b[1]..]).unwrap(), id));
-            }
-        }
-        out
-    }
-
     /// Part boundaries (0 = first, piece.len() = last) after merging with ranks < `max_rank`.
-    pub fn merge_bounds(&self, piece: &[u8], max_rank: u32) -> Vec<usize> {
+    pub(crate) fn merge_bounds(&self, piece: &[u8], max_rank: u32) -> Vec<usize> {
         let starts: Vec<u32> = if piece.is_empty() {
             vec![]
         } else if piece.len() < HEAP_FROM {
@@ -325,6 +222,48 @@ impl RankEncoder {
     }
 }
 
+impl Encode for RankEncoder {
+    fn kind(&self) -> Kind {
+        Kind::ByteBpe
+    }
+
+    fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> Result<(), CoreError> {
+        if text.len() >= NONE as usize {
+            return Err(CoreError::input("a text of 4 GiB or more cannot be encoded in one call; split it"));
+        }
+        // About one id per three bytes of prose; a batch's flat buffer grows only when short.
+        out.reserve(text.len() / 3);
+        let bytes = text.as_bytes();
+        // One scratch area for every short piece of this call.
+        let mut parts = FlatParts::new();
+        piece_cache::with_cache(self.uid, |cache| {
+            self.splitter.split(text, |a, b| self.encode_piece(&bytes[a..b], &mut parts, cache, out))
+        })
+    }
+
+    /// The tokens' bytes, concatenated (special tokens as their text).
+    fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError> {
+        let mut out = Vec::with_capacity(ids.len() * 4);
+        for &id in ids {
+            out.extend_from_slice(self.token_bytes(id).ok_or_else(|| unknown_id(id, self.id_bound()))?);
+        }
+        Ok(out)
+    }
+
+    fn token_bytes(&self, id: u32) -> Option<&[u8]> {
+        self.decoder.get(id as usize).and_then(|d| d.as_deref())
+    }
+
+    fn vocab_size(&self) -> usize {
+        self.decoder.iter().filter(|d| d.is_some()).count()
+    }
+
+    /// One more than the largest id (ordinary or special).
+    fn id_bound(&self) -> usize {
+        self.decoder.len()
+    }
+}
+
 /// Scratch space for merging a short piece, on the stack and reused for every piece of a
 /// call: `starts[k]` is part k's first byte (one extra entry holds the piece's end), `ids[k]`
 /// its token id, `ranks[k]` the rank of parts k and k+1 joined.
@@ -392,7 +331,11 @@ mod tests {
                         seed ^= seed << 13;
                         seed ^= seed >> 7;
                         seed ^= seed << 17;
-                        if seed % 3 == 0 { b'b' } else { b'a' }
+                        if seed % 3 == 0 {
+                            b'b'
+                        } else {
+                            b'a'
+                        }
                     })
                     .collect();
                 let want = naive_starts(&e, &piece);
@@ -419,13 +362,10 @@ mod tests {
     }
 
     #[test]
-    fn specials_only_when_allowed() {
+    fn decodes_specials_and_refuses_unknown_ids() {
         let e = encoder(&[]);
-        let all = vec!["<|end|>".to_string()];
-        assert_eq!(e.encode("a<|end|>", &all).unwrap(), vec![97, 1000]);
-        assert_eq!(e.encode("a<|end|>", &[]).unwrap().len(), 8);
-        assert_eq!(e.find_special("x <|end|>", &all).unwrap().as_deref(), Some("<|end|>"));
         assert_eq!(e.decode_bytes(&[97, 1000]).unwrap(), b"a<|end|>");
-        assert_eq!(e.decode_bytes(&[5000]), Err(5000));
+        assert_eq!(e.decode_bytes(&[5000]), Err(CoreError::UnknownId { id: 5000, bound: 1001 }));
+        assert_eq!((e.vocab_size(), e.id_bound()), (257, 1001));
     }
 }

@@ -19,6 +19,8 @@ use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::error::CoreError;
+
 /// One learned merge: `left + right -> result`, chosen when the pair occurred `count` times.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Merge {
@@ -53,10 +55,7 @@ struct Candidate {
 impl Ord for Candidate {
     fn cmp(&self, o: &Self) -> Ordering {
         // Max-heap: a higher count is better; on ties the smaller bytes are "greater".
-        self.count
-            .cmp(&o.count)
-            .then_with(|| o.left.cmp(&self.left))
-            .then_with(|| o.right.cmp(&self.right))
+        self.count.cmp(&o.count).then_with(|| o.left.cmp(&self.left)).then_with(|| o.right.cmp(&self.right))
     }
 }
 impl PartialOrd for Candidate {
@@ -76,14 +75,14 @@ impl Eq for Candidate {}
 ///
 /// `alphabet`: bytes of the base tokens (ids 0..alphabet.len()).
 /// `words`: (symbol ids, count) for every distinct word.
-/// `progress(done, total)` is called every few merges; `false` stops with `Err("interrupted")`.
+/// `progress(done, total)` is called every few merges; `false` stops with `CoreError::Interrupted`.
 pub fn train(
     alphabet: Vec<Vec<u8>>,
     mut words: Vec<(Vec<u32>, u64)>,
     target_tokens: usize,
     min_frequency: u64,
     progress: &mut dyn FnMut(u64, u64) -> bool,
-) -> Result<TrainOutput, String> {
+) -> Result<TrainOutput, CoreError> {
     let mut tokens: Vec<Arc<[u8]>> = alphabet.into_iter().map(Arc::from).collect();
     let mut by_bytes: FxHashMap<Arc<[u8]>, u32> =
         tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
@@ -105,8 +104,7 @@ pub fn train(
         left: tokens[pair.0 as usize].clone(),
         right: tokens[pair.1 as usize].clone(),
     };
-    let mut heap: BinaryHeap<Candidate> =
-        pair_counts.iter().map(|(&p, &c)| candidate(p, c, &tokens)).collect();
+    let mut heap: BinaryHeap<Candidate> = pair_counts.iter().map(|(&p, &c)| candidate(p, c, &tokens)).collect();
 
     // 2. merge
     let wanted = target_tokens.saturating_sub(tokens.len()) as u64;
@@ -168,11 +166,11 @@ pub fn train(
         }
         let done = merges.len() as u64;
         if done % 64 == 0 && !progress(done, wanted) {
-            return Err("interrupted".into());
+            return Err(CoreError::Interrupted);
         }
     }
     if !progress(merges.len() as u64, wanted) {
-        return Err("interrupted".into());
+        return Err(CoreError::Interrupted);
     }
 
     // 3. finish
@@ -197,13 +195,12 @@ pub fn byte_words(counts: crate::pretok::count::PieceCounts) -> Words {
 
 /// Character-level words: the alphabet is every character of the corpus plus the optional
 /// end-of-word symbol, sorted by their UTF-8 bytes; each word ends with that symbol.
-pub fn char_words(
-    counts: crate::pretok::count::PieceCounts,
-    end_of_word: Option<&str>,
-) -> Result<Words, String> {
+pub fn char_words(counts: crate::pretok::count::PieceCounts, end_of_word: Option<&str>) -> Result<Words, CoreError> {
     let mut words: Vec<(String, u64)> = Vec::with_capacity(counts.len());
     for (w, c) in counts {
-        let s = String::from_utf8(w).map_err(|e| format!("character-level BPE needs UTF-8 text: {e}"))?;
+        let s = String::from_utf8(w).map_err(|e| {
+            CoreError::input(format!("character-level BPE needs UTF-8 text, and the corpus is not ({e}); convert it"))
+        })?;
         words.push((s, c));
     }
     words.sort_unstable();
@@ -305,8 +302,7 @@ mod tests {
 
     #[test]
     fn low_lower_newest_widest() {
-        let (alphabet, words) =
-            char_words(&[("low", 5), ("lower", 2), ("newest", 6), ("widest", 3)], "</w>");
+        let (alphabet, words) = char_words(&[("low", 5), ("lower", 2), ("newest", 6), ("widest", 3)], "</w>");
         let n = alphabet.len();
         let out = train(alphabet, words, n + 5, 0, &mut |_, _| true).unwrap();
         assert_eq!(merge_strings(&out), ["e+s", "es+t", "est+</w>", "l+o", "lo+w"]);

@@ -10,6 +10,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::Splitter;
+use crate::error::CoreError;
 
 /// piece bytes -> number of occurrences
 pub type PieceCounts = FxHashMap<Vec<u8>, u64>;
@@ -17,12 +18,12 @@ pub type PieceCounts = FxHashMap<Vec<u8>, u64>;
 const CHUNK: usize = 1 << 20;
 
 /// Counts the pieces of every input. `progress(done_bytes, total_bytes)` is called from the
-/// calling thread between batches; returning `false` stops early with `Err("interrupted")`.
+/// calling thread between batches; returning `false` stops early with `CoreError::Interrupted`.
 pub fn count_pieces(
     inputs: &[&[u8]],
     splitter: &Splitter,
     progress: &mut dyn FnMut(u64, u64) -> bool,
-) -> Result<PieceCounts, String> {
+) -> Result<PieceCounts, CoreError> {
     count_chunks(inputs, progress, |c| count_chunk(c, splitter))
 }
 
@@ -33,7 +34,7 @@ pub fn count_words<F>(
     inputs: &[&[u8]],
     progress: &mut dyn FnMut(u64, u64) -> bool,
     split: F,
-) -> Result<FxHashMap<String, u64>, String>
+) -> Result<FxHashMap<String, u64>, CoreError>
 where
     F: Fn(&str, &mut dyn FnMut(&str)) + Sync,
 {
@@ -57,10 +58,10 @@ fn count_chunks<K, F>(
     inputs: &[&[u8]],
     progress: &mut dyn FnMut(u64, u64) -> bool,
     per_chunk: F,
-) -> Result<FxHashMap<K, u64>, String>
+) -> Result<FxHashMap<K, u64>, CoreError>
 where
     K: std::hash::Hash + Eq + Send,
-    F: Fn(&[u8]) -> Result<FxHashMap<K, u64>, String> + Sync,
+    F: Fn(&[u8]) -> Result<FxHashMap<K, u64>, CoreError> + Sync,
 {
     let chunks: Vec<&[u8]> = inputs.iter().flat_map(|d| line_aligned_chunks(d)).collect();
     let total: u64 = chunks.iter().map(|c| c.len() as u64).sum();
@@ -68,7 +69,7 @@ where
     let mut counts: FxHashMap<K, u64> = FxHashMap::default();
     let mut done = 0u64;
     for group in chunks.chunks(batch) {
-        let partial: Vec<Result<FxHashMap<K, u64>, String>> = group.par_iter().map(|c| per_chunk(c)).collect();
+        let partial: Vec<Result<FxHashMap<K, u64>, CoreError>> = group.par_iter().map(|c| per_chunk(c)).collect();
         for p in partial {
             for (k, v) in p? {
                 *counts.entry(k).or_insert(0) += v;
@@ -76,7 +77,7 @@ where
         }
         done += group.iter().map(|c| c.len() as u64).sum::<u64>();
         if !progress(done, total) {
-            return Err("interrupted".into());
+            return Err(CoreError::Interrupted);
         }
     }
     Ok(counts)
@@ -100,7 +101,7 @@ fn line_aligned_chunks(data: &[u8]) -> Vec<&[u8]> {
     out
 }
 
-fn count_chunk(chunk: &[u8], splitter: &Splitter) -> Result<PieceCounts, String> {
+fn count_chunk(chunk: &[u8], splitter: &Splitter) -> Result<PieceCounts, CoreError> {
     let mut counts = PieceCounts::default();
     for line in chunk.split_inclusive(|&b| b == b'\n') {
         count_line(line, splitter, &mut counts)?;
@@ -108,17 +109,16 @@ fn count_chunk(chunk: &[u8], splitter: &Splitter) -> Result<PieceCounts, String>
     Ok(counts)
 }
 
-fn count_line(mut line: &[u8], splitter: &Splitter, counts: &mut PieceCounts) -> Result<(), String> {
+fn count_line(mut line: &[u8], splitter: &Splitter, counts: &mut PieceCounts) -> Result<(), CoreError> {
     while !line.is_empty() {
         let (valid, rest) = match std::str::from_utf8(line) {
             Ok(s) => (s, &line[line.len()..]),
             Err(e) => {
                 let (ok, bad) = line.split_at(e.valid_up_to());
-                // SAFETY-free: `ok` was just validated by from_utf8.
+                // `ok` is exactly the prefix that from_utf8 validated.
                 (std::str::from_utf8(ok).unwrap_or(""), bad)
             }
         };
-        let mut err = None;
         splitter.split(valid, |a, b| {
             let piece = &valid.as_bytes()[a..b];
             match counts.get_mut(piece) {
@@ -127,10 +127,7 @@ fn count_line(mut line: &[u8], splitter: &Splitter, counts: &mut PieceCounts) ->
                     counts.insert(piece.to_vec(), 1);
                 }
             }
-        }).unwrap_or_else(|e| err = Some(e));
-        if let Some(e) = err {
-            return Err(e);
-        }
+        })?;
         if rest.is_empty() {
             break;
         }

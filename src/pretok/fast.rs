@@ -36,7 +36,6 @@ pub enum Builtin {
 
 use super::{CL100K as CL100K_PATTERN, GPT2 as GPT2_PATTERN, O200K as O200K_PATTERN};
 
-
 impl Builtin {
     /// The official pattern string this splitter is equivalent to.
     pub fn pattern(self) -> &'static str {
@@ -49,9 +48,7 @@ impl Builtin {
 
     /// The splitter for `p` if `p` is exactly one of the official pattern strings.
     pub fn from_pattern(p: &str) -> Option<Builtin> {
-        [Builtin::Gpt2, Builtin::Cl100k, Builtin::O200k]
-            .into_iter()
-            .find(|b| b.pattern() == p)
+        [Builtin::Gpt2, Builtin::Cl100k, Builtin::O200k].into_iter().find(|b| b.pattern() == p)
     }
 }
 
@@ -142,8 +139,7 @@ static ASCII_FLAGS: [u8; 128] = ascii_flags();
 #[inline(always)]
 fn cp_flags(cp: u32) -> u8 {
     let block = tables::INDEX[(cp >> tables::SHIFT) as usize] as usize;
-    let class =
-        tables::BLOCKS[(block << tables::SHIFT) | (cp as usize & ((1 << tables::SHIFT) - 1))];
+    let class = tables::BLOCKS[(block << tables::SHIFT) | (cp as usize & ((1 << tables::SHIFT) - 1))];
     CLASS_FLAGS[(class - b'0') as usize & 7]
 }
 
@@ -165,15 +161,9 @@ fn at_multibyte(b: &[u8], i: usize, c: u8) -> (u8, usize) {
     if c < 0xE0 {
         (cp_flags(((c as u32 & 0x1F) << 6) | cont(1)), 2)
     } else if c < 0xF0 {
-        (
-            cp_flags(((c as u32 & 0x0F) << 12) | (cont(1) << 6) | cont(2)),
-            3,
-        )
+        (cp_flags(((c as u32 & 0x0F) << 12) | (cont(1) << 6) | cont(2)), 3)
     } else {
-        (
-            cp_flags(((c as u32 & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3)),
-            4,
-        )
+        (cp_flags(((c as u32 & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3)), 4)
     }
 }
 
@@ -452,19 +442,11 @@ fn split_o200k(b: &[u8], f: &mut impl FnMut(usize, usize)) {
             let (f0, l0) = at(b, i);
             // B1/B2, in the order: B1 with prefix (p1), B1 without (q1), B2 with (p2),
             // B2 without (q2). Without the prefix, a word needs c0 in U or W (letter or mark).
-            let (p1, p2) = if is_x(f0) {
-                o200k_word(b, i + l0)
-            } else {
-                (None, None)
-            };
+            let (p1, p2) = if is_x(f0) { o200k_word(b, i + l0) } else { (None, None) };
             let word = match p1 {
                 Some(e) => Some(e),
                 None => {
-                    let (q1, q2) = if f0 & (F_U | F_W) != 0 {
-                        o200k_word(b, i)
-                    } else {
-                        (None, None)
-                    };
+                    let (q1, q2) = if f0 & (F_U | F_W) != 0 { o200k_word(b, i) } else { (None, None) };
                     q1.or(p2).or(q2)
                 }
             };
@@ -512,17 +494,14 @@ fn split_o200k(b: &[u8], f: &mut impl FnMut(usize, usize)) {
 mod tests {
     //! Equality with fancy-regex: hand-picked edge cases, random strings, the real corpora,
     //! and the class table and case folding for every code point. Run the big ones with
-    //! `cargo test --release pretok::fast`; the bench with `-- --ignored --nocapture`.
+    //! `cargo test --release pretok::fast`. The speed comparison is `cargo bench --bench pretok`.
     use super::*;
     use fancy_regex::Regex;
-    use std::time::Instant;
 
     const ALL: [Builtin; 3] = [Builtin::Gpt2, Builtin::Cl100k, Builtin::O200k];
 
     fn compiled() -> Vec<(Builtin, Regex)> {
-        ALL.iter()
-            .map(|&b| (b, Regex::new(b.pattern()).unwrap()))
-            .collect()
+        ALL.iter().map(|&b| (b, Regex::new(b.pattern()).unwrap())).collect()
     }
 
     fn regex_pieces(re: &Regex, text: &str) -> Vec<(usize, usize)> {
@@ -548,11 +527,7 @@ mod tests {
             return None;
         }
         let show = |v: &[(usize, usize)]| v.iter().map(|&(s, e)| &text[s..e]).collect::<Vec<_>>();
-        Some(format!(
-            "{b:?} on {text:?}:\n  regex: {:?}\n  fast:  {:?}",
-            show(&want),
-            show(&got)
-        ))
+        Some(format!("{b:?} on {text:?}:\n  regex: {:?}\n  fast:  {:?}", show(&want), show(&got)))
     }
 
     fn assert_same(regexes: &[(Builtin, Regex)], text: &str) {
@@ -733,13 +708,7 @@ mod tests {
         for text in EDGE_CASES {
             assert_same(&regexes, text);
             // Also each case glued to letters, spaces and newlines on both sides.
-            for (pre, post) in [
-                ("a", "b"),
-                (" ", " "),
-                ("\n", "\n"),
-                ("  ", "x"),
-                ("A", "'s"),
-            ] {
+            for (pre, post) in [("a", "b"), (" ", " "), ("\n", "\n"), ("  ", "x"), ("A", "'s")] {
                 assert_same(&regexes, &format!("{pre}{text}{post}"));
             }
         }
@@ -873,19 +842,12 @@ mod tests {
                 }
             }
         }
-        assert!(
-            failures.is_empty(),
-            "{mismatches} mismatches, e.g.:\n{}",
-            failures.join("\n")
-        );
+        assert!(failures.is_empty(), "{mismatches} mismatches, e.g.:\n{}", failures.join("\n"));
         assert_eq!(checked, [COUNT; 3]);
     }
 
     fn corpus(name: &str) -> Option<String> {
-        let dir: std::path::PathBuf = std::env::var_os("TOKREG_TEST_DATA")
-            .map(Into::into)
-            .unwrap_or_else(|| "/work/shared/data".into());
-        std::fs::read_to_string(dir.join(name)).ok()
+        crate::test_data::read(name)
     }
 
     const CORPORA: [&str; 3] = ["kjv.txt", "dr.en.txt", "dr.zh-cn.txt"];
@@ -910,14 +872,9 @@ mod tests {
                     let want = regex_pieces(re, t);
                     let got = fast_pieces(*b, t);
                     if want != got {
-                        let k = want
-                            .iter()
-                            .zip(&got)
-                            .position(|(a, b)| a != b)
-                            .unwrap_or(want.len().min(got.len()));
+                        let k = want.iter().zip(&got).position(|(a, b)| a != b).unwrap_or(want.len().min(got.len()));
                         let s = want.get(k).or(got.get(k)).map_or(0, |p| p.0);
-                        let near =
-                            &t[floor_boundary(t, s.saturating_sub(40))..floor_boundary(t, s + 40)];
+                        let near = &t[floor_boundary(t, s.saturating_sub(40))..floor_boundary(t, s + 40)];
                         panic!(
                             "{b:?} differs on {name} at piece {k} (byte {s}), near {near:?}:\n  regex: {:?}\n  fast:  {:?}",
                             want.get(k).map(|p| &t[p.0..p.1]),
@@ -980,10 +937,7 @@ mod tests {
                 .take(10)
                 .map(|(c, _)| format!("U+{:04X}", *c as u32))
                 .collect();
-            assert!(
-                bad.is_empty(),
-                "class {class} differs from fancy-regex at {bad:?}"
-            );
+            assert!(bad.is_empty(), "class {class} differs from fancy-regex at {bad:?}");
         }
     }
 
@@ -994,8 +948,7 @@ mod tests {
             let set = regex_set(&all, &format!("(?i:{x})"));
             for c in all.chars() {
                 let mut buf = [0u8; 4];
-                let ours = fold_letter(c.encode_utf8(&mut buf).as_bytes(), 0).map(|(y, _)| y)
-                    == Some(x as u8);
+                let ours = fold_letter(c.encode_utf8(&mut buf).as_bytes(), 0).map(|(y, _)| y) == Some(x as u8);
                 assert_eq!(set[c as usize], ours, "(?i:{x}) on U+{:04X}", c as u32);
             }
         }
@@ -1049,19 +1002,11 @@ mod tests {
         let ty = if nblocks <= 256 { "u8" } else { "u16" };
         let mut out = String::new();
         out.push_str("//! Generated by `regenerate_unicode_tables` in `fast.rs` from the Unicode classes of\n");
-        out.push_str(
-            "//! fancy-regex/regex-syntax: do not edit. The class of a code point, as a digit:\n",
-        );
+        out.push_str("//! fancy-regex/regex-syntax: do not edit. The class of a code point, as a digit:\n");
         out.push_str("//! 0 other, 1 \\s but not \\r \\n, 2 \\r \\n, 3 \\p{N}, 4 Lu/Lt, 5 Ll, 6 Lm/Lo, 7 \\p{M}.\n");
-        out.push_str(&format!(
-            "//! {nblocks} distinct blocks of {} code points, {total} bytes.\n\n",
-            1 << shift
-        ));
+        out.push_str(&format!("//! {nblocks} distinct blocks of {} code points, {total} bytes.\n\n", 1 << shift));
         out.push_str(&format!("pub const SHIFT: u32 = {shift};\n\n"));
-        out.push_str(&format!(
-            "#[rustfmt::skip]\npub static INDEX: [{ty}; {}] = [\n",
-            index.len()
-        ));
+        out.push_str(&format!("#[rustfmt::skip]\npub static INDEX: [{ty}; {}] = [\n", index.len()));
         for row in index.chunks(24) {
             out.push_str("   ");
             for id in row {
@@ -1070,10 +1015,7 @@ mod tests {
             out.push('\n');
         }
         out.push_str("];\n\n");
-        out.push_str(&format!(
-            "#[rustfmt::skip]\npub static BLOCKS: &[u8; {}] = b\"\\\n",
-            blocks.len()
-        ));
+        out.push_str(&format!("#[rustfmt::skip]\npub static BLOCKS: &[u8; {}] = b\"\\\n", blocks.len()));
         for row in blocks.chunks(96) {
             out.push_str("    ");
             out.extend(row.iter().map(|&c| (b'0' + c) as char));
@@ -1083,41 +1025,5 @@ mod tests {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/pretok/fast/tables.rs");
         std::fs::write(path, out).unwrap();
         println!("wrote {path}: shift {shift}, {nblocks} blocks, {total} bytes");
-    }
-
-    /// `cargo test --release pretok::fast::tests::bench -- --ignored --nocapture`
-    #[test]
-    #[ignore]
-    fn bench_against_fancy_regex() {
-        let regexes = compiled();
-        for name in CORPORA {
-            let Some(text) = corpus(name) else {
-                println!("{name}: absent, skipped");
-                continue;
-            };
-            let mb = text.len() as f64 / 1e6;
-            for (b, re) in &regexes {
-                let time = |min_runs: u32, f: &mut dyn FnMut() -> usize| {
-                    let start = Instant::now();
-                    let mut runs = 0;
-                    while runs < min_runs || start.elapsed().as_secs_f64() < 0.5 {
-                        std::hint::black_box(f());
-                        runs += 1;
-                    }
-                    mb * runs as f64 / start.elapsed().as_secs_f64()
-                };
-                let fast = time(3, &mut || {
-                    let mut n = 0usize;
-                    split(*b, &text, |s, e| n += e - s);
-                    n
-                });
-                let slow = time(1, &mut || re.find_iter(&text).count());
-                println!(
-                    "{name:>13} {:<7} fast {fast:8.1} MB/s  fancy-regex {slow:6.1} MB/s  x{:.1}",
-                    format!("{b:?}"),
-                    fast / slow
-                );
-            }
-        }
     }
 }

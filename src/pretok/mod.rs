@@ -11,6 +11,8 @@ pub use count::{count_pieces, count_words};
 
 use fancy_regex::Regex;
 
+use crate::error::CoreError;
+
 /// The official patterns, by the names the CLI accepts.
 /// These are the spellings of tiktoken's current `tiktoken_ext/openai_public.py` (possessive
 /// quantifiers; cl100k's `\s++$` takes a whitespace run that ends the text as one piece).
@@ -29,7 +31,8 @@ pub const O200K: &str = concat!(
 pub const WHITESPACE: &str = r"\S+";
 
 /// The built-in patterns by the names the CLI and the registry use.
-pub const PATTERNS: [(&str, &str); 4] = [("gpt2", GPT2), ("cl100k", CL100K), ("o200k", O200K), ("whitespace", WHITESPACE)];
+pub const PATTERNS: [(&str, &str); 4] =
+    [("gpt2", GPT2), ("cl100k", CL100K), ("o200k", O200K), ("whitespace", WHITESPACE)];
 
 /// Other spellings of the built-in patterns that split all text identically: the original
 /// GPT-2 pattern (without possessive quantifiers). It is stored and hashed as the built-in.
@@ -53,21 +56,22 @@ pub enum Splitter {
 }
 
 impl Splitter {
-    pub fn new(pattern: &str) -> Result<Splitter, String> {
+    pub fn new(pattern: &str) -> Result<Splitter, CoreError> {
         let pattern = canonical(pattern);
         if let Some(b) = fast::Builtin::from_pattern(pattern) {
             return Ok(Splitter::Fast(b));
         }
-        Regex::new(pattern).map(Splitter::Regex).map_err(|e| e.to_string())
+        Splitter::new_regex(pattern)
     }
 
     /// The same pattern on the regex engine (for tests and benchmarks of the fast path).
-    pub fn new_regex(pattern: &str) -> Result<Splitter, String> {
-        Regex::new(pattern).map(Splitter::Regex).map_err(|e| e.to_string())
+    pub fn new_regex(pattern: &str) -> Result<Splitter, CoreError> {
+        Regex::new(pattern).map(Splitter::Regex).map_err(|e| CoreError::Pattern(e.to_string()))
     }
 
-    /// Calls `f(start, end)` with the byte range of each piece, in order.
-    pub fn split(&self, text: &str, mut f: impl FnMut(usize, usize)) -> Result<(), String> {
+    /// Calls `f(start, end)` with the byte range of each piece, in order. A regex can fail on
+    /// an input (fancy-regex gives up past its backtracking limit); the official patterns never do.
+    pub fn split(&self, text: &str, mut f: impl FnMut(usize, usize)) -> Result<(), CoreError> {
         match self {
             Splitter::Fast(b) => {
                 fast::split(*b, text, f);
@@ -75,7 +79,10 @@ impl Splitter {
             }
             Splitter::Regex(regex) => {
                 for m in regex.find_iter(text) {
-                    let m = m.map_err(|e| format!("the pre-tokenizer pattern failed on this input: {e}"))?;
+                    let m = m.map_err(|e| {
+                        let what = "the pre-tokenizer pattern failed on this input";
+                        CoreError::input(format!("{what} ({e}); simplify the pattern or split the text"))
+                    })?;
                     if m.end() > m.start() {
                         f(m.start(), m.end());
                     }
@@ -99,10 +106,9 @@ mod tests {
 
     #[test]
     fn aliases_split_like_the_canonical_patterns() {
-        let data = std::env::var("TOKREG_TEST_DATA").unwrap_or_else(|_| "../shared/data".into());
         let mut texts: Vec<String> = ["kjv.txt", "dr.en.txt", "dr.zh-cn.txt"]
             .iter()
-            .filter_map(|f| std::fs::read_to_string(format!("{data}/{f}")).ok())
+            .filter_map(|f| crate::test_data::read(f))
             .map(|t| t.chars().take(300_000).collect())
             .collect();
         texts.push("a  b \t\n\n  c\r\n d  \u{a0}x  ' 's 'S 1234567 !!  \n  ".into());

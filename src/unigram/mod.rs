@@ -1,6 +1,8 @@
 //! Unigram LM (SentencePiece-style) tokenizer: plain data types shared by the trainer and the
 //! encoder, and the module wiring. Owns: `PieceKind`, `Piece`, `TrainerConfig`, `Round`,
-//! `TrainResult`, and the id layout contract documented below.
+//! `TrainResult`, and the id layout contract documented below. The trainer is `trainer.rs`
+//! (with the corpus run around it in `corpus.rs`); the encoder is `encoder.rs`, behind the
+//! core's `Encode` interface in `pipeline.rs`.
 //!
 //! # Id layout produced by [`train`]
 //! SentencePiece's default layout, so that a model trained here can be exported to (or compared
@@ -24,16 +26,22 @@
 // Lattice and EM code indexes several parallel arrays by position; index loops say that best.
 #![allow(clippy::needless_range_loop)]
 
+mod corpus;
 mod encoder;
 mod lattice;
 mod normalize;
+mod pipeline;
 mod script;
 mod trainer;
 mod trie;
 
+pub use corpus::{train_corpus, CorpusOutput};
 pub use encoder::{with_scratch, Encoder, Scratch};
 pub use normalize::{SpNormalizer, SPACE_MARK};
+pub use pipeline::Unigram;
 pub use trainer::train;
+
+use crate::error::CoreError;
 
 /// Piece types, with SentencePiece's `ModelProto.SentencePiece.Type` numbering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -44,6 +52,40 @@ pub enum PieceKind {
     UserDefined = 4,
     Unused = 5,
     Byte = 6,
+}
+
+impl PieceKind {
+    /// The kind by the name tokreg stores (`normal`, `unknown`, `control`, `user_defined`,
+    /// `unused`, `byte`).
+    pub fn from_name(name: &str) -> Result<PieceKind, CoreError> {
+        use PieceKind::*;
+        Ok(match name {
+            "normal" => Normal,
+            "unknown" => Unknown,
+            "control" => Control,
+            "user_defined" => UserDefined,
+            "unused" => Unused,
+            "byte" => Byte,
+            k => {
+                return Err(CoreError::input(format!(
+                    "unknown SentencePiece piece kind {k:?}; kinds are normal, unknown, control, user_defined, \
+                     unused, byte"
+                )))
+            }
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        use PieceKind::*;
+        match self {
+            Normal => "normal",
+            Unknown => "unknown",
+            Control => "control",
+            UserDefined => "user_defined",
+            Unused => "unused",
+            Byte => "byte",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -1,8 +1,8 @@
-// tokreg unigram: SentencePiece-style text handling around the encoder. Spaces become ▁
-// (U+2581) so that pieces can carry word starts; a dummy ▁ is put in front so the first word
-// looks like every other; optionally runs of spaces collapse (SentencePiece's
-// remove_extra_whitespaces). `restore` undoes the mapping on decoded bytes. With extra
-// whitespace kept, restore(normalize(s)) == s for every s: the ▁ mode is lossless.
+//! SentencePiece-style text handling around the Unigram and SentencePiece BPE encoders. Spaces become ▁
+//! (U+2581) so that pieces can carry word starts; a dummy ▁ is put in front so the first word
+//! looks like every other; optionally runs of spaces collapse (SentencePiece's
+//! remove_extra_whitespaces). `restore` undoes the mapping on decoded bytes. With extra
+//! whitespace kept, restore(normalize(s)) == s for every s: the ▁ mode is lossless.
 
 pub const SPACE_MARK: char = '\u{2581}';
 const MARK_UTF8: &[u8] = "\u{2581}".as_bytes();

@@ -22,6 +22,7 @@ use rustc_hash::FxHashMap;
 
 use super::script::{script_of, Script};
 use super::{byte_piece_text, Piece, PieceKind, Round, TrainResult, TrainerConfig};
+use crate::error::CoreError;
 
 /// Placeholder for characters outside `character_coverage` (SP's kUNKChar); never in a piece.
 const UNK_CHAR: char = '\u{2585}';
@@ -45,8 +46,7 @@ fn digamma(mut x: f64) -> f64 {
     let xx = 1.0 / x;
     let xx2 = xx * xx;
     let xx4 = xx2 * xx2;
-    r + x.ln() + xx2 / 24.0 - 7.0 / 960.0 * xx4 + 31.0 / 8064.0 * xx4 * xx2
-        - 127.0 / 30720.0 * xx4 * xx4
+    r + x.ln() + xx2 / 24.0 - 7.0 / 960.0 * xx4 + 31.0 / 8064.0 * xx4 * xx2 - 127.0 / 30720.0 * xx4 * xx4
 }
 
 #[inline]
@@ -242,7 +242,14 @@ fn forward_backward(
 /// (`u32::MAX` = unknown) and its score. Ties: the first candidate in (start asc) order wins
 /// for each end position, i.e. the longest last piece, like SP.
 /// `skip` excludes one edge (start 0, end n, that seed id) to get the best alternative.
-fn viterbi(n: usize, edges: &[Edge], m: &Model, unk_score: f64, skip: Option<u32>, best: &mut Vec<(f64, u32, u32)>) -> (Vec<u32>, f64) {
+fn viterbi(
+    n: usize,
+    edges: &[Edge],
+    m: &Model,
+    unk_score: f64,
+    skip: Option<u32>,
+    best: &mut Vec<(f64, u32, u32)>,
+) -> (Vec<u32>, f64) {
     best.clear();
     best.resize(n + 1, (f64::NEG_INFINITY, u32::MAX, u32::MAX));
     best[0].0 = 0.0;
@@ -292,32 +299,38 @@ fn viterbi(n: usize, edges: &[Edge], m: &Model, unk_score: f64, skip: Option<u32
 ///
 /// `progress(phase, done, total)` is called between units of work, with phases "prepare",
 /// "seed" (words scanned), "lattice", "em" (done = round, total = 0: the number of rounds is not
-/// known in advance), "prune" (step of 3) and "done"; returning false aborts with
-/// `Err("interrupted")`. Errors also for invalid settings, a vocab_size that cannot hold the
+/// known in advance), "prune" (step of 3) and "done"; returning false stops with
+/// `CoreError::Interrupted`. Errors also for invalid settings, a vocab_size that cannot hold the
 /// meta pieces and required characters, or one larger than the corpus supports.
 pub fn train(
     words: &[(String, u64)],
     cfg: &TrainerConfig,
     progress: &mut dyn FnMut(&str, u64, u64) -> bool,
-) -> Result<TrainResult, String> {
+) -> Result<TrainResult, CoreError> {
     macro_rules! tick {
         ($phase:expr, $done:expr, $total:expr) => {
             if !progress($phase, $done as u64, $total as u64) {
-                return Err("interrupted".to_string());
+                return Err(CoreError::Interrupted);
             }
         };
     }
     if !(cfg.shrinking_factor > 0.0 && cfg.shrinking_factor < 1.0) {
-        return Err("shrinking_factor must be in (0, 1)".into());
+        return Err(CoreError::input(format!(
+            "the shrinking factor {} is not between 0 and 1; use e.g. 0.75",
+            cfg.shrinking_factor
+        )));
     }
     if cfg.max_piece_length == 0 {
-        return Err("max_piece_length must be >= 1".into());
+        return Err(CoreError::input("the maximum piece length is 0; it must be at least 1 (e.g. 16)"));
     }
     if cfg.em_iterations == 0 {
-        return Err("em_iterations must be >= 1".into());
+        return Err(CoreError::input("the number of EM iterations is 0; it must be at least 1 (e.g. 2)"));
     }
     if !(cfg.character_coverage > 0.0 && cfg.character_coverage <= 1.0) {
-        return Err("character_coverage must be in (0, 1]".into());
+        return Err(CoreError::input(format!(
+            "the character coverage {} is not in (0, 1]; use e.g. 1.0 or 0.9995",
+            cfg.character_coverage
+        )));
     }
 
     // ---- Meta pieces and id layout ----
@@ -339,24 +352,24 @@ pub fn train(
         let mut seen = rustc_hash::FxHashSet::default();
         for p in &meta {
             if p.text.is_empty() {
-                return Err("meta pieces must not be empty".into());
+                return Err(CoreError::input("an unknown, control or user-defined piece is empty; name it"));
             }
             if !seen.insert(p.text.as_str()) {
-                return Err(format!("piece {:?} is defined twice", p.text));
+                return Err(CoreError::input(format!("the piece {:?} is given twice; give it once", p.text)));
             }
         }
     }
     if cfg.vocab_size <= meta.len() {
-        return Err(format!("vocab_size {} leaves no room after {} meta pieces", cfg.vocab_size, meta.len()));
+        return Err(CoreError::VocabTooSmall {
+            requested: cfg.vocab_size,
+            needed: meta.len() + 1,
+            base: meta_description(meta.len(), 0),
+        });
     }
     let budget = cfg.vocab_size - meta.len();
 
     // ---- 1. Words: strip meta texts, merge, sort ----
-    let meta_texts: Vec<&str> = meta
-        .iter()
-        .filter(|p| p.kind != PieceKind::Byte)
-        .map(|p| p.text.as_str())
-        .collect();
+    let meta_texts: Vec<&str> = meta.iter().filter(|p| p.kind != PieceKind::Byte).map(|p| p.text.as_str()).collect();
     let mut merged: FxHashMap<&str, u64> = FxHashMap::default();
     for (w, c) in words {
         if *c == 0 {
@@ -386,15 +399,14 @@ pub fn train(
         required.push((ch, n));
     }
     if required.is_empty() {
-        return Err("no training text".into());
+        return Err(CoreError::input("the corpus has no text to train on; give files that contain text"));
     }
     if required.len() > budget {
-        return Err(format!(
-            "vocab_size {} is smaller than {} required characters + {} meta pieces",
-            cfg.vocab_size,
-            required.len(),
-            meta.len()
-        ));
+        return Err(CoreError::VocabTooSmall {
+            requested: cfg.vocab_size,
+            needed: meta.len() + required.len(),
+            base: meta_description(meta.len(), required.len()),
+        });
     }
     let required_set: rustc_hash::FxHashSet<char> = required.iter().map(|c| c.0).collect();
     let mut words2: FxHashMap<String, u64> = FxHashMap::default();
@@ -674,7 +686,8 @@ pub fn train(
             }
         }
         cands.sort_by(|a, b| {
-            b.1.total_cmp(&a.1).then_with(|| model.texts[a.0 as usize].as_bytes().cmp(model.texts[b.0 as usize].as_bytes()))
+            b.1.total_cmp(&a.1)
+                .then_with(|| model.texts[a.0 as usize].as_bytes().cmp(model.texts[b.0 as usize].as_bytes()))
         });
         let target = desired_pieces.max((cfg.shrinking_factor * act.len() as f64) as usize);
         for &(p, _) in &cands {
@@ -720,18 +733,24 @@ pub fn train(
         final_pieces.push((model.texts[p as usize].clone(), model.score[p as usize]));
     }
     if final_pieces.len() < budget {
-        return Err(format!(
-            "vocab_size {} is too large for this corpus: only {} pieces could be learned (+{} meta)",
-            cfg.vocab_size,
-            final_pieces.len(),
-            meta.len()
-        ));
+        return Err(CoreError::VocabTooLarge { requested: cfg.vocab_size, reachable: final_pieces.len() + meta.len() });
     }
     final_pieces.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.as_bytes().cmp(b.0.as_bytes())));
     let mut pieces = meta;
     pieces.extend(final_pieces.into_iter().map(|(text, score)| Piece { text, score, kind: PieceKind::Normal }));
     tick!("done", 1, 1);
     Ok(TrainResult { pieces, rounds })
+}
+
+/// The base alphabet of a Unigram model in words: its meta pieces (unknown, control,
+/// user-defined, bytes) and the characters that must each have a piece.
+fn meta_description(meta: usize, chars: usize) -> String {
+    let pieces = if meta == 1 { "1 meta piece".to_string() } else { format!("{meta} meta pieces") };
+    match chars {
+        0 => format!("{pieces} + at least 1 learned piece"),
+        1 => format!("{pieces} + 1 character of the corpus"),
+        n => format!("{pieces} + {n} characters of the corpus"),
+    }
 }
 
 #[cfg(test)]
@@ -761,17 +780,28 @@ mod tests {
     }
 
     fn small_corpus() -> String {
-        // A real corpus slice when available, else a synthetic but varied text.
-        if let Ok(t) = std::fs::read_to_string("/work/shared/data/kjv.txt") {
+        // A real corpus slice when available, else a synthetic text varied enough to fill the
+        // tests' vocabularies: words of one to four syllables, so that there are thousands of
+        // distinct words and far more than 1000 candidate pieces.
+        if let Some(t) = crate::test_data::read("kjv.txt") {
             return t.lines().take(3000).collect::<Vec<_>>().join("\n");
         }
+        let syllables = [
+            "the", "of", "and", "un", "to", "lo", "rd", "sa", "id", "peo", "ple", "hou", "se", "chil", "dren", "is",
+            "ra", "el", "king", "land", "day", "god", "man", "ka", "mi", "ren", "tu", "sha", "vel", "dor", "pri",
+            "nes",
+        ];
         let mut s = String::new();
-        let ws = ["the", "of", "and", "unto", "lord", "said", "people", "house", "children", "israel", "king", "land", "day", "god", "man"];
         let mut x = 12345u64;
+        let mut next = |n: usize| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as usize % n
+        };
         for _ in 0..3000 {
             for _ in 0..10 {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                s.push_str(ws[(x >> 33) as usize % ws.len()]);
+                for _ in 0..1 + next(4) {
+                    s.push_str(syllables[next(syllables.len())]);
+                }
                 s.push(' ');
             }
             s.push('\n');
@@ -880,7 +910,7 @@ mod tests {
     fn interrupt_and_errors() {
         let words = corpus_words(&small_corpus());
         let r = train(&words, &cfg(1000), &mut |ph, _, _| ph != "em");
-        assert_eq!(r.unwrap_err(), "interrupted");
+        assert_eq!(r.unwrap_err(), CoreError::Interrupted);
         assert!(train(&words, &cfg(3), &mut |_, _, _| true).is_err());
         assert!(train(&[], &cfg(100), &mut |_, _, _| true).is_err());
         assert!(train(&corpus_words("ab ab ab"), &cfg(1000), &mut |_, _, _| true).is_err());

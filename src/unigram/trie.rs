@@ -24,6 +24,8 @@
 //! Building walks a linked list of the free slots to place each node's children (scanning
 //! every slot from the first free one took 100 ms for 8000 pieces; the list, 4 ms).
 
+use crate::error::CoreError;
+
 #[derive(Clone, Copy)]
 struct Unit {
     word: u32,
@@ -113,15 +115,18 @@ impl FreeList {
 
 impl DoubleArray {
     /// Builds from keys with ids >= 0 and their scores. Keys must be non-empty and distinct.
-    pub(crate) fn build(mut keys: Vec<(&[u8], i32, f32)>) -> Result<DoubleArray, String> {
+    pub(crate) fn build(mut keys: Vec<(&[u8], i32, f32)>) -> Result<DoubleArray, CoreError> {
         keys.sort_unstable_by(|a, b| a.0.cmp(b.0));
         for w in keys.windows(2) {
             if w[0].0 == w[1].0 {
-                return Err(format!("duplicate key {:?}", String::from_utf8_lossy(w[0].0)));
+                return Err(CoreError::input(format!(
+                    "the piece {:?} is defined twice; remove one",
+                    String::from_utf8_lossy(w[0].0)
+                )));
             }
         }
         if keys.iter().any(|k| k.0.is_empty()) {
-            return Err("empty key".into());
+            return Err(CoreError::input("a piece is empty; remove it"));
         }
         let mut units = vec![EMPTY; 512];
         let mut ids = vec![NO_VALUE; 512];
@@ -186,7 +191,7 @@ impl DoubleArray {
                 pos = free.next(pos);
             };
             if base > MAX_BASE {
-                return Err("too many pieces for the trie".into());
+                return Err(CoreError::input("too many pieces for the Unigram encoder's trie; use fewer pieces"));
             }
             base_used[base] = true;
             units[node as usize].word |= (base as u32) << 8;
@@ -261,7 +266,7 @@ impl DoubleArray {
 mod tests {
     use super::*;
 
-    fn build(keys: Vec<(&[u8], i32)>) -> Result<DoubleArray, String> {
+    fn build(keys: Vec<(&[u8], i32)>) -> Result<DoubleArray, CoreError> {
         DoubleArray::build(keys.into_iter().map(|(k, v)| (k, v, -(v as f32))).collect())
     }
 

@@ -1,14 +1,15 @@
-// tokreg wordpiece: the WordPiece encoder - greedy longest-match-first over a byte trie, with
-// the same results as Hugging Face tokenizers' `WordPiece` model (classic algorithm: at the start
-// of a word any vocab string may match verbatim; after that only `prefix + piece` entries match).
-//
-// Layout: one flat trie with two roots. Root 0 holds every vocab string verbatim (word start);
-// root 1 holds the entries that begin with the continuing prefix, with the prefix removed. The
-// longest match from a position is the last token-bearing node met while walking the bytes, so a
-// word costs one pass over its bytes plus one restart per emitted piece - no hashing, no
-// allocation beyond pushing to the caller's output vector.
+//! The WordPiece encoder: greedy longest-match-first over a byte trie, with the same results as
+//! Hugging Face tokenizers' `WordPiece` model (classic algorithm: at the start of a word any
+//! vocab string may match verbatim; after that only `prefix + piece` entries match).
+//!
+//! Layout: one flat trie with two roots. Root 0 holds every vocab string verbatim (word start);
+//! root 1 holds the entries that begin with the continuing prefix, with the prefix removed. The
+//! longest match from a position is the last token-bearing node met while walking the bytes, so
+//! a word costs one pass over its bytes plus one restart per emitted piece: no hashing, no
+//! allocation beyond pushing to the caller's output vector.
 
 use super::normalize::{pre_tokenize, BertNormalizer};
+use crate::error::CoreError;
 
 const NO_TOKEN: u32 = u32::MAX;
 const NO_DENSE: u32 = u32::MAX;
@@ -54,10 +55,7 @@ fn insert(nodes: &mut Vec<BuildNode>, root: u32, key: &[u8], id: u32) {
             Ok(i) => nodes[cur].kids[i].1,
             Err(i) => {
                 let n = nodes.len() as u32;
-                nodes.push(BuildNode {
-                    token: NO_TOKEN,
-                    kids: Vec::new(),
-                });
+                nodes.push(BuildNode { token: NO_TOKEN, kids: Vec::new() });
                 nodes[cur].kids.insert(i, (b, n));
                 n
             }
@@ -78,25 +76,17 @@ impl Encoder {
         unk_token: &str,
         continuing_prefix: &str,
         max_input_chars_per_word: usize,
-    ) -> Result<Encoder, String> {
+    ) -> Result<Encoder, CoreError> {
         if vocab.len() >= NO_TOKEN as usize {
-            return Err("wordpiece: vocab too large".into());
+            return Err(CoreError::input(format!("a WordPiece vocabulary of {} tokens is too large", vocab.len())));
         }
-        let unk_id = vocab
-            .iter()
-            .position(|t| t == unk_token)
-            .ok_or_else(|| format!("wordpiece: unk token {unk_token:?} is not in the vocab"))?
-            as u32;
-        let mut b = vec![
-            BuildNode {
-                token: NO_TOKEN,
-                kids: Vec::new(),
-            },
-            BuildNode {
-                token: NO_TOKEN,
-                kids: Vec::new(),
-            },
-        ];
+        let unk_id = vocab.iter().position(|t| t == unk_token).ok_or_else(|| {
+            CoreError::input(format!(
+                "the unknown token {unk_token:?} is not in the WordPiece vocabulary; add it or name the one it has"
+            ))
+        })? as u32;
+        let mut b =
+            vec![BuildNode { token: NO_TOKEN, kids: Vec::new() }, BuildNode { token: NO_TOKEN, kids: Vec::new() }];
         for (id, tok) in vocab.iter().enumerate() {
             let id = id as u32;
             // The empty string can never be a match (a match must make progress).
@@ -115,12 +105,7 @@ impl Encoder {
         let mut children = Vec::new();
         let mut dense = Vec::new();
         for bn in &b {
-            let mut node = Node {
-                token: bn.token,
-                dense: NO_DENSE,
-                edge_start: labels.len() as u32,
-                edge_len: 0,
-            };
+            let mut node = Node { token: bn.token, dense: NO_DENSE, edge_start: labels.len() as u32, edge_len: 0 };
             if bn.kids.len() >= DENSE_MIN_CHILDREN {
                 let mut t = [0u32; 256];
                 for &(l, c) in &bn.kids {
@@ -137,15 +122,7 @@ impl Encoder {
             }
             nodes.push(node);
         }
-        Ok(Encoder {
-            nodes,
-            labels,
-            children,
-            dense,
-            unk_id,
-            max_input_chars_per_word,
-            vocab_size: vocab.len(),
-        })
+        Ok(Encoder { nodes, labels, children, dense, unk_id, max_input_chars_per_word, vocab_size: vocab.len() })
     }
 
     pub fn unk_id(&self) -> u32 {
@@ -200,9 +177,7 @@ impl Encoder {
     /// that cannot be fully covered, becomes a single unk id. Empty words produce nothing.
     pub fn encode_word(&self, word: &str, out: &mut Vec<u32>) {
         let bytes = word.as_bytes();
-        if bytes.len() > self.max_input_chars_per_word
-            && word.chars().count() > self.max_input_chars_per_word
-        {
+        if bytes.len() > self.max_input_chars_per_word && word.chars().count() > self.max_input_chars_per_word {
             out.push(self.unk_id);
             return;
         }
@@ -234,13 +209,7 @@ impl Encoder {
     }
 
     /// Like [`Encoder::encode`] but appends to `out` and reuses `scratch` for the normalized text.
-    pub fn encode_into(
-        &self,
-        normalizer: &BertNormalizer,
-        text: &str,
-        scratch: &mut String,
-        out: &mut Vec<u32>,
-    ) {
+    pub fn encode_into(&self, normalizer: &BertNormalizer, text: &str, scratch: &mut String, out: &mut Vec<u32>) {
         scratch.clear();
         normalizer.normalize_into(text, scratch);
         pre_tokenize(scratch, |w| self.encode_word(w, out));

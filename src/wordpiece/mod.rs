@@ -1,21 +1,29 @@
-// tokreg wordpiece: WordPiece (BERT) tokenization as plain Rust - no Python, no I/O.
-// This module owns: the HF-compatible BERT normalizer and pre-tokenizer (`normalize.rs`, with
-// character classes in the generated `tables.rs`), the score-based WordPiece trainer
-// (`trainer.rs`) and the greedy longest-match trie encoder (`encoder.rs`). Tests that need the
-// reference data built from Hugging Face tokenizers live in `reference_tests.rs` (#[ignore]).
+//! WordPiece (BERT) tokenization as plain Rust: no Python, no I/O.
+//!
+//! Owns: the HF-compatible BERT normalizer and pre-tokenizer (`normalize.rs`, with character
+//! classes in the generated `tables.rs`), the score-based WordPiece trainer (`trainer.rs`, and
+//! the corpus-to-vocabulary run around it in `corpus.rs`), the greedy longest-match trie encoder
+//! (`encoder.rs`), decoding (`decode.rs`) and the pipeline behind the core's `Encode` interface
+//! (`pipeline.rs`).
+//!
+//! Parity with Hugging Face is tested from Python (tests/test_wordpiece.py,
+//! tests/test_hf_wordpiece_unigram.py, and every code point in tests/test_core_encoder.py); the
+//! encoder and trainer timings are `cargo bench --bench wordpiece`.
 
+mod corpus;
 mod decode;
 mod encoder;
 mod normalize;
+mod pipeline;
 mod tables;
 mod trainer;
 
 #[cfg(test)]
-mod reference_tests;
-#[cfg(test)]
 mod trainer_tests;
 
+pub use corpus::{train_corpus, CorpusOutput};
 pub use decode::decode;
 pub use encoder::Encoder;
 pub use normalize::{pre_tokenize, BertNormalizer, Form};
+pub use pipeline::WordPiece;
 pub use trainer::{train, Merge, TrainResult, TrainerConfig};

@@ -1,13 +1,14 @@
-// tokreg wordpiece: the BERT normalizer (`BertNormalizer`) and the BERT pre-tokenizer
-// (`pre_tokenize`). Both must give exactly what Hugging Face tokenizers' `BertNormalizer` and
-// `BertPreTokenizer` give; the character classes come from `tables.rs`, probed from HF itself.
-//
-// HF's normalizer runs four whole-string passes (clean, CJK spacing, NFD + drop Mn, lowercase).
-// We run them fused, char by char, and only pay for the general Unicode path on non-ASCII
-// stretches: a surviving ASCII char is a canonical "starter" (combining class 0), so NFD's
-// canonical reordering can never move anything across it, which makes it a safe cut point.
+//! The BERT normalizer (`BertNormalizer`) and the BERT pre-tokenizer
+//! (`pre_tokenize`). Both must give exactly what Hugging Face tokenizers' `BertNormalizer` and
+//! `BertPreTokenizer` give; the character classes come from `tables.rs`, probed from HF itself.
+//!
+//! HF's normalizer runs four whole-string passes (clean, CJK spacing, NFD + drop Mn, lowercase).
+//! We run them fused, char by char, and only pay for the general Unicode path on non-ASCII
+//! stretches: a surviving ASCII char is a canonical "starter" (combining class 0), so NFD's
+//! canonical reordering can never move anything across it, which makes it a safe cut point.
 
 use super::tables;
+use crate::error::CoreError;
 use unicode_normalization::UnicodeNormalization;
 
 /// Optional Unicode normalization applied to the raw text *before* the BERT steps
@@ -18,6 +19,24 @@ pub enum Form {
     Nfkc,
     Nfd,
     Nfkd,
+}
+
+impl Form {
+    /// The form by its lower-case name; `None`, `""` and `"none"` mean no extra normalization.
+    pub fn from_name(name: Option<&str>) -> Result<Option<Form>, CoreError> {
+        Ok(match name {
+            None | Some("") | Some("none") => None,
+            Some("nfc") => Some(Form::Nfc),
+            Some("nfkc") => Some(Form::Nfkc),
+            Some("nfd") => Some(Form::Nfd),
+            Some("nfkd") => Some(Form::Nfkd),
+            Some(f) => {
+                return Err(CoreError::input(format!(
+                    "unknown Unicode normalization {f:?}; use one of nfc, nfkc, nfd, nfkd or none"
+                )))
+            }
+        })
+    }
 }
 
 /// HF-compatible BERT normalizer. Note `Default` is all-off (derive); use [`BertNormalizer::bert`]
@@ -76,12 +95,7 @@ const DROP: u8 = 2;
 impl BertNormalizer {
     /// HF's `BertNormalizer(clean_text, handle_chinese_chars, strip_accents, lowercase)`,
     /// including its rule that `strip_accents=None` follows `lowercase`.
-    pub fn hf(
-        clean_text: bool,
-        handle_chinese_chars: bool,
-        strip_accents: Option<bool>,
-        lowercase: bool,
-    ) -> Self {
+    pub fn hf(clean_text: bool, handle_chinese_chars: bool, strip_accents: Option<bool>, lowercase: bool) -> Self {
         BertNormalizer {
             clean_text,
             handle_chinese_chars,
@@ -171,13 +185,7 @@ impl BertNormalizer {
 
     /// The full per-char pipeline for a stretch containing non-ASCII text.
     fn general(&self, seg: &str, out: &mut String) {
-        let mut stage1 = Stage1 {
-            chars: seg.chars(),
-            cfg: self,
-            pending: [' '; 2],
-            npending: 0,
-            held: None,
-        };
+        let mut stage1 = Stage1 { chars: seg.chars(), cfg: self, pending: [' '; 2], npending: 0, held: None };
         if self.strip_accents {
             // Stage1 pauses at a char HF's NFD would leave alone; it is a starter there, so
             // running NFD separately on either side of it gives HF's result.
@@ -354,10 +362,7 @@ mod tests {
         // Hiragana is not a CJK ideograph: no spacing (but the dakuten U+3099 is Mn after NFD,
         // so strip_accents drops it, as in HF).
         assert_eq!(n.normalize("ひらがな"), "ひらかな");
-        let off = BertNormalizer {
-            handle_chinese_chars: false,
-            ..BertNormalizer::bert()
-        };
+        let off = BertNormalizer { handle_chinese_chars: false, ..BertNormalizer::bert() };
         assert_eq!(off.normalize("北京"), "北京");
     }
 
@@ -366,43 +371,28 @@ mod tests {
         let n = BertNormalizer::hf(true, false, Some(false), false);
         assert_eq!(n.normalize("a\tb\nc\rd"), "a b c d");
         // \x0B, \x0C, U+0085 are controls for HF (removed, not spaced); NUL, U+FFFD, ZWSP, soft hyphen removed.
-        assert_eq!(
-            n.normalize("a\x0Bb\x0Cc\u{85}d\0e\u{FFFD}f\u{200B}g\u{AD}h"),
-            "abcdefgh"
-        );
+        assert_eq!(n.normalize("a\x0Bb\x0Cc\u{85}d\0e\u{FFFD}f\u{200B}g\u{AD}h"), "abcdefgh");
         // Unicode spaces become ' '.
         assert_eq!(n.normalize("a\u{A0}b\u{3000}c\u{2009}d"), "a b c d");
         // A removed control between two marks does not stop NFD from treating them as one run.
         let s = BertNormalizer::hf(true, false, Some(true), false);
         assert_eq!(s.normalize("e\u{301}\x01\u{316}x"), "ex");
         // clean_text off: controls survive.
-        assert_eq!(
-            BertNormalizer::default().normalize("a\x01b\tc"),
-            "a\x01b\tc"
-        );
+        assert_eq!(BertNormalizer::default().normalize("a\x01b\tc"), "a\x01b\tc");
     }
 
     #[test]
     fn unicode_form_runs_first() {
-        let n = BertNormalizer {
-            unicode_form: Some(Form::Nfkc),
-            ..BertNormalizer::hf(true, true, Some(false), true)
-        };
+        let n = BertNormalizer { unicode_form: Some(Form::Nfkc), ..BertNormalizer::hf(true, true, Some(false), true) };
         assert_eq!(n.normalize("ﬁ Ｆｕｌｌ"), "fi full");
     }
 
     #[test]
     fn pre_tokenizer_like_hf() {
-        assert_eq!(
-            words("Hey friend!     How are you?!?"),
-            ["Hey", "friend", "!", "How", "are", "you", "?", "!", "?"]
-        );
+        assert_eq!(words("Hey friend!     How are you?!?"), ["Hey", "friend", "!", "How", "are", "you", "?", "!", "?"]);
         assert_eq!(
             words("a·b «x» a$b a^b a`b 1+2"),
-            [
-                "a", "·", "b", "«", "x", "»", "a", "$", "b", "a", "^", "b", "a", "`", "b", "1",
-                "+", "2"
-            ]
+            ["a", "·", "b", "«", "x", "»", "a", "$", "b", "a", "^", "b", "a", "`", "b", "1", "+", "2"]
         );
         assert_eq!(words("\u{A0}x\u{3000}y\u{85}z "), ["x", "y", "z"]);
         assert!(words("   ").is_empty());

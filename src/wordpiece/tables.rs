@@ -1,9 +1,9 @@
-// tokreg wordpiece: character-class tables for the BERT normalizer and pre-tokenizer.
-// GENERATED - do not edit by hand. The classes were obtained by probing Hugging Face
-// `tokenizers` 0.23.3 on every Unicode scalar value (BertNormalizer with one option on at a time,
-// BertPreTokenizer on "a" + c + "a"), because HF uses the old `unicode_categories` tables whose
-// Unicode version differs from anything available here, and parity with HF is the requirement.
-// Each table is a sorted list of inclusive, non-overlapping, non-adjacent (lo, hi) ranges.
+//! Character-class tables for the BERT normalizer and pre-tokenizer.
+//! GENERATED - do not edit by hand. The classes were obtained by probing Hugging Face
+//! `tokenizers` 0.23.3 on every Unicode scalar value (BertNormalizer with one option on at a time,
+//! BertPreTokenizer on "a" + c + "a"), because HF uses the old `unicode_categories` tables whose
+//! Unicode version differs from anything available here, and parity with HF is the requirement.
+//! Each table is a sorted list of inclusive, non-overlapping, non-adjacent (lo, hi) ranges.
 
 /// Dropped by `clean_text`: NUL, U+FFFD and HF's `is_control` (Cc/Cf/Co as the unicode_categories tables see them, minus \t \n \r; note U+000B, U+000C, U+0085 are removed, not mapped to a space).
 pub(crate) static CLEAN_REMOVED: &[(u32, u32)] = &[

@@ -1,25 +1,27 @@
-// tokreg wordpiece: the WordPiece trainer (likelihood-style score, as in the HF course /
-// Google's WordPiece description): start from characters (first char of a word as is, the
-// others as `prefix + char`) and repeatedly merge the adjacent pair with the highest
-//     score(a, b) = count(ab) / (count(a) * count(b)).
-//
-// Incremental: each pair keeps a count and a superset list of the words that contain it; a merge
-// only rewrites those words and applies the resulting pair-count deltas. A pair's score also
-// depends on the counts of its two parts, and a merge lowers count(a) and count(b) (and raises
-// the result's), so the scores of *all* live pairs touching a, b or the result change - pairs in
-// words the merge never touched. We therefore keep, per symbol, the set of live pairs it takes
-// part in and re-push every pair whose own count or whose parts' counts changed. Heap entries are
-// snapshots (pair count, left count, right count); a popped entry whose snapshot differs from the
-// current counts is stale and is dropped. Because a fresh entry is pushed on every change, the
-// newest snapshot of every live pair is always in the heap, so the first valid pop is the true best.
-//
-// Order of selection (a total order, so results never depend on input order, hash order or thread
-// count): higher score (compared exactly, as fractions); then higher pair count; then the left
-// token's string, bytewise ascending; then the right token's string, bytewise ascending.
+//! The WordPiece trainer (likelihood-style score, as in the HF course /
+//! Google's WordPiece description): start from characters (first char of a word as is, the
+//! others as `prefix + char`) and repeatedly merge the adjacent pair with the highest
+//!     score(a, b) = count(ab) / (count(a) * count(b)).
+//!
+//! Incremental: each pair keeps a count and a superset list of the words that contain it; a merge
+//! only rewrites those words and applies the resulting pair-count deltas. A pair's score also
+//! depends on the counts of its two parts, and a merge lowers count(a) and count(b) (and raises
+//! the result's), so the scores of *all* live pairs touching a, b or the result change - pairs in
+//! words the merge never touched. We therefore keep, per symbol, the set of live pairs it takes
+//! part in and re-push every pair whose own count or whose parts' counts changed. Heap entries are
+//! snapshots (pair count, left count, right count); a popped entry whose snapshot differs from the
+//! current counts is stale and is dropped. Because a fresh entry is pushed on every change, the
+//! newest snapshot of every live pair is always in the heap, so the first valid pop is the true best.
+//!
+//! Order of selection (a total order, so results never depend on input order, hash order or thread
+//! count): higher score (compared exactly, as fractions); then higher pair count; then the left
+//! token's string, bytewise ascending; then the right token's string, bytewise ascending.
 
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cmp::Ordering;
+
+use crate::error::CoreError;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrainerConfig {
@@ -91,14 +93,10 @@ struct Entry {
 fn cmp_score(x: &Entry, y: &Entry) -> Ordering {
     let dx = x.lc as u128 * x.rc as u128;
     let dy = y.lc as u128 * y.rc as u128;
-    match (
-        (x.pc as u128).checked_mul(dy),
-        (y.pc as u128).checked_mul(dx),
-    ) {
+    match ((x.pc as u128).checked_mul(dy), (y.pc as u128).checked_mul(dx)) {
         (Some(a), Some(b)) => a.cmp(&b),
         // Only with astronomically large counts; still a deterministic comparison.
-        _ => (x.pc as f64 / (x.lc as f64 * x.rc as f64))
-            .total_cmp(&(y.pc as f64 / (y.lc as f64 * y.rc as f64))),
+        _ => (x.pc as f64 / (x.lc as f64 * x.rc as f64)).total_cmp(&(y.pc as f64 / (y.lc as f64 * y.rc as f64))),
     }
 }
 
@@ -106,16 +104,8 @@ fn cmp_score(x: &Entry, y: &Entry) -> Ordering {
 fn cmp_entries(x: &Entry, y: &Entry, strs: &[String]) -> Ordering {
     cmp_score(x, y)
         .then(x.pc.cmp(&y.pc))
-        .then_with(|| {
-            strs[y.left as usize]
-                .as_bytes()
-                .cmp(strs[x.left as usize].as_bytes())
-        })
-        .then_with(|| {
-            strs[y.right as usize]
-                .as_bytes()
-                .cmp(strs[x.right as usize].as_bytes())
-        })
+        .then_with(|| strs[y.left as usize].as_bytes().cmp(strs[x.left as usize].as_bytes()))
+        .then_with(|| strs[y.right as usize].as_bytes().cmp(strs[x.right as usize].as_bytes()))
 }
 
 /// A binary max-heap whose order needs the token strings (std's BinaryHeap can't take context).
@@ -251,8 +241,7 @@ impl State<'_> {
         }
         match self.cfg.max_token_len {
             Some(m) => {
-                self.sym_len[self.pair_left[s as usize] as usize]
-                    + self.sym_len[self.pair_right[s as usize] as usize]
+                self.sym_len[self.pair_left[s as usize] as usize] + self.sym_len[self.pair_right[s as usize] as usize]
                     <= m
             }
             None => true,
@@ -368,10 +357,7 @@ impl State<'_> {
     }
 }
 
-fn merge_counts<K: std::hash::Hash + Eq>(
-    mut a: FxHashMap<K, u64>,
-    b: FxHashMap<K, u64>,
-) -> FxHashMap<K, u64> {
+fn merge_counts<K: std::hash::Hash + Eq>(mut a: FxHashMap<K, u64>, b: FxHashMap<K, u64>) -> FxHashMap<K, u64> {
     if a.len() < b.len() {
         return merge_counts(b, a);
     }
@@ -381,11 +367,10 @@ fn merge_counts<K: std::hash::Hash + Eq>(
     a
 }
 
-const INTERRUPTED: &str = "interrupted";
-
 /// Trains a WordPiece vocabulary. `words`: distinct pre-tokenized, normalized words with counts
 /// (order irrelevant; words with count 0 and empty words are ignored). `progress(phase, done,
-/// total)` is called for phases "count" and "merge"; returning false aborts with Err("interrupted").
+/// total)` is called for phases "count" and "merge"; returning false stops with
+/// `CoreError::Interrupted`.
 ///
 /// Id layout: special tokens (config order), then the alphabet sorted bytewise by token string
 /// (so "##x" pieces come before bare letters), then merged tokens in creation order.
@@ -393,11 +378,11 @@ pub fn train(
     words: &[(String, u64)],
     cfg: &TrainerConfig,
     progress: &mut dyn FnMut(&str, u64, u64) -> bool,
-) -> Result<TrainResult, String> {
+) -> Result<TrainResult, CoreError> {
     let prefix = cfg.continuing_prefix.as_str();
     let nwords = words.len() as u64;
     if !progress("count", 0, nwords) {
-        return Err(INTERRUPTED.into());
+        return Err(CoreError::Interrupted);
     }
 
     // 1. Character frequencies (for limit_alphabet).
@@ -485,10 +470,8 @@ pub fn train(
     }
 
     // 3. Words as symbol ids; a dropped character splits the word into segments.
-    let by_key: FxHashMap<(char, bool), u32> = sym_occ
-        .keys()
-        .map(|&(ch, ini)| ((ch, ini), st.by_str[&sym_string(ch, ini)]))
-        .collect();
+    let by_key: FxHashMap<(char, bool), u32> =
+        sym_occ.keys().map(|&(ch, ini)| ((ch, ini), st.by_str[&sym_string(ch, ini)])).collect();
     st.words = words
         .par_iter()
         .flat_map_iter(|(w, c)| {
@@ -502,26 +485,20 @@ pub fn train(
                     Some(&id) => cur.push(id),
                     None => {
                         if cur.len() >= 2 {
-                            segs.push(Word {
-                                syms: std::mem::take(&mut cur),
-                                count: *c,
-                            });
+                            segs.push(Word { syms: std::mem::take(&mut cur), count: *c });
                         }
                         cur.clear();
                     }
                 }
             }
             if cur.len() >= 2 {
-                segs.push(Word {
-                    syms: cur,
-                    count: *c,
-                });
+                segs.push(Word { syms: cur, count: *c });
             }
             segs.into_iter()
         })
         .collect();
     if !progress("count", nwords, nwords) {
-        return Err(INTERRUPTED.into());
+        return Err(CoreError::Interrupted);
     }
 
     // 4. Initial pair counts and word lists (sequential: cheap next to the merges, and simple).
@@ -578,11 +555,11 @@ pub fn train(
             right_count: e.rc,
         });
         if merges.len() % 64 == 0 && !progress("merge", (st.strs.len() - start_len) as u64, total) {
-            return Err(INTERRUPTED.into());
+            return Err(CoreError::Interrupted);
         }
     }
     if !progress("merge", (st.strs.len() - start_len) as u64, total) {
-        return Err(INTERRUPTED.into());
+        return Err(CoreError::Interrupted);
     }
     let tokens = st.strs.into_iter().zip(st.tok_counts).collect();
     Ok(TrainResult { tokens, merges })

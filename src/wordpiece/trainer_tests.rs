@@ -1,5 +1,5 @@
-// tokreg wordpiece: unit tests of the trainer - hand-computed worked example, id layout, options,
-// determinism (input order, rayon thread count) and agreement with a naive full-recount trainer.
+//! Unit tests of the WordPiece trainer: hand-computed worked example, id layout, options,
+//! determinism (input order, rayon thread count) and agreement with a naive full-recount trainer.
 
 use super::trainer::{train, TrainResult, TrainerConfig};
 use std::collections::{BTreeMap, BTreeSet};
@@ -13,11 +13,7 @@ fn w(v: &[(&str, u64)]) -> Vec<(String, u64)> {
 }
 
 fn cfg(vocab_size: usize) -> TrainerConfig {
-    TrainerConfig {
-        vocab_size,
-        special_tokens: vec!["[UNK]".into()],
-        ..Default::default()
-    }
+    TrainerConfig { vocab_size, special_tokens: vec!["[UNK]".into()], ..Default::default() }
 }
 
 fn tok(r: &TrainResult, id: u32) -> &str {
@@ -35,34 +31,16 @@ fn tok(r: &TrainResult, id: u32) -> &str {
 ///  5. hu+##gs 5/(15*5) = 1/15 beats bu+##n 4/(4*16)     -> "hugs"
 #[test]
 fn worked_example_hug_pug_pun_bun_hugs() {
-    let words = w(&[
-        ("hug", 10),
-        ("pug", 5),
-        ("pun", 12),
-        ("bun", 4),
-        ("hugs", 5),
-    ]);
+    let words = w(&[("hug", 10), ("pug", 5), ("pun", 12), ("bun", 4), ("hugs", 5)]);
     let r = train(&words, &cfg(13), &mut no_progress()).unwrap();
     let names: Vec<&str> = r.tokens.iter().map(|t| t.0.as_str()).collect();
-    assert_eq!(
-        names,
-        ["[UNK]", "##g", "##n", "##s", "##u", "b", "h", "p", "##gs", "pu", "hu", "bu", "hugs"]
-    );
+    assert_eq!(names, ["[UNK]", "##g", "##n", "##s", "##u", "b", "h", "p", "##gs", "pu", "hu", "bu", "hugs"]);
     let counts: Vec<u64> = r.tokens.iter().map(|t| t.1).collect();
     assert_eq!(counts, [0, 20, 16, 5, 36, 4, 15, 17, 5, 17, 15, 4, 5]);
     let got: Vec<(&str, &str, &str, u64, u64, u64)> = r
         .merges
         .iter()
-        .map(|m| {
-            (
-                tok(&r, m.left),
-                tok(&r, m.right),
-                tok(&r, m.result),
-                m.pair_count,
-                m.left_count,
-                m.right_count,
-            )
-        })
+        .map(|m| (tok(&r, m.left), tok(&r, m.right), tok(&r, m.result), m.pair_count, m.left_count, m.right_count))
         .collect();
     assert_eq!(
         got,
@@ -75,22 +53,14 @@ fn worked_example_hug_pug_pun_bun_hugs() {
         ]
     );
     let scores: Vec<f64> = r.merges.iter().map(|m| m.score).collect();
-    assert_eq!(
-        scores,
-        [1.0 / 20.0, 1.0 / 36.0, 1.0 / 19.0, 0.25, 1.0 / 15.0]
-    );
+    assert_eq!(scores, [1.0 / 20.0, 1.0 / 36.0, 1.0 / 19.0, 0.25, 1.0 / 15.0]);
 }
 
 #[test]
 fn id_layout_specials_then_sorted_alphabet() {
     let mut c = cfg(0);
     c.special_tokens = vec!["[UNK]".into(), "[CLS]".into(), "[UNK]".into(), "a".into()];
-    let r = train(
-        &w(&[("ba", 3), ("ab", 1), ("c", 2)]),
-        &c,
-        &mut no_progress(),
-    )
-    .unwrap();
+    let r = train(&w(&[("ba", 3), ("ab", 1), ("c", 2)]), &c, &mut no_progress()).unwrap();
     let names: Vec<&str> = r.tokens.iter().map(|t| t.0.as_str()).collect();
     // duplicate special dropped; the special "a" doubles as the alphabet symbol "a"
     assert_eq!(names, ["[UNK]", "[CLS]", "a", "##a", "##b", "b", "c"]);
@@ -111,21 +81,12 @@ fn options_min_frequency_max_len_limit_alphabet() {
     let mut c = cfg(100);
     c.max_token_len = Some(2);
     let r = train(&words, &c, &mut no_progress()).unwrap();
-    assert!(r
-        .tokens
-        .iter()
-        .skip(1)
-        .all(|t| t.0.trim_start_matches("##").chars().count() <= 2));
+    assert!(r.tokens.iter().skip(1).all(|t| t.0.trim_start_matches("##").chars().count() <= 2));
     assert!(r.tokens.iter().any(|t| t.0 == "xy"));
     // limit_alphabet 2 keeps a, b (most frequent); "xy" disappears, no merge crosses a dropped char
     let mut c = cfg(100);
     c.limit_alphabet = Some(2);
-    let r = train(
-        &w(&[("abab", 5), ("xy", 1), ("abzab", 1)]),
-        &c,
-        &mut no_progress(),
-    )
-    .unwrap();
+    let r = train(&w(&[("abab", 5), ("xy", 1), ("abzab", 1)]), &c, &mut no_progress()).unwrap();
     let names: BTreeSet<&str> = r.tokens.iter().map(|t| t.0.as_str()).collect();
     assert!(!names.contains("x") && !names.contains("##z") && !names.contains("abzab"));
     assert!(names.contains("abab"));
@@ -135,7 +96,7 @@ fn options_min_frequency_max_len_limit_alphabet() {
 fn progress_can_interrupt() {
     let words = w(&[("hug", 10), ("pug", 5), ("pun", 12)]);
     let r = train(&words, &cfg(100), &mut |phase: &str, _, _| phase != "merge");
-    assert_eq!(r, Err("interrupted".to_string()));
+    assert_eq!(r, Err(crate::error::CoreError::Interrupted));
     let mut phases = Vec::new();
     train(&words, &cfg(100), &mut |p: &str, d, t| {
         phases.push((p.to_string(), d, t));
@@ -159,9 +120,7 @@ fn synthetic(n: usize, seed: u64) -> Vec<(String, u64)> {
     let mut m: BTreeMap<String, u64> = BTreeMap::new();
     for _ in 0..n {
         let len = 1 + (next() % 7) as usize;
-        let word: String = (0..len)
-            .map(|_| letters[(next() % letters.len() as u64) as usize])
-            .collect();
+        let word: String = (0..len).map(|_| letters[(next() % letters.len() as u64) as usize]).collect();
         *m.entry(word).or_default() += 1 + next() % 40;
     }
     m.into_iter().collect()
@@ -170,11 +129,8 @@ fn synthetic(n: usize, seed: u64) -> Vec<(String, u64)> {
 #[test]
 fn deterministic_over_input_order_and_threads() {
     let words = synthetic(3000, 0x9E3779B97F4A7C15);
-    let c = TrainerConfig {
-        vocab_size: 400,
-        special_tokens: vec!["[UNK]".into(), "[PAD]".into()],
-        ..Default::default()
-    };
+    let c =
+        TrainerConfig { vocab_size: 400, special_tokens: vec!["[UNK]".into(), "[PAD]".into()], ..Default::default() };
     let run = |threads: usize, ws: &[(String, u64)]| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -190,36 +146,19 @@ fn deterministic_over_input_order_and_threads() {
     assert_eq!(base, run(2, &rev));
     // A fixed shuffle (by a hash of the word) as well.
     let mut shuf = words.clone();
-    shuf.sort_by_key(|(s, _)| {
-        s.bytes().fold(0xcbf29ce484222325u64, |h, b| {
-            (h ^ b as u64).wrapping_mul(0x100000001b3)
-        })
-    });
+    shuf.sort_by_key(|(s, _)| s.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3)));
     assert_eq!(base, run(1, &shuf));
     assert_eq!(base, run(2, &shuf));
 }
 
 /// Naive trainer: full recount of every pair and symbol before each merge, same selection order.
 /// Returns merges as (left, right, result, pair_count, left_count, right_count).
-fn naive(
-    words: &[(String, u64)],
-    vocab_size: usize,
-    specials: usize,
-) -> Vec<(String, String, String, u64, u64, u64)> {
+fn naive(words: &[(String, u64)], vocab_size: usize, specials: usize) -> Vec<(String, String, String, u64, u64, u64)> {
     let mut ws: Vec<(Vec<String>, u64)> = words
         .iter()
         .map(|(w, c)| {
-            let syms = w
-                .chars()
-                .enumerate()
-                .map(|(i, ch)| {
-                    if i == 0 {
-                        ch.to_string()
-                    } else {
-                        format!("##{ch}")
-                    }
-                })
-                .collect();
+            let syms =
+                w.chars().enumerate().map(|(i, ch)| if i == 0 { ch.to_string() } else { format!("##{ch}") }).collect();
             (syms, *c)
         })
         .collect();
@@ -254,14 +193,7 @@ fn naive(
         let Some(((l, r), pc)) = best else { break };
         let (l, r) = (l.to_string(), r.to_string());
         let res = format!("{}{}", l, r.strip_prefix("##").unwrap());
-        out.push((
-            l.clone(),
-            r.clone(),
-            res.clone(),
-            pc,
-            sym[l.as_str()],
-            sym[r.as_str()],
-        ));
+        out.push((l.clone(), r.clone(), res.clone(), pc, sym[l.as_str()], sym[r.as_str()]));
         vocab.insert(res.clone());
         for (s, _) in ws.iter_mut() {
             let mut n = Vec::new();
@@ -285,11 +217,7 @@ fn naive(
 fn incremental_equals_naive_recount() {
     for (n, seed, vocab) in [(400, 7u64, 200usize), (1500, 12345, 450)] {
         let words = synthetic(n, seed);
-        let c = TrainerConfig {
-            vocab_size: vocab,
-            special_tokens: vec!["[UNK]".into()],
-            ..Default::default()
-        };
+        let c = TrainerConfig { vocab_size: vocab, special_tokens: vec!["[UNK]".into()], ..Default::default() };
         let r = train(&words, &c, &mut no_progress()).unwrap();
         let got: Vec<_> = r
             .merges

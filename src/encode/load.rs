@@ -1,0 +1,127 @@
+//! From canonical content bytes (`crate::content`) to a `Tokenizer`: one constructor per
+//! algorithm, each taking that algorithm's plain settings. This file decides, per algorithm,
+//! which token records are ordinary and which are special:
+//!
+//! | algorithm | special tokens | ids |
+//! |---|---|---|
+//! | byte-level BPE | kind `special` | any (tiktoken leaves gaps before its specials) |
+//! | character-level BPE | kind `special` | in record order; the leading `char` records are the alphabet |
+//! | WordPiece | kind `special` | 0..n without gaps |
+//! | Unigram, SentencePiece BPE | kinds `control` and `unknown` | 0..n without gaps |
+
+use super::Tokenizer;
+use crate::bpe::{MergeEncoder, RankEncoder};
+use crate::content::{self, Content};
+use crate::error::CoreError;
+use crate::pretok::Splitter;
+use crate::unigram::{Piece, PieceKind, SpNormalizer};
+use crate::{spbpe, unigram, wordpiece};
+
+/// (text, id) of special tokens.
+type Specials = Vec<(String, u32)>;
+
+impl Tokenizer {
+    /// Byte-level BPE over a rank map (tiktoken's rule), pre-tokenized by `pattern`.
+    pub fn byte_bpe(content: &[u8], pattern: &str) -> Result<Tokenizer, CoreError> {
+        let splitter = Splitter::new(pattern)?;
+        let c = content::parse(content)?;
+        let mut ordinary = Vec::with_capacity(c.tokens.len());
+        let mut specials = Vec::new();
+        for t in c.tokens {
+            if t.kind == "special" {
+                let text = String::from_utf8(t.bytes)
+                    .map_err(|_| CoreError::input(format!("special token {} is not UTF-8 text; rename it", t.id)))?;
+                specials.push((text, t.id));
+            } else {
+                ordinary.push((t.id, t.bytes));
+            }
+        }
+        let encoder = RankEncoder::new(ordinary, specials.clone(), splitter)?;
+        Ok(Tokenizer::new(Box::new(encoder), specials))
+    }
+
+    /// Classic character-level BPE over the content's merge table. `unk_token` names the
+    /// special token that characters outside the alphabet become (none: they are dropped).
+    pub fn char_bpe(
+        content: &[u8],
+        pattern: &str,
+        end_of_word: Option<&str>,
+        unk_token: Option<&str>,
+    ) -> Result<Tokenizer, CoreError> {
+        let splitter = Splitter::new(pattern)?;
+        let c = content::parse(content)?;
+        let alphabet = c.tokens.iter().take_while(|t| t.kind == "char").count();
+        let unk = unk_token
+            .and_then(|u| c.tokens.iter().find(|t| t.kind == "special" && t.bytes == u.as_bytes()).map(|t| t.id));
+        let specials = c
+            .tokens
+            .iter()
+            .filter(|t| t.kind == "special")
+            .map(|t| (String::from_utf8_lossy(&t.bytes).into_owned(), t.id))
+            .collect();
+        let tokens: Vec<Vec<u8>> = c.tokens.into_iter().map(|t| t.bytes).collect();
+        let encoder = MergeEncoder::new(tokens, alphabet, &c.merges, end_of_word, unk, splitter)?;
+        Ok(Tokenizer::new(Box::new(encoder), specials))
+    }
+
+    /// WordPiece (greedy longest match) behind the BERT normalizer and pre-tokenizer.
+    pub fn wordpiece(
+        content: &[u8],
+        unk_token: &str,
+        continuing_prefix: &str,
+        max_input_chars_per_word: usize,
+        normalizer: wordpiece::BertNormalizer,
+    ) -> Result<Tokenizer, CoreError> {
+        let c = content::parse(content)?;
+        let mut vocab = Vec::with_capacity(c.tokens.len());
+        let mut specials = Vec::new();
+        for (i, t) in c.tokens.into_iter().enumerate() {
+            if t.id as usize != i {
+                return Err(CoreError::input("WordPiece token ids must be 0..n without gaps; renumber the tokens"));
+            }
+            let s = String::from_utf8(t.bytes)
+                .map_err(|_| CoreError::input(format!("WordPiece token {i} is not UTF-8 text; fix the vocabulary")))?;
+            if t.kind == "special" {
+                specials.push((s.clone(), t.id));
+            }
+            vocab.push(s);
+        }
+        let encoder = wordpiece::Encoder::new(&vocab, unk_token, continuing_prefix, max_input_chars_per_word)?;
+        let wp = wordpiece::WordPiece::new(encoder, normalizer, vocab, continuing_prefix);
+        Ok(Tokenizer::new(Box::new(wp), specials))
+    }
+
+    /// Unigram LM (Viterbi, n-best, sampling) behind SentencePiece's text handling.
+    pub fn unigram(content: &[u8], normalizer: SpNormalizer) -> Result<Tokenizer, CoreError> {
+        let (pieces, specials) = sp_pieces(content::parse(content)?, "Unigram")?;
+        let encoder = unigram::Encoder::new(&pieces)?;
+        Ok(Tokenizer::new(Box::new(unigram::Unigram::new(encoder, normalizer)), specials))
+    }
+
+    /// SentencePiece BPE (score-driven merges) behind SentencePiece's text handling.
+    pub fn sp_bpe(content: &[u8], normalizer: SpNormalizer) -> Result<Tokenizer, CoreError> {
+        let (pieces, specials) = sp_pieces(content::parse(content)?, "SentencePiece BPE")?;
+        let encoder = spbpe::Encoder::new(&pieces)?;
+        Ok(Tokenizer::new(Box::new(spbpe::SpBpe::new(encoder, normalizer)), specials))
+    }
+}
+
+/// The pieces of SentencePiece-style content (ids 0..n, UTF-8 texts, scores, kinds) and its
+/// special pieces (control and unknown).
+fn sp_pieces(c: Content, what: &str) -> Result<(Vec<Piece>, Specials), CoreError> {
+    let mut pieces = Vec::with_capacity(c.tokens.len());
+    let mut specials = Vec::new();
+    for (i, t) in c.tokens.into_iter().enumerate() {
+        if t.id as usize != i {
+            return Err(CoreError::input(format!("{what} piece ids must be 0..n without gaps; renumber the pieces")));
+        }
+        let text = String::from_utf8(t.bytes)
+            .map_err(|_| CoreError::input(format!("{what} piece {i} is not UTF-8 text; fix the model")))?;
+        let kind = PieceKind::from_name(&t.kind)?;
+        if matches!(kind, PieceKind::Control | PieceKind::Unknown) {
+            specials.push((text.clone(), t.id));
+        }
+        pieces.push(Piece { text, score: t.score.unwrap_or(0.0), kind });
+    }
+    Ok((pieces, specials))
+}

@@ -1,0 +1,119 @@
+//! The one encoder interface of the core, and what sits in front of it.
+//!
+//! - `Encode` (here): what every algorithm's encoder does (encode ordinary text, decode, look up
+//!   tokens), implemented by byte-level BPE (`bpe::RankEncoder`), character-level BPE
+//!   (`bpe::MergeEncoder`), WordPiece (`wordpiece::WordPiece`), Unigram (`unigram::Unigram`) and
+//!   SentencePiece BPE (`spbpe::SpBpe`).
+//! - `Specials` (`specials.rs`): the one special-token rule, the same for every algorithm.
+//! - `Tokenizer` (`tokenizer.rs`): an encoder with its special tokens; its batch path
+//!   (`batch.rs`); its constructors from canonical content, one per algorithm (`load.rs`).
+//!
+//! Adding an algorithm: implement `Encode` in its module, add its `Kind` and its constructor.
+
+mod batch;
+mod load;
+mod specials;
+mod tokenizer;
+
+pub use batch::Flat;
+pub use specials::Specials;
+pub use tokenizer::Tokenizer;
+
+use std::fmt;
+
+use crate::error::CoreError;
+
+/// Which algorithm an encoder implements, by the name the binding and the registry use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    ByteBpe,
+    CharBpe,
+    WordPiece,
+    Unigram,
+    SpBpe,
+}
+
+impl Kind {
+    /// The identifier Python sees (`Encoder.kind`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::ByteBpe => "byte_bpe",
+            Kind::CharBpe => "char_bpe",
+            Kind::WordPiece => "wordpiece",
+            Kind::Unigram => "unigram",
+            Kind::SpBpe => "sp_bpe",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    /// The algorithm in words, for messages.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Kind::ByteBpe => "byte-level BPE",
+            Kind::CharBpe => "character-level BPE",
+            Kind::WordPiece => "WordPiece",
+            Kind::Unigram => "Unigram",
+            Kind::SpBpe => "SentencePiece BPE",
+        })
+    }
+}
+
+/// An algorithm's encoder: normalization, pre-tokenization and segmentation of ordinary text
+/// (special tokens are `Specials`' business, in front of it), and decoding.
+///
+/// Ids are `u32`. An implementation is shared by every thread of a batch (`Send + Sync`); the
+/// scratch buffers it reuses are its own, per thread. New capabilities come as methods with a
+/// default here (token counting without a list, offsets, streaming decode), so that existing
+/// encoders keep compiling and callers can ask any encoder.
+pub trait Encode: Send + Sync {
+    fn kind(&self) -> Kind;
+
+    /// Appends the ids of `text` to `out` (which may hold earlier texts' ids: nothing of this
+    /// text's segmentation may depend on them).
+    fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> Result<(), CoreError>;
+
+    /// The bytes that `ids` stand for, in this algorithm's decoding (WordPiece joins words with
+    /// spaces, SentencePiece turns `▁` back into spaces, ...). An unknown id is an error.
+    fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError>;
+
+    /// The bytes of one token as stored (a SentencePiece piece keeps its `▁`), `None` for an id
+    /// that is no token.
+    fn token_bytes(&self, id: u32) -> Option<&[u8]>;
+
+    /// The number of tokens, special tokens included.
+    fn vocab_size(&self) -> usize;
+
+    /// The highest id + 1: above `vocab_size` when ids have gaps (tiktoken's specials).
+    fn id_bound(&self) -> usize {
+        self.vocab_size()
+    }
+
+    /// The text as the encoder sees it before segmentation.
+    fn normalize(&self, text: &str) -> String {
+        text.to_string()
+    }
+
+    /// The `k` best segmentations, best first, with their scores.
+    fn nbest(&self, _text: &str, _k: usize) -> Result<Vec<(Vec<u32>, f64)>, CoreError> {
+        Err(CoreError::Unsupported { operation: "n-best segmentation", kind: self.kind() })
+    }
+
+    /// One segmentation drawn at random (subword regularization); the same seed, the same draw.
+    fn sample(&self, _text: &str, _alpha: f64, _seed: u64) -> Result<Vec<u32>, CoreError> {
+        Err(CoreError::Unsupported { operation: "sampled segmentation", kind: self.kind() })
+    }
+}
+
+/// `CoreError::UnknownId` for `id` in a vocabulary of ids below `bound`.
+pub(crate) fn unknown_id(id: u32, bound: usize) -> CoreError {
+    CoreError::UnknownId { id: id.into(), bound }
+}
+
+/// The first id of `ids` that is `bound` or more, as an error.
+pub(crate) fn check_ids(ids: &[u32], bound: usize) -> Result<(), CoreError> {
+    match ids.iter().find(|&&i| i as usize >= bound) {
+        Some(&bad) => Err(unknown_id(bad, bound)),
+        None => Ok(()),
+    }
+}

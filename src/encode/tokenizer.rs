@@ -1,0 +1,81 @@
+//! `Tokenizer`: one encoder (any algorithm, behind `Encode`) with its special tokens in front.
+//! This is what the binding wraps; every call of its API goes through here, so a rule about
+//! special tokens or ids holds for every algorithm at once.
+
+use fancy_regex::Regex;
+
+use super::{unknown_id, Encode, Kind, Specials};
+use crate::error::CoreError;
+
+pub struct Tokenizer {
+    pub(super) encoder: Box<dyn Encode>,
+    pub(super) specials: Specials,
+}
+
+impl Tokenizer {
+    /// `specials`: (text, id) of the tokens that `encode` may emit for their text.
+    pub fn new(encoder: Box<dyn Encode>, specials: Vec<(String, u32)>) -> Tokenizer {
+        Tokenizer { encoder, specials: Specials::new(specials) }
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.encoder.kind()
+    }
+
+    pub fn vocab_size(&self) -> usize {
+        self.encoder.vocab_size()
+    }
+
+    pub fn id_bound(&self) -> usize {
+        self.encoder.id_bound()
+    }
+
+    /// (text, id) of the special tokens, by id.
+    pub fn specials(&self) -> Vec<(String, u32)> {
+        self.specials.list()
+    }
+
+    pub fn normalize(&self, text: &str) -> String {
+        self.encoder.normalize(text)
+    }
+
+    /// Special tokens are plain text here.
+    pub fn encode_ordinary(&self, text: &str) -> Result<Vec<u32>, CoreError> {
+        let mut out = Vec::new();
+        self.encoder.encode_into(text, &mut out)?;
+        Ok(out)
+    }
+
+    /// Occurrences of the `allowed` special tokens become their ids (see `Specials`).
+    pub fn encode(&self, text: &str, allowed: &[String]) -> Result<Vec<u32>, CoreError> {
+        let mut out = Vec::new();
+        self.encode_with(self.specials.matcher(allowed)?.as_deref(), text, &mut out)?;
+        Ok(out)
+    }
+
+    /// `encode` with the matcher of the allowed specials already made (`Specials::matcher`).
+    pub(super) fn encode_with(&self, matcher: Option<&Regex>, text: &str, out: &mut Vec<u32>) -> Result<(), CoreError> {
+        self.specials.encode_with(matcher, text, &*self.encoder, out)
+    }
+
+    /// The first of `names` (special tokens) that occurs in `text`, by position.
+    pub fn find_special(&self, text: &str, names: &[String]) -> Result<Option<String>, CoreError> {
+        self.specials.find(text, names)
+    }
+
+    pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError> {
+        self.encoder.decode_bytes(ids)
+    }
+
+    pub fn token_bytes(&self, id: u32) -> Result<&[u8], CoreError> {
+        self.encoder.token_bytes(id).ok_or_else(|| unknown_id(id, self.id_bound()))
+    }
+
+    pub fn nbest(&self, text: &str, k: usize) -> Result<Vec<(Vec<u32>, f64)>, CoreError> {
+        self.encoder.nbest(text, k)
+    }
+
+    pub fn sample(&self, text: &str, alpha: f64, seed: u64) -> Result<Vec<u32>, CoreError> {
+        self.encoder.sample(text, alpha, seed)
+    }
+}

@@ -1,0 +1,47 @@
+//! `SpBpe`: SentencePiece BPE behind the core's `Encode` interface: SentencePiece's text
+//! handling (`SpNormalizer`) in front of the score-driven encoder, and decoding back through it.
+
+use super::Encoder;
+use crate::encode::{check_ids, Encode, Kind};
+use crate::error::CoreError;
+use crate::unigram::SpNormalizer;
+
+pub struct SpBpe {
+    encoder: Encoder,
+    normalizer: SpNormalizer,
+}
+
+impl SpBpe {
+    pub fn new(encoder: Encoder, normalizer: SpNormalizer) -> SpBpe {
+        SpBpe { encoder, normalizer }
+    }
+}
+
+impl Encode for SpBpe {
+    fn kind(&self) -> Kind {
+        Kind::SpBpe
+    }
+
+    fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> Result<(), CoreError> {
+        self.encoder.encode_into(&self.normalizer.normalize(text), out);
+        Ok(())
+    }
+
+    /// Piece texts (a byte piece gives its byte, a control piece nothing), `▁` back to spaces.
+    fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError> {
+        check_ids(ids, self.encoder.vocab_size())?;
+        Ok(self.normalizer.restore(&self.encoder.decode_pieces(ids)))
+    }
+
+    fn token_bytes(&self, id: u32) -> Option<&[u8]> {
+        self.encoder.piece(id).map(str::as_bytes)
+    }
+
+    fn vocab_size(&self) -> usize {
+        self.encoder.vocab_size()
+    }
+
+    fn normalize(&self, text: &str) -> String {
+        self.normalizer.normalize(text)
+    }
+}

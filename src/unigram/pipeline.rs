@@ -1,0 +1,59 @@
+//! `Unigram`: the Unigram LM behind the core's `Encode` interface: SentencePiece's text
+//! handling (`SpNormalizer`) in front of the Viterbi encoder, n-best and sampling, and
+//! decoding back through the normalizer.
+
+use super::{with_scratch, Encoder, SpNormalizer};
+use crate::encode::{check_ids, Encode, Kind};
+use crate::error::CoreError;
+
+pub struct Unigram {
+    encoder: Encoder,
+    normalizer: SpNormalizer,
+}
+
+impl Unigram {
+    pub fn new(encoder: Encoder, normalizer: SpNormalizer) -> Unigram {
+        Unigram { encoder, normalizer }
+    }
+}
+
+impl Encode for Unigram {
+    fn kind(&self) -> Kind {
+        Kind::Unigram
+    }
+
+    /// Normalizes and segments in one pass, with this thread's scratch buffers (`with_scratch`),
+    /// so a call allocates nothing but the growth of `out`.
+    fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> Result<(), CoreError> {
+        with_scratch(|s| self.encoder.encode_text_into(&self.normalizer, text, s, out));
+        Ok(())
+    }
+
+    /// Piece texts (a byte piece gives its byte, a control piece nothing), `▁` back to spaces.
+    fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError> {
+        check_ids(ids, self.encoder.vocab_size())?;
+        Ok(self.normalizer.restore(&self.encoder.decode_pieces(ids)))
+    }
+
+    fn token_bytes(&self, id: u32) -> Option<&[u8]> {
+        self.encoder.piece(id).map(str::as_bytes)
+    }
+
+    fn vocab_size(&self) -> usize {
+        self.encoder.vocab_size()
+    }
+
+    fn normalize(&self, text: &str) -> String {
+        self.normalizer.normalize(text)
+    }
+
+    /// The `k` best segmentations, best first, each with its total log probability.
+    fn nbest(&self, text: &str, k: usize) -> Result<Vec<(Vec<u32>, f64)>, CoreError> {
+        Ok(self.encoder.nbest(&self.normalizer.normalize(text), k))
+    }
+
+    /// One segmentation drawn with probability proportional to P(segmentation)^alpha.
+    fn sample(&self, text: &str, alpha: f64, seed: u64) -> Result<Vec<u32>, CoreError> {
+        Ok(self.encoder.sample(&self.normalizer.normalize(text), alpha, seed))
+    }
+}

@@ -1,0 +1,69 @@
+//! `WordPiece`: the whole WordPiece pipeline behind the core's `Encode` interface: BERT
+//! normalizer, BERT pre-tokenizer, greedy longest match (`Encoder`), and the vocabulary that
+//! decoding and token lookups need.
+
+use std::cell::RefCell;
+
+use super::{decode, BertNormalizer, Encoder};
+use crate::encode::{Encode, Kind};
+use crate::error::CoreError;
+
+pub struct WordPiece {
+    encoder: Encoder,
+    normalizer: BertNormalizer,
+    /// Token strings in id order.
+    vocab: Vec<String>,
+    prefix: String,
+}
+
+/// Scratch capacity above which a thread's normalized-text buffer is dropped after a call, so
+/// that one long text does not pin its memory for good.
+const SCRATCH_LIMIT: usize = 1 << 20;
+
+thread_local! {
+    /// The normalized text of the current call, reused from call to call on each thread.
+    static SCRATCH: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+impl WordPiece {
+    /// `vocab`: the token strings the encoder was built from, in id order.
+    pub fn new(encoder: Encoder, normalizer: BertNormalizer, vocab: Vec<String>, prefix: &str) -> WordPiece {
+        WordPiece { encoder, normalizer, vocab, prefix: prefix.to_string() }
+    }
+}
+
+impl Encode for WordPiece {
+    fn kind(&self) -> Kind {
+        Kind::WordPiece
+    }
+
+    fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> Result<(), CoreError> {
+        SCRATCH.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut scratch) => {
+                self.encoder.encode_into(&self.normalizer, text, &mut scratch, out);
+                if scratch.capacity() > SCRATCH_LIMIT {
+                    *scratch = String::new();
+                }
+            }
+            Err(_) => self.encoder.encode_into(&self.normalizer, text, &mut String::new(), out),
+        });
+        Ok(())
+    }
+
+    /// Pieces joined by spaces, continuation pieces glued to the previous one (see `decode`).
+    fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError> {
+        Ok(decode(&self.vocab, ids, &self.prefix)?.into_bytes())
+    }
+
+    fn token_bytes(&self, id: u32) -> Option<&[u8]> {
+        self.vocab.get(id as usize).map(|t| t.as_bytes())
+    }
+
+    fn vocab_size(&self) -> usize {
+        self.vocab.len()
+    }
+
+    fn normalize(&self, text: &str) -> String {
+        self.normalizer.normalize(text)
+    }
+}
