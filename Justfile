@@ -21,6 +21,11 @@ lint:
 bench *ARGS:
     {{python}} -m benchmarks {{ARGS}}
 
+# The Rust core's own benchmarks: the hand-written pre-tokenizers against fancy-regex, WordPiece.
+bench-core:
+    cargo bench --bench pretok
+    cargo bench --bench wordpiece
+
 # Train two versions on Python's own standard library, then list, show and query them.
 demo db="/tmp/tokreg-demo.db":
     rm -f {{db}} {{db}}-wal {{db}}-shm

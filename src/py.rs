@@ -20,16 +20,18 @@ use crate::error::CoreError;
 use crate::pretok::{canonical, Splitter, PATTERNS};
 use crate::{bpe, pool, unigram, wordpiece};
 
-/// The one mapping from core errors to Python exceptions, both from `tokreg.errors`:
-/// `Interrupted` for `CoreError::Interrupted`, `InputError` for everything else (bad input,
-/// unknown ids, unsupported operations, patterns). A vocabulary-size error also carries its
-/// numbers as attributes (`requested`, and `needed` or `reachable`), for callers that word
-/// their own message.
+/// The one mapping from core errors to Python exceptions, all from `tokreg.errors`:
+/// `Interrupted` for `CoreError::Interrupted`, `VocabularySizeError` (an `InputError`) for a
+/// vocabulary size out of reach, with its numbers as attributes (`requested`, and `needed` or
+/// `reachable`) for callers that word their own message, and `InputError` for everything else
+/// (bad input, unknown ids, unsupported operations, patterns).
 fn to_py_err(py: Python<'_>, e: CoreError) -> PyErr {
     static INPUT_ERROR: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+    static VOCAB_SIZE: GILOnceCell<Py<PyType>> = GILOnceCell::new();
     static INTERRUPTED: GILOnceCell<Py<PyType>> = GILOnceCell::new();
     let (cell, name) = match e {
         CoreError::Interrupted => (&INTERRUPTED, "Interrupted"),
+        CoreError::VocabTooSmall { .. } | CoreError::VocabTooLarge { .. } => (&VOCAB_SIZE, "VocabularySizeError"),
         _ => (&INPUT_ERROR, "InputError"),
     };
     let made = cell.import(py, "tokreg.errors", name).and_then(|class| {

@@ -13,8 +13,8 @@ from typing import Any, Optional
 import pytest
 
 from tokreg import _core
+from tokreg.content import serialize as content_bytes
 from tokreg.errors import InputError, Interrupted
-from tokreg.hashing import content_bytes
 
 from .conftest import CORPORA, data_file
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tokreg import BpeOptions, InputError, Registry
+from tokreg import BpeOptions, InputError, Registry, transfer
 from tokreg.formats import hf_json
 
 from .conftest import CORPORA, Cli, corpus_slice, data_file
@@ -109,7 +109,7 @@ def test_unsupported_hf_files_say_so(registry: Registry, tmp_path: Path) -> None
         encoding="utf-8",
     )
     with pytest.raises(InputError, match="the normalizer NFC is not supported"):
-        hf.read(p)
+        transfer.read_hf(p)
     p.write_text("{", encoding="utf-8")
     with pytest.raises(InputError, match="not a Hugging Face tokenizer.json"):
-        hf.read(p)
+        transfer.read_hf(p)

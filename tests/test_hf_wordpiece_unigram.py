@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tokreg import Registry
-from tokreg import UnigramOptions, WordPieceOptions
+from tokreg import Registry, UnigramOptions, WordPieceOptions
 
 from .conftest import CORPORA, Cli, corpus_slice, data_file
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from sqlalchemy import text
 
 import tokreg
-from tokreg import BpeOptions, IntegrityError, NotFoundError, Registry, lockfile
+from tokreg import BpeOptions, IntegrityError, NotFoundError, Registry, lockfile, pins
 from tokreg.cli import cli
 
 from .conftest import Cli
@@ -133,7 +133,7 @@ def test_a_pinned_name_loads_from_the_registry_it_was_pinned_from(
     two.pin("m@1")
     monkeypatch.delenv("TOKREG_DB", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    assert lockfile.registry_for("m") == str(two.url)
+    assert pins.registry_for("m", lockfile.current()) == str(two.url)
     assert tokreg.load("m").ref == "m@1"
     assert tokreg.load("m@2").ref == "m@2"  # same registry, another version of the pinned name
     res = CliRunner().invoke(cli, ["encode", "m", "hello"], env={"TOKREG_DB": None})
@@ -145,11 +145,11 @@ def test_a_pinned_name_loads_from_the_registry_it_was_pinned_from(
     # An explicit registry wins over the lockfile's.
     elsewhere = tmp_path / "elsewhere.db"
     monkeypatch.setenv("TOKREG_DB", str(elsewhere))
-    assert lockfile.registry_for("m") == str(two.url)
+    assert pins.registry_for("m", lockfile.current()) == str(two.url)
     with pytest.raises(NotFoundError):
         tokreg.load("m")
     # A pinned registry that cannot be reached from here falls back to the usual location.
     monkeypatch.delenv("TOKREG_DB")
     two.close()
     db_path.rename(tmp_path / "moved.db")
-    assert lockfile.registry_for("m") is None
+    assert pins.registry_for("m", lockfile.current()) is None

@@ -11,9 +11,8 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from tokreg import BpeOptions, ReadOnlyError, Registry
+from tokreg import BpeOptions, ReadOnlyError, Registry, WordPieceOptions
 from tokreg.store.schema import Base
-from tokreg import WordPieceOptions
 
 from .pg_server import server, unavailable
 

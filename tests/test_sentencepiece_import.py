@@ -14,8 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokreg import InputError, NotFoundError, Registry, Tokenizer
-from tokreg import transfer
+from tokreg import InputError, NotFoundError, Registry, Tokenizer, transfer
 
 from .conftest import CORPORA, Cli, data_file
 

@@ -91,7 +91,7 @@ def test_views_for_hand_written_sql(registry: Registry, small_corpus: Path) -> N
 
 
 def test_a_failed_write_leaves_nothing(registry: Registry, small_corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tokreg import record as record_mod
+    from tokreg.store import writer as record_mod
 
     def boom(*a: object, **k: object) -> None:
         raise KeyboardInterrupt

@@ -563,9 +563,17 @@ def test_encode_batch_matches_encode(imported: Imported, encodings: dict[str, An
     one_by_one = [tok.encode_ordinary(t) for t in texts]
     assert one_by_one == enc.encode_ordinary_batch(texts)
     for threads in (0, 1, 2):
-        assert tok.encode_batch(texts, threads=threads) == one_by_one
+        assert tok.encode_ordinary_batch(texts, threads=threads) == one_by_one
+        assert tok.encode_batch(texts, threads=threads, disallowed_special=()) == one_by_one
     assert tok.encode_batch(iter(texts[:10]), threads=2) == one_by_one[:10]
     assert tok.encode_batch([]) == []
+    # encode_batch follows encode's special-token rule, as tiktoken's does
+    with pytest.raises(ValueError, match="<\\|endoftext\\|>"):
+        enc.encode_batch(texts)
+    with pytest.raises(InputError, match=r"text 3\d+ of the batch contains the special token '<\|endoftext\|>'"):
+        tok.encode_batch(texts)
+    allowed = tok.encode_batch(texts, allowed_special="all")
+    assert allowed == enc.encode_batch(texts, allowed_special="all")
     with pytest.raises(InputError, match="threads"):
         tok.encode_batch(texts, threads=-1)
 

@@ -10,8 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokreg import InputError, Registry, Tokenizer
-from tokreg import UnigramOptions
+from tokreg import InputError, Registry, Tokenizer, UnigramOptions
 
 from .conftest import Cli, data_file
 
@@ -106,7 +105,7 @@ def test_nbest_needs_unigram(registry: Registry, small_corpus: Path) -> None:
     from tokreg import BpeOptions
 
     registry.train("b", [small_corpus], BpeOptions(vocab_size=300))
-    with pytest.raises(InputError, match="needs a Unigram tokenizer"):
+    with pytest.raises(InputError, match="use a Unigram tokenizer"):
         registry.load("b").nbest("x", 2)
 
 

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tokreg import Registry
-from tokreg import WordPieceOptions
+from tokreg import Registry, WordPieceOptions
 
 from .conftest import CORPORA, Cli, data_file
 

@@ -66,6 +66,7 @@ def train_unigram(
     threads: int = 0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
 ) -> dict[str, Any]: ...
+
 @final
 class Encoder:
     @staticmethod

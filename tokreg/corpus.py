@@ -53,7 +53,7 @@ def read_corpus(
     data: list[bytes] = []
     files: list[dict[str, Any]] = []
     for p in paths:
-        raw = read_input(p, f"name the files in it (e.g. {os.fspath(p)}/*.txt)")
+        raw = read_input(p, f"name the files in it (e.g. {os.fspath(p)}/*.txt)", what="corpus file")
         if require_utf8:
             try:
                 raw.decode("utf-8")

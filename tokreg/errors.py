@@ -21,6 +21,16 @@ class InputError(TokregError):
     """A corpus, file, option, text or import that tokreg cannot use as given."""
 
 
+class VocabularySizeError(InputError):
+    """A training vocabulary size out of reach: below the base alphabet (`needed` is the least
+    that works) or above what the corpus yields (`reachable` is the most it gives). Raised by the
+    core, which sets `requested` and one of the other two."""
+
+    requested: int
+    needed: Optional[int] = None
+    reachable: Optional[int] = None
+
+
 class NotFoundError(TokregError):
     """A name, version, alias or hash prefix that the registry does not hold."""
 

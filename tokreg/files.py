@@ -13,25 +13,26 @@ from .errors import InputError
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-def read_input(path: PathLike, hint: str = "give the file") -> bytes:
+def read_input(path: PathLike, hint: str = "give the file", what: str = "file") -> bytes:
     """The bytes of `path`; a missing file, a folder or an unreadable file is an `InputError`
-    naming the path and, for a folder, `hint` (what to give instead)."""
+    naming the path (as `what`: "file", "corpus file", "--text file") and, for a folder, `hint`
+    (what to give instead)."""
     where = os.fspath(path)
     try:
         with open(path, "rb") as fh:
             return fh.read()
     except FileNotFoundError:
-        raise InputError(f"file {where!r} does not exist; check the path") from None
+        raise InputError(f"{what} {where!r} does not exist; check the path") from None
     except IsADirectoryError:
-        raise InputError(f"{where!r} is a folder; {hint}") from None
+        raise InputError(f"{what} {where!r} is a folder; {hint}") from None
     except OSError as e:
-        raise InputError(f"cannot read {where!r}: {e.strerror}") from None
+        raise InputError(f"cannot read {what} {where!r}: {e.strerror}") from None
 
 
 def read_text(path: PathLike, what: str = "file") -> str:
     """The UTF-8 text of `path`, with the same errors as `read_input`, plus one naming the
     first byte that is not UTF-8. `what` says which file it is ("--text file")."""
-    raw = read_input(path)
+    raw = read_input(path, what=what)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:

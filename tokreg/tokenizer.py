@@ -209,7 +209,10 @@ class Tokenizer:
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The bytes of a token sequence (may end inside a UTF-8 character)."""
-        return self._enc.decode_bytes(self._ids(ids))
+        try:
+            return self._enc.decode_bytes(self._ids(ids))
+        except InputError as e:
+            raise InputError(f"cannot decode with {self.ref}: {e}") from None
 
     def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
         """Decodes to text. A token sequence can end inside a UTF-8 character: `errors="replace"`
@@ -230,9 +233,10 @@ class Tokenizer:
         """The bytes of one token, as stored."""
         if not isinstance(token_id, int) or isinstance(token_id, bool):
             raise InputError(f"a token id must be an int, not {type(token_id).__name__}")
-        if not 0 <= token_id < 2**32:
-            raise InputError(f"{self.ref} has no token id {token_id} (ids are 0..{self._enc.id_bound - 1})")
-        return self._enc.token_bytes(token_id)
+        try:
+            return self._enc.token_bytes(token_id)
+        except InputError:
+            raise InputError(f"{self.ref} has no token id {token_id} (ids are 0..{self._enc.id_bound - 1})") from None
 
     # -- checks ---------------------------------------------------------------------------------
 
@@ -246,7 +250,9 @@ class Tokenizer:
                     continue  # numpy integers
                 raise InputError(f"ids must be ints, found {type(i).__name__} {i!r:.20}")
             if not 0 <= i < 2**32:
-                raise InputError(f"{i} is not a token id of {self.ref} (ids are 0..{self._enc.id_bound - 1})")
+                raise InputError(
+                    f"cannot decode with {self.ref}: {i} is not a token id (ids are 0..{self._enc.id_bound - 1})"
+                )
         return [int(i) for i in out]
 
     @staticmethod

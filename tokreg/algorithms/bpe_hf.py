@@ -141,7 +141,7 @@ def read(
     """(data without config, regex) of a BPE tokenizer.json; the flavour's module sets the config."""
     if doc.get("normalizer") is not None:
         norm = doc["normalizer"]
-        raise _unsupported(where, f"the normalizer {norm.get('type') if isinstance(norm, dict) else norm!r}")
+        raise _unsupported(where, f"the normalizer {norm.get('type') if isinstance(norm, dict) else repr(norm)}")
     for key in ("continuing_subword_prefix", "end_of_word_suffix", "dropout"):
         if model.get(key):
             raise _unsupported(where, f"model.{key}={model[key]!r}")

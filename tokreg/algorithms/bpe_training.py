@@ -18,7 +18,7 @@ from typing import Any, Optional
 from .. import _core, patterns
 from ..corpus import read_corpus
 from ..data import MergeRow, TokenizerData, TokenRow
-from ..errors import InputError
+from ..errors import InputError, VocabularySizeError
 from .base import PathLike
 from .training import Progress, TrainOptions, flag, run_record
 
@@ -84,16 +84,24 @@ def train(files: Sequence[PathLike], opts: BpeOptions, progress: Optional[Progre
         require_utf8=opts.char_level,
         utf8_hint="character-level BPE needs UTF-8 text (convert the file, or drop --char-level to train byte-level)",
     )
-    out: dict[str, Any] = _core.train_bpe(
-        corpus.data,
-        regex,
-        opts.vocab_size - len(specials),
-        min_frequency=opts.min_frequency,
-        char_level=opts.char_level,
-        end_of_word=opts.end_of_word_suffix,
-        threads=opts.threads,
-        progress=progress,
-    )
+    try:
+        out: dict[str, Any] = _core.train_bpe(
+            corpus.data,
+            regex,
+            opts.vocab_size - len(specials),
+            min_frequency=opts.min_frequency,
+            char_level=opts.char_level,
+            end_of_word=opts.end_of_word_suffix,
+            threads=opts.threads,
+            progress=progress,
+        )
+    except VocabularySizeError as e:
+        symbols = "characters" if opts.char_level else "bytes"
+        raise InputError(
+            f"--vocab-size {opts.vocab_size} is smaller than the base alphabet: the corpus has {e.needed:,} "
+            f"{symbols} (+ {len(specials)} special tokens); raise --vocab-size to at least "
+            f"{(e.needed or 0) + len(specials):,}"
+        ) from None
     tokens: list[bytes] = out["tokens"]
     counts: list[int] = out["token_counts"]
     n_base = out["alphabet_size"]

@@ -25,7 +25,7 @@ from typing import Any, Optional
 from .. import _core
 from ..corpus import read_corpus
 from ..data import RoundRow, TokenizerData, TokenRow
-from ..errors import InputError
+from ..errors import InputError, VocabularySizeError
 from ..formats import hf_json
 from ..formats.sentencepiece_proto import Model as SpModel
 from . import sp_text
@@ -134,22 +134,25 @@ class Unigram(Algorithm[UnigramConfig]):
         corpus = read_corpus(
             files, require_utf8=True, utf8_hint="Unigram trains on UTF-8 text; convert the file to UTF-8"
         )
-        out: dict[str, Any] = _core.train_unigram(
-            corpus.data,
-            opts.vocab_size,
-            byte_fallback=opts.byte_fallback,
-            shrinking_factor=opts.shrinking_factor,
-            max_piece_length=opts.max_piece_length,
-            seed_size=opts.seed_size,
-            em_iterations=opts.em_iterations,
-            unk_piece=opts.unk_token,
-            control_pieces=list(opts.special),
-            character_coverage=opts.character_coverage,
-            add_dummy_prefix=opts.add_dummy_prefix,
-            remove_extra_whitespaces=opts.remove_extra_whitespaces,
-            threads=opts.threads,
-            progress=progress,
-        )
+        try:
+            out: dict[str, Any] = _core.train_unigram(
+                corpus.data,
+                opts.vocab_size,
+                byte_fallback=opts.byte_fallback,
+                shrinking_factor=opts.shrinking_factor,
+                max_piece_length=opts.max_piece_length,
+                seed_size=opts.seed_size,
+                em_iterations=opts.em_iterations,
+                unk_piece=opts.unk_token,
+                control_pieces=list(opts.special),
+                character_coverage=opts.character_coverage,
+                add_dummy_prefix=opts.add_dummy_prefix,
+                remove_extra_whitespaces=opts.remove_extra_whitespaces,
+                threads=opts.threads,
+                progress=progress,
+            )
+        except VocabularySizeError as e:
+            raise InputError(f"--vocab-size {opts.vocab_size}: {e}") from None
         tokens = [
             TokenRow(id=i, bytes=text.encode("utf-8"), kind=kind, score=score)
             for i, (text, score, kind) in enumerate(out["pieces"])

@@ -167,5 +167,5 @@ def record(
                 raise Interrupted(
                     f"interrupted after {done.ref} ({done.content_hash}) was written to the registry; it is complete"
                 ) from None
-            raise Interrupted("interrupted while writing; nothing was written to the registry") from None
+            raise Interrupted("interrupted while writing; nothing was written, the registry is unchanged") from None
     raise AssertionError("unreachable")
