@@ -1,0 +1,83 @@
+"""`tokreg eval --plot FILE.png`: an evaluation as a chart, drawn with matplotlib (optional:
+`pip install matplotlib`).
+
+Left: compression per language (or per text) with one bar per version side by side, so the
+languages a vocabulary serves badly stand out. Right, when two or more versions of one name
+were measured: tokens per byte against vocabulary size, one line per name and text, which is
+where more vocabulary stops paying.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from .errors import InputError
+from .evaluate import Evaluation, Score
+
+
+def _pyplot() -> Any:
+    try:  # matplotlib is optional and heavy: imported only when a PNG is asked for
+        import matplotlib
+
+        matplotlib.use("Agg")  # no display: draw to files
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise InputError("--plot needs matplotlib (pip install matplotlib); the table needs nothing") from None
+    return plt
+
+
+def _by_size(scores: Sequence[Score]) -> dict[tuple[str, str], list[Score]]:
+    """(name, text label) -> that name's scores on that text, by vocab size, where a name has
+    two or more versions of different sizes."""
+    lines: dict[tuple[str, str], list[Score]] = {}
+    for s in scores:
+        lines.setdefault((s.name, s.text.label), []).append(s)
+    return {k: sorted(v, key=lambda s: s.vocab_size) for k, v in lines.items() if len({s.vocab_size for s in v}) >= 2}
+
+
+def png(ev: Evaluation, path: str | os.PathLike[str]) -> None:
+    """Writes the chart of `ev` to `path` as a PNG."""
+    plt = _pyplot()
+    refs = list(dict.fromkeys(s.ref for s in ev.scores))
+    labels = list(dict.fromkeys(s.text.label for s in ev.scores))
+    value = {(s.ref, s.text.label): s.metrics["bytes_per_token"] for s in ev.scores}
+    lines = _by_size(ev.scores)
+    panels = 2 if lines else 1
+    fig, axes = plt.subplots(1, panels, figsize=(6.5 * panels, 4.6), dpi=120, squeeze=False)
+    ax = axes[0][0]
+    width = 0.8 / len(refs)
+    colors = plt.get_cmap("tab10")
+    for n, ref in enumerate(refs):
+        xs = [i + (n - (len(refs) - 1) / 2) * width for i in range(len(labels))]
+        ys = [value.get((ref, lab), 0.0) for lab in labels]
+        bars = ax.bar(xs, ys, width * 0.92, label=ref, color=colors(n % 10))
+        ax.bar_label(bars, labels=[f"{y:.2f}" if y else "" for y in ys], fontsize=7, padding=2)
+    ax.set_xticks(range(len(labels)), labels)
+    ax.set_ylabel("bytes per token (higher: fewer tokens)")
+    ax.set_title("Compression by " + ("language" if all(s.text.language for s in ev.scores) else "text"))
+    ax.margins(y=0.12)
+    ax.legend(fontsize=8, frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    if lines:
+        ax2 = axes[0][1]
+        for n, ((name, label), group) in enumerate(sorted(lines.items())):
+            xs = [s.vocab_size for s in group]
+            ys = [1.0 / s.metrics["bytes_per_token"] for s in group]
+            ax2.plot(xs, ys, marker="o", label=f"{name} · {label}", color=colors(n % 10))
+        ax2.set_xscale("log", base=2)
+        ax2.xaxis.set_major_formatter(plt.FuncFormatter(lambda x, _: f"{x:,.0f}"))
+        ax2.set_xlabel("vocabulary size")
+        ax2.set_ylabel("tokens per byte (lower: better compression)")
+        ax2.set_title("Tokens per byte against vocabulary size")
+        ax2.legend(fontsize=8, frameon=False)
+        ax2.grid(alpha=0.3)
+        ax2.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    try:
+        fig.savefig(path)
+    except OSError as e:
+        raise InputError(f"cannot write {os.fspath(path)!r}: {e.strerror}") from None
+    finally:
+        plt.close(fig)
