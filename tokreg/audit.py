@@ -39,6 +39,7 @@ from . import algorithms
 from .errors import InputError
 from .store import evaluations
 from .store.reads import StoredVersion
+from .store.refs import VersionInfo
 from .tokenizer import Tokenizer
 
 CATEGORIES = ("reachable", "reachable_in_context", "unreachable", "undecodable", "special")
@@ -237,46 +238,47 @@ def _under_trained(count: Optional[int], merge_count: Optional[int], rare_below:
 
 def run(
     engine: Engine,
-    stored: StoredVersion,
+    v: VersionInfo,
+    stored: Callable[[], StoredVersion],
     load: Callable[[], Tokenizer],
     *,
     rare_below: int = RARE_BELOW,
     recompute: bool = False,
 ) -> AuditReport:
-    """The audit of a stored version: read from the registry when it holds one made with the
-    same `rare_below` (unless `recompute`), else computed with the tokenizer `load()` returns
-    and stored in one transaction."""
-    v = stored.info
+    """The audit of version `v`: read from the registry when it holds one made with the same
+    `rare_below` (unless `recompute`), else computed from the version's rows (`stored()`) and
+    its tokenizer (`load()`) and stored in one transaction."""
     with engine.connect() as conn:
         have = None if recompute else evaluations.audit(conn, v.id)
-    ids = [t.id for t in stored.tokens]
-    if have is not None and have.rare_below == rare_below and [r["token_id"] for r in have.tokens] == ids:
+    if have is not None and have.rare_below == rare_below and len(have.tokens) == v.vocab_size:
         rows, at, was_stored = have.tokens, have.computed_at, True
     else:
-        rows = audit(stored, load(), rare_below)
+        version = stored()
+        computed = audit(version, load(), rare_below)
         with engine.begin() as conn:
-            at = evaluations.save_audit(conn, v.id, rare_below, rows)
+            at = evaluations.save_audit(conn, v.id, rare_below, computed)
+        rows = [{**r, "bytes": t.bytes, "kind": t.kind, "count": t.count} for r, t in zip(computed, version.tokens)]
         was_stored = False
     tokens = [
         AuditedToken(
-            id=t.id,
-            bytes=t.bytes,
-            kind=t.kind,
+            id=r["token_id"],
+            bytes=bytes(r["bytes"]),
+            kind=r["kind"],
             category=r["category"],
             under_trained=r["under_trained"],
             reencoded=list(r["reencoded"]) if r["reencoded"] is not None else None,
-            count=t.count,
+            count=r["count"],
             merge_rank=r["merge_rank"],
             merge_count=r["merge_count"],
         )
-        for t, r in zip(stored.tokens, rows)
+        for r in rows
     ]
     return AuditReport(
         ref=v.ref,
         hash=v.content_hash,
         title=algorithms.of(v.algorithm, v.config).title,
         rare_below=rare_below,
-        has_counts=any(t.count is not None for t in stored.tokens),
+        has_counts=any(t.count is not None for t in tokens),
         stored=was_stored,
         computed_at=at,
         tokens=tokens,

@@ -43,22 +43,24 @@ def png(ev: Evaluation, path: str | os.PathLike[str]) -> None:
     refs = list(dict.fromkeys(s.ref for s in ev.scores))
     labels = list(dict.fromkeys(s.text.label for s in ev.scores))
     value = {(s.ref, s.text.label): s.metrics["bytes_per_token"] for s in ev.scores}
+    sizes = {s.ref: s.vocab_size for s in ev.scores}
     lines = _by_size(ev.scores)
     panels = 2 if lines else 1
-    fig, axes = plt.subplots(1, panels, figsize=(6.5 * panels, 4.6), dpi=120, squeeze=False)
+    fig, axes = plt.subplots(1, panels, figsize=(6.5 * panels, 5.0), dpi=120, squeeze=False)
     ax = axes[0][0]
     width = 0.8 / len(refs)
     colors = plt.get_cmap("tab10")
     for n, ref in enumerate(refs):
         xs = [i + (n - (len(refs) - 1) / 2) * width for i in range(len(labels))]
         ys = [value.get((ref, lab), 0.0) for lab in labels]
-        bars = ax.bar(xs, ys, width * 0.92, label=ref, color=colors(n % 10))
+        bars = ax.bar(xs, ys, width * 0.92, label=f"{ref} ({sizes[ref]:,})", color=colors(n % 10))
         ax.bar_label(bars, labels=[f"{y:.2f}" if y else "" for y in ys], fontsize=7, padding=2)
     ax.set_xticks(range(len(labels)), labels)
     ax.set_ylabel("bytes per token (higher: fewer tokens)")
     ax.set_title("Compression by " + ("language" if all(s.text.language for s in ev.scores) else "text"))
     ax.margins(y=0.12)
-    ax.legend(fontsize=8, frameon=False)
+    # below the axes, one column per version: inside, it would cover the tallest bars
+    ax.legend(fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.09), ncol=min(len(refs), 3))
     ax.spines[["top", "right"]].set_visible(False)
     if lines:
         ax2 = axes[0][1]
@@ -66,12 +68,14 @@ def png(ev: Evaluation, path: str | os.PathLike[str]) -> None:
             xs = [s.vocab_size for s in group]
             ys = [1.0 / s.metrics["bytes_per_token"] for s in group]
             ax2.plot(xs, ys, marker="o", label=f"{name} · {label}", color=colors(n % 10))
-        ax2.set_xscale("log", base=2)
-        ax2.xaxis.set_major_formatter(plt.FuncFormatter(lambda x, _: f"{x:,.0f}"))
+        measured = sorted({s.vocab_size for group in lines.values() for s in group})
+        ax2.set_xscale("log")
+        ax2.set_xticks(measured, [f"{x:,}" for x in measured])  # ticks at the sizes measured, not at powers
+        ax2.minorticks_off()
         ax2.set_xlabel("vocabulary size")
         ax2.set_ylabel("tokens per byte (lower: better compression)")
         ax2.set_title("Tokens per byte against vocabulary size")
-        ax2.legend(fontsize=8, frameon=False)
+        ax2.legend(fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
         ax2.grid(alpha=0.3)
         ax2.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()

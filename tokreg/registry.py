@@ -272,11 +272,12 @@ class Registry:
         it is under-trained (used or merged fewer than `rare_below` times in training). Stored
         beside the version; read back unless `recompute` or another `rare_below` is asked for."""
         audit.check_rare(rare_below)
-        stored = self.stored(ref)
+        v = self.resolve(ref, lock=False)
         return audit.run(
             self.engine,
-            stored,
-            lambda: self.load(stored.info.ref, lock=False),
+            v,
+            lambda: self.stored(v.ref),
+            lambda: self.load(v.ref, lock=False),
             rare_below=rare_below,
             recompute=recompute,
         )

@@ -25,14 +25,15 @@ def _fmt(m: Metric, v: float) -> str:
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[tuple[str, bool]]], right: set[int]) -> None:
     """Prints rows of (cell, best?) cells; a best cell gets a `*` and, on a terminal, bold green."""
-    widths = [len(h) for h in headers]
+    widths = [len(h) + (1 if i in right else 0) for i, h in enumerate(headers)]
     for r in rows:
         widths = [max(w, len(c) + 1) for w, (c, _) in zip(widths, r)]
 
     def pad(i: int, s: str) -> str:
         return s.rjust(widths[i]) if i in right else s.ljust(widths[i])
 
-    click.echo("  ".join(pad(i, h.upper()) for i, h in enumerate(headers)).rstrip())
+    # a right-aligned column keeps one place after each value for the `*`
+    click.echo("  ".join(pad(i, h.upper() + (" " if i in right else "")) for i, h in enumerate(headers)).rstrip())
     for r in rows:
         cells = []
         for i, (c, best) in enumerate(r):
@@ -180,7 +181,9 @@ def _print_audit(r: AuditReport, top: int) -> None:
         )
     else:
         click.echo("\nunder-trained: no training counts (an imported version, or Unigram, which records scores)")
-    headers = ["id", "token", "kind", "count", "merge", "pairs", "detail"]
+    # uses: in the final segmentation of the training corpus; rank and pairs: of the merge that
+    # made the token, and how many times its pair occurred when it was chosen
+    headers = ["id", "token", "kind", "uses", "rank", "pairs", "detail"]
     groups: list[tuple[str, list[AuditedToken], Any]] = [
         ("unreachable", [t for t in r.tokens if t.category == "unreachable"], reencoded),
         ("undecodable", [t for t in r.tokens if t.category == "undecodable"], lambda t: ""),

@@ -15,7 +15,7 @@ from typing import Any, Optional
 from sqlalchemy import Connection, delete, insert, select, update
 
 from ..package_version import __version__
-from .schema import Audit, AuditToken, EvalText, Evaluation, table
+from .schema import Audit, AuditToken, EvalText, Evaluation, Token, table
 
 _BATCH = 20_000
 
@@ -110,22 +110,29 @@ def save_scores(
 class StoredAudit:
     rare_below: int
     computed_at: datetime
-    tokens: list[dict[str, Any]]  # {token_id, category, under_trained, reencoded, merge_rank, merge_count}
+    # in id order: the audit_tokens columns, with the token's bytes, kind and count from `tokens`
+    tokens: list[dict[str, Any]]
 
 
 _AUDIT_COLUMNS = ("token_id", "category", "under_trained", "reencoded", "merge_rank", "merge_count")
 
 
 def audit(conn: Connection, version_id: int) -> Optional[StoredAudit]:
-    """A version's stored audit, tokens in id order, or None."""
-    a, at = table(Audit), table(AuditToken)
+    """A version's stored audit, or None. One query: a stored audit is shown without reading
+    (and hashing) the whole version."""
+    a, at, tt = table(Audit), table(AuditToken), table(Token)
     head = conn.execute(select(a.c.rare_below, a.c.computed_at).where(a.c.version_id == version_id)).first()
     if head is None:
         return None
+    keys = (*_AUDIT_COLUMNS, "bytes", "kind", "count")
     rows = conn.execute(
-        select(*(at.c[c] for c in _AUDIT_COLUMNS)).where(at.c.version_id == version_id).order_by(at.c.token_id)
-    ).mappings()
-    return StoredAudit(rare_below=head[0], computed_at=_aware(head[1]), tokens=[dict(r) for r in rows])
+        select(*(at.c[c] for c in _AUDIT_COLUMNS), tt.c.bytes, tt.c.kind, tt.c.count)
+        .join(tt, (tt.c.version_id == at.c.version_id) & (tt.c.id == at.c.token_id))
+        .where(at.c.version_id == version_id)
+        .order_by(at.c.token_id)
+    )
+    tokens = [dict(zip(keys, r)) for r in rows]  # plain tuples: .mappings() costs ~5 µs a row
+    return StoredAudit(rare_below=head[0], computed_at=_aware(head[1]), tokens=tokens)
 
 
 def save_audit(conn: Connection, version_id: int, rare_below: int, tokens: Sequence[Mapping[str, Any]]) -> datetime:

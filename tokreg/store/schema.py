@@ -184,7 +184,7 @@ class EvalText(Base):
     bytes: Mapped[int] = mapped_column(BigInteger)
     characters: Mapped[int] = mapped_column(BigInteger)
     words: Mapped[int] = mapped_column(BigInteger)
-    parts: Mapped[Optional[list[str]]] = mapped_column(JSON, nullable=True)
+    parts: Mapped[Optional[list[str]]] = mapped_column(JSON(none_as_null=True), nullable=True)
 
 
 class Evaluation(Base):
@@ -226,6 +226,7 @@ class AuditToken(Base):
     token_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     category: Mapped[str] = mapped_column(String(24))
     under_trained: Mapped[Optional[str]] = mapped_column(String(16), nullable=True)
-    reencoded: Mapped[Optional[list[int]]] = mapped_column(JSON, nullable=True)
+    # none_as_null: None is SQL NULL (not the JSON text 'null'), so `WHERE reencoded IS NULL` works
+    reencoded: Mapped[Optional[list[int]]] = mapped_column(JSON(none_as_null=True), nullable=True)
     merge_rank: Mapped[Optional[int]] = mapped_column(Integer, nullable=True)
     merge_count: Mapped[Optional[int]] = mapped_column(BigInteger, nullable=True)
