@@ -49,9 +49,12 @@ def test_results_are_stored_and_read_back(two: Registry, texts: list[Path]) -> N
     want = {(s.ref, s.text.name, m): v for s in first.scores for m, v in s.metrics.items()}
     assert {(r[0], r[1], r[3]): r[4] for r in rows} == want
     assert {r[2] for r in rows if r[1] == "de.txt"} == {"de"}
+    # a language given later relabels the text; none given keeps the label
+    two.evaluate(["m@1"], texts, languages=["en", "de-CH"])
+    assert two.sql("SELECT DISTINCT language FROM evaluations_view WHERE text = 'de.txt'")[1] == [("de-CH",)]
     # again: read from the registry, same values, nothing measured
     again = two.evaluate(["m@1", "m@2"], texts)
-    assert all(s.stored for s in again.scores)
+    assert all(s.stored for s in again.scores) and again.scores[1].text.language is None
     assert [s.metrics for s in again.scores] == [s.metrics for s in first.scores]
     assert [s.text.fingerprint for s in again.scores] == [s.text.fingerprint for s in first.scores]
     # --recompute measures again and replaces the rows (still one per metric)

@@ -28,12 +28,22 @@ def _pyplot() -> Any:
     return plt
 
 
-def _by_size(scores: Sequence[Score]) -> dict[tuple[str, str], list[Score]]:
+def _labels(scores: Sequence[Score]) -> dict[str, str]:
+    """text fingerprint -> how the chart names the text: its language when every text has a
+    language of its own, else its file name (with the language, when given)."""
+    texts = list({s.text.fingerprint: s.text for s in scores}.values())
+    langs = [t.language for t in texts]
+    if all(langs) and len(set(langs)) == len(langs):
+        return {t.fingerprint: str(t.language) for t in texts}
+    return {t.fingerprint: f"{t.name} ({t.language})" if t.language else t.name for t in texts}
+
+
+def _by_size(scores: Sequence[Score], labels: dict[str, str]) -> dict[tuple[str, str], list[Score]]:
     """(name, text label) -> that name's scores on that text, by vocab size, where a name has
     two or more versions of different sizes."""
     lines: dict[tuple[str, str], list[Score]] = {}
     for s in scores:
-        lines.setdefault((s.name, s.text.label), []).append(s)
+        lines.setdefault((s.name, labels[s.text.fingerprint]), []).append(s)
     return {k: sorted(v, key=lambda s: s.vocab_size) for k, v in lines.items() if len({s.vocab_size for s in v}) >= 2}
 
 
@@ -41,10 +51,11 @@ def png(ev: Evaluation, path: str | os.PathLike[str]) -> None:
     """Writes the chart of `ev` to `path` as a PNG."""
     plt = _pyplot()
     refs = list(dict.fromkeys(s.ref for s in ev.scores))
-    labels = list(dict.fromkeys(s.text.label for s in ev.scores))
-    value = {(s.ref, s.text.label): s.metrics["bytes_per_token"] for s in ev.scores}
+    names = _labels(ev.scores)
+    labels = list(dict.fromkeys(names[s.text.fingerprint] for s in ev.scores))
+    value = {(s.ref, names[s.text.fingerprint]): s.metrics["bytes_per_token"] for s in ev.scores}
     sizes = {s.ref: s.vocab_size for s in ev.scores}
-    lines = _by_size(ev.scores)
+    lines = _by_size(ev.scores, names)
     panels = 2 if lines else 1
     fig, axes = plt.subplots(1, panels, figsize=(6.5 * panels, 5.0), dpi=120, squeeze=False)
     ax = axes[0][0]
@@ -57,7 +68,8 @@ def png(ev: Evaluation, path: str | os.PathLike[str]) -> None:
         ax.bar_label(bars, labels=[f"{y:.2f}" if y else "" for y in ys], fontsize=7, padding=2)
     ax.set_xticks(range(len(labels)), labels)
     ax.set_ylabel("bytes per token (higher: fewer tokens)")
-    ax.set_title("Compression by " + ("language" if all(s.text.language for s in ev.scores) else "text"))
+    by_language = all(s.text.language for s in ev.scores) and len(labels) == len({s.text.language for s in ev.scores})
+    ax.set_title("Compression by " + ("language" if by_language else "text"))
     ax.margins(y=0.12)
     # below the axes, one column per version: inside, it would cover the tallest bars
     ax.legend(fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.09), ncol=min(len(refs), 3))

@@ -2,19 +2,19 @@
 functions of metrics.py, the parity of parallel texts, and the typed results `Registry.evaluate`
 returns. Storing and reading back the results is the store's (store/evaluations.py).
 
-    >>> ev = reg.evaluate(["cl100k@1", "mini@2"], ["dr.en.txt", "dr.zh-cn.txt"],
-    ...                   languages=["en", "zh"], parallel=True)
-    >>> ev.scores[0].metrics["bytes_per_token"]
-    4.53...
+    >>> ev = reg.evaluate(["cl100k_base", "o200k_base"], ["dr.en.txt", "dr.zh-cn.txt"],
+    ...                   languages=["en", "zh-cn"], parallel=True)
+    >>> ev.scores[0].metrics["bytes_per_token"]          # cl100k_base on dr.en.txt
+    4.4637...
     >>> ev.parity[0].premiums
-    {'en': 1.0, 'zh': 1.21...}
+    {'en': 1.0, 'zh-cn': 1.2268...}
 
 A text is identified like a training corpus (corpus.py): xxh3-128 over its file name, size
 and the xxh3-128 of its bytes. Words are cut by `metrics.words`; each distinct word is encoded
 as it appears in running text, after a fixed one-letter word and a space whose tokens are then
 subtracted (`word_tokens`), so a word is measured the same way for tokenizers that fold the
-space into the next token (GPT-style byte-level BPE) and for those that mark word starts
-(SentencePiece's `▁`, WordPiece's `##` on the others).
+space into the next token (GPT-style byte-level BPE) and for those that mark where words start
+(SentencePiece's `▁`) or continue (WordPiece's `##`).
 """
 
 from __future__ import annotations
@@ -60,11 +60,6 @@ class Text:
     @property
     def characters(self) -> int:
         return len(self.text)
-
-    @property
-    def label(self) -> str:
-        """How tables and charts name the text: its language when given, else its name."""
-        return self.language or self.name
 
 
 def check_language(code: str) -> str:
@@ -185,10 +180,6 @@ class TextInfo:
     bytes: int
     characters: int
     words: int
-
-    @property
-    def label(self) -> str:
-        return self.language or self.name
 
     @classmethod
     def of(cls, t: Text) -> TextInfo:
