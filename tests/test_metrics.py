@@ -76,7 +76,7 @@ def test_measure_on_a_hand_made_vocabulary(registry: Registry, tmp_path: Path) -
     registry.import_tiktoken("hand", tiktoken_file(tmp_path / "hand.tiktoken", [b"ab", b" ab"]), pattern="cl100k")
     text = tmp_path / "t.txt"
     text.write_text("ab ab abc", encoding="utf-8")
-    m = registry.evaluate(["hand"], [text]).scores[0].metrics
+    m = registry.evaluate("hand", text).scores[0].metrics  # one ref and one path need no lists
     assert m["tokens"] == 4
     assert m["bytes_per_token"] == m["chars_per_token"] == 9 / 4
     # words "ab" x2 and "abc": "a ab" is [97, 257] and "a abc" [97, 257, 99], less "a" = [97]:

@@ -80,7 +80,7 @@ class AuditedToken:
     kind: str
     category: str
     under_trained: Optional[str]  # unused | rare | rare_merge | None
-    reencoded: Optional[list[int]]  # what its text encodes to, when that is not [id]
+    reencoded: Optional[list[int]]  # what its text encodes to on its own, when that is not [id]
     count: Optional[int]  # uses in the final segmentation of the training corpus
     merge_rank: Optional[int]
     merge_count: Optional[int]  # the pair's count when the merge was chosen
@@ -148,7 +148,8 @@ def check_rare(rare_below: int) -> int:
 
 
 def categorize(tok: Tokenizer, ids: list[int]) -> dict[int, tuple[str, Optional[list[int]]]]:
-    """id -> (category, what its text re-encodes to when not itself), for the ids of `tok`."""
+    """id -> (category, what its text encodes to on its own when that is not the token), for
+    the ids of `tok`."""
     specials = set(tok.special_tokens.values())
     out: dict[int, tuple[str, Optional[list[int]]]] = {}
     texts: dict[int, str] = {}
@@ -170,7 +171,7 @@ def categorize(tok: Tokenizer, ids: list[int]) -> dict[int, tuple[str, Optional[
             missed[i] = got
     for anchor_texts in ANCHOR_TEXTS:
         for i in _in_context(tok, [i for i in missed if i not in out], specials, anchor_texts):
-            out[i] = ("reachable_in_context", None)
+            out[i] = ("reachable_in_context", missed[i])
     for i, got in missed.items():
         out.setdefault(i, ("unreachable", got))
     return out

@@ -235,8 +235,8 @@ class Registry:
 
     def evaluate(
         self,
-        refs: Sequence[str],
-        texts: Sequence[PathLike],
+        refs: Union[str, Sequence[str]],
+        texts: Union[PathLike, Sequence[PathLike]],
         *,
         languages: Optional[Sequence[Optional[str]]] = None,
         parallel: bool = False,
@@ -250,8 +250,10 @@ class Registry:
         text); with `parallel` the texts hold the same content in different languages, and
         each version gets its premium per language relative to `reference` (default: the
         first text's language) and their spread. Bad input raises before anything is stored."""
-        if isinstance(refs, str) or not refs:
-            raise InputError("name the versions to evaluate as a list of refs, e.g. ['gpt-mini@1', 'gpt-mini@2']")
+        refs = [refs] if isinstance(refs, str) else list(refs)  # one ref or one path alone is fine too
+        texts = [texts] if isinstance(texts, (str, os.PathLike)) else list(texts)
+        if not refs:
+            raise InputError("no versions to evaluate; name at least one ref, e.g. ['gpt-mini@1', 'gpt-mini@2']")
         if reference is not None and not parallel:
             raise InputError("--reference names the reference language of --parallel texts; add --parallel")
         versions = list({v.id: v for v in (self.resolve(r, lock=False) for r in refs)}.values())

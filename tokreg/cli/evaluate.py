@@ -4,7 +4,7 @@ rendered for a terminal (the best value per column marked), as --json, or as a c
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import Callable, Optional
 
 import click
 
@@ -146,7 +146,7 @@ def eval_(
             click.echo(f"wrote the chart to {plot}")
 
 
-def _token_rows(tokens: Sequence[AuditedToken], report: AuditReport, show: Any) -> list[list[str]]:
+def _token_rows(tokens: Sequence[AuditedToken], show: Callable[[AuditedToken], str]) -> list[list[str]]:
     return [
         [
             str(t.id),
@@ -184,8 +184,9 @@ def _print_audit(r: AuditReport, top: int) -> None:
     # uses: in the final segmentation of the training corpus; rank and pairs: of the merge that
     # made the token, and how many times its pair occurred when it was chosen
     headers = ["id", "token", "kind", "uses", "rank", "pairs", "detail"]
-    groups: list[tuple[str, list[AuditedToken], Any]] = [
+    groups: list[tuple[str, list[AuditedToken], Callable[[AuditedToken], str]]] = [
         ("unreachable", [t for t in r.tokens if t.category == "unreachable"], reencoded),
+        ("reachable in context", [t for t in r.tokens if t.category == "reachable_in_context"], reencoded),
         ("undecodable", [t for t in r.tokens if t.category == "undecodable"], lambda t: ""),
     ]
     if r.has_counts:
@@ -198,7 +199,7 @@ def _print_audit(r: AuditReport, top: int) -> None:
         shown = tokens[:top]
         more = f", the first {len(shown)}" if len(shown) < len(tokens) else ""
         click.echo(click.style(f"\n{title} ({len(tokens):,}{more})", bold=True))
-        _table(headers, [[(c, False) for c in row] for row in _token_rows(shown, r, detail)], right={0, 3, 4, 5})
+        _table(headers, [[(c, False) for c in row] for row in _token_rows(shown, detail)], right={0, 3, 4, 5})
     if r.stored:
         click.echo(f"\nread from the registry (audited {r.computed_at:%Y-%m-%d %H:%M} UTC); --recompute audits again")
 
@@ -214,7 +215,9 @@ def _print_audit(r: AuditReport, top: int) -> None:
     metavar="N",
     help="Flag tokens used or merged fewer than N times in training.",
 )
-@click.option("--top", type=int, default=20, show_default=True, help="How many tokens of each list to print.")
+@click.option(
+    "--top", type=click.IntRange(min=0), default=20, show_default=True, help="How many tokens of each list to print."
+)
 @click.option("--recompute", is_flag=True, help="Audit again even when the registry holds an audit.")
 @json_option
 @db_option
