@@ -3,6 +3,7 @@ rendered for a terminal (the best value per column marked), as --json, or as a c
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from typing import Callable, Optional
 
@@ -23,14 +24,20 @@ def _fmt(m: Metric, v: float) -> str:
     return f"{v:.3f}"
 
 
+def _width(s: str) -> int:
+    """Columns `s` takes on a terminal: CJK and other wide characters take two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+
+
 def _table(headers: Sequence[str], rows: Sequence[Sequence[tuple[str, bool]]], right: set[int]) -> None:
     """Prints rows of (cell, best?) cells; a best cell gets a `*` and, on a terminal, bold green."""
     widths = [len(h) + (1 if i in right else 0) for i, h in enumerate(headers)]
     for r in rows:
-        widths = [max(w, len(c) + 1) for w, (c, _) in zip(widths, r)]
+        widths = [max(w, _width(c) + 1) for w, (c, _) in zip(widths, r)]
 
     def pad(i: int, s: str) -> str:
-        return s.rjust(widths[i]) if i in right else s.ljust(widths[i])
+        gap = " " * max(widths[i] - _width(s), 0)
+        return gap + s if i in right else s + gap
 
     # a right-aligned column keeps one place after each value for the `*`
     click.echo("  ".join(pad(i, h.upper() + (" " if i in right else "")) for i, h in enumerate(headers)).rstrip())
