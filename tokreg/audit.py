@@ -256,8 +256,7 @@ def run(
     else:
         version = stored()
         computed = audit(version, load(), rare_below)
-        with engine.begin() as conn:
-            at = evaluations.save_audit(conn, v.id, rare_below, computed)
+        at = evaluations.write(engine, lambda conn: evaluations.save_audit(conn, v.id, rare_below, computed))
         rows = [{**r, "bytes": t.bytes, "kind": t.kind, "count": t.count} for r, t in zip(computed, version.tokens)]
         was_stored = False
     tokens = [

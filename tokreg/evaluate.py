@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Optional, Union
 
 import xxhash
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 from . import metrics
 from .corpus import fingerprint_files
@@ -297,7 +297,8 @@ def run(
                 fresh.append((v.id, t.fingerprint, values))
             scores.append(Score(v.ref, v.name, v.vocab_size, TextInfo.of(t), values, stored, at))
     parity = _parity(versions, texts, scores, reference) if reference is not None else []
-    with engine.begin() as conn:
+
+    def store(conn: Connection) -> None:
         for t in texts:
             evaluations.save_text(
                 conn, TextRow(t.fingerprint, t.name, t.language, t.bytes, t.characters, sum(t.words.values()))
@@ -306,6 +307,8 @@ def run(
             evaluations.save_scores(conn, vid, fp, values, at=now)
         if reference is not None:
             _save_parity(conn, versions, texts, parity, reference, now)
+
+    evaluations.write(engine, store)
     return Evaluation(scores=scores, parity=parity)
 
 
@@ -322,7 +325,7 @@ def _parity(
 
 
 def _save_parity(
-    conn: Any,
+    conn: Connection,
     versions: Sequence[VersionInfo],
     texts: Sequence[Text],
     parity: Sequence[Parity],

@@ -10,14 +10,31 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Optional
+from typing import Any, Callable, Optional, TypeVar
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, Engine, delete, insert, select, update
+from sqlalchemy.exc import IntegrityError as DbIntegrityError
 
 from ..package_version import __version__
 from .schema import Audit, AuditToken, EvalText, Evaluation, Token, table
 
 _BATCH = 20_000
+#: Two runs storing the same text or version at once collide on a key; the later one tries again.
+_ATTEMPTS = 5
+T = TypeVar("T")
+
+
+def write(engine: Engine, work: Callable[[Connection], T]) -> T:
+    """Runs `work` in one transaction. When a concurrent run stored the same rows first (a key
+    already taken), it runs again: it then finds those rows and replaces them."""
+    for attempt in range(_ATTEMPTS):
+        try:
+            with engine.begin() as conn:
+                return work(conn)
+        except DbIntegrityError:
+            if attempt == _ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 @dataclass(frozen=True)
