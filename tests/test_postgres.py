@@ -52,3 +52,20 @@ def test_registry_on_postgres(pg_url: str, small_corpus: Path) -> None:
     _, rows = reg.sql("SELECT count(*) FROM tokens")
     assert rows[0][0] == 800
     reg.close()
+
+
+def test_evaluations_and_audits_on_postgres(pg_url: str, small_corpus: Path) -> None:
+    reg = Registry(pg_url)
+    reg.train("pgeval", [small_corpus], BpeOptions(vocab_size=300))
+    first = reg.evaluate(["pgeval"], [small_corpus], languages=["en"])
+    again = reg.evaluate(["pgeval"], [small_corpus])
+    assert again.scores[0].stored and again.scores[0].metrics == first.scores[0].metrics
+    _, rows = reg.sql(
+        "SELECT tokenizer, language, value FROM evaluations_view WHERE metric = 'tokens' AND name = 'pgeval'"
+    )
+    assert rows == [("pgeval@1", "en", first.scores[0].metrics["tokens"])]
+    audit = reg.audit("pgeval")
+    _, rows = reg.sql("SELECT category, count(*) FROM audit_view WHERE tokenizer = 'pgeval@1' GROUP BY category")
+    assert dict(rows) == {k: n for k, n in audit.categories().items() if n}
+    assert reg.audit("pgeval").stored
+    reg.close()

@@ -16,10 +16,12 @@ from typing import Any, Optional, Union
 from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 
-from . import algorithms, content_cache, diff, pins, reproduce, transfer, verify
+from . import algorithms, audit, content_cache, diff, evaluate, pins, reproduce, transfer, verify
+from .audit import AuditReport
 from .data import TokenizerData
-from .errors import IntegrityError, Interrupted
-from .files import read_text, write_atomic
+from .errors import InputError, IntegrityError, Interrupted
+from .evaluate import Evaluation
+from .files import write_atomic
 from .lockfile import FILENAME, Pin, new_pin
 from .lockfile import write as write_lock
 from .samples import SAMPLES, encode_all
@@ -218,8 +220,9 @@ class Registry:
             return aliases.remove(conn, ref)
 
     def diff(self, a: str, b: str, *, texts: Optional[Sequence[PathLike]] = None, top: int = 10) -> dict[str, Any]:
-        """How version `b` differs from `a`; with `texts`, the effect on those files."""
-        loaded = [(os.fspath(t), read_text(t, "--text file")) for t in texts or ()]
+        """How version `b` differs from `a`; with `texts`, the effect on those files: the
+        metrics of `evaluate` for both, and B - A."""
+        loaded = evaluate.read_texts(texts) if texts else []
         sa, sb = self.stored(a), self.stored(b)
         out = diff.diff(sa, sb, top=top)
         if loaded:
@@ -227,6 +230,59 @@ class Registry:
             tok_b = Tokenizer(sb.content, ref=sb.info.ref, expect_hash=sb.info.content_hash)
             out["text"] = diff.text_effect(tok_a, tok_b, loaded, top=top)
         return out
+
+    # -- evaluating -----------------------------------------------------------------------------
+
+    def evaluate(
+        self,
+        refs: Union[str, Sequence[str]],
+        texts: Union[PathLike, Sequence[PathLike]],
+        *,
+        languages: Optional[Sequence[Optional[str]]] = None,
+        parallel: bool = False,
+        reference: Optional[str] = None,
+        recompute: bool = False,
+    ) -> Evaluation:
+        """Measures each version of `refs` on each file of `texts` (compression, fertility,
+        Rényi efficiency, vocabulary use, unknown rate: tokreg/metrics.py) and stores the
+        results beside the versions. A version already measured on the same text is read from
+        the registry instead, unless `recompute`. `languages` labels the texts (one code per
+        text); with `parallel` the texts hold the same content in different languages, and
+        each version gets its premium per language relative to `reference` (default: the
+        first text's language) and their spread. Bad input raises before anything is stored."""
+        refs = [refs] if isinstance(refs, str) else list(refs)  # one ref or one path alone is fine too
+        texts = [texts] if isinstance(texts, (str, os.PathLike)) else list(texts)
+        if not refs:
+            raise InputError("no versions to evaluate; name at least one ref, e.g. ['gpt-mini@1', 'gpt-mini@2']")
+        if reference is not None and not parallel:
+            raise InputError("--reference names the reference language of --parallel texts; add --parallel")
+        versions = list({v.id: v for v in (self.resolve(r, lock=False) for r in refs)}.values())
+        loaded = evaluate.read_texts(texts, languages)
+        ref_lang = evaluate.check_parallel(loaded, reference) if parallel else None
+        return evaluate.run(
+            self.engine,
+            versions,
+            loaded,
+            load=lambda v: self.load(v.ref, lock=False),
+            reference=ref_lang,
+            recompute=recompute,
+        )
+
+    def audit(self, ref: str, *, rare_below: int = audit.RARE_BELOW, recompute: bool = False) -> AuditReport:
+        """Every token of a version with its category (reachable, reachable in context,
+        unreachable, undecodable, special: tokreg/audit.py) and, for a trained version, whether
+        it is under-trained (used or merged fewer than `rare_below` times in training). Stored
+        beside the version; read back unless `recompute` or another `rare_below` is asked for."""
+        audit.check_rare(rare_below)
+        v = self.resolve(ref, lock=False)
+        return audit.run(
+            self.engine,
+            v,
+            lambda: self.stored(v.ref),
+            lambda: self.load(v.ref, lock=False),
+            rare_below=rare_below,
+            recompute=recompute,
+        )
 
     def pin(self, ref: str, folder: Optional[PathLike] = None) -> Pin:
         """Writes `ref` (a bare name: the latest) into `folder`/tokreg.lock; returns the Pin."""

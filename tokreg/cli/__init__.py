@@ -12,6 +12,7 @@ from .browse import list_, log, show
 from .db import db
 from .diff import diff
 from .encode import decode, encode
+from .evaluate import audit, eval_
 from .sql import sql
 from .train import train
 from .transfer import export, import_
@@ -29,6 +30,8 @@ for command in (
     log,
     rm,
     diff,
+    eval_,
+    audit,
     pin,
     verify,
     export,
