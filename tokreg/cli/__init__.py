@@ -12,6 +12,7 @@ from .browse import list_, log, show
 from .db import db
 from .diff import diff
 from .encode import decode, encode
+from .serve import serve
 from .sql import sql
 from .train import train
 from .transfer import export, import_
@@ -34,6 +35,7 @@ for command in (
     export,
     import_,
     reproduce,
+    serve,
 ):
     cli.add_command(command)
 

@@ -1,0 +1,81 @@
+"""The version page (`/v/REF`): what `tokreg show` prints, drawn: config, training run (corpus
+files, timings), token counts by kind, lossless or not, the training curve as a chart, the
+first merges (or the most likely pieces), and the stored samples as coloured tokens.
+
+The page is a list of sections, one template each under templates/version/; a new section (the
+stored evaluations, when the registry has them) is one more key in the data and one include in
+templates/version.html."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ...errors import TokregError
+from ...registry import Registry
+from .. import charts, show
+from ..encoding import Encoders
+from ..http import blocking, respond
+
+FIRST_MERGES = 20
+
+
+def _samples(reg: Registry, encoders: Encoders, ref: str) -> list[dict[str, Any]]:
+    stored = reg.samples(ref)
+    try:
+        tok = encoders.get(ref)
+    except TokregError:  # damaged content: the page still shows what is stored, without tokens
+        return stored
+    for s in stored:
+        s["tokens"] = [{"id": i, "segments": show.segments(tok.token_bytes(i))} for i in s["ids"]]
+    return stored
+
+
+def details(reg: Registry, encoders: Encoders, ref: str) -> dict[str, Any]:
+    info = reg.show(ref, merges=FIRST_MERGES)
+    rounds = reg.history(info["ref"])
+    versions = reg.versions(info["name"])
+    numbers = [v.number for v in versions]
+    previous = [n for n in numbers if n < info["version"]]
+    info["aliases"] = sorted(a for a, n in reg.aliases(info["name"]).items() if n == info["version"])
+    info["versions_of_name"] = numbers
+    info["previous"] = f"{info['name']}@{previous[-1]}" if previous else None
+    info["rounds"] = rounds
+    info["curve"] = (
+        charts.line_chart(
+            [r["round"] for r in rounds],
+            {"log-likelihood": [r["log_likelihood"] for r in rounds], "vocab size": [r["vocab_size"] for r in rounds]},
+            x_label="round",
+        )
+        if rounds
+        else None
+    )
+    info["kind_bars"] = charts.bars(info["tokens_by_kind"])
+    run = info.get("training_run")
+    info["timing_bars"] = (
+        charts.bars(
+            {
+                "counting": run["count_seconds"],
+                "training": run["train_seconds"],
+                "other (reading, recording)": max(
+                    0.0, run["total_seconds"] - run["count_seconds"] - run["train_seconds"]
+                ),
+            }
+        )
+        if run
+        else []
+    )
+    info["samples"] = _samples(reg, encoders, info["ref"])
+    return info
+
+
+async def page(request: Request) -> Response:
+    state = request.app.state
+    data = await blocking(details, state.reg, state.encoders, request.path_params["ref"])
+    return respond(request, "version.html", data)
+
+
+routes = [Route("/v/{ref}", page)]
