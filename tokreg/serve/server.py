@@ -56,7 +56,11 @@ def serve(
 ) -> None:
     """Serves the registry at `db` read-only on host:port until interrupted."""
     reg = Registry.read_only(db)
-    sock = bind(host, port)
+    try:
+        sock = bind(host, port)
+    except InputError:
+        reg.close()
+        raise
     url = url_of(sock)
     app = create_app(reg, allowed_hosts=loopback_hosts(host, sock.getsockname()[1]))
     say(f"serving {reg.location} (read-only) at {url}  (Ctrl-C stops)")
@@ -69,6 +73,9 @@ def serve(
     logging.getLogger("tokreg.serve").setLevel(logging.WARNING)
     try:
         server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass  # uvicorn re-raises the Ctrl-C it shut down on; for a server that is how it stops
     finally:
         sock.close()
         reg.close()
+    say("stopped")

@@ -43,8 +43,14 @@ class Limits:
     seconds: float
     rows: int
     deadline: float = 0.0
-    timed_out: bool = False  # a statement was stopped at the deadline
+    stopped: bool = False  # SQLite's progress handler stopped a statement at the deadline
     truncated: bool = False  # a result had more than `rows` rows; the first `rows` were kept
+
+    @property
+    def timed_out(self) -> bool:
+        """Whether a statement ran into the deadline (an error raised past it is that, on
+        PostgreSQL too, whose statement_timeout error is only a message)."""
+        return self.stopped or time.monotonic() >= self.deadline
 
 
 _active = threading.local()
@@ -90,7 +96,7 @@ class _LimitedConnection(sqlite3.Connection):
 def _past_deadline() -> int:
     lim = _limits()
     if lim is not None and time.monotonic() > lim.deadline:
-        lim.timed_out = True
+        lim.stopped = True
         return 1  # non-zero: SQLite interrupts the statement
     return 0
 
