@@ -198,9 +198,15 @@ class Registry:
         ]
 
     def samples(self, ref: str) -> list[dict[str, Any]]:
-        """The sample strings stored with a version and the ids they encoded to then."""
+        """The sample strings stored with a version, the ids they encoded to then, and the bytes
+        of those tokens as stored (read from the rows: nothing is compiled)."""
         with self.engine.connect() as conn:
-            return [{"text": t, "ids": ids} for t, ids in reads.samples(conn, refs.resolve(conn, ref))]
+            v = refs.resolve(conn, ref)
+            stored = reads.samples(conn, v)
+            rows = reads.tokens_by_id(conn, v, {i for _, ids in stored for i in ids})
+        return [
+            {"text": t, "ids": ids, "tokens": [rows[i].bytes if i in rows else b"" for i in ids]} for t, ids in stored
+        ]
 
     def aliases_by_ref(self) -> dict[str, list[str]]:
         """`name@N` -> the aliases pointing at it, for every version that has one."""

@@ -9,7 +9,7 @@ import hashlib
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,7 +36,6 @@ class Served:
     corpus: Path
     refs: dict[str, str]  # what -> ref: bpe, bpe2, wordpiece, unigram, cl100k (when the data has it)
     digest: str = ""  # of the registry file and its WAL after it was built
-    urls: list[str] = field(default_factory=list)
 
 
 def file_digest(db: Path) -> str:

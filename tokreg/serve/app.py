@@ -19,10 +19,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..registry import Registry
+from .cache import Lru
 from .encoding import Encoders
 from .http import HANDLERS
 from .pages import diff, pin, playground, registry, sql, tokens, version
 from .render import HERE
+from .summaries import Summaries
 
 HEADERS = [
     (
@@ -85,4 +87,6 @@ def create_app(reg: Registry, *, allowed_hosts: Sequence[str] = ("*",)) -> Starl
     app.state.reg = reg
     app.state.location = reg.location
     app.state.encoders = Encoders(reg)
+    app.state.summaries = Summaries(reg)
+    app.state.diffs = Lru(16)
     return app

@@ -17,14 +17,13 @@ bytes differently.
 
 from __future__ import annotations
 
-import threading
 from bisect import bisect_left
-from collections import OrderedDict
 from typing import Any
 
 from ..registry import Registry
 from ..tokenizer import Tokenizer
 from . import show
+from .cache import Lru
 
 #: Compiled versions kept ready (by content hash: an alias that moves loads the new one).
 CACHE_SIZE = 8
@@ -35,27 +34,18 @@ class Encoders:
 
     def __init__(self, reg: Registry, size: int = CACHE_SIZE):
         self.reg = reg
-        self.size = size
-        self._lock = threading.Lock()
-        self._by_hash: OrderedDict[str, Tokenizer] = OrderedDict()
+        self._cache: Lru[str, Tokenizer] = Lru(size)
 
     def get(self, ref: str) -> Tokenizer:
         v = self.reg.resolve(ref)
-        with self._lock:
-            tok = self._by_hash.get(v.content_hash)
-            if tok is not None:
-                self._by_hash.move_to_end(v.content_hash)
-                return tok
-        tok = self.reg.load(v.ref, lock=False)
-        with self._lock:
-            self._by_hash[v.content_hash] = tok
-            while len(self._by_hash) > self.size:
-                self._by_hash.popitem(last=False)
-        return tok
+        return self._cache.get(v.content_hash, lambda: self.reg.load(v.ref, lock=False))
 
 
-def pieces(tok: Tokenizer, ids: list[int]) -> list[bytes]:
-    """What each token adds to the decoded bytes (see the module docstring)."""
+def pieces(tok: Tokenizer, ids: list[int], raw: bytes, token_bytes: list[bytes]) -> list[bytes]:
+    """What each token adds to the decoded bytes (see the module docstring). When the tokens'
+    own bytes already put together the input (byte-level BPE), they are the pieces."""
+    if b"".join(token_bytes) == raw:
+        return token_bytes
     out: list[bytes] = []
     prev = b""
     for k, i in enumerate(ids):
@@ -73,13 +63,18 @@ def encode(tok: Tokenizer, text: str, *, allow_special: bool = False) -> dict[st
     """One version's view of `text`: ids, and per token its id, drawn bytes and byte span."""
     ids = tok.encode(text, allowed_special="all") if allow_special else tok.encode_ordinary(text)
     raw = text.encode("utf-8")
-    cut = pieces(tok, ids)
+    seen: dict[int, dict[str, Any]] = {}  # what is the same for every use of a token
+    for i in ids:
+        if i not in seen:
+            b = tok.token_bytes(i)
+            seen[i] = {"raw": b, "bytes": b.hex(), "segments": show.segments(b), "partial": not show.is_utf8(b)}
+    cut = pieces(tok, ids, raw, [seen[i]["raw"] for i in ids])
     exact = b"".join(cut) == raw
     tokens = []
     at = 0
     for i, piece in zip(ids, cut):
-        b = tok.token_bytes(i)
-        t: dict[str, Any] = {"id": i, "bytes": b.hex(), "segments": show.segments(b), "partial": not show.is_utf8(b)}
+        s = seen[i]
+        t: dict[str, Any] = {"id": i, "bytes": s["bytes"], "segments": s["segments"], "partial": s["partial"]}
         if exact:
             t["start"], t["end"] = at, at + len(piece)
             at += len(piece)

@@ -48,7 +48,7 @@ def _plain(v: Any) -> Any:
 
 
 def to_json(data: Any) -> bytes:
-    return json.dumps(data, ensure_ascii=False, default=_plain, allow_nan=False).encode("utf-8")
+    return json.dumps(data, ensure_ascii=False, default=_plain, allow_nan=False, separators=(",", ":")).encode("utf-8")
 
 
 def wants_json(request: Request) -> bool:

@@ -17,6 +17,7 @@ from ...registry import Registry
 from ...store.reads import TOKEN_ORDERS
 from .. import limits, show
 from ..http import blocking, choice, form, number, one, respond
+from ..summaries import Summaries
 
 PAGE_SIZE = 100
 
@@ -34,8 +35,10 @@ def row(t: TokenRow) -> dict[str, Any]:
     }
 
 
-def table(reg: Registry, ref: str, q: str, kind: str, order: str, page: int, per: int) -> dict[str, Any]:
-    info = reg.show(ref, merges=0)
+def table(
+    reg: Registry, summaries: Summaries, ref: str, q: str, kind: str, order: str, page: int, per: int
+) -> dict[str, Any]:
+    info = summaries.get(ref)
     total, rows = reg.tokens(
         info["ref"], contains=q or None, kind=kind or None, order=order, offset=(page - 1) * per, limit=per
     )
@@ -62,12 +65,12 @@ def _node(n: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def token(reg: Registry, ref: str, token_id: int) -> dict[str, Any]:
+def token(reg: Registry, summaries: Summaries, ref: str, token_id: int) -> dict[str, Any]:
     found = reg.token(ref, token_id)
     v = found["version"]
     return {
         "ref": v.ref,
-        "title": reg.show(v.ref, merges=0)["title"],
+        "title": summaries.get(v.ref)["title"],
         "token": row(found["token"]),
         "merges_in_tree": found["merges"],
         "ancestry": _node(found["tree"]),
@@ -83,6 +86,7 @@ async def table_page(request: Request) -> Response:
     data = await blocking(
         table,
         request.app.state.reg,
+        request.app.state.summaries,
         request.path_params["ref"],
         q,
         one(p, "kind"),
@@ -97,7 +101,8 @@ async def token_page(request: Request) -> Response:
     raw = request.path_params["id"]
     if not raw.isascii() or not raw.isdigit() or len(raw) > 9:
         raise HTTPException(404, f"token ids are whole numbers, not {raw[:40]!r}")
-    data = await blocking(token, request.app.state.reg, request.path_params["ref"], int(raw))
+    state = request.app.state
+    data = await blocking(token, state.reg, state.summaries, request.path_params["ref"], int(raw))
     return respond(request, "token.html", data)
 
 

@@ -14,28 +14,21 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ...errors import TokregError
 from ...registry import Registry
 from .. import charts, show
-from ..encoding import Encoders
 from ..http import blocking, respond
-
-FIRST_MERGES = 20
-
-
-def _samples(reg: Registry, encoders: Encoders, ref: str) -> list[dict[str, Any]]:
-    stored = reg.samples(ref)
-    try:
-        tok = encoders.get(ref)
-    except TokregError:  # damaged content: the page still shows what is stored, without tokens
-        return stored
-    for s in stored:
-        s["tokens"] = [{"id": i, "segments": show.segments(tok.token_bytes(i))} for i in s["ids"]]
-    return stored
+from ..summaries import Summaries
 
 
-def details(reg: Registry, encoders: Encoders, ref: str) -> dict[str, Any]:
-    info = reg.show(ref, merges=FIRST_MERGES)
+def _samples(reg: Registry, ref: str) -> list[dict[str, Any]]:
+    out = reg.samples(ref)
+    for s in out:
+        s["tokens"] = [{"id": i, "segments": show.segments(b)} for i, b in zip(s["ids"], s.pop("tokens"))]
+    return out
+
+
+def details(reg: Registry, summaries: Summaries, ref: str) -> dict[str, Any]:
+    info = summaries.get(ref)
     rounds = reg.history(info["ref"])
     versions = reg.versions(info["name"])
     numbers = [v.number for v in versions]
@@ -68,13 +61,13 @@ def details(reg: Registry, encoders: Encoders, ref: str) -> dict[str, Any]:
         if run
         else []
     )
-    info["samples"] = _samples(reg, encoders, info["ref"])
+    info["samples"] = _samples(reg, info["ref"])
     return info
 
 
 async def page(request: Request) -> Response:
     state = request.app.state
-    data = await blocking(details, state.reg, state.encoders, request.path_params["ref"])
+    data = await blocking(details, state.reg, state.summaries, request.path_params["ref"])
     return respond(request, "version.html", data)
 
 

@@ -44,18 +44,27 @@
     col.append(el("div", "meta", v.count.toLocaleString() + " tokens" + (v.exact_spans ? "" : " · byte spans n/a: this version normalizes the text")));
     const toks = el("div", "pg-tokens");
     const ids = el("div", "ids pg-ids");
+    const chips = document.createDocumentFragment();
+    const idList = document.createDocumentFragment();
     v.tokens.forEach((t, k) => {
-      const chip = el("span", "chip c" + (k % 8) + (t.partial ? " partial" : "") + (t.disagree ? " disagree" : ""));
+      const colour = "c" + (k % 8);
+      const chip = el("span", "chip " + colour + (t.partial ? " partial" : "") + (t.disagree ? " disagree" : ""));
       if (t.segments.length === 0) chip.append(el("span", "c", "∅"));
-      for (const [cls, s] of t.segments) chip.append(el("span", cls, s));
-      chip.dataset.tip = tip(t);
-      const id = el("span", "c" + (k % 8), String(t.id));
+      let newline = false;
+      for (const [cls, s] of t.segments) {
+        chip.append(el("span", cls, s));
+        if (cls === "ws" && s.includes("↵")) newline = true;
+      }
+      const id = el("span", colour, String(t.id));
+      chip._token = t; // the tooltip is written on hover, not for every token up front
       chip._peer = id;
       id._peer = chip;
-      toks.append(chip);
-      if (t.segments.some(([cls, s]) => cls === "ws" && s.includes("↵"))) toks.append(el("br"));
-      ids.append(id, document.createTextNode(" "));
+      chips.append(chip);
+      if (newline) chips.append(el("br"));
+      idList.append(id, " ");
     });
+    toks.append(chips);
+    ids.append(idList);
     col.append(toks, ids);
     return col;
   }
@@ -124,7 +133,7 @@
       const chip = t.classList.contains("chip") ? t : t._peer;
       chip.classList.add("hot");
       chip._peer.classList.add("hot");
-      box.textContent = chip.dataset.tip;
+      box.textContent = tip(chip._token);
       box.hidden = false;
     });
     cols.addEventListener("mousemove", (e) => {
