@@ -53,7 +53,7 @@ def details(reg: Registry, summaries: Summaries, ref: str) -> dict[str, Any]:
             {
                 "counting": run["count_seconds"],
                 "training": run["train_seconds"],
-                "other (reading, recording)": max(
+                "reading the corpus, building the result": max(
                     0.0, run["total_seconds"] - run["count_seconds"] - run["train_seconds"]
                 ),
             }

@@ -49,11 +49,14 @@
     v.tokens.forEach((t, k) => {
       const colour = "c" + (k % 8);
       const chip = el("span", "chip " + colour + (t.partial ? " partial" : "") + (t.disagree ? " disagree" : ""));
-      if (t.segments.length === 0) chip.append(el("span", "c", "∅"));
       let newline = false;
-      for (const [cls, s] of t.segments) {
-        chip.append(el("span", cls, s));
-        if (cls === "ws" && s.includes("↵")) newline = true;
+      if (t.segments.length === 0) chip.append(el("span", "c", "∅"));
+      else if (t.segments.length === 1 && t.segments[0][0] === "t") chip.textContent = t.segments[0][1]; // most tokens: plain text, one node
+      else {
+        for (const [cls, s] of t.segments) {
+          chip.append(el("span", cls, s));
+          if (cls === "ws" && s.includes("↵")) newline = true;
+        }
       }
       const id = el("span", colour, String(t.id));
       chip._token = t; // the tooltip is written on hover, not for every token up front
