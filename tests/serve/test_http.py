@@ -162,6 +162,8 @@ def test_playground_encodes_with_the_librarys_ids(client: TestClient, served: Se
         tokreg.load(refs[0], db=served.db).encode("Hello world")
     )
     assert 'id="pg-text"' in page(client, f"/playground?{q}")
+    # a ref the version list does not spell that way (an alias) stays picked
+    assert '<option value="web@prod" selected>' in page(client, "/playground?v=web@prod")
 
 
 def test_playground_special_tokens(client: TestClient, served: Served) -> None:
