@@ -9,6 +9,8 @@ Needs the `serve` extra (`pip install 'tokreg[serve]'`: Starlette, uvicorn, Jinj
     http.py       HTML or the JSON twin from one dict; capped bodies; errors as 4xx
     render.py     the Jinja environment (autoescaped) and its filters
     encoding.py   the playground's view of an encoding: ids, byte spans, disagreements
+    summaries.py  `Registry.show` per version, kept (versions never change)
+    cache.py      the small thread-safe LRU behind encoders, summaries and diffs
     show.py       token bytes drawn readably: whitespace visible, partial UTF-8 escaped
     charts.py     inline SVG chart geometry
     limits.py     what one request may ask for
