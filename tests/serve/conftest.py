@@ -24,6 +24,15 @@ if TYPE_CHECKING:
 
 #: Each test module skips itself with this reason when the serve extra is missing.
 NEEDS = "tokreg serve's tests need the serve extra: pip install 'tokreg[serve]'"
+#: Where the browser tests saved their screenshots, printed at the end of the run.
+SCREENSHOTS = pytest.StashKey[Path]()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    folder = config.stash.get(SCREENSHOTS, None)
+    if folder is not None:
+        terminalreporter.write_line(f"tokreg serve: screenshots of every page in {folder}")
+
 
 #: Lines that put markup into token text, a message and the samples' neighbourhood: every page
 #: must show them as text.

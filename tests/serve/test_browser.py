@@ -18,7 +18,7 @@ import pytest
 
 import tokreg
 
-from .conftest import NEEDS, Served, file_digest
+from .conftest import NEEDS, SCREENSHOTS, Served, file_digest
 
 pytest.importorskip("starlette", reason=NEEDS)
 pytest.importorskip("playwright", reason="the browser tests need Playwright: pip install playwright")
@@ -35,12 +35,11 @@ def chromium() -> str:
 
 
 @pytest.fixture(scope="session")
-def shots(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Path]:
+def shots(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    """The screenshots' folder (conftest.py prints it in the run's summary)."""
     folder = tmp_path_factory.mktemp("screenshots")
-    yield folder
-    reporter = request.config.pluginmanager.getplugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(f"tokreg serve screenshots: {folder}")
+    request.config.stash[SCREENSHOTS] = folder
+    return folder
 
 
 @pytest.fixture(scope="session")

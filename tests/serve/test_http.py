@@ -181,7 +181,8 @@ def test_disagreements_are_the_stretches_cut_differently() -> None:
         ends = list(cuts)
         return {"exact_spans": True, "tokens": [{"start": s, "end": e} for s, e in zip([0, *ends], ends)]}
 
-    a, b = view(2, 5, 8, 10), view(2, 4, 5, 10)  # agree on [0,2) and [2,5)? no: b cuts at 4
+    # both cut at 2, 5 and 10; between 2 and 5 only b cuts (at 4), between 5 and 10 only a (at 8)
+    a, b = view(2, 5, 8, 10), view(2, 4, 5, 10)
     assert disagreements([a, b], 10) == [(2, 5), (5, 10)]
     assert [t["disagree"] for t in a["tokens"]] == [False, True, True, True]
     assert disagreements([view(3, 6), view(3, 6)], 6) == []
