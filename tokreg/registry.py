@@ -37,19 +37,18 @@ PathLike = Union[str, "os.PathLike[str]"]
 class Registry:
     """A tokenizer registry in a SQLite file or any SQLAlchemy database URL."""
 
-    def __init__(self, db: Optional[PathLike] = None):
+    def __init__(self, db: Optional[PathLike] = None, *, read_only: bool = False):
+        """Opens (creating or upgrading it if needed) the registry at `db`; with `read_only`, see
+        `Registry.read_only`."""
         self.url = resolve_url(db)
-        self.engine: Engine = open_registry(self.url)
+        self.engine: Engine = open_read_only(self.url) if read_only else open_registry(self.url)
 
     @classmethod
     def read_only(cls, db: Optional[PathLike] = None) -> Registry:
         """The registry opened for reading only (as `tokreg serve` opens it): SQLite through a
         read-only URI, PostgreSQL in read-only transactions. It is never created or upgraded;
         every writing method fails on it."""
-        reg = cls.__new__(cls)
-        reg.url = resolve_url(db)
-        reg.engine = open_read_only(reg.url)
-        return reg
+        return cls(db, read_only=True)
 
     def __repr__(self) -> str:
         return f"<Registry {self.location}>"
