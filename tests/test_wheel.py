@@ -28,6 +28,9 @@ def test_wheel_installs_and_creates_schema_from_migrations(tmp_path: Path) -> No
     assert any(n.startswith("tokreg/_core") for n in names)
     assert "tokreg/migrations/env.py" in names and "tokreg/migrations/versions/0001_initial.py" in names
     assert "tokreg/migrations/script.py.mako" in names and "tokreg/_core.pyi" in names
+    # tokreg serve's pages and their CSS and scripts
+    assert {"tokreg/serve/templates/base.html", "tokreg/serve/templates/version/samples.html"} <= set(names)
+    assert {"tokreg/serve/static/tokreg.css", "tokreg/serve/static/playground.js"} <= set(names)
 
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)

@@ -9,8 +9,9 @@ The public API is this list:
   `decode_bytes`, `token_bytes`, `nbest`, `sample`, `vocab_size`, `special_tokens`, `ref`, `hash`;
   `Tokenizer.from_file(path)` loads an exported file with no registry
 - `Registry(db=None)` — `train`, `add`, `import_*`, `versions`, `resolve`, `load`, `show`, `history`,
-  `sql`; `tag`, `untag`, `aliases`, `log`, `remove`, `diff`, `pin`, `verify`, `export`, `reproduce`;
-  `evaluate` (an `evaluate.Evaluation`) and `audit` (an `audit.AuditReport`), stored beside the versions
+  `samples`, `tokens`, `token`, `aliases_by_ref`, `sql`; `tag`, `untag`, `aliases`, `log`, `remove`, `diff`,
+  `pin`, `verify`, `export`, `reproduce`; `evaluate` (an `evaluate.Evaluation`) and `audit` (an
+  `audit.AuditReport`), stored beside the versions; `Registry.read_only(db)` opens one that cannot write
 - `BpeOptions`, `WordPieceOptions`, `UnigramOptions` — the options of a training run, per algorithm
 - `TokregError` and its subclasses — every error tokreg raises on purpose
 """

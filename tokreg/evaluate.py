@@ -61,6 +61,14 @@ class Text:
     def characters(self) -> int:
         return len(self.text)
 
+    @classmethod
+    def of(cls, name: str, text: str, language: Optional[str] = None) -> Text:
+        """A text given as a string (a playground or a diff in a browser), identified like a file
+        of that name with that content."""
+        raw = text.encode("utf-8")
+        fp = fingerprint_files([{"name": name, "size": len(raw), "xxh3": xxhash.xxh3_128_hexdigest(raw)}])
+        return cls(name=name, language=language, text=text, fingerprint=fp, bytes=len(raw), words=metrics.words(text))
+
 
 def check_language(code: str) -> str:
     if not isinstance(code, str) or not _LANG_RE.match(code):
@@ -84,16 +92,13 @@ def read_texts(paths: Sequence[PathLike], languages: Optional[Sequence[Optional[
     for path, lang in zip(paths, langs):
         where = os.fspath(path)
         text = read_text(path, "--text file")
-        raw = text.encode("utf-8")  # the file's bytes: they decoded as UTF-8
         if not text.strip():
             raise InputError(f"--text file {where!r} is empty; give a file that contains text")
-        name = os.path.basename(where)
-        fp = fingerprint_files([{"name": name, "size": len(raw), "xxh3": xxhash.xxh3_128_hexdigest(raw)}])
-        if fp in seen:
-            raise InputError(f"--text file {where!r} is the same text as {seen[fp]!r}; give each text once")
-        seen[fp] = where
-        lang = check_language(lang) if lang is not None else None
-        out.append(Text(name=name, language=lang, text=text, fingerprint=fp, bytes=len(raw), words=metrics.words(text)))
+        t = Text.of(os.path.basename(where), text, check_language(lang) if lang is not None else None)
+        if t.fingerprint in seen:
+            raise InputError(f"--text file {where!r} is the same text as {seen[t.fingerprint]!r}; give each text once")
+        seen[t.fingerprint] = where
+        out.append(t)
     return out
 
 

@@ -16,17 +16,18 @@ from typing import Any, Optional, Union
 from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 
-from . import algorithms, audit, content_cache, diff, evaluate, pins, reproduce, transfer, verify
+from . import algorithms, ancestry, audit, content_cache, diff, evaluate, pins, reproduce, transfer, verify
 from .audit import AuditReport
-from .data import TokenizerData
-from .errors import InputError, IntegrityError, Interrupted
+from .data import TokenizerData, TokenRow
+from .errors import InputError, IntegrityError, Interrupted, NotFoundError
 from .evaluate import Evaluation
 from .files import write_atomic
 from .lockfile import FILENAME, Pin, new_pin
 from .lockfile import write as write_lock
 from .samples import SAMPLES, encode_all
-from .store import aliases, migrate, reads, refs, writer
+from .store import aliases, evaluations, migrate, reads, refs, writer
 from .store.engine import open_registry, resolve_url
+from .store.readonly_engine import open_read_only
 from .store.readonly_sql import run_query
 from .store.reads import StoredVersion
 from .store.refs import VersionInfo, check_name
@@ -38,9 +39,18 @@ PathLike = Union[str, "os.PathLike[str]"]
 class Registry:
     """A tokenizer registry in a SQLite file or any SQLAlchemy database URL."""
 
-    def __init__(self, db: Optional[PathLike] = None):
+    def __init__(self, db: Optional[PathLike] = None, *, read_only: bool = False):
+        """Opens (creating or upgrading it if needed) the registry at `db`; with `read_only`, see
+        `Registry.read_only`."""
         self.url = resolve_url(db)
-        self.engine: Engine = open_registry(self.url)
+        self.engine: Engine = open_read_only(self.url) if read_only else open_registry(self.url)
+
+    @classmethod
+    def read_only(cls, db: Optional[PathLike] = None) -> Registry:
+        """The registry opened for reading only (as `tokreg serve` opens it): SQLite through a
+        read-only URI, PostgreSQL in read-only transactions. It is never created or upgraded;
+        every writing method fails on it."""
+        return cls(db, read_only=True)
 
     def __repr__(self) -> str:
         return f"<Registry {self.location}>"
@@ -188,6 +198,63 @@ class Registry:
             for r in rounds
         ]
 
+    def samples(self, ref: str) -> list[dict[str, Any]]:
+        """The sample strings stored with a version, the ids they encoded to then, and the bytes
+        of those tokens as stored (read from the rows: nothing is compiled)."""
+        with self.engine.connect() as conn:
+            v = refs.resolve(conn, ref)
+            stored = reads.samples(conn, v)
+            rows = reads.tokens_by_id(conn, v, {i for _, ids in stored for i in ids})
+        return [
+            {"text": t, "ids": ids, "tokens": [rows[i].bytes if i in rows else b"" for i in ids]} for t, ids in stored
+        ]
+
+    def aliases_by_ref(self) -> dict[str, list[str]]:
+        """`name@N` -> the aliases pointing at it, for every version that has one."""
+        with self.engine.connect() as conn:
+            by_id = reads.aliases_by_version(conn)
+            return {v.ref: by_id[v.id] for v in refs.all_versions(conn) if v.id in by_id}
+
+    def tokens(
+        self,
+        ref: str,
+        *,
+        contains: Optional[str] = None,
+        kind: Optional[str] = None,
+        order: str = "id",
+        offset: int = 0,
+        limit: int = 100,
+    ) -> tuple[int, list[TokenRow]]:
+        """(how many tokens match, a page of them): the tokens of `ref` whose text contains
+        `contains` (or whose id it is), of `kind`, ordered by `order` (id, count, score, length)."""
+        if order not in reads.TOKEN_ORDERS:
+            raise InputError(f"cannot order tokens by {order!r}; use one of {', '.join(reads.TOKEN_ORDERS)}")
+        if offset < 0 or not 1 <= limit <= 10_000:
+            raise InputError(f"a page of tokens needs offset >= 0 and 1 <= limit <= 10000, not {offset}, {limit}")
+        with self.engine.connect() as conn:
+            v = refs.resolve(conn, ref)
+            return reads.token_page(conn, v, contains=contains, kind=kind, order=order, offset=offset, limit=limit)
+
+    def token(self, ref: str, token_id: int) -> dict[str, Any]:
+        """One token of `ref`: its row, its merge ancestry down to base tokens (ancestry.py), and
+        every version (this one included) holding a token with the same bytes."""
+        with self.engine.connect() as conn:
+            v = refs.resolve(conn, ref)
+            row = reads.tokens_by_id(conn, v, {token_id}).get(token_id)
+            if row is None:
+                raise NotFoundError(f"{v.ref} has no token {token_id} (ids are 0..{v.vocab_size - 1})")
+            merges = reads.merges_building(conn, v, token_id)
+            parts = reads.tokens_by_id(conn, v, ancestry.needed_ids(merges) | {token_id})
+            versions = {x.id: x for x in refs.all_versions(conn)}
+            holders = [(versions[vid], tid) for vid, tid in reads.holders_of(conn, row.bytes) if vid in versions]
+        return {
+            "version": v,
+            "token": row,
+            "tree": ancestry.tree(token_id, merges, parts),
+            "merges": len(merges),
+            "also_in": [{"ref": x.ref, "id": tid, "same_id": tid == token_id} for x, tid in holders],
+        }
+
     def sql(self, query: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Runs a read-only query; returns (column names, rows)."""
         return run_query(self.engine, query)
@@ -267,6 +334,12 @@ class Registry:
             reference=ref_lang,
             recompute=recompute,
         )
+
+    def evaluations(self, ref: str) -> list[dict[str, Any]]:
+        """Every stored evaluation of a version, one entry per text: {"text", "language",
+        "fingerprint", "bytes", "metrics": {metric: value}, "computed_at"} (see `evaluate`)."""
+        with self.engine.connect() as conn:
+            return evaluations.of_version(conn, refs.resolve(conn, ref).id)
 
     def audit(self, ref: str, *, rare_below: int = audit.RARE_BELOW, recompute: bool = False) -> AuditReport:
         """Every token of a version with its category (reachable, reachable in context,

@@ -13,6 +13,7 @@ from .db import db
 from .diff import diff
 from .encode import decode, encode
 from .evaluate import audit, eval_
+from .serve import serve
 from .sql import sql
 from .train import train
 from .transfer import export, import_
@@ -37,6 +38,7 @@ for command in (
     export,
     import_,
     reproduce,
+    serve,
 ):
     cli.add_command(command)
 

@@ -89,6 +89,27 @@ def scores(conn: Connection, version_id: int, fingerprint: str, metrics: Iterabl
     return StoredScores(values={r[0]: r[1] for r in rows}, computed_at=min(_aware(r[2]) for r in rows))
 
 
+def of_version(conn: Connection, version_id: int) -> list[dict[str, Any]]:
+    """Every stored result of a version, one entry per text it was measured on (parallel sets
+    included), oldest text first: {"text", "language", "fingerprint", "bytes", "metrics":
+    {metric: value}, "computed_at"}."""
+    e, t = table(Evaluation), table(EvalText)
+    rows = conn.execute(
+        select(t.c.fingerprint, t.c.name, t.c.language, t.c.bytes, e.c.metric, e.c.value, e.c.computed_at)
+        .join(t, t.c.fingerprint == e.c.text_fingerprint)
+        .where(e.c.version_id == version_id)
+        .order_by(e.c.computed_at, t.c.name, e.c.metric)
+    ).all()
+    out: dict[str, dict[str, Any]] = {}
+    for fp, name, language, size, metric, value, at in rows:
+        entry = out.setdefault(
+            fp, {"text": name, "language": language, "fingerprint": fp, "bytes": size, "metrics": {}, "computed_at": at}
+        )
+        entry["metrics"][metric] = value
+        entry["computed_at"] = max(_aware(entry["computed_at"]), _aware(at))
+    return list(out.values())
+
+
 def save_scores(
     conn: Connection,
     version_id: int,

@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import ColumnElement, Connection, func, or_, select
 
 from .. import content
 from ..data import MergeRow, RoundRow, TokenizerData, TokenRow
 from .refs import VersionInfo
-from .schema import Merge, Sample, Token, TrainingRound, TrainingRun, table
+from .schema import Alias, Merge, Sample, Token, TrainingRound, TrainingRun, table
 
 
 @dataclass
@@ -156,3 +156,122 @@ def summary(conn: Connection, v: VersionInfo, *, merges: int = 10, top_scored: b
             )
         ]
     return out
+
+
+# -- tokreg serve's pages ----------------------------------------------------------------------------
+
+#: How `token_page` can order tokens; ties always fall back to the id.
+TOKEN_ORDERS = ("id", "count", "score", "length")
+
+
+def aliases_by_version(conn: Connection) -> dict[int, list[str]]:
+    """version id -> the aliases pointing at it, sorted."""
+    a = table(Alias)
+    out: dict[int, list[str]] = {}
+    for vid, alias in conn.execute(select(a.c.version_id, a.c.alias).order_by(a.c.alias)):
+        out.setdefault(vid, []).append(alias)
+    return out
+
+
+def _token_rows(rows: Any) -> list[TokenRow]:
+    return [TokenRow(id=r[0], bytes=bytes(r[1]), kind=r[2], score=r[3], count=r[4]) for r in rows]
+
+
+def _contains(conn: Connection, col: Any, needle: str) -> ColumnElement[bool]:
+    # Case-sensitive substring test with no wildcard characters to escape (LIKE folds ASCII
+    # case on SQLite but not on PostgreSQL, and tokens that differ only in case are different).
+    if conn.dialect.name == "sqlite":
+        return func.instr(col, needle) > 0
+    return func.strpos(col, needle) > 0
+
+
+def token_page(
+    conn: Connection,
+    v: VersionInfo,
+    *,
+    contains: Optional[str] = None,
+    kind: Optional[str] = None,
+    order: str = "id",
+    offset: int = 0,
+    limit: int = 100,
+) -> tuple[int, list[TokenRow]]:
+    """(number of matching tokens, the `limit` of them from `offset`) of version `v`: tokens whose
+    text contains `contains` (or whose id it is, when it is a number), of `kind`, ordered by
+    `order` (one of TOKEN_ORDERS; count, score and length highest first)."""
+    tt = table(Token)
+    where: list[ColumnElement[bool]] = [tt.c.version_id == v.id]
+    if contains:
+        match = _contains(conn, tt.c.text, contains)
+        where.append(
+            or_(match, tt.c.id == int(contains))
+            if contains.isascii() and contains.isdigit() and len(contains) < 10
+            else match
+        )
+    if kind:
+        where.append(tt.c.kind == kind)
+    total = conn.execute(select(func.count()).select_from(tt).where(*where)).scalar() or 0
+    orders: dict[str, list[Any]] = {
+        "id": [tt.c.id],
+        "count": [tt.c.count.desc().nulls_last(), tt.c.id],
+        "score": [tt.c.score.desc().nulls_last(), tt.c.id],
+        "length": [func.length(tt.c.bytes).desc(), tt.c.id],
+    }
+    keys = orders[order]
+    rows = conn.execute(
+        select(tt.c.id, tt.c.bytes, tt.c.kind, tt.c.score, tt.c.count)
+        .where(*where)
+        .order_by(*keys)
+        .offset(offset)
+        .limit(limit)
+    )
+    return total, _token_rows(rows)
+
+
+def tokens_by_id(conn: Connection, v: VersionInfo, ids: set[int]) -> dict[int, TokenRow]:
+    """The tokens of `v` with these ids."""
+    if not ids:
+        return {}
+    tt = table(Token)
+    rows = conn.execute(
+        select(tt.c.id, tt.c.bytes, tt.c.kind, tt.c.score, tt.c.count).where(
+            tt.c.version_id == v.id, tt.c.id.in_(sorted(ids))
+        )
+    )
+    return {t.id: t for t in _token_rows(rows)}
+
+
+def merges_building(conn: Connection, v: VersionInfo, token_id: int, *, max_merges: int = 4096) -> dict[int, MergeRow]:
+    """result id -> merge, for every merge in the tree that builds `token_id` from base tokens
+    (read a level at a time; a cycle in damaged rows ends the walk instead of looping)."""
+    mt = table(Merge)
+    found: dict[int, MergeRow] = {}
+    frontier = {token_id}
+    while frontier and len(found) < max_merges:
+        rows = conn.execute(
+            select(
+                mt.c.rank,
+                mt.c.left_id,
+                mt.c.right_id,
+                mt.c.result_id,
+                mt.c.count,
+                mt.c.score,
+                mt.c.left_count,
+                mt.c.right_count,
+            ).where(mt.c.version_id == v.id, mt.c.result_id.in_(sorted(frontier)))
+        )
+        frontier = set()
+        for r in rows:
+            m = MergeRow(
+                rank=r[0], left=r[1], right=r[2], result=r[3], count=r[4], score=r[5], left_count=r[6], right_count=r[7]
+            )
+            if m.result not in found:
+                found[m.result] = m
+                frontier |= {m.left, m.right} - found.keys()
+    return found
+
+
+def holders_of(conn: Connection, raw: bytes) -> list[tuple[int, int]]:
+    """(version id, token id) of every token, in any version, whose bytes are `raw`."""
+    tt = table(Token)
+    rows = conn.execute(select(tt.c.version_id, tt.c.id).where(tt.c.bytes == raw).order_by(tt.c.version_id, tt.c.id))
+    return [(r[0], r[1]) for r in rows]
