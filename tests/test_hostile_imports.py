@@ -351,3 +351,48 @@ def test_vocab_txt_with_a_missing_unknown_token_is_refused(registry: Registry, t
     p = tmp_path / "vocab.txt"
     p.write_text("a\nb\n##c\n", encoding="utf-8")
     refused(registry, lambda: registry.import_wordpiece("t", p, WordPieceOptions(vocab_size=0)), "[UNK]")
+
+
+def test_add_and_verify_refuse_content_that_cannot_encode(registry: Registry) -> None:
+    """`Registry.add` compiles before it writes; content no encoder takes is one line."""
+    from tokreg.data import TokenizerData, TokenRow
+
+    rows = [
+        TokenRow(id=0, bytes=b"<unk>", kind="unknown", score=0.0),
+        TokenRow(id=1, bytes=b"a", kind="normal", score=-1.0),
+    ]
+    rows.append(TokenRow(id=2, bytes=b"a", kind="normal", score=-2.0))  # the same piece twice
+    config = {
+        "normalizer": {
+            "name": "identity",
+            "add_dummy_prefix": True,
+            "remove_extra_whitespaces": False,
+            "escape_whitespaces": True,
+        },
+        "byte_fallback": False,
+        "unk_token": "<unk>",
+    }
+    refused(registry, lambda: registry.add("x", TokenizerData("unigram", config, rows)), "defined twice")
+    rows[2] = TokenRow(id=2, bytes=b"b", kind="normal", score=float("inf"))
+    refused(registry, lambda: registry.add("x", TokenizerData("unigram", config, rows)), "scores must be finite")
+
+
+@pytest.mark.parametrize(
+    "args, content, needle",
+    [
+        (["import", "hf", "{f}", "--name", "x"], b"[" * 50_000 + b"]" * 50_000, "nests deeper than 64 levels"),
+        (["import", "hf", "{f}", "--name", "x"], b'{"model": {"type": "BPE", "vocab": {"a": 0, "a": 1}}}', "twice"),
+        (["import", "tiktoken", "{f}", "--name", "x", "--pattern", "cl100k"], b"YWI= 5000000000\n", "ranks are"),
+        (["import", "wordpiece", "{f}", "--name", "x"], b"\xff\xfe\n", "not UTF-8"),
+        (["import", "sentencepiece", "{f}", "--name", "x"], b"\x0a\xff\xff\xff\xff\x0f", "truncated"),
+    ],
+)
+def test_cli_imports_of_hostile_files_are_one_line(
+    run: object, tmp_path: Path, args: list[str], content: bytes, needle: str
+) -> None:
+    f = tmp_path / "hostile"
+    f.write_bytes(content)
+    res = run(*[a.format(f=f) for a in args], ok=False)  # type: ignore[operator]
+    lines = [x for x in res.output.splitlines() if x.strip()]
+    assert res.exit_code == 1 and len(lines) == 1 and "Traceback" not in res.output, res.output
+    assert needle in lines[0] and str(f) in lines[0], lines[0]

@@ -119,8 +119,8 @@ pub(crate) fn check_id_span(max_id: u32, count: usize) -> Result<(), CoreError> 
     let limit = count.saturating_mul(2).saturating_add(ID_SLACK);
     if max_id as usize >= limit {
         return Err(CoreError::input(format!(
-            "the highest token id is {max_id}, but there are only {count} tokens: ids leave a gap of more than \
-             {} unused ids, which tokreg refuses (its tables are indexed by id); renumber the tokens",
+            "the highest token id is {max_id}, but there are only {count} tokens; tokreg allows at most {} unused \
+             ids below the highest (its tables are indexed by id): renumber the tokens",
             limit - count
         )));
     }
