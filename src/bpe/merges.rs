@@ -1,9 +1,14 @@
 //! The merge-table encoder for classic character-level BPE (Sennrich et al.).
 //!
 //! Each word is split into characters, optionally followed by the end-of-word symbol; then
-//! the learned merges are applied by rank (the lowest-ranked pair present is merged
-//! everywhere it occurs, leftmost first) until no learned pair is left. Characters never seen
-//! in training become the unknown token.
+//! the learned merges are applied by rank (the lowest-ranked pair present is merged, the
+//! leftmost first, one at a time, as Hugging Face does; for a merge table in training order
+//! that is every occurrence of the best pair, left to right) until no learned pair is left.
+//! Characters never seen in training become the unknown token.
+//!
+//! Cost: words shorter than `LONG_WORD` symbols rescan an array of pair ranks after each
+//! merge; longer ones (a whitespace-free line is one word) keep their candidate merges in a
+//! heap over a linked list, O(n log n).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -20,6 +20,11 @@
 //!
 //! Scores are compared as `f32`, the type SentencePiece stores them in.
 //!
+//! Cost: a line is encoded one segment at a time, cut between two characters that no piece
+//! holds side by side (`joins`): no merge can cross such a cut, so the ids are those of the
+//! whole line, and the merge queue stays word-sized: linear time and memory on lines of any
+//! length (SentencePiece keeps one queue for the whole line).
+//!
 //! Worked example (pieces `a`,`b`,`c`; `ab` score -1; `bc` score -0.5; `abc` score -2):
 //! `abc` → pairs `ab` (-1) and `bc` (-0.5) → `bc` merges first → `a` + `bc` → `abc` (-2) merges
 //! → one symbol `abc`.

@@ -8,7 +8,9 @@ Byte-level BPE is written the way GPT-2-family files are:
 
 Character-level BPE (without an end-of-word suffix) is a BPE model over the token strings with
 `unk_token`, a Split keeping only the pattern's matches, and a Fuse decoder. Reading accepts
-exactly these pipelines (and GPT-2's own ByteLevel(use_regex=true)) and refuses the rest.
+exactly these pipelines (and GPT-2's own ByteLevel(use_regex=true)), with a Split that keeps
+the text between matches too (`Isolated`: the config's `keep_gaps`), and refuses the rest,
+and every file tokreg would encode differently from HF tokenizers (see `read`).
 """
 
 from __future__ import annotations
