@@ -9,7 +9,6 @@ import base64
 import json
 import os
 import random
-import resource
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -108,8 +107,8 @@ def test_a_rank_gap_is_refused_without_allocating_for_it(registry: Registry, tmp
     )
     out = subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr
+    # Under the limit, allocating by the rank would have failed: the message proves it did not.
     assert "highest token id is 4294967000" in out.stdout and "renumber" in out.stdout
-    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 1_500_000  # KB
 
 
 @pytest.mark.parametrize(
