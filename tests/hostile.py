@@ -230,6 +230,78 @@ def _json_node(raw: bytes, r: random.Random) -> bytes:
     return text.replace(json.dumps(marker), r.choice(HOSTILE_JSON), 1).encode("utf-8", "surrogatepass")
 
 
+#: Split patterns a semantic mutation puts in a pre-tokenizer.
+SPLIT_REGEXES = [r"\d+", r"\s+", r"[a-z]+", r"\w+|[^\w\s]+", r" ?\p{L}+", r"\p{N}{1,3}", "a", r"(?i)th"]
+
+
+def _json_semantic(raw: bytes, r: random.Random) -> bytes:
+    """A change that keeps the file well-formed but changes what it means: a flag flipped, two
+    ids swapped, a score nudged, another Split, an added token dropped or made non-special. An
+    importer must then encode exactly like the reference library, or refuse."""
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError):
+        return _bytes_flip(raw, r)
+    if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict):
+        return raw
+    try:
+        _semantic_edit(doc, r)
+    except (TypeError, KeyError, AttributeError, IndexError, ValueError):
+        return raw  # an earlier mutation left no room for this one
+    return json.dumps(doc, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+def _semantic_edit(doc: dict[str, Any], r: random.Random) -> None:
+    model = doc["model"]
+    choice = r.randrange(6)
+    if choice == 0:  # flip one boolean anywhere
+        flags: list[tuple[Any, Any]] = []
+        stack: list[Any] = [doc]
+        while stack:
+            node = stack.pop()
+            items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else []
+            for k, v in items:
+                if isinstance(v, bool):
+                    flags.append((node, k))
+                elif isinstance(v, dict) or (isinstance(v, list) and len(v) < 50):
+                    stack.append(v)
+        if flags:
+            node, k = r.choice(flags)
+            node[k] = not node[k]
+    elif choice == 1 and isinstance(model.get("vocab"), dict) and len(model["vocab"]) > 2:
+        vocab = model["vocab"]
+        a, b = r.sample(list(vocab), 2)
+        vocab[a], vocab[b] = vocab[b], vocab[a]
+    elif choice == 2 and isinstance(model.get("vocab"), list) and len(model["vocab"]) > 2:
+        entry = r.choice(model["vocab"])
+        if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], (int, float)):
+            entry[1] = r.choice([entry[1] + 0.5, entry[1] - 0.5, 0.0, entry[1] * 2, -1e-7])
+    elif choice == 3:
+        step = {
+            "type": "Split",
+            "pattern": {"Regex": r.choice(SPLIT_REGEXES)},
+            "behavior": r.choice(["Isolated", "Isolated", "Removed", "MergedWithNext"]),
+            "invert": r.choice([False, True]),
+        }
+        pre = doc.get("pre_tokenizer")
+        if isinstance(pre, dict) and pre.get("type") == "Sequence" and pre.get("pretokenizers"):
+            pre["pretokenizers"][0] = step
+        else:
+            doc["pre_tokenizer"] = step
+    elif choice == 4 and doc.get("added_tokens"):
+        added = doc["added_tokens"]
+        k = r.randrange(len(added))
+        if r.randrange(2):
+            del added[k]
+        else:
+            added[k]["special"] = False
+    else:
+        for key in ("max_input_chars_per_word", "unk_id", "continuing_subword_prefix", "unk_token"):
+            if key in model:
+                model[key] = r.choice([1, 2, 0, "##", "@@", "[UNK]", "<unk>", None])
+                break
+
+
 def _lines(raw: bytes, r: random.Random) -> bytes:
     """tiktoken and vocab.txt: swap, repeat, drop or change whole lines (ranks included)."""
     lines = raw.split(b"\n")
@@ -283,8 +355,9 @@ MUTATORS: dict[str, list[Mutator]] = {
     "sp-unigram": [_proto, _proto, _bytes_flip],
     "sp-bpe": [_proto, _proto, _bytes_flip],
 }
-for _fmt in ("hf-byte", "hf-char", "hf-wordpiece", "hf-unigram", "tokreg"):
-    MUTATORS[_fmt] = [_json_node, _json_node, _json_node, _bytes_flip, _bytes_splice]
+for _fmt in ("hf-byte", "hf-char", "hf-wordpiece", "hf-unigram"):
+    MUTATORS[_fmt] = [_json_node, _json_node, _json_semantic, _json_semantic, _bytes_flip, _bytes_splice]
+MUTATORS["tokreg"] = [_json_node, _json_node, _json_node, _bytes_flip, _bytes_splice]
 
 
 def _rehash(raw: bytes) -> bytes:
