@@ -7,7 +7,7 @@ import importlib
 
 from benchmarks.common import machine
 
-SUITES = ["train_bpe", "encode", "worst_case", "load", "unigram", "wordpiece", "serve"]
+SUITES = ["train_bpe", "encode", "worst_case", "load", "unigram", "wordpiece", "serve", "long_lines"]
 
 
 def main() -> None:

@@ -366,23 +366,26 @@ impl Encoder {
 
 #[pymethods]
 impl Encoder {
-    /// Byte-level BPE over a rank map (tiktoken's rule), pre-tokenized by `pattern`.
+    /// Byte-level BPE over a rank map (tiktoken's rule), pre-tokenized by `pattern`; with
+    /// `keep_gaps` the text between the pattern's matches is pieces too.
     #[staticmethod]
-    fn byte_bpe(py: Python<'_>, content: &[u8], pattern: &str) -> PyResult<Encoder> {
-        Encoder::build(py, || Tokenizer::byte_bpe(content, pattern))
+    #[pyo3(signature = (content, pattern, keep_gaps=false))]
+    fn byte_bpe(py: Python<'_>, content: &[u8], pattern: &str, keep_gaps: bool) -> PyResult<Encoder> {
+        Encoder::build(py, || Tokenizer::byte_bpe(content, pattern, keep_gaps))
     }
 
     /// Classic character-level BPE over a merge table.
     #[staticmethod]
-    #[pyo3(signature = (content, pattern, end_of_word=None, unk_token=None))]
+    #[pyo3(signature = (content, pattern, end_of_word=None, unk_token=None, keep_gaps=false))]
     fn char_bpe(
         py: Python<'_>,
         content: &[u8],
         pattern: &str,
         end_of_word: Option<&str>,
         unk_token: Option<&str>,
+        keep_gaps: bool,
     ) -> PyResult<Encoder> {
-        Encoder::build(py, || Tokenizer::char_bpe(content, pattern, end_of_word, unk_token))
+        Encoder::build(py, || Tokenizer::char_bpe(content, pattern, keep_gaps, end_of_word, unk_token))
     }
 
     /// WordPiece: BERT normalizer, BERT pre-tokenizer, greedy longest match.

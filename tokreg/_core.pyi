@@ -70,10 +70,14 @@ def train_unigram(
 @final
 class Encoder:
     @staticmethod
-    def byte_bpe(content: bytes, pattern: str) -> Encoder: ...
+    def byte_bpe(content: bytes, pattern: str, keep_gaps: bool = False) -> Encoder: ...
     @staticmethod
     def char_bpe(
-        content: bytes, pattern: str, end_of_word: Optional[str] = None, unk_token: Optional[str] = None
+        content: bytes,
+        pattern: str,
+        end_of_word: Optional[str] = None,
+        unk_token: Optional[str] = None,
+        keep_gaps: bool = False,
     ) -> Encoder: ...
     @staticmethod
     def wordpiece(

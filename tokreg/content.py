@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import struct
 from collections.abc import Iterable, Sequence
 from typing import Any, Optional
 
 import xxhash
 
-from .errors import IntegrityError
+from .errors import InputError, IntegrityError
 
 FORMAT = "tokreg-content-v1"
 PREFIX = "xxh3-128:"
@@ -56,16 +57,26 @@ def serialize(
     parts.append(canonical_json({"algorithm": algorithm, "config": config}).encode() + b"\n")
     body: list[bytes] = []
     n = 0
-    for tid, kind, raw, score in tokens:
-        k = kind.encode("ascii")
-        body.append(_u32.pack(tid) + _u16.pack(len(k)) + k + _u32.pack(len(raw)) + raw)
-        body.append(b"\x00" if score is None else b"\x01" + _score.pack(score))
-        n += 1
+    # Content only ever holds u32 ids and finite scores: an imported file with an id past 2^32
+    # or an infinite score is refused here, in one place, with one line.
+    try:
+        for tid, kind, raw, score in tokens:
+            k = kind.encode("ascii")
+            body.append(_u32.pack(tid) + _u16.pack(len(k)) + k + _u32.pack(len(raw)) + raw)
+            if score is not None and not math.isfinite(score):
+                raise InputError(f"token {tid} has the score {score}; scores must be finite numbers")
+            body.append(b"\x00" if score is None else b"\x01" + _score.pack(score))
+            n += 1
+        encoding_merges = merges if algorithm == "bpe" else []
+        packed = [_merge.pack(*m) for m in encoding_merges]
+    except (struct.error, UnicodeEncodeError) as e:
+        raise InputError(
+            f"a token or merge cannot be stored ({e}): ids must be 0..4294967295 and kinds ASCII"
+        ) from None
     parts.append(f"tokens {n}\n".encode())
     parts.extend(body)
-    encoding_merges = merges if algorithm == "bpe" else []
-    parts.append(f"merges {len(encoding_merges)}\n".encode())
-    parts.extend(_merge.pack(*m) for m in encoding_merges)
+    parts.append(f"merges {len(packed)}\n".encode())
+    parts.extend(packed)
     return b"".join(parts)
 
 

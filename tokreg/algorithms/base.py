@@ -31,10 +31,11 @@ if TYPE_CHECKING:
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-def exact_keys(raw: Mapping[str, Any], keys: set[str], title: str) -> None:
+def exact_keys(raw: Mapping[str, Any], keys: set[str], title: str, optional: frozenset[str] = frozenset()) -> None:
     """Refuses a stored config with missing keys, or with keys this tokreg does not know: those
-    come from a newer tokreg and would change encoding, so ignoring them would be a lie."""
-    missing, unknown = sorted(keys - set(raw)), sorted(set(raw) - keys)
+    come from a newer tokreg and would change encoding, so ignoring them would be a lie.
+    `optional` keys may be absent (settings stored only when used, so older hashes stay)."""
+    missing, unknown = sorted(keys - set(raw)), sorted(set(raw) - keys - optional)
     if unknown:
         raise InputError(
             f"this {title} version's config has settings this tokreg does not know ({', '.join(unknown)}); "

@@ -16,6 +16,7 @@ Config (hashed): {"normalizer": {...} (sp_text.py), "byte_fallback", "unk_token"
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -238,14 +239,27 @@ class Unigram(Algorithm[UnigramConfig]):
         vocab = model.get("vocab")
         if not isinstance(vocab, list) or not vocab:
             raise InputError(f"{where}: the Unigram model has no vocab")
-        if not all(isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) for v in vocab):
-            raise InputError(f"{where}: the Unigram vocab is not a list of [piece, score]")
+        for i, v in enumerate(vocab):
+            if not (isinstance(v, list) and len(v) == 2 and isinstance(v[0], str)):
+                raise InputError(f"{where}: the Unigram vocab is not a list of [piece, score] (entry {i})")
+            score = v[1]
+            # abs() < max float, not isfinite(): an int too large for a float raises OverflowError.
+            if not isinstance(score, (int, float)) or isinstance(score, bool) or not abs(score) < sys.float_info.max:
+                raise InputError(
+                    f"{where}: the Unigram piece {v[0][:40]!r} has the score {score!r:.30}, not a finite number"
+                )
+            if not v[0]:
+                raise InputError(f"{where}: the Unigram vocab has an empty piece (id {i}); remove it")
         unk_id = model.get("unk_id")
-        if not isinstance(unk_id, int) or not 0 <= unk_id < len(vocab):
+        if not isinstance(unk_id, int) or isinstance(unk_id, bool) or not 0 <= unk_id < len(vocab):
             raise refuse("a Unigram model without an unknown piece")
-        byte_fallback = bool(model.get("byte_fallback"))
-        added = doc.get("added_tokens") or []
-        specials = {a.get("content") for a in added if isinstance(a, dict) and a.get("special")}
+        byte_fallback = model.get("byte_fallback", False)
+        if not isinstance(byte_fallback, bool):
+            raise InputError(f"{where}: byte_fallback is {byte_fallback!r:.20}, not true or false")
+        added = hf_json.read_added(doc, where, normalized_ok=False)
+        if any(i >= len(vocab) or vocab[i][0] != t for i, t in added.items()):
+            raise InputError(f"{where}: an added token is not in the vocab with its id; the file is damaged")
+        specials = set(added.values())
 
         def kind(i: int, piece: str) -> str:
             if i == unk_id:
@@ -256,13 +270,14 @@ class Unigram(Algorithm[UnigramConfig]):
                 return "byte"
             return "normal"
 
-        try:
-            tokens = [
-                TokenRow(id=i, bytes=p.encode("utf-8"), kind=kind(i, p), score=float(s))
-                for i, (p, s) in enumerate(vocab)
-            ]
-        except (TypeError, ValueError) as e:
-            raise InputError(f"{where}: a Unigram score is not a number ({e})") from None
+        tokens = [
+            TokenRow(id=i, bytes=p.encode("utf-8"), kind=kind(i, p), score=float(s)) for i, (p, s) in enumerate(vocab)
+        ]
+        n_bytes = sum(1 for t in tokens if t.kind == "byte")
+        if byte_fallback and n_bytes != 256:
+            # HF turns a character with a missing byte piece into one unknown token, SentencePiece
+            # (and tokreg) only that byte: a partial set would encode differently.
+            raise InputError(f"{where}: byte_fallback is on but the vocab has {n_bytes} byte pieces, not 256")
         normalizer = SpNormalizerConfig(add_dummy_prefix=dummy_prefix, remove_extra_whitespaces=collapse)
         config = UnigramConfig(normalizer, byte_fallback, vocab[unk_id][0])
         return TokenizerData(algorithm="unigram", config=config.to_json(), tokens=tokens, source="import:hf")

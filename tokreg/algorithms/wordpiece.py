@@ -134,9 +134,28 @@ class WordPiece(Algorithm[WordPieceConfig]):
             self.title,
         )
         n = raw["normalizer"]
+        if not isinstance(n, dict):
+            raise InputError(f"this {self.title} version's normalizer config is {n!r:.40}; the version is damaged")
         exact_keys(n, {"clean_text", "handle_chinese_chars", "strip_accents", "lowercase", "unicode_form"}, self.title)
         if raw["pre_tokenizer"] != "bert":
-            raise InputError(f"WordPiece pre-tokenizer {raw['pre_tokenizer']!r} is not implemented by this tokreg")
+            raise InputError(f"WordPiece pre-tokenizer {raw['pre_tokenizer']!r:.40} is not implemented by this tokreg")
+        # Stored configs can come from a file (a tokreg file's content is only as good as its
+        # hash): every value must have its type before it reaches the core.
+        max_chars = raw["max_input_chars_per_word"]
+        if (
+            not all(isinstance(n[k], bool) for k in ("clean_text", "handle_chinese_chars", "lowercase"))
+            or not isinstance(n["strip_accents"], (bool, type(None)))
+            or n["unicode_form"] not in (None, *FORMS[1:])
+            or not isinstance(raw["continuing_prefix"], str)
+            or not raw["continuing_prefix"]
+            or not isinstance(raw["unk_token"], str)
+            or not isinstance(max_chars, int)
+            or isinstance(max_chars, bool)
+            or not 1 <= max_chars <= 2**32
+        ):
+            raise InputError(
+                f"this {self.title} version's config has a setting of the wrong type; the version is damaged"
+            )
         return WordPieceConfig(
             normalizer=BertNormalizerConfig(**n),
             continuing_prefix=str(raw["continuing_prefix"]),
@@ -295,37 +314,54 @@ class WordPiece(Algorithm[WordPieceConfig]):
                 or not isinstance(steps[0], dict)
                 or (steps[0].get("type") not in _HF_FORMS)
             ):
-                raise refuse(f"the normalizer sequence {steps!r:.80}")
+                raise refuse(f"the normalizer sequence {str(steps)[:80]}")
             form, norm = _HF_FORMS[steps[0]["type"]], steps[1]
         if not isinstance(norm, dict) or norm.get("type") != "BertNormalizer":
-            raise refuse(f"the normalizer {None if not isinstance(norm, dict) else norm.get('type')}")
+            raise refuse(f"the normalizer {str(norm.get('type') if isinstance(norm, dict) else None)[:40]}")
         pre = doc.get("pre_tokenizer")
         if not isinstance(pre, dict) or pre.get("type") != "BertPreTokenizer":
-            raise refuse(f"the pre-tokenizer {None if not isinstance(pre, dict) else pre.get('type')}")
+            raise refuse(f"the pre-tokenizer {str(pre.get('type') if isinstance(pre, dict) else None)[:40]}")
         vocab = model.get("vocab")
-        if not isinstance(vocab, dict) or not vocab or not all(isinstance(i, int) for i in vocab.values()):
+        if (
+            not isinstance(vocab, dict)
+            or not vocab
+            or not all(isinstance(i, int) and not isinstance(i, bool) for i in vocab.values())
+        ):
             raise InputError(f"{where}: the WordPiece model has no vocab of token -> id")
         ids = sorted(vocab.values())
         if ids != list(range(len(ids))):
             raise refuse("a vocab whose ids are not 0..n-1")
+        if "" in vocab:
+            raise InputError(f"{where}: the vocab has an empty token (id {vocab['']}); remove it")
         unk, prefix = model.get("unk_token", "[UNK]"), model.get("continuing_subword_prefix", "##")
-        if unk not in vocab:
-            raise InputError(f"{where}: the unknown token {unk!r} is not in the vocab")
-        added = doc.get("added_tokens") or []
-        specials = {str(a.get("content")) for a in added if isinstance(a, dict) and a.get("special")}
+        if not isinstance(unk, str) or unk not in vocab:
+            raise InputError(f"{where}: the unknown token {unk!r:.40} is not in the vocab")
+        if not isinstance(prefix, str) or not prefix:
+            raise InputError(f"{where}: continuing_subword_prefix {prefix!r:.40} is not a non-empty string")
+        max_chars = model.get("max_input_chars_per_word", 100)
+        if not isinstance(max_chars, int) or isinstance(max_chars, bool) or not 1 <= max_chars <= 2**32:
+            raise InputError(f"{where}: max_input_chars_per_word {max_chars!r:.40} is not a positive integer")
+        flags = {k: norm.get(k, True) for k in ("clean_text", "handle_chinese_chars", "lowercase")}
+        strip = norm.get("strip_accents")
+        if not all(isinstance(v, bool) for v in flags.values()) or not isinstance(strip, (bool, type(None))):
+            raise InputError(f"{where}: a BertNormalizer setting is not true, false (or null for strip_accents)")
+        added = hf_json.read_added(doc, where, normalized_ok=False)
+        if any(vocab.get(t) != i for i, t in added.items()):
+            raise InputError(f"{where}: an added token is not in the vocab with its id; the file is damaged")
+        specials = set(added.values())
         by_id = sorted(vocab.items(), key=lambda kv: kv[1])
         tokens = [TokenRow(id=i, bytes=t.encode("utf-8"), kind=token_kind(t, prefix, specials)) for t, i in by_id]
         config = WordPieceConfig(
             normalizer=BertNormalizerConfig(
-                clean_text=bool(norm.get("clean_text", True)),
-                handle_chinese_chars=bool(norm.get("handle_chinese_chars", True)),
-                strip_accents=norm.get("strip_accents"),
-                lowercase=bool(norm.get("lowercase", True)),
+                clean_text=flags["clean_text"],
+                handle_chinese_chars=flags["handle_chinese_chars"],
+                strip_accents=strip,
+                lowercase=flags["lowercase"],
                 unicode_form=form,
             ),
-            continuing_prefix=str(prefix),
-            unk_token=str(unk),
-            max_input_chars_per_word=int(model.get("max_input_chars_per_word", 100)),
+            continuing_prefix=prefix,
+            unk_token=unk,
+            max_input_chars_per_word=max_chars,
         )
         return TokenizerData(algorithm="wordpiece", config=config.to_json(), tokens=tokens, source="import:hf")
 
