@@ -14,7 +14,7 @@ from sqlalchemy import create_engine, inspect, text
 
 from tokreg import BpeOptions, Registry
 from tokreg.store import migrate
-from tokreg.store.engine import default_path, resolve_url
+from tokreg.store.engine import default_path, locate
 from tokreg.store.schema import Base
 
 from .conftest import Cli
@@ -65,18 +65,23 @@ def test_default_location_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path:
     monkeypatch.delenv("TOKREG_DB", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     assert default_path() == tmp_path / "xdg" / "tokreg" / "registry.db"
-    assert resolve_url() == f"sqlite:///{tmp_path / 'xdg' / 'tokreg' / 'registry.db'}"
+    assert locate().url == f"sqlite:///{tmp_path / 'xdg' / 'tokreg' / 'registry.db'}"
     monkeypatch.delenv("XDG_DATA_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert default_path() == tmp_path / "home" / ".local" / "share" / "tokreg" / "registry.db"
     monkeypatch.setenv("TOKREG_DB", "postgresql+psycopg://u@h/db")
-    assert resolve_url() == "postgresql+psycopg://u@h/db"
+    assert locate().url == "postgresql+psycopg://u@h/db"
 
 
-def test_db_commands(run: Cli) -> None:
+def test_db_commands(tmp_path: Path) -> None:
+    run = Cli(tmp_path / "new.db")
+    res = run("db", "current", ok=False)
+    assert res.exit_code == 4 and "there is no registry at" in res.output
+    out = run("db", "upgrade").output
+    assert "created a new registry at" in out and "schema at revision" in out
     out = run("db", "current").output
     assert "(newest)" in out and "revision" in out
-    assert "schema at revision" in run("db", "upgrade").output
+    assert "created" not in run("db", "upgrade").output
 
 
 def test_views_for_hand_written_sql(registry: Registry, small_corpus: Path) -> None:

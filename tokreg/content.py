@@ -53,7 +53,7 @@ def serialize(
     """The canonical bytes of a tokenizer. `tokens`: (id, kind, bytes, score) in id order;
     `merges`: (left, right, result) in rank order."""
     parts: list[bytes] = [FORMAT.encode() + b"\n"]
-    parts.append(canonical_json({"algorithm": algorithm, "config": config}).encode() + b"\n")
+    parts.append(_header_line(algorithm, config) + b"\n")
     body: list[bytes] = []
     n = 0
     for tid, kind, raw, score in tokens:
@@ -98,6 +98,26 @@ def check(
             actual=actual,
         )
     return actual
+
+
+def _header_line(algorithm: str, config: dict[str, Any]) -> bytes:
+    return canonical_json({"algorithm": algorithm, "config": config}).encode()
+
+
+def check_header(content: bytes, algorithm: str, config: dict[str, Any], expected: str, what: str) -> None:
+    """Raises the IntegrityError of `check` when a version row's algorithm and config are not the
+    ones inside its (hash-checked) content, naming the hash that content would have with the
+    row's settings: the row was edited on its own, and would mislead whoever reads it."""
+    magic, _, rest = content.partition(b"\n")
+    line, _, body = rest.partition(b"\n")
+    row = _header_line(algorithm, config)
+    if line != row:
+        check(
+            magic + b"\n" + row + b"\n" + body,
+            expected,
+            what,
+            hint="its version row's algorithm or config was changed outside tokreg; run `tokreg verify`",
+        )
 
 
 def header(content: bytes) -> tuple[str, dict[str, Any]]:
