@@ -115,3 +115,41 @@ def test_a_failed_write_leaves_nothing(registry: Registry, small_corpus: Path, m
         registry.train("half", [small_corpus], BpeOptions(vocab_size=300))
     _, rows = registry.sql("SELECT (SELECT count(*) FROM versions), (SELECT count(*) FROM tokens)")
     assert rows[0] == (0, 0)
+
+
+def test_a_cold_load_reads_the_stored_content_and_no_row(
+    registry: Registry, small_corpus: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    v = registry.train("cold", [small_corpus], BpeOptions(vocab_size=300))
+    monkeypatch.setenv("TOKREG_CACHE", str(tmp_path / "empty-cache"))
+    seen: list[str] = []
+    listener = lambda conn, cur, stmt, *a: seen.append(stmt)  # noqa: E731
+    event.listen(Engine, "before_cursor_execute", listener)
+    try:
+        tok = Registry(registry.url).load("cold@1")
+    finally:
+        event.remove(Engine, "before_cursor_execute", listener)
+    assert tok.hash == v.content_hash
+    assert any("version_contents" in s for s in seen)
+    assert not [s for s in seen if "FROM tokens" in s or "FROM merges" in s]
+    assert (tmp_path / "empty-cache").is_dir()  # and the cache now holds it
+
+
+def test_the_upgrade_stores_every_versions_content_with_its_hash(tmp_path: Path, small_corpus: Path) -> None:
+    from alembic import command
+
+    db = tmp_path / "old.db"
+    with Registry(db) as reg:
+        for i, name in enumerate("ab"):
+            reg.train(name, [small_corpus], BpeOptions(vocab_size=300 + i))
+        hashes = {v.ref: v.content_hash for v in reg.versions()}
+        command.downgrade(migrate.config(reg.engine), "0003")
+    with Registry(db) as reg:  # opening upgrades, backfilling version_contents
+        assert reg.schema_revision()[0] == migrate.HEAD
+        _, rows = reg.sql("SELECT count(*) FROM version_contents")
+        assert rows == [(len(hashes),)]
+        assert {v.ref: v.content_hash for v in reg.versions()} == hashes
+        assert all(r["ok"] for r in reg.verify())

@@ -104,16 +104,25 @@ def _header_line(algorithm: str, config: dict[str, Any]) -> bytes:
     return canonical_json({"algorithm": algorithm, "config": config}).encode()
 
 
+def _split_header(content: bytes) -> tuple[bytes, bytes, int]:
+    """(magic line, JSON line, offset of the body), without copying the body (a content is
+    megabytes; its header a few hundred bytes)."""
+    first = content.find(b"\n")
+    second = content.find(b"\n", first + 1) if first >= 0 else -1
+    if second < 0:
+        return content[:first] if first >= 0 else content, b"", len(content)
+    return content[:first], content[first + 1 : second], second + 1
+
+
 def check_header(content: bytes, algorithm: str, config: dict[str, Any], expected: str, what: str) -> None:
     """Raises the IntegrityError of `check` when a version row's algorithm and config are not the
     ones inside its (hash-checked) content, naming the hash that content would have with the
     row's settings: the row was edited on its own, and would mislead whoever reads it."""
-    magic, _, rest = content.partition(b"\n")
-    line, _, body = rest.partition(b"\n")
+    magic, line, body = _split_header(content)
     row = _header_line(algorithm, config)
     if line != row:
         check(
-            magic + b"\n" + row + b"\n" + body,
+            magic + b"\n" + row + b"\n" + content[body:],
             expected,
             what,
             hint="its version row's algorithm or config was changed outside tokreg; run `tokreg verify`",
@@ -124,8 +133,7 @@ def header(content: bytes) -> tuple[str, dict[str, Any]]:
     """(algorithm, config) from the content's JSON line. Only call this on content whose hash
     was checked: then the settings that shape encoding are the hashed ones, never a row that
     could have been edited on its own."""
-    magic, _, rest = content.partition(b"\n")
-    line, _, _ = rest.partition(b"\n")
+    magic, line, _ = _split_header(content)
     if magic != FORMAT.encode():
         raise IntegrityError(f"content of an unknown format {magic[:40]!r}; expected {FORMAT}")
     doc = json.loads(line)

@@ -28,7 +28,7 @@ from .files import read_text, write_atomic
 from .lockfile import FILENAME, Pin, new_pin
 from .lockfile import write as write_lock
 from .samples import SAMPLES, encode_all
-from .store import aliases, engine, migrate, reads, refs, writer
+from .store import aliases, engine, migrate, probe, reads, refs, writable, writer
 from .store.readonly_sql import DEFAULT_TIMEOUT, Rows, grant_read, query_rows
 from .store.reads import StoredVersion
 from .store.refs import VersionInfo, check_name
@@ -51,7 +51,7 @@ class Registry:
         self.engine: Engine = engine.create(self._where)
         # Closes the connections and tidies a read-only registry's folder when this object is
         # closed, collected, or still open at exit.
-        self._close = weakref.finalize(self, engine.tidy, self.engine, engine.side_files(self._where))
+        self._close = weakref.finalize(self, probe.tidy, self.engine, probe.side_files(self._where))
         #: Whether this object created the registry (its first write found nothing there).
         self.created = False
         #: What to say if the caller is interrupted: set around each write (see `interruption`).
@@ -86,7 +86,7 @@ class Registry:
 
     def _open(self) -> bool:
         """Whether a registry is there; upgrades an older schema (which needs it writable)."""
-        found = engine.probe(self.engine, self._where)
+        found = probe.probe(self.engine, self._where)
         if not found.exists:
             return False
         if found.revision not in migrate.KNOWN:
@@ -96,7 +96,7 @@ class Registry:
             )
         if found.revision != migrate.HEAD:
             try:
-                engine.check_writable(self.engine, self._where, True)
+                writable.check_writable(self.engine, self._where, True)
             except TokregError as e:
                 raise type(e)(
                     f"the registry at {self.where} needs a schema upgrade ({found.revision} -> {migrate.HEAD}), "
@@ -109,11 +109,11 @@ class Registry:
 
     def _ensure(self) -> None:
         """Creates the registry when there is none yet (after checking it can be written)."""
-        if self._exists or engine.probe(self.engine, self._where).exists:
+        if self._exists or probe.probe(self.engine, self._where).exists:
             self._exists = True
             return
-        engine.check_writable(self.engine, self._where, False)
-        engine.prepare_folder(self._where)
+        writable.check_writable(self.engine, self._where, False)
+        writable.prepare_folder(self._where)
         with engine.database_errors(self._where):
             engine.use_wal(self.engine)
             started = migrate.upgrade(self.engine)
@@ -125,13 +125,13 @@ class Registry:
         now (or, when there is no registry yet, created): file and folder permissions, read-only
         media, a read-only PostgreSQL role or server. Creates nothing."""
         if not self._exists:
-            self._exists = engine.probe(self.engine, self._where).exists
-        engine.check_writable(self.engine, self._where, self._exists)
+            self._exists = probe.probe(self.engine, self._where).exists
+        writable.check_writable(self.engine, self._where, self._exists)
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[Connection]:
-        if not self._exists and not engine.probe(self.engine, self._where).exists:
-            raise engine.no_registry(self._where)
+        if not self._exists and not probe.probe(self.engine, self._where).exists:
+            raise probe.no_registry(self._where)
         self._exists = True
         with engine.database_errors(self._where), self.engine.connect() as conn:
             yield conn
@@ -317,8 +317,8 @@ class Registry:
     def sql_rows(self, query: str, *, timeout: Optional[float] = DEFAULT_TIMEOUT) -> Iterator[Rows]:
         """`sql`, streamed: the open result (its `columns`, and its rows as an iterator fetched a
         batch at a time), so any number of rows takes bounded memory."""
-        if not self._exists and not engine.probe(self.engine, self._where).exists:
-            raise engine.no_registry(self._where)
+        if not self._exists and not probe.probe(self.engine, self._where).exists:
+            raise probe.no_registry(self._where)
         self._exists = True
         with engine.database_errors(self._where), query_rows(self.engine, query, timeout=timeout) as rows:
             yield rows

@@ -76,7 +76,7 @@ def sql(query: str, as_csv: bool, as_json: bool, timeout: float, max_rows: int, 
                 w.writerow([cell(c) for c in r])
         else:
             shown = list(itertools.islice(rows, max_rows or None))
-            more = max_rows > 0 and next(iter(rows), None) is not None
+            more = max_rows > 0 and next(rows, None) is not None
             echo_table(rows.columns, shown)
             if more:
                 click.echo(

@@ -1,22 +1,17 @@
-"""Where the registry lives, whether one is there, whether it can be written, and how it is opened.
+"""Where the registry lives and how it is opened.
 
 The location is `--db` / `TOKREG_DB` (a path or a SQLAlchemy URL), else
 `$XDG_DATA_HOME/tokreg/registry.db`, else `~/.local/share/tokreg/registry.db`. tokreg keeps
 registries in SQLite (a path, or `sqlite:///PATH`) or PostgreSQL (`postgresql://…`); anything
-else is refused in one line before a file is touched or a server is reached.
-
-Looking never creates: `probe` tells a registry from nothing at all (no file, an empty file or
-database) and from something else (not a SQLite file, another program's tables); only a write
-creates the registry (`store/migrate.py`), and `check_writable` says before the work starts
-whether a write could succeed (file and folder permissions, read-only media, a read-only
-PostgreSQL role or server).
+else is refused in one line before a file is touched or a server is reached. What is at a
+location is probe.py's question; whether it can be written, writable.py's.
 
 SQLite registries run in WAL mode (set when tokreg creates or upgrades one) with foreign keys,
-and tokreg emits BEGIN itself instead of
-leaving it to the sqlite3 driver, whose legacy mode runs DDL outside any transaction: readers
-get `BEGIN` (one consistent snapshot per connection), writers `BEGIN IMMEDIATE`, which takes
-the write lock before the first read, so a writer's reads (the next version number) can never
-go stale under another writer. A writer waits up to `BUSY_SECONDS` for another's transaction.
+and tokreg emits BEGIN itself instead of leaving it to the sqlite3 driver, whose legacy mode
+runs DDL outside any transaction: readers get `BEGIN` (one consistent snapshot per connection),
+writers `BEGIN IMMEDIATE`, which takes the write lock before the first read, so a writer's
+reads (the next version number) can never go stale under another writer. A writer waits up to
+`BUSY_SECONDS` for another's transaction.
 """
 
 from __future__ import annotations
@@ -29,33 +24,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 from sqlalchemy.pool import NullPool
 
-from ..errors import InputError, NotFoundError, ReadOnlyError
+from ..errors import InputError, ReadOnlyError
 
 #: How long a SQLite writer waits for another writer's transaction before giving up.
 BUSY_SECONDS = 300
-#: The first bytes of every SQLite database file.
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 #: Looks like a URL scheme ("postgres:", "::x"), but without the "//" of a URL: neither a path nor a URL.
 _SCHEME_LIKE = re.compile(r"^(:|[A-Za-z][A-Za-z0-9+.\-]+:)")
-_BACKENDS = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
-#: The tables a registry has, whatever its revision (the others came later).
-_CORE_TABLES = {"versions", "tokens", "merges", "training_runs"}
-#: What training and importing insert into or update (PostgreSQL privileges checked before the work).
-WRITTEN_TABLES = (
-    "versions",
-    "tokens",
-    "merges",
-    "training_runs",
-    "training_rounds",
-    "samples",
-    "version_numbers",
-    "version_contents",
-)
+_BACKENDS = ("sqlite", "postgresql")
 
 
 def default_path() -> Path:
@@ -74,10 +54,6 @@ class Location:
     def shown(self) -> str:
         """What messages name: the file, or the URL with any password hidden."""
         return str(self.path) if self.path is not None else make_url(self.url).render_as_string(hide_password=True)
-
-    @property
-    def backend(self) -> str:
-        return "sqlite" if self.path is not None else make_url(self.url).get_backend_name()
 
 
 def locate(db: str | os.PathLike[str] | None = None) -> Location:
@@ -152,8 +128,16 @@ def _sqlite_begin(conn: Connection) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("tokreg_write") else "BEGIN")
 
 
-def _read_only_media(path: Path) -> bool:
-    folder = _existing_ancestor(path.parent)
+def existing_ancestor(p: Path) -> Path:
+    """`p`, or its nearest folder that exists."""
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    return p
+
+
+def read_only_media(path: Path) -> bool:
+    """Whether the file system that holds (or would hold) `path` is mounted read-only."""
+    folder = existing_ancestor(path.parent)
     try:
         return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
     except (OSError, AttributeError):  # no statvfs (Windows)
@@ -165,7 +149,7 @@ def create(loc: Location, *, pool: bool = True) -> Engine:
     is opened immutable (no lock files can be made there, and nobody can be writing to it)."""
     url = loc.url
     immutable = False
-    if loc.path is not None and _read_only_media(loc.path) and loc.path.is_file():
+    if loc.path is not None and read_only_media(loc.path) and loc.path.is_file():
         wal = Path(str(loc.path) + "-wal")
         immutable = not (wal.exists() and wal.stat().st_size > 0)
         if immutable:
@@ -232,206 +216,3 @@ def database_errors(loc: Location) -> Iterator[None]:
         if _is_read_only(e):
             raise ReadOnlyError(f"the registry at {loc.shown} cannot be written: {error_line(e)}") from None
         raise InputError(f"the registry at {loc.shown} failed: {error_line(e)}") from None
-
-
-# -- what is at a location -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Found:
-    """What `probe` found: `revision` is the schema revision of a registry, None when there is
-    no registry yet (`missing`: no file or an empty database)."""
-
-    exists: bool
-    revision: Optional[str]
-
-
-def _existing_ancestor(p: Path) -> Path:
-    while not p.exists() and p != p.parent:
-        p = p.parent
-    return p
-
-
-def _check_sqlite_file(loc: Location) -> bool:
-    """Whether the SQLite file exists with content; raises InputError when the path is not a
-    SQLite database at all."""
-    assert loc.path is not None
-    p = loc.path
-    if p.is_dir():
-        raise InputError(f"registry location {p} is a folder; give a file path such as {p / 'registry.db'}")
-    if not p.exists():
-        if p.parent.exists() and not p.parent.is_dir():
-            raise InputError(f"registry location {p}: {p.parent} is a file, not a folder")
-        return False
-    try:
-        with open(p, "rb") as fh:
-            head = fh.read(len(_SQLITE_MAGIC))
-    except OSError as e:
-        raise InputError(f"cannot read the registry file {p}: {e.strerror}") from None
-    if not head:
-        return False  # an empty file is an empty database: nothing there yet
-    if head != _SQLITE_MAGIC:
-        raise InputError(
-            f"{p} is not a SQLite database (it does not start with SQLite's header); give the path of a "
-            "tokreg registry, or a new path to create one there"
-        )
-    return True
-
-
-def probe(engine: Engine, loc: Location) -> Found:
-    """What is at `loc`: a registry (and its revision), or nothing yet. Never creates anything;
-    raises InputError for a location that holds something else or cannot be reached."""
-    if loc.path is not None and not _check_sqlite_file(loc):
-        return Found(exists=False, revision=None)
-    try:
-        with engine.connect() as conn:
-            tables = set(inspect(conn).get_table_names())
-            revision = None
-            if "alembic_version" in tables:
-                rows = conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
-                revision = rows[0] if len(rows) == 1 else None
-    except DBAPIError as e:
-        raise InputError(f"cannot open the registry at {loc.shown}: {error_line(e)}") from None
-    if not tables and revision is None:
-        return Found(exists=False, revision=None)
-    if revision is None or not tables >= _CORE_TABLES:
-        if loc.path is not None:
-            shown = ", ".join(sorted(tables)[:6]) + (", …" if len(tables) > 6 else "")
-            raise InputError(
-                f"{loc.path} is a SQLite database of another program (tables: {shown}), not a tokreg registry; "
-                "give another path"
-            )
-        clash = sorted(tables & (_CORE_TABLES | {"alembic_version"}))
-        if clash:
-            raise InputError(
-                f"the database at {loc.shown} has tables named like tokreg's ({', '.join(clash)}) that are not a "
-                "tokreg registry; use another database (or schema) for the registry"
-            )
-        return Found(exists=False, revision=None)
-    return Found(exists=True, revision=revision)
-
-
-def no_registry(loc: Location) -> NotFoundError:
-    """The error for a read where no registry is."""
-    return NotFoundError(
-        f"there is no registry at {loc.shown}; create one by training or importing a tokenizer "
-        "(`tokreg train NAME FILE... --vocab-size N`, `tokreg import ...`), or point --db / TOKREG_DB at one"
-    )
-
-
-# -- can it be written? --------------------------------------------------------------------------
-
-
-def _sqlite_writable(engine: Engine, loc: Location, exists: bool) -> None:
-    assert loc.path is not None
-    p = loc.path
-    folder = _existing_ancestor(p.parent)
-    if _read_only_media(p):
-        raise ReadOnlyError(f"the registry {p} is on a read-only file system; copy it to writable storage to add to it")
-    if exists and not os.access(p, os.W_OK):
-        raise ReadOnlyError(
-            f"the registry file {p} is read-only (its permissions or attributes forbid writing); "
-            "make it writable (chmod u+w; chattr -i), or use another registry"
-        )
-    if not os.access(folder, os.W_OK | os.X_OK):
-        what = "the folder of the registry" if folder == p.parent else "the nearest existing folder of the registry"
-        raise ReadOnlyError(
-            f"{what} {p}, {folder}, is not writable; SQLite needs to create {p.name}-wal and {p.name}-shm beside it"
-        )
-    for side in ("-wal", "-shm"):
-        extra = Path(str(p) + side)
-        if extra.exists() and not os.access(extra, os.W_OK):
-            raise ReadOnlyError(f"the registry's {extra.name} is read-only; make it writable, or remove it")
-    if exists:
-        _probe_write(engine, loc)
-
-
-def _probe_write(engine: Engine, loc: Location) -> None:
-    """Rewrites one row in a transaction that is rolled back: what the file checks cannot see
-    (a file SQLite opened read-only, a read-only -shm) shows here."""
-    try:
-        with engine.connect().execution_options(tokreg_write=True) as conn:
-            trans = conn.begin()
-            try:
-                conn.execute(text("UPDATE alembic_version SET version_num = version_num"))
-            finally:
-                trans.rollback()
-    except DBAPIError as e:
-        raise ReadOnlyError(f"the registry at {loc.shown} cannot be written: {error_line(e)}") from None
-
-
-def _postgres_writable(engine: Engine, loc: Location, exists: bool) -> None:
-    try:
-        with engine.connect() as conn:
-            user = conn.execute(text("SELECT current_user")).scalar()
-            if conn.execute(text("SELECT pg_is_in_recovery()")).scalar():
-                raise ReadOnlyError(f"the PostgreSQL server of {loc.shown} is a read-only standby; use the primary")
-            if conn.execute(text("SHOW transaction_read_only")).scalar() == "on":
-                raise ReadOnlyError(
-                    f"sessions of role {user!r} on {loc.shown} are read-only (default_transaction_read_only); "
-                    "use a role that can write"
-                )
-            if not exists:
-                ok = conn.execute(text("SELECT has_schema_privilege(current_schema(), 'CREATE')")).scalar()
-                if not ok:
-                    raise ReadOnlyError(
-                        f"role {user!r} cannot create tables in the schema of {loc.shown}, so it cannot create a "
-                        "registry there; ask the database owner to GRANT CREATE, or use a role that can"
-                    )
-                return
-            missing = [
-                t
-                for t in WRITTEN_TABLES
-                if inspect(conn).has_table(t)
-                and not conn.execute(text("SELECT has_table_privilege(:t, 'INSERT')"), {"t": t}).scalar()
-            ]
-            if missing:
-                raise ReadOnlyError(
-                    f"role {user!r} cannot write to the registry at {loc.shown} (no INSERT on {', '.join(missing)}); "
-                    "use a role that can write, or ask the owner to GRANT it"
-                )
-    except DBAPIError as e:
-        raise InputError(f"cannot open the registry at {loc.shown}: {error_line(e)}") from None
-
-
-def check_writable(engine: Engine, loc: Location, exists: bool) -> None:
-    """Raises ReadOnlyError, in one line saying why and what to do, when a write to the registry
-    (or creating it, when it does not exist yet) cannot succeed."""
-    if loc.path is not None:
-        _sqlite_writable(engine, loc, exists)
-    else:
-        _postgres_writable(engine, loc, exists)
-
-
-def prepare_folder(loc: Location) -> None:
-    """Creates the folder a new SQLite registry goes in."""
-    if loc.path is None:
-        return
-    try:
-        loc.path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise ReadOnlyError(f"cannot create the registry folder {loc.path.parent}: {e.strerror}") from None
-
-
-def side_files(loc: Location) -> Optional[list[Path]]:
-    """For a SQLite registry this process cannot write: its -wal and -shm files that do not exist
-    yet (SQLite makes them even to read, and cannot remove them after a read-only session);
-    `tidy` removes them again. None when there is nothing to tidy."""
-    if loc.path is None or not loc.path.is_file() or os.access(loc.path, os.W_OK):
-        return None
-    return [q for q in (Path(str(loc.path) + "-wal"), Path(str(loc.path) + "-shm")) if not q.exists()]
-
-
-def tidy(engine: Engine, made: Optional[list[Path]]) -> None:
-    """Closes `engine`'s connections and removes the side files a read-only session made, so
-    reading (or failing to write to) a read-only registry leaves its folder as it was."""
-    engine.dispose()
-    if not made or any(q.name.endswith("-wal") and q.exists() and q.stat().st_size for q in made):
-        return
-    for q in made:
-        with contextlib.suppress(OSError):
-            q.unlink()
-
-
-def has_table(engine: Engine, name: str) -> bool:
-    return inspect(engine).has_table(name)

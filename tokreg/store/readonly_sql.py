@@ -111,15 +111,17 @@ _HINT = "tokreg sql is read-only; change the registry with tokreg's commands (tr
 
 class Rows:
     """An open query: its column names (as the database gives them, duplicates kept) and its
-    rows, fetched `BATCH` at a time as they are iterated."""
+    rows, one iterator over them, fetched `BATCH` at a time as it is read."""
 
     def __init__(self, columns: list[str], batches: Iterator[list[tuple[Any, ...]]]):
         self.columns = columns
-        self._batches = batches
+        self._rows = (row for batch in batches for row in batch)
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        for batch in self._batches:
-            yield from batch
+        return self
+
+    def __next__(self) -> tuple[Any, ...]:
+        return next(self._rows)
 
 
 def _check_text(query: str, postgres: bool) -> None:
@@ -302,7 +304,9 @@ def _postgres(engine: Engine, query: str, timeout: Optional[float]) -> Iterator[
             # The server then reads quotes exactly as sql_text does, whatever the database's default.
             setup.execute("SET LOCAL standard_conforming_strings = on")
             setup.execute(f"SET LOCAL statement_timeout = {ms}")
-            setup.execute(f"SET LOCAL lock_timeout = {min(ms, 10_000) if ms else 10_000}")
+            # A lock another session holds (a migration's) is waited for briefly, and less long
+            # than the statement's own limit, so the message names the real cause.
+            setup.execute(f"SET LOCAL lock_timeout = {min(ms * 4 // 5, 10_000) if ms else 10_000}")
             setup.execute(f"SET LOCAL idle_in_transaction_session_timeout = {max(ms, 60_000) if ms else 0}")
         cur = conn.cursor()
         # stream() sends the statement with the extended protocol (one statement, never more)
