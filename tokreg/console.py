@@ -63,6 +63,6 @@ def main() -> None:
         from .cli import main as cli_main  # after the handler: these imports take most of start-up
     except KeyboardInterrupt:
         finished()
-        sys.stderr.write("tokreg: error: interrupted while starting; nothing was done\n")
+        sys.stderr.write("tokreg: error: interrupted while starting; nothing was written to the registry\n")
         sys.exit(130)
     cli_main()

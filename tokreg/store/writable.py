@@ -85,15 +85,21 @@ def _postgres_writable(engine: Engine, loc: Location, exists: bool) -> None:
                         "registry there; ask the database owner to GRANT CREATE, or use a role that can"
                     )
                 return
+            present = set(inspect(conn).get_table_names())
+            needed = [(t, "INSERT") for t in WRITTEN_TABLES if t in present] + [("version_numbers", "UPDATE")]
             missing = [
-                t
-                for t in WRITTEN_TABLES
-                if inspect(conn).has_table(t)
-                and not conn.execute(text("SELECT has_table_privilege(:t, 'INSERT')"), {"t": t}).scalar()
+                f"{what} on {t}"
+                for t, what in needed
+                if t in present
+                and not conn.execute(text("SELECT has_table_privilege(:t, :p)"), {"t": t, "p": what}).scalar()
             ]
+            # A new row's id comes from a sequence, which needs its own privilege.
+            seq = conn.execute(text("SELECT pg_get_serial_sequence('versions', 'id')")).scalar()
+            if seq and not conn.execute(text("SELECT has_sequence_privilege(:s, 'USAGE')"), {"s": seq}).scalar():
+                missing.append(f"USAGE on {seq}")
             if missing:
                 raise ReadOnlyError(
-                    f"role {user!r} cannot write to the registry at {loc.shown} (no INSERT on {', '.join(missing)}); "
+                    f"role {user!r} cannot write to the registry at {loc.shown} (no {', '.join(missing)}); "
                     "use a role that can write, or ask the owner to GRANT it"
                 )
     except DBAPIError as e:
