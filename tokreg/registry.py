@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-import weakref
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional, Union
@@ -49,9 +48,6 @@ class Registry:
         self._where = engine.locate(db)
         self.url = self._where.url
         self.engine: Engine = engine.create(self._where)
-        # Closes the connections and tidies a read-only registry's folder when this object is
-        # closed, collected, or still open at exit.
-        self._close = weakref.finalize(self, probe.tidy, self.engine, probe.side_files(self._where))
         #: Whether this object created the registry (its first write found nothing there).
         self.created = False
         #: What to say if the caller is interrupted: set around each write (see `interruption`).
@@ -74,7 +70,7 @@ class Registry:
         return self._where.shown
 
     def close(self) -> None:
-        self._close()
+        self.engine.dispose()
 
     def __enter__(self) -> Registry:
         return self

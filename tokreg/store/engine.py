@@ -144,16 +144,27 @@ def read_only_media(path: Path) -> bool:
         return False
 
 
+def unwritable_by_anyone(path: Path) -> bool:
+    """Whether nobody at all can write the SQLite file at `path`: it is on read-only media, or
+    root itself cannot write it (`chattr +i`). Then it can be read as immutable: no lock files,
+    no -wal or -shm left beside it, and no writer whose changes such a reader could miss."""
+    if not path.is_file():
+        return False
+    wal = Path(str(path) + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        return False  # a log a writer left: only a normal open reads it
+    if read_only_media(path):
+        return True
+    return hasattr(os, "geteuid") and os.geteuid() == 0 and not os.access(path, os.W_OK)
+
+
 def create(loc: Location, *, pool: bool = True) -> Engine:
-    """An engine for `loc` (nothing is connected or created yet). A SQLite file on read-only media
-    is opened immutable (no lock files can be made there, and nobody can be writing to it)."""
+    """An engine for `loc` (nothing is connected or created yet). A SQLite file nobody can write
+    is opened immutable (see `unwritable_by_anyone`)."""
     url = loc.url
-    immutable = False
-    if loc.path is not None and read_only_media(loc.path) and loc.path.is_file():
-        wal = Path(str(loc.path) + "-wal")
-        immutable = not (wal.exists() and wal.stat().st_size > 0)
-        if immutable:
-            url = f"sqlite:///file:{loc.path}?mode=ro&immutable=1&uri=true"
+    immutable = loc.path is not None and unwritable_by_anyone(loc.path)
+    if immutable:
+        url = f"sqlite:///file:{loc.path}?mode=ro&immutable=1&uri=true"
     kwargs: dict[str, Any] = {} if pool else {"poolclass": NullPool}
     try:
         engine = create_engine(url, **kwargs)

@@ -1,16 +1,11 @@
 """What is at a registry's location, found without creating anything: a registry (and its schema
 revision), nothing yet (no file, an empty file or database), or something that is not a
-registry (not a SQLite file, another program's tables), which is an InputError. And the tidying
-after reading a registry this process cannot write, whose -wal and -shm files SQLite makes even
-to read.
+registry (not a SQLite file, another program's tables), which is an InputError.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Optional
 
 from sqlalchemy import Engine, inspect, text
@@ -19,8 +14,6 @@ from sqlalchemy.exc import DBAPIError
 from ..errors import InputError, NotFoundError
 from .engine import Location, error_line
 
-#: The first bytes of every SQLite database file.
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 #: The tables a registry has, whatever its revision (the others came later).
 _CORE_TABLES = {"versions", "tokens", "merges", "training_runs"}
 
@@ -35,8 +28,14 @@ class Found:
 
 
 def _check_sqlite_file(loc: Location) -> bool:
-    """Whether the SQLite file exists with content; raises InputError when the path is not a
-    SQLite database at all."""
+    """Whether the SQLite file exists with content; raises InputError for a path that cannot
+    hold one (a folder, a file where a folder should be).
+
+    The file itself is never opened here, only looked at: closing any descriptor of a database
+    file drops every POSIX lock this process holds on it, including those of SQLite connections
+    open elsewhere in the process (another Registry), and a process whose locks vanished lets
+    another one reset the write-ahead log under it: lost commits, a "malformed" database. SQLite
+    opens the file (and says when it is not a database)."""
     assert loc.path is not None
     p = loc.path
     if p.is_dir():
@@ -45,19 +44,11 @@ def _check_sqlite_file(loc: Location) -> bool:
         if p.parent.exists() and not p.parent.is_dir():
             raise InputError(f"registry location {p}: {p.parent} is a file, not a folder")
         return False
-    try:
-        with open(p, "rb") as fh:
-            head = fh.read(len(_SQLITE_MAGIC))
-    except OSError as e:
-        raise InputError(f"cannot read the registry file {p}: {e.strerror}") from None
-    if not head:
-        return False  # an empty file is an empty database: nothing there yet
-    if head != _SQLITE_MAGIC:
-        raise InputError(
-            f"{p} is not a SQLite database (it does not start with SQLite's header); give the path of a "
-            "tokreg registry, or a new path to create one there"
-        )
-    return True
+    return p.stat().st_size > 0  # an empty file is an empty database: nothing there yet
+
+
+#: SQLite's SQLITE_NOTADB: the file is not a database.
+_NOT_A_DATABASE = 26
 
 
 def probe(engine: Engine, loc: Location) -> Found:
@@ -73,6 +64,11 @@ def probe(engine: Engine, loc: Location) -> Found:
                 rows = conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
                 revision = rows[0] if len(rows) == 1 else None
     except DBAPIError as e:
+        if getattr(e.orig, "sqlite_errorcode", None) == _NOT_A_DATABASE:
+            raise InputError(
+                f"{loc.path} is not a SQLite database; give the path of a tokreg registry, or a new path to create "
+                "one there"
+            ) from None
         raise InputError(f"cannot open the registry at {loc.shown}: {error_line(e)}") from None
     if not tables and revision is None:
         return Found(exists=False, revision=None)
@@ -99,23 +95,3 @@ def no_registry(loc: Location) -> NotFoundError:
         f"there is no registry at {loc.shown}; create one by training or importing a tokenizer "
         "(`tokreg train NAME FILE... --vocab-size N`, `tokreg import ...`), or point --db / TOKREG_DB at one"
     )
-
-
-def side_files(loc: Location) -> Optional[list[Path]]:
-    """For a SQLite registry this process cannot write: its -wal and -shm files that do not exist
-    yet (SQLite makes them even to read, and cannot remove them after a read-only session);
-    `tidy` removes them again. None when there is nothing to tidy."""
-    if loc.path is None or not loc.path.is_file() or os.access(loc.path, os.W_OK):
-        return None
-    return [q for q in (Path(str(loc.path) + "-wal"), Path(str(loc.path) + "-shm")) if not q.exists()]
-
-
-def tidy(engine: Engine, made: Optional[list[Path]]) -> None:
-    """Closes `engine`'s connections and removes the side files a read-only session made, so
-    reading (or failing to write to) a read-only registry leaves its folder as it was."""
-    engine.dispose()
-    if not made or any(q.name.endswith("-wal") and q.exists() and q.stat().st_size for q in made):
-        return
-    for q in made:
-        with contextlib.suppress(OSError):
-            q.unlink()
