@@ -78,7 +78,7 @@ def make_seeds(folder: Path, corpus: Path) -> dict[str, bytes]:
 
     folder.mkdir(parents=True, exist_ok=True)
     seeds: dict[str, bytes] = {}
-    with Registry(folder / "seeds.db") as reg:
+    with Registry(folder / "seeds.db", create=True) as reg:
         reg.train("bb", [corpus], BpeOptions(vocab_size=400, special=("<|endoftext|>",)))
         reg.train("cb", [corpus], BpeOptions(vocab_size=200, char_level=True, pattern="whitespace"))
         reg.train("wp", [corpus], WordPieceOptions(vocab_size=250, special=("[CLS]", "[SEP]")))
@@ -507,7 +507,7 @@ def campaign(seconds: float, folder: Path, corpus: Path, seed: int) -> Counter[t
     (folder / "bugs").mkdir(exist_ok=True)
     end = time.monotonic() + seconds
     n = 0
-    with Registry(folder / "fuzz.db") as reg:
+    with Registry(folder / "fuzz.db", create=True) as reg:
         while time.monotonic() < end:
             fmt = FORMATS[n % len(FORMATS)]
             raw = mutate(fmt, r.choice(seeds_of[fmt]), r)

@@ -28,7 +28,7 @@ def toks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Tokeniz
     folder = tmp_path_factory.mktemp("enc")
     seeds = hostile.make_seeds(folder / "seeds", hostile.write_corpus(folder / "corpus.txt"))
     (folder / "sp.model").write_bytes(seeds["sp-bpe"])
-    with Registry(folder / "seeds" / "seeds.db") as reg:
+    with Registry(folder / "seeds" / "seeds.db", create=True) as reg:
         reg.import_sentencepiece("spb", folder / "sp.model")
         out = {name: reg.load(ref, lock=False) for name, ref in zip(ALGOS, ["bb", "cb", "wp", "ug", "spb"])}
         yield out

@@ -38,7 +38,7 @@ def seeds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
 @pytest.fixture(scope="module")
 def fuzz_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Registry, Path]]:
     folder = tmp_path_factory.mktemp("fuzz")
-    with Registry(folder / "fuzz.db") as reg:
+    with Registry(folder / "fuzz.db", create=True) as reg:
         yield reg, folder
 
 

@@ -54,7 +54,7 @@ def serialize(
     """The canonical bytes of a tokenizer. `tokens`: (id, kind, bytes, score) in id order;
     `merges`: (left, right, result) in rank order."""
     parts: list[bytes] = [FORMAT.encode() + b"\n"]
-    parts.append(canonical_json({"algorithm": algorithm, "config": config}).encode() + b"\n")
+    parts.append(_header_line(algorithm, config) + b"\n")
     body: list[bytes] = []
     n = 0
     # Content only ever holds u32 ids and finite scores: an imported file with an id past 2^32
@@ -111,12 +111,40 @@ def check(
     return actual
 
 
+def _header_line(algorithm: str, config: dict[str, Any]) -> bytes:
+    return canonical_json({"algorithm": algorithm, "config": config}).encode()
+
+
+def _split_header(content: bytes) -> tuple[bytes, bytes, int]:
+    """(magic line, JSON line, offset of the body), without copying the body (a content is
+    megabytes; its header a few hundred bytes)."""
+    first = content.find(b"\n")
+    second = content.find(b"\n", first + 1) if first >= 0 else -1
+    if second < 0:
+        return content[:first] if first >= 0 else content, b"", len(content)
+    return content[:first], content[first + 1 : second], second + 1
+
+
+def check_header(content: bytes, algorithm: str, config: dict[str, Any], expected: str, what: str) -> None:
+    """Raises the IntegrityError of `check` when a version row's algorithm and config are not the
+    ones inside its (hash-checked) content, naming the hash that content would have with the
+    row's settings: the row was edited on its own, and would mislead whoever reads it."""
+    magic, line, body = _split_header(content)
+    row = _header_line(algorithm, config)
+    if line != row:
+        check(
+            magic + b"\n" + row + b"\n" + content[body:],
+            expected,
+            what,
+            hint="its version row's algorithm or config was changed outside tokreg; run `tokreg verify`",
+        )
+
+
 def header(content: bytes) -> tuple[str, dict[str, Any]]:
     """(algorithm, config) from the content's JSON line. Only call this on content whose hash
     was checked: then the settings that shape encoding are the hashed ones, never a row that
     could have been edited on its own."""
-    magic, _, rest = content.partition(b"\n")
-    line, _, _ = rest.partition(b"\n")
+    magic, line, _ = _split_header(content)
     if magic != FORMAT.encode():
         raise IntegrityError(f"content of an unknown format {magic[:40]!r}; expected {FORMAT}")
     doc = json.loads(line)

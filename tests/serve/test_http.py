@@ -354,14 +354,14 @@ def test_read_only_never_creates_or_upgrades(tmp_path: Any) -> None:
         Registry.read_only(missing)
     assert not missing.exists()
     old = tmp_path / "old.db"
-    from tokreg.store.engine import create
+    from tokreg.store.engine import create, locate
 
-    engine = create("sqlite:///" + str(old))
+    engine = create(locate(old))
     migrate.upgrade(engine, "0002")
     engine.dispose()
     with pytest.raises(TokregError, match="tokreg db upgrade"):
         Registry.read_only(old)
-    engine = create("sqlite:///" + str(old))
+    engine = create(locate(old))
     assert migrate.current(engine) == "0002"
     engine.dispose()
     (tmp_path / "junk.db").write_bytes(b"not a database" * 100)

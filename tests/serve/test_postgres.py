@@ -3,15 +3,13 @@ server itself), every page works, the SQL time limit holds, and the URL's passwo
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tokreg import BpeOptions, Registry
 
-from ..pg_server import server, unavailable
+from ..pg_server import unavailable
 from .conftest import NEEDS
 
 pytest.importorskip("starlette", reason=NEEDS)
@@ -25,16 +23,15 @@ from tokreg.serve import create_app, limits  # noqa: E402
 SECRET = "s3cret-pw"
 
 
-@pytest.fixture(scope="module")
-def pg_url() -> Iterator[str]:
-    with tempfile.TemporaryDirectory(prefix="tokreg-pg-") as d, server(Path(d)) as url:
-        # The test server trusts local connections, so the password is never checked: it is
-        # here to be hidden.
-        yield url.replace("tokreg@", f"tokreg:{SECRET}@")
+@pytest.fixture
+def pg_url(pg_db: str) -> str:
+    # The test server trusts local connections, so the password is never checked: it is here
+    # to be hidden.
+    return pg_db.replace("tokreg@", f"tokreg:{SECRET}@")
 
 
 def test_serving_a_postgresql_registry(pg_url: str, small_corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with Registry(pg_url) as reg:
+    with Registry(pg_url, create=True) as reg:
         ref = reg.train("pgweb", [small_corpus], BpeOptions(vocab_size=400)).ref
     ro = Registry.read_only(pg_url)
     with TestClient(create_app(ro), raise_server_exceptions=False) as c:

@@ -13,7 +13,7 @@ import click
 from .. import algorithms
 from ..errors import InputError
 from ..progress import Progress
-from .common import db_option, echo_json, json_option, open_registry
+from .common import db_option, echo_json, json_option, open_registry, say_created
 
 _COMMON = {"vocab_size", "min_frequency", "special", "threads"}
 
@@ -140,6 +140,7 @@ def train(
         v = reg.train(name, files, opts, message=message, progress=progress)
     finally:
         progress.clear()
+    say_created(reg)
     if as_json:
         echo_json(v.to_json())
         return

@@ -16,6 +16,7 @@ from sqlalchemy import Connection, Engine, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError as DbIntegrityError
 
 from ..package_version import __version__
+from .engine import write_transaction
 from .schema import Audit, AuditToken, EvalText, Evaluation, Token, table
 
 _BATCH = 20_000
@@ -29,7 +30,7 @@ def write(engine: Engine, work: Callable[[Connection], T]) -> T:
     already taken), it runs again: it then finds those rows and replaces them."""
     for attempt in range(_ATTEMPTS):
         try:
-            with engine.begin() as conn:
+            with write_transaction(engine) as conn:
                 return work(conn)
         except DbIntegrityError:
             if attempt == _ATTEMPTS - 1:

@@ -1,30 +1,32 @@
-"""Reading a version back. `read_version` is the one way from rows to a version's data: it reads
-the tokens and merges, serializes them to canonical content and checks that content against
-the version's recorded hash, so load, verify, export, diff and reproduce all see either the
-recorded tokenizer or an IntegrityError naming both hashes. The rest are the summaries
-`show` and `log` print.
+"""Reading a version back. `read_version` is the one way from the database to a version's
+content: it returns canonical content (content.py) checked against the version's recorded hash,
+so load, verify, export, diff and reproduce all see either the recorded tokenizer or an
+IntegrityError naming both hashes. A load reads the content stored once per version
+(`version_contents`: one value); export, diff, verify and reproduce also read the token and
+merge rows and check what they serialize to. The rest are the summaries `show` and `log` print.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from sqlalchemy import ColumnElement, Connection, func, or_, select
+from sqlalchemy import ColumnElement, Connection, LargeBinary, cast, func, or_, select
 
 from .. import content
 from ..data import MergeRow, RoundRow, TokenizerData, TokenRow
 from .refs import VersionInfo
-from .schema import Alias, Merge, Sample, Token, TrainingRound, TrainingRun, table
+from .schema import Alias, Merge, Sample, Token, TrainingRound, TrainingRun, VersionContent, table
 
 
 @dataclass
 class StoredVersion:
     info: VersionInfo
-    tokens: list[TokenRow]  # id order
-    merges: list[MergeRow]  # rank order
-    content: bytes  # canonical content of the rows
-    hash: str  # what the rows hash to (== info.content_hash unless read with check=False)
+    content: bytes  # canonical content: the rows' (read with rows=True), else the stored copy
+    hash: str  # what `content` hashes to (== info.content_hash unless read with check=False)
+    tokens: list[TokenRow] = field(default_factory=list)  # id order (rows=True only)
+    merges: list[MergeRow] = field(default_factory=list)  # rank order (rows=True only)
+    stored: Optional[bytes] = None  # the content stored with the version (None: none stored)
 
     def data(self) -> TokenizerData:
         return TokenizerData(
@@ -36,15 +38,30 @@ class StoredVersion:
         )
 
 
-def read_version(conn: Connection, v: VersionInfo, *, check: bool = True) -> StoredVersion:
-    """A version's rows and their canonical content. With `check` (always, except for `verify`,
-    which reports instead of raising), content that does not hash to the recorded hash raises
-    IntegrityError naming both."""
+def stored_content(conn: Connection, v: VersionInfo) -> Optional[bytes]:
+    """The canonical content stored when `v` was written (None for a version whose rows did not
+    hash to its hash when the registry was upgraded to store contents)."""
+    if conn.dialect.name == "postgresql":
+        # psycopg's binary format: half the bytes of bytea's hex text, and no decoding (o200k's
+        # content is 7 MB, the bulk of a load that finds no cache).
+        dbapi: Any = conn.connection.driver_connection
+        with dbapi.cursor(binary=True) as cur:
+            cur.execute("SELECT content FROM version_contents WHERE version_id = %s", (v.id,))
+            row = cur.fetchone()
+        return None if row is None else bytes(row[0])
+    t = table(VersionContent)
+    # CAST: a value edited by hand can come back as text (SQLite's || makes text); read it as bytes
+    # all the same, so it fails its hash check instead of failing to decode.
+    raw = conn.execute(select(cast(t.c.content, LargeBinary)).where(t.c.version_id == v.id)).scalar()
+    return None if raw is None else bytes(raw)
+
+
+def _rows(conn: Connection, v: VersionInfo) -> tuple[list[TokenRow], list[MergeRow], bytes]:
     tt, mt = table(Token), table(Merge)
     tokens = [
         TokenRow(id=r[0], bytes=bytes(r[1]), kind=r[2], score=r[3], count=r[4])
         for r in conn.execute(
-            select(tt.c.id, tt.c.bytes, tt.c.kind, tt.c.score, tt.c.count)
+            select(tt.c.id, cast(tt.c.bytes, LargeBinary), tt.c.kind, tt.c.score, tt.c.count)
             .where(tt.c.version_id == v.id)
             .order_by(tt.c.id)
         )
@@ -74,8 +91,25 @@ def read_version(conn: Connection, v: VersionInfo, *, check: bool = True) -> Sto
         ((t.id, t.kind, t.bytes, t.score) for t in tokens),
         [(m.left, m.right, m.result) for m in merges],
     )
+    return tokens, merges, raw
+
+
+def read_version(conn: Connection, v: VersionInfo, *, rows: bool = True, check: bool = True) -> StoredVersion:
+    """A version's canonical content, and with `rows` its token and merge rows (whose
+    serialization is then the content). Without `rows`, the content stored with the version is
+    read (one value), falling back to the rows when none is stored. With `check` (always, except
+    for `verify`, which reports instead of raising), content that does not hash to the recorded
+    hash raises IntegrityError naming both, and so does a version row whose algorithm or config
+    is not the one in the hashed content."""
+    stored = stored_content(conn, v)
+    if not rows and stored is not None:
+        actual = content.check(stored, v.content_hash, v.ref) if check else content.content_hash(stored)
+        if check:
+            content.check_header(stored, v.algorithm, v.config, v.content_hash, v.ref)
+        return StoredVersion(info=v, content=stored, hash=actual, stored=stored)
+    tokens, merges, raw = _rows(conn, v)
     actual = content.check(raw, v.content_hash, v.ref) if check else content.content_hash(raw)
-    return StoredVersion(info=v, tokens=tokens, merges=merges, content=raw, hash=actual)
+    return StoredVersion(info=v, content=raw, hash=actual, tokens=tokens, merges=merges, stored=stored)
 
 
 def samples(conn: Connection, v: VersionInfo) -> list[tuple[str, list[int]]]:

@@ -2,9 +2,11 @@
 (migrations/) create exactly these tables; tests/test_store.py fails if the two ever drift.
 
 Tokens are stored as raw bytes plus a readable `text` column (NULL when the bytes are not valid
-UTF-8 on their own). Views for hand-written SQL (`vocab`, `merges_view`, `evaluations_view`,
-`audit_view`) are made by the migrations only. Alias history keeps version *numbers*, not row
-ids, so it still reads right after `tokreg rm` has removed a version it mentions.
+UTF-8 on their own); the canonical content those rows serialize to is stored beside them once
+(`version_contents`), so a load reads one value instead of every row. Views for hand-written
+SQL (`vocab`, `merges_view`, `evaluations_view`, `audit_view`) are made by the migrations only.
+Alias history keeps version *numbers*, not row ids, so it still reads right after `tokreg rm`
+has removed a version it mentions.
 """
 
 from __future__ import annotations
@@ -64,6 +66,17 @@ class Version(Base):
     source: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     message: Mapped[Optional[str]] = mapped_column(Text, nullable=True)
+
+
+class VersionContent(Base):
+    """A version's canonical content (content.py), stored once when it is written: loading reads
+    this one value and checks it against `versions.content_hash`, instead of reading and
+    re-serializing every token and merge row."""
+
+    __tablename__ = "version_contents"
+
+    version_id: Mapped[int] = mapped_column(ForeignKey("versions.id", ondelete="CASCADE"), primary_key=True)
+    content: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class Token(Base):

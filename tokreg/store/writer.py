@@ -1,7 +1,14 @@
 """Writing a `TokenizerData` as a new version `name@N`: one transaction, bulk inserts (no ORM
 object per row). A failure or Ctrl-C before the commit rolls back everything, leaving the
 registry exactly as it was; the commit is the line between "nothing was written" and
-"NAME@N was written", and an interruption is reported on the right side of it.
+"NAME@N was written", and an interruption is reported on the right side of it, found by asking
+the database (`interrupted`), never guessed from where the interruption landed.
+
+Numbers never depend on luck or retries: the transaction first locks the name's row in
+`version_numbers` (SQLite: the whole database, taken by BEGIN IMMEDIATE before any read;
+PostgreSQL: `SELECT ... FOR UPDATE` after an `INSERT ... ON CONFLICT DO NOTHING` that makes
+sure the row exists), so concurrent writers into one name take turns and each gets the next
+number, whatever their count.
 """
 
 from __future__ import annotations
@@ -11,16 +18,27 @@ from datetime import datetime, timezone
 from typing import Any, Optional
 
 from sqlalchemy import Connection, Engine, func, insert, select, update
-from sqlalchemy.exc import IntegrityError as DbIntegrityError
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from ..content import digest
 from ..data import TokenizerData
 from ..errors import Interrupted
+from .engine import fresh, write_transaction
 from .refs import VersionInfo, check_name, resolve
-from .schema import Merge, Sample, Token, TrainingRound, TrainingRun, Version, VersionNumber, table
+from .schema import (
+    Merge,
+    Sample,
+    Token,
+    TrainingRound,
+    TrainingRun,
+    Version,
+    VersionContent,
+    VersionNumber,
+    table,
+)
 
 _BATCH = 20_000
-#: Concurrent writers that collide on a number try again this many times.
-_ATTEMPTS = 20
 
 
 def _bulk(conn: Connection, tbl: Any, rows: list[dict[str, Any]]) -> None:
@@ -29,15 +47,15 @@ def _bulk(conn: Connection, tbl: Any, rows: list[dict[str, Any]]) -> None:
 
 
 def _next_number(conn: Connection, name: str) -> int:
-    """One more than the highest number `name` ever had (removed versions included)."""
+    """One more than the highest number `name` ever had (removed versions included), with the
+    name's counter row locked until the transaction ends."""
     nt, vt = table(VersionNumber), table(Version)
-    last = conn.execute(select(nt.c.last_number).where(nt.c.name == name)).scalar()
+    upsert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+    conn.execute(upsert(nt).values(name=name, last_number=0).on_conflict_do_nothing(index_elements=[nt.c.name]))
+    last = conn.execute(select(nt.c.last_number).where(nt.c.name == name).with_for_update()).scalar_one()
     live = conn.execute(select(func.max(vt.c.number)).where(vt.c.name == name)).scalar() or 0
-    number = max(last or 0, live) + 1
-    if last is None:
-        conn.execute(insert(nt).values(name=name, last_number=number))
-    else:
-        conn.execute(update(nt).where(nt.c.name == name).values(last_number=number))
+    number: int = max(last, live) + 1
+    conn.execute(update(nt).where(nt.c.name == name).values(last_number=number))
     return number
 
 
@@ -45,6 +63,7 @@ def _insert(
     conn: Connection,
     name: str,
     data: TokenizerData,
+    raw: bytes,
     hashes: tuple[str, str],
     created_at: datetime,
     message: Optional[str],
@@ -67,6 +86,7 @@ def _insert(
     )
     assert res.inserted_primary_key is not None
     vid = res.inserted_primary_key[0]
+    conn.execute(insert(table(VersionContent)).values(version_id=vid, content=raw))
     _bulk(
         conn,
         table(Token),
@@ -126,19 +146,41 @@ def _insert(
     return resolve(conn, f"{name}@{number}")
 
 
-def _written(engine: Engine, name: str, content_hash: str, created_at: datetime) -> Optional[VersionInfo]:
-    """The version this writer committed, if it did (found by name, hash and creation time)."""
+def written(engine: Engine, name: str, content_hash: str, created_at: datetime) -> Optional[VersionInfo]:
+    """The version a writer committed, if it did (found by name, hash and creation time), asked
+    on a new connection. Raises whatever the database raises when it cannot be asked."""
     vt = table(Version)
+    probe = fresh(engine)
     try:
-        with engine.connect() as conn:
+        with probe.connect() as conn:
             number = conn.execute(
                 select(vt.c.number).where(
                     vt.c.name == name, vt.c.content_hash == content_hash, vt.c.created_at == created_at
                 )
             ).scalar()
             return None if number is None else resolve(conn, f"{name}@{number}")
-    except Exception:  # a registry we can no longer read cannot confirm the write
-        return None
+    finally:
+        probe.dispose()
+
+
+def interrupted(engine: Engine, name: str, content_hash: str, created_at: datetime) -> Interrupted:
+    """The one true line for an interruption around the write of `name` with this hash and
+    creation time: written and complete, nothing written, or (when the registry cannot be asked)
+    that it is one or the other and how to tell."""
+    try:
+        done = written(engine, name, content_hash, created_at)
+    except Exception:  # the registry cannot be asked right now; say so rather than guess
+        return Interrupted(
+            f"interrupted while writing the next version of {name}; either it was written whole or not at all "
+            f"(a write is all-or-nothing): `tokreg list {name}` shows which"
+        )
+    if done is not None:
+        return Interrupted(
+            f"interrupted after {done.ref} ({done.content_hash}) was written to the registry; it is complete"
+        )
+    return Interrupted(
+        f"interrupted before {name}'s new version was written; nothing was written, the registry is unchanged"
+    )
 
 
 def record(
@@ -148,24 +190,18 @@ def record(
     *,
     message: Optional[str] = None,
     samples: Sequence[tuple[str, list[int]]] = (),
+    created_at: Optional[datetime] = None,
+    raw: Optional[bytes] = None,
 ) -> VersionInfo:
-    """Adds `data` (with its sample strings and their ids) as the next version of `name`."""
+    """Adds `data` (with its sample strings and their ids) as the next version of `name`.
+    `created_at` (default: now) also identifies this write when asking whether it happened;
+    `raw` is `data.content()` when the caller has it already."""
     check_name(name)
-    hashes = data.hashes()
-    created_at = datetime.now(timezone.utc)
-    for attempt in range(_ATTEMPTS):
-        try:
-            with engine.begin() as conn:
-                return _insert(conn, name, data, hashes, created_at, message, samples)
-        except DbIntegrityError:
-            if attempt == _ATTEMPTS - 1:
-                raise
-            continue  # another writer took the same number; take the next one
-        except KeyboardInterrupt:
-            done = _written(engine, name, hashes[0], created_at)
-            if done is not None:
-                raise Interrupted(
-                    f"interrupted after {done.ref} ({done.content_hash}) was written to the registry; it is complete"
-                ) from None
-            raise Interrupted("interrupted while writing; nothing was written, the registry is unchanged") from None
-    raise AssertionError("unreachable")
+    raw = data.content() if raw is None else raw
+    hashes = digest(raw)
+    created_at = created_at or datetime.now(timezone.utc)
+    try:
+        with write_transaction(engine) as conn:
+            return _insert(conn, name, data, raw, hashes, created_at, message, samples)
+    except KeyboardInterrupt:
+        raise interrupted(engine, name, hashes[0], created_at) from None

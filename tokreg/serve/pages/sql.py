@@ -1,6 +1,7 @@
 """The SQL page (`/sql?q=...`): a query box over the same read-only path as `tokreg sql`
 (`Registry.sql`), results as a table, and the same result as CSV or JSON (`&format=csv|json`).
-Each statement runs under `query_limits`: at most SQL_SECONDS and MAX_SQL_ROWS rows."""
+Each statement runs at most SQL_SECONDS and keeps at most MAX_SQL_ROWS rows (`Registry.sql`'s own
+limits: its rows are streamed, so a huge result is never held)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from starlette.routing import Route
 
 from ...errors import InputError, TokregError
 from ...registry import Registry
-from ...store.readonly_engine import query_limits
+from ...store.readonly_sql import QueryTimeout
 from .. import limits
 from ..http import blocking, form, one, respond, status_of, wants_json
 
@@ -44,17 +45,13 @@ def _cell(v: Any) -> Any:
 
 
 def query(reg: Registry, q: str) -> dict[str, Any]:
-    with query_limits(limits.SQL_SECONDS, limits.MAX_SQL_ROWS) as lim:
-        try:
-            cols, rows = reg.sql(q)
-        except InputError:
-            if lim.timed_out:
-                raise InputError(
-                    f"the query ran past the limit of {limits.SQL_SECONDS:g} s and was stopped; "
-                    "narrow it with WHERE or LIMIT"
-                ) from None
-            raise
-    truncated = lim.truncated or len(rows) > limits.MAX_SQL_ROWS
+    try:
+        cols, rows = reg.sql(q, timeout=limits.SQL_SECONDS, limit=limits.MAX_SQL_ROWS + 1)
+    except QueryTimeout:
+        raise InputError(
+            f"the query ran past the limit of {limits.SQL_SECONDS:g} s and was stopped; narrow it with WHERE or LIMIT"
+        ) from None
+    truncated = len(rows) > limits.MAX_SQL_ROWS
     rows = rows[: limits.MAX_SQL_ROWS]
     return {"query": q, "columns": cols, "rows": [[_cell(c) for c in r] for r in rows], "truncated": truncated}
 
