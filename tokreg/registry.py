@@ -1,7 +1,7 @@
 """`Registry`: the library's front door. Every CLI command is one call on it.
 
 >>> reg = Registry()                       # TOKREG_DB or the default SQLite file
->>> v = reg.train("gpt-mini", ["corpus.txt"], BpeOptions(vocab_size=32000))
+>>> v = reg.train("gpt-mini", ["corpus/"], BpeOptions(vocab_size=32000))
 >>> v.ref, v.content_hash
 ('gpt-mini@1', 'xxh3-128:9f2c…')
 >>> reg.load("gpt-mini").encode("hello")
@@ -16,7 +16,8 @@ from typing import Any, Optional, Union
 from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 
-from . import algorithms, content_cache, diff, pins, reproduce, transfer, verify
+from . import algorithms, content_cache, diff, pins, reproduce, train_run, transfer, verify
+from .corpus.sources import Input
 from .data import TokenizerData
 from .errors import IntegrityError, Interrupted
 from .files import read_text, write_atomic
@@ -62,29 +63,77 @@ class Registry:
     def train(
         self,
         name: str,
-        files: Sequence[PathLike],
+        inputs: Sequence[Input],
         options: algorithms.TrainOptions,
         *,
         message: Optional[str] = None,
         progress: Optional[algorithms.Progress] = None,
+        glob: Optional[str] = None,
+        field: Optional[str] = None,
+        counts: Optional[PathLike] = None,
+        engine: Optional[str] = None,
     ) -> VersionInfo:
-        """Trains on `files` with the algorithm of `options` (BpeOptions, WordPieceOptions,
-        UnigramOptions) and records the result as the next version of `name`."""
+        """Trains on `inputs` (files, folders, `-`, iterables of str; see tokreg/corpus) with the
+        algorithm of `options` (BpeOptions, WordPieceOptions, UnigramOptions) and records the
+        result as the next version of `name`. `counts` trains from a counts file instead;
+        `engine` counts on a Dask scheduler (an address such as tcp://host:8786)."""
+        return self.train_sizes(
+            name,
+            inputs,
+            options,
+            None,
+            message=message,
+            progress=progress,
+            glob=glob,
+            field=field,
+            counts=counts,
+            engine=engine,
+        )[-1]
+
+    def train_sizes(
+        self,
+        name: str,
+        inputs: Sequence[Input],
+        options: algorithms.TrainOptions,
+        sizes: Optional[Sequence[int]],
+        *,
+        message: Optional[str] = None,
+        progress: Optional[algorithms.Progress] = None,
+        glob: Optional[str] = None,
+        field: Optional[str] = None,
+        counts: Optional[PathLike] = None,
+        engine: Optional[str] = None,
+    ) -> list[VersionInfo]:
+        """Like `train`, for several vocabulary sizes from one run (`options.vocab_size` when
+        `sizes` is None): one version per size, smallest first, linked as one run, written in
+        one transaction. A size the corpus cannot reach gives the same content as the largest
+        reachable one, and is recorded once."""
         check_name(name)
-        algo = algorithms.for_options(options)
         try:
-            data = algo.train(files, options, progress)
+            datas = train_run.train(
+                inputs, options, sizes, glob=glob, field=field, counts=counts, engine=engine, progress=progress
+            )
         except (KeyboardInterrupt, Interrupted):
             raise Interrupted("training interrupted; nothing was written to the registry") from None
-        return self.add(name, data, message=message)
+        seen: set[str] = set()
+        items = []
+        for data in datas:
+            h = data.hashes()[0]
+            if h not in seen:
+                seen.add(h)
+                items.append((data, self._samples(data, name)))
+        return writer.record_all(self.engine, name, items, message=message)
+
+    def _samples(self, data: TokenizerData, name: str) -> list[tuple[str, list[int]]]:
+        """The sample strings with their ids: compiling them proves the version can encode."""
+        return list(zip(SAMPLES, encode_all(Tokenizer.from_data(data, name))))
 
     def add(self, name: str, data: TokenizerData, *, message: Optional[str] = None) -> VersionInfo:
         """Records an already trained or imported tokenizer as the next version of `name`. It is
         compiled first (a version that cannot encode is never written) and its sample strings
         are encoded and stored with it, for `verify`."""
         check_name(name)
-        tok = Tokenizer.from_data(data, name)
-        return writer.record(self.engine, name, data, message=message, samples=list(zip(SAMPLES, encode_all(tok))))
+        return writer.record(self.engine, name, data, message=message, samples=self._samples(data, name))
 
     def import_tiktoken(
         self,
@@ -163,7 +212,7 @@ class Registry:
         """A version's metadata, training run, token counts by kind, whether it is lossless, and
         its first merges (or, for scored vocabularies, its highest-scored pieces)."""
         with self.engine.connect() as conn:
-            v = refs.resolve(conn, ref)
+            v = refs.with_same_run(conn, [refs.resolve(conn, ref)])[0]
             algo = algorithms.of(v.algorithm, v.config)
             summary = reads.summary(conn, v, merges=merges, top_scored=algo.score_label is not None)
             run = reads.training_run(conn, v)

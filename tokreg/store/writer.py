@@ -150,19 +150,34 @@ def record(
     samples: Sequence[tuple[str, list[int]]] = (),
 ) -> VersionInfo:
     """Adds `data` (with its sample strings and their ids) as the next version of `name`."""
+    return record_all(engine, name, [(data, samples)], message=message)[0]
+
+
+def record_all(
+    engine: Engine,
+    name: str,
+    items: Sequence[tuple[TokenizerData, Sequence[tuple[str, list[int]]]]],
+    *,
+    message: Optional[str] = None,
+) -> list[VersionInfo]:
+    """Adds each (data, samples) as the next versions of `name`, in order, in one transaction:
+    several sizes from one run are written all or none."""
     check_name(name)
-    hashes = data.hashes()
+    hashes = [data.hashes() for data, _ in items]
     created_at = datetime.now(timezone.utc)
     for attempt in range(_ATTEMPTS):
         try:
             with engine.begin() as conn:
-                return _insert(conn, name, data, hashes, created_at, message, samples)
+                return [
+                    _insert(conn, name, data, h, created_at, message, samples)
+                    for (data, samples), h in zip(items, hashes)
+                ]
         except DbIntegrityError:
             if attempt == _ATTEMPTS - 1:
                 raise
             continue  # another writer took the same number; take the next one
         except KeyboardInterrupt:
-            done = _written(engine, name, hashes[0], created_at)
+            done = _written(engine, name, hashes[-1][0], created_at)
             if done is not None:
                 raise Interrupted(
                     f"interrupted after {done.ref} ({done.content_hash}) was written to the registry; it is complete"
