@@ -70,6 +70,23 @@ def count(
     limit = memory.effective(options.memory_limit)
     table_budget, _ = memory.shares(limit)
     client = _client(address)
+    try:
+        return _count_on(client, sources, spec, limit, table_budget, require_utf8, utf8_hint, t0)
+    finally:
+        if client is not address:  # made here: closed here
+            client.close()
+
+
+def _count_on(
+    client: Any,
+    sources: Sequence[Source],
+    spec: dict[str, Any],
+    limit: int,
+    table_budget: int,
+    require_utf8: bool,
+    utf8_hint: str,
+    t0: float,
+) -> counting.Counted:
     futures = [
         client.submit(
             count_file, s.path, s.name, s.format, s.field, spec, table_budget, require_utf8, utf8_hint, pure=False
@@ -85,7 +102,7 @@ def count(
     parts = [_core.Counts.from_bytes(raw) for raw, _ in results]
     records = [rec for _, rec in results]
     counts = _core.Counts.sum(parts)
-    info = {**counting.stats_info(counts, limit), "engine": f"dask {getattr(client.scheduler, 'address', address)}"}
+    info = {**counting.stats_info(counts, limit), "engine": f"dask {client.scheduler.address}"}
     info.update(sample_bytes=0, sampled=False)
     corpus = {"fingerprint": fingerprint(records), "files": records}
     return counting.Counted(counts, corpus, time.perf_counter() - t0, info)

@@ -29,7 +29,8 @@ from .store.refs import VersionInfo
 def retrain(files: Sequence[str], config: dict[str, Any], field: Optional[str] = None) -> TokenizerData:
     """Trains again with the options recorded in a run's config, whatever the algorithm."""
     options = algorithms.options_from_run(config)
-    return train_run.train(list(files), options, field=field)[-1]
+    sizes = sorted(config.get("run_sizes") or [options.vocab_size])
+    return train_run.train(list(files), options, sizes, field=field)[sizes.index(options.vocab_size)]
 
 
 def check_files(recorded: list[dict[str, Any]], given: Optional[Sequence[str]] = None) -> list[str]:

@@ -3,9 +3,10 @@
 and attach to each result the run record the registry stores with it.
 
 Several sizes from one run share one `run_group` (a random id) in their run records; each
-size's record holds the options with its own `vocab_size`, so `reproduce` retrains that size
-alone and must get the same hash (the trainers guarantee it: see each algorithm's
-`train_counts`).
+size's record holds the options with its own `vocab_size` and, as `run_sizes`, all the sizes
+of the run, which `reproduce` trains again to get that size (for BPE and WordPiece a size is
+the same alone as in a run of several; a Unigram size below the largest is taken from the
+pruning rounds of the larger ones, so only the run reproduces it).
 """
 
 from __future__ import annotations
@@ -100,6 +101,9 @@ def train(
     t0 = time.perf_counter()
     algo = algorithms.for_options(options)
     wanted = sizes_of(options, sizes)
+    if wanted[0] < 1:
+        raise InputError(f"the vocabulary size must be at least 1, not {wanted[0]}")
+    options = dataclasses.replace(options, vocab_size=wanted[-1])  # type: ignore[type-var]
     algo.check(options, wanted)
     if counts is not None:
         if inputs:
@@ -119,7 +123,12 @@ def train(
     for size, data in zip(wanted, datas):
         recorded = dataclasses.replace(options, vocab_size=size, memory_limit=limit)  # type: ignore[type-var]
         data.run = {
-            "config": {"algorithm": options.run_name, **recorded.to_json(), **info.get("extra_config", {})},
+            "config": {
+                "algorithm": options.run_name,
+                **recorded.to_json(),
+                **info.get("extra_config", {}),
+                **({"run_sizes": wanted} if len(wanted) > 1 else {}),
+            },
             "corpus_fingerprint": counted.corpus["fingerprint"],
             "corpus_files": counted.corpus["files"],
             "corpus_bytes": sum(f["size"] for f in counted.corpus["files"]),

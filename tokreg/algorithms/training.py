@@ -64,7 +64,7 @@ class TrainOptions:
 
     @classmethod
     def from_json(cls: type[OptionsT], d: dict[str, Any]) -> OptionsT:
-        d = dict(d)
+        d = {k: v for k, v in d.items() if k != "run_sizes"}  # the sizes of the run, recorded beside them
         d["special"] = tuple(d.get("special", ()))
         unknown = sorted(set(d) - cls.field_names())
         if unknown:

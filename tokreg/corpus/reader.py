@@ -144,7 +144,6 @@ def read_into(
                 for raw, text in _chunks(src, states[i]):
                     if stop.is_set():
                         return
-                    h.update(raw)
                     if dec is not None and text:
                         try:
                             dec.decode(text)
@@ -155,6 +154,7 @@ def read_into(
                             ) from None
                     pos = int(states[i]["pos"]())  # read here: the file is open only in this thread
                     q.put((i, raw, text, size, h.copy(), pos))  # the hash before this chunk, for a sample cut
+                    h.update(raw)
                     size += len(raw)
                 q.put((i, None, None, size, h, 0))
             q.put(_END)
