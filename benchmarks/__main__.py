@@ -7,7 +7,7 @@ import importlib
 
 from benchmarks.common import machine
 
-SUITES = ["train_bpe", "encode", "worst_case", "load", "unigram", "wordpiece"]
+SUITES = ["train_bpe", "encode", "worst_case", "load", "unigram", "wordpiece", "train_scale", "record"]
 
 
 def main() -> None:

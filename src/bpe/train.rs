@@ -115,7 +115,18 @@ struct Heap {
 
 struct Order<'a> {
     tokens: &'a [Vec<u8>],
+    /// Each token's first 8 bytes as a big-endian number (zero-padded): most ties are told
+    /// apart by these alone, without reaching for the bytes.
+    heads: &'a [u64],
     pairs: &'a [u64],
+}
+
+/// A token's first 8 bytes as a big-endian number, zero-padded (see `Order::heads`).
+fn head(t: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = t.len().min(8);
+    b[..n].copy_from_slice(&t[..n]);
+    u64::from_be_bytes(b)
 }
 
 impl Order<'_> {
@@ -127,9 +138,14 @@ impl Order<'_> {
             Ordering::Less => false,
             Ordering::Equal => {
                 let (kx, ky) = (self.pairs[x.1 as usize], self.pairs[y.1 as usize]);
-                let t = |id: u64| self.tokens[id as usize].as_slice();
-                t(kx >> 32).cmp(t(ky >> 32)).then_with(|| t(kx & 0xFFFF_FFFF).cmp(t(ky & 0xFFFF_FFFF)))
-                    == Ordering::Less
+                // Zero-padded heads order like the bytes whenever they differ.
+                let cmp = |a: u64, b: u64| {
+                    let (a, b) = (a as usize, b as usize);
+                    self.heads[a]
+                        .cmp(&self.heads[b])
+                        .then_with(|| self.tokens[a].as_slice().cmp(self.tokens[b].as_slice()))
+                };
+                cmp(kx >> 32, ky >> 32).then_with(|| cmp(kx & 0xFFFF_FFFF, ky & 0xFFFF_FFFF)) == Ordering::Less
             }
         }
     }
@@ -182,52 +198,42 @@ impl Heap {
     }
 }
 
-/// Rewrites one word in place, joining every non-overlapping `a b` (left to right) into `z`;
-/// returns its new length. Adds `c` (the word's count) times the change of each adjacent pair
-/// around a joined spot to `delta`, and lists the pairs it created in `added`. Every pair of
-/// the old word that a join breaks is taken off once; `a b` itself is left to the caller.
-#[inline]
-fn merge_word(
-    w: &mut [u32],
-    (a, b, z): (u32, u32, u32),
-    c: i64,
-    delta: &mut FxHashMap<u64, i64>,
-    added: &mut Vec<u64>,
-) -> usize {
-    let n = w.len();
-    let (mut i, mut o) = (0, 0);
-    let mut joined_last = false;
-    while i < n {
-        if i + 1 < n && w[i] == a && w[i + 1] == b {
-            // w[i - 1] still holds its old symbol: writes so far stopped at o - 1 <= i - 1,
-            // and at i - 1 only when nothing was joined before (then it wrote the same symbol).
-            if i > 0 && !joined_last {
-                *delta.entry(key(w[i - 1], a)).or_insert(0) -= c;
-            }
-            if i + 2 < n {
-                *delta.entry(key(b, w[i + 2])).or_insert(0) -= c;
-            }
-            if o > 0 {
-                let k = key(w[o - 1], z);
-                *delta.entry(k).or_insert(0) += c;
-                added.push(k);
-            }
-            w[o] = z;
-            i += 2;
-            joined_last = true;
-        } else {
-            if joined_last {
-                let k = key(z, w[i]);
-                *delta.entry(k).or_insert(0) += c;
-                added.push(k);
-            }
-            w[o] = w[i];
-            i += 1;
-            joined_last = false;
+/// No symbol (a position joined into its left neighbour, or the end of a word).
+const NONE: u32 = u32::MAX;
+
+/// The words as linked symbols: position `p` of the arena holds symbol `sym[p]` of word
+/// `word[p]`, its neighbours are `prev[p]` and `next[p]`. A join keeps the left position and
+/// unlinks the right one, so a word's first position is always live.
+struct Links {
+    sym: Vec<u32>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    word: Vec<u32>,
+}
+
+impl Links {
+    fn new(words: &Words) -> Result<Links, CoreError> {
+        let n = words.arena.len();
+        if n >= NONE as usize || words.len() >= NONE as usize {
+            return Err(CoreError::input(
+                "the counted pieces hold more than 4 billion symbols; lower --memory-limit so fewer are kept",
+            ));
         }
-        o += 1;
+        let mut l = Links { sym: words.arena.clone(), prev: vec![NONE; n], next: vec![NONE; n], word: vec![0; n] };
+        for w in 0..words.len() {
+            let r = words.range(w);
+            for p in r.clone() {
+                l.word[p] = w as u32;
+                if p > r.start {
+                    l.prev[p] = (p - 1) as u32;
+                }
+                if p + 1 < r.end {
+                    l.next[p] = (p + 1) as u32;
+                }
+            }
+        }
+        Ok(l)
     }
-    o
 }
 
 /// Learns merges until there are `cfg.target_tokens` tokens, no pair is left, or the best
@@ -237,58 +243,56 @@ fn merge_word(
 /// `progress(done, total)` is called every few merges; `false` stops with `CoreError::Interrupted`.
 pub fn train(
     alphabet: Vec<Vec<u8>>,
-    mut words: Words,
+    words: Words,
     cfg: &TrainConfig,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<TrainOutput, CoreError> {
     let mut tokens: Vec<Vec<u8>> = alphabet;
+    let mut heads: Vec<u64> = tokens.iter().map(|t| head(t)).collect();
     let mut by_bytes: FxHashMap<Vec<u8>, u32> = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
     let mut merges = Vec::new();
 
-    // 1. index: pair slots, their counts and the words that hold them.
+    // 1. index: pair slots, their counts and the positions where they start.
+    let mut links = Links::new(&words)?;
     let mut slot_of: FxHashMap<u64, u32> = FxHashMap::default();
     let mut pairs: Vec<u64> = Vec::new();
     let mut counts: Vec<i64> = Vec::new();
-    let mut holders: Vec<Vec<u32>> = Vec::new();
-    let mut lens: Vec<u32> = Vec::with_capacity(words.len());
-    for w in 0..words.len() {
-        let r = words.range(w);
-        lens.push((r.end - r.start) as u32);
-        let c = words.counts[w] as i64;
-        for p in words.arena[r].windows(2) {
-            let k = key(p[0], p[1]);
-            let s = *slot_of.entry(k).or_insert_with(|| {
-                pairs.push(k);
-                counts.push(0);
-                holders.push(Vec::new());
-                (pairs.len() - 1) as u32
-            }) as usize;
-            counts[s] += c;
-            if holders[s].last() != Some(&(w as u32)) {
-                holders[s].push(w as u32);
-            }
+    let mut at: Vec<Vec<u32>> = Vec::new();
+    for p in 0..links.sym.len() {
+        let q = links.next[p];
+        if q == NONE {
+            continue;
         }
+        let k = key(links.sym[p], links.sym[q as usize]);
+        let s = *slot_of.entry(k).or_insert_with(|| {
+            pairs.push(k);
+            counts.push(0);
+            at.push(Vec::new());
+            (pairs.len() - 1) as u32
+        }) as usize;
+        counts[s] += words.counts[links.word[p] as usize] as i64;
+        at[s].push(p as u32);
     }
-    let starts: Vec<usize> = (0..words.len()).map(|w| words.range(w).start).collect();
     let mut banned: Vec<bool> = vec![false; pairs.len()];
     let too_long = |k: u64, tokens: &[Vec<u8>]| {
         cfg.max_token_bytes > 0
             && tokens[(k >> 32) as usize].len() + tokens[(k & 0xFFFF_FFFF) as usize].len() > cfg.max_token_bytes
     };
     let mut heap = Heap { v: (0..pairs.len() as u32).map(|s| (counts[s as usize] as u64, s)).collect() };
-    heap.heapify(&Order { tokens: &tokens, pairs: &pairs });
+    heap.heapify(&Order { tokens: &tokens, heads: &heads, pairs: &pairs });
 
     // 2. merge
     let mut pending: Vec<usize> = cfg.snapshots.clone();
     pending.sort_unstable();
     pending.dedup();
     let mut taken: FxHashMap<usize, Snapshot> = FxHashMap::default();
-    let segment_counts = |words: &Words, lens: &[u32], n: usize| {
+    let segment_counts = |links: &Links, n: usize| {
         let mut tc = vec![0u64; n];
         for w in 0..words.len() {
-            let s = starts[w];
-            for &t in &words.arena[s..s + lens[w] as usize] {
-                tc[t as usize] += words.counts[w];
+            let mut p = words.range(w).start as u32;
+            while p != NONE {
+                tc[links.sym[p as usize] as usize] += words.counts[w];
+                p = links.next[p as usize];
             }
         }
         tc
@@ -296,18 +300,19 @@ pub fn train(
     let wanted = cfg.target_tokens.saturating_sub(tokens.len()) as u64;
     if pending.first() == Some(&tokens.len()) {
         let size = pending.remove(0);
-        taken.insert(size, Snapshot { tokens: size, merges: 0, token_counts: segment_counts(&words, &lens, size) });
+        taken.insert(size, Snapshot { tokens: size, merges: 0, token_counts: segment_counts(&links, size) });
     }
-    let mut delta: FxHashMap<u64, i64> = FxHashMap::default();
-    let mut added: Vec<u64> = Vec::new();
+    // Pair-count changes of one merge, as (pair, change) pushes summed after a sort, and the
+    // positions where the merge made a pair: (pair, position).
+    let mut delta: Vec<(u64, i64)> = Vec::new();
     let mut created: Vec<(u64, u32)> = Vec::new();
     while tokens.len() < cfg.target_tokens {
-        let Some((count, s)) = heap.pop(&Order { tokens: &tokens, pairs: &pairs }) else { break };
+        let Some((count, s)) = heap.pop(&Order { tokens: &tokens, heads: &heads, pairs: &pairs }) else { break };
         let s = s as usize;
         let current = counts[s].max(0) as u64;
         if current != count {
             if current > 0 && !banned[s] {
-                heap.push((current, s as u32), &Order { tokens: &tokens, pairs: &pairs });
+                heap.push((current, s as u32), &Order { tokens: &tokens, heads: &heads, pairs: &pairs });
             }
             continue;
         }
@@ -326,6 +331,7 @@ pub fn train(
             Some(&id) => id,
             None => {
                 let id = tokens.len() as u32;
+                heads.push(head(&joined));
                 tokens.push(joined.clone());
                 by_bytes.insert(joined, id);
                 id
@@ -333,25 +339,52 @@ pub fn train(
         };
         merges.push(Merge { left: a, right: b, result: z, count: current });
 
-        let mut on = std::mem::take(&mut holders[s]);
-        on.sort_unstable();
-        on.dedup();
+        // Left to right, so that in a run like `a a a` the leftmost pair is joined first.
+        let mut positions = std::mem::take(&mut at[s]);
+        positions.sort_unstable();
+        positions.dedup();
         delta.clear();
         created.clear();
-        for &w in &on {
-            let (start, len) = (starts[w as usize], lens[w as usize] as usize);
-            let word = &mut words.arena[start..start + len];
-            if !word.windows(2).any(|p| p[0] == a && p[1] == b) {
-                continue; // a stale entry: an earlier merge took the pair out of this word
+        for &p in &positions {
+            let p = p as usize;
+            let q = links.next[p];
+            // A stale position: an earlier join changed this symbol or its neighbour.
+            if links.sym[p] != a || q == NONE || links.sym[q as usize] != b {
+                continue;
             }
-            added.clear();
-            lens[w as usize] =
-                merge_word(word, (a, b, z), words.counts[w as usize] as i64, &mut delta, &mut added) as u32;
-            created.extend(added.iter().map(|&k| (k, w)));
+            let q = q as usize;
+            let c = words.counts[links.word[p] as usize] as i64;
+            let (left, right) = (links.prev[p], links.next[q]);
+            if left != NONE {
+                let l = links.sym[left as usize];
+                delta.push((key(l, a), -c));
+                delta.push((key(l, z), c));
+                created.push((key(l, z), left));
+            }
+            if right != NONE {
+                let r = links.sym[right as usize];
+                delta.push((key(b, r), -c));
+                delta.push((key(z, r), c));
+                created.push((key(z, r), p as u32));
+                links.prev[right as usize] = p as u32;
+            }
+            links.sym[p] = z;
+            links.next[p] = right;
+            links.sym[q] = NONE;
+            links.next[q] = NONE;
+            links.prev[q] = NONE;
         }
         counts[s] = 0;
+        delta.sort_unstable_by_key(|d| d.0);
         let mut grown: Vec<u32> = Vec::new();
-        for (&pk, &d) in &delta {
+        let mut i = 0;
+        while i < delta.len() {
+            let pk = delta[i].0;
+            let mut d = 0i64;
+            while i < delta.len() && delta[i].0 == pk {
+                d += delta[i].1;
+                i += 1;
+            }
             if d == 0 || pk == k {
                 continue;
             }
@@ -360,7 +393,7 @@ pub fn train(
                 None => {
                     pairs.push(pk);
                     counts.push(0);
-                    holders.push(Vec::new());
+                    at.push(Vec::new());
                     banned.push(false);
                     slot_of.insert(pk, (pairs.len() - 1) as u32);
                     pairs.len() - 1
@@ -371,21 +404,20 @@ pub fn train(
                 grown.push(ps as u32);
             }
         }
-        for &(pk, w) in &created {
-            let ps = slot_of[&pk] as usize;
-            if holders[ps].last() != Some(&w) {
-                holders[ps].push(w);
+        for &(pk, p) in &created {
+            if let Some(&ps) = slot_of.get(&pk) {
+                at[ps as usize].push(p);
             }
         }
         for ps in grown {
             let c = counts[ps as usize];
             if c > 0 && !banned[ps as usize] {
-                heap.push((c as u64, ps), &Order { tokens: &tokens, pairs: &pairs });
+                heap.push((c as u64, ps), &Order { tokens: &tokens, heads: &heads, pairs: &pairs });
             }
         }
         if pending.first() == Some(&tokens.len()) {
             let size = pending.remove(0);
-            let token_counts = segment_counts(&words, &lens, tokens.len());
+            let token_counts = segment_counts(&links, tokens.len());
             taken.insert(size, Snapshot { tokens: size, merges: merges.len(), token_counts });
         }
         let done = merges.len() as u64;
@@ -398,7 +430,7 @@ pub fn train(
     }
 
     // 3. finish
-    let token_counts = segment_counts(&words, &lens, tokens.len());
+    let token_counts = segment_counts(&links, tokens.len());
     // Sizes the corpus did not reach end where training ended.
     let snapshots = cfg
         .snapshots

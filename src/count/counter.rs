@@ -20,8 +20,11 @@ use super::spill::{merge_runs, Run};
 use crate::error::CoreError;
 use crate::pretok::Splitter;
 
-/// Sub-chunk counted by one task: big enough to amortize a task, small enough to balance.
-const SUB_CHUNK: usize = 1 << 20;
+/// Sub-chunks counted by one task each: two per thread, of 1 to 8 MB. A bigger sub-chunk
+/// repeats fewer of its distinct pieces in the table merge; two per thread balance the load.
+/// (The size never changes a count.)
+const SUB_CHUNK_MIN: usize = 1 << 20;
+const SUB_CHUNK_MAX: usize = 8 << 20;
 /// Shards of the table: filled in parallel, one task per shard.
 const SHARDS: usize = 64;
 /// Lines longer than this are cut (see the module header).
@@ -176,7 +179,8 @@ impl Counter {
         if block.is_empty() {
             return Ok(());
         }
-        let subs = sub_chunks(block);
+        let per_thread = block.len() / (2 * rayon::current_num_threads().max(1));
+        let subs = sub_chunks(block, per_thread.clamp(SUB_CHUNK_MIN, SUB_CHUNK_MAX));
         let split = &self.split;
         let max = self.max_piece_bytes;
         let locals: Vec<Result<(Vec<Vec<(Cow<[u8]>, u64)>>, u64), CoreError>> = subs
@@ -234,12 +238,12 @@ impl Counter {
     }
 }
 
-/// Cuts `block` into pieces of about SUB_CHUNK bytes that end just after a `\n` (or at the end).
-fn sub_chunks(block: &[u8]) -> Vec<&[u8]> {
+/// Cuts `block` into pieces of about `size` bytes that end just after a `\n` (or at the end).
+fn sub_chunks(block: &[u8], size: usize) -> Vec<&[u8]> {
     let mut out = vec![];
     let mut start = 0;
     while start < block.len() {
-        let mut end = (start + SUB_CHUNK).min(block.len());
+        let mut end = (start + size).min(block.len());
         if end < block.len() {
             end = match block[end..].iter().position(|&b| b == b'\n') {
                 Some(p) => end + p + 1,
