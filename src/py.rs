@@ -488,7 +488,10 @@ fn train_wordpiece<'py>(
     Ok(d)
 }
 
-fn pieces_of(pieces: Vec<unigram::Piece>) -> Vec<(String, f64, &'static str)> {
+/// Unigram pieces as Python sees them: (text, score, kind).
+type PyPieces = Vec<(String, f64, &'static str)>;
+
+fn pieces_of(pieces: Vec<unigram::Piece>) -> PyPieces {
     pieces.into_iter().map(|p| (p.text, p.score, p.kind.name())).collect()
 }
 
@@ -541,7 +544,7 @@ fn train_unigram<'py>(
     let rounds: Vec<(u32, usize, f64)> =
         out.trained.rounds.iter().map(|r| (r.round, r.vocab_size, r.log_likelihood)).collect();
     d.set_item("rounds", rounds)?;
-    let sized: Vec<(usize, Vec<(String, f64, &str)>, usize)> =
+    let sized: Vec<(usize, PyPieces, usize)> =
         out.trained.sized.into_iter().map(|s| (s.vocab_size, pieces_of(s.pieces), s.rounds)).collect();
     d.set_item("sized", sized)?;
     d.set_item("distinct_words", out.distinct_words)?;

@@ -16,6 +16,8 @@ __all__ = [
     "train_bpe",
     "train_wordpiece",
     "train_unigram",
+    "Counter",
+    "Counts",
     "Encoder",
 ]
 
@@ -117,7 +119,7 @@ class Counts:
     def stats(self) -> dict[str, int]: ...
     def items(self, limit: Optional[int] = None) -> list[tuple[bytes, int]]: ...
     def __len__(self) -> int: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, value: object, /) -> bool: ...
 
 @final
 class Encoder:

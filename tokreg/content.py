@@ -36,8 +36,6 @@ from .errors import IntegrityError
 FORMAT = "tokreg-content-v1"
 PREFIX = "xxh3-128:"
 
-_u32 = struct.Struct("<I")
-_u16 = struct.Struct("<H")
 #: The array type code of a 4-byte unsigned int on this platform.
 _U32_CODE = "I" if array("I").itemsize == 4 else "L"
 _score = struct.Struct("<d")
@@ -59,14 +57,19 @@ def serialize(
     parts.append(canonical_json({"algorithm": algorithm, "config": config}).encode() + b"\n")
     body: list[bytes] = []
     add = body.append
-    u32, score_of = _u32.pack, _score.pack
-    kinds: dict[str, bytes] = {}  # kind -> its length and bytes, packed once
+    score_of = _score.pack
+    # Per kind, one struct packing (id, kind length, kind, bytes length) in one call.
+    heads: dict[str, Any] = {}
     for tid, kind, raw, score in tokens:
-        k = kinds.get(kind)
-        if k is None:
-            k = kinds[kind] = _u16.pack(len(kind)) + kind.encode("ascii")
-        add(u32(tid) + k + u32(len(raw)) + raw + (b"\x00" if score is None else b"\x01" + score_of(score)))
-    parts.append(f"tokens {len(body)}\n".encode())
+        head = heads.get(kind)
+        if head is None:
+            k = kind.encode("ascii")
+            packer = struct.Struct(f"<IH{len(k)}sI").pack
+            head = heads[kind] = (packer, len(k), k)
+        add(head[0](tid, head[1], head[2], len(raw)))
+        add(raw)
+        add(b"\x00" if score is None else b"\x01" + score_of(score))
+    parts.append(f"tokens {len(body) // 3}\n".encode())
     parts.extend(body)
     encoding_merges = merges if algorithm == "bpe" else []
     parts.append(f"merges {len(encoding_merges)}\n".encode())

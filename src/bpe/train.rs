@@ -505,7 +505,10 @@ mod tests {
     }
 
     /// Character-level words with an end-of-word symbol, as in the classic examples.
-    fn char_words(table: &[(&str, u64)], eow: &str) -> (Vec<Vec<u8>>, Vec<(Vec<u32>, u64)>) {
+    type Table = (Vec<Vec<u8>>, Vec<(Vec<u32>, u64)>);
+
+    /// (alphabet, words as symbol ids with counts)
+    fn char_words(table: &[(&str, u64)], eow: &str) -> Table {
         let mut alphabet: Vec<Vec<u8>> = vec![eow.as_bytes().to_vec()];
         for (w, _) in table {
             for ch in w.chars() {

@@ -38,8 +38,14 @@ pub enum Splitting {
     Pieces(Splitter),
     /// WordPiece, Unigram: the trainer's own normalization and word split of a line (bytes that
     /// are not UTF-8 become U+FFFD first).
-    Words(Box<dyn Fn(&str, &mut dyn FnMut(&str)) + Send + Sync>),
+    Words(WordSplit),
 }
+
+/// A trainer's own line splitter: calls `emit` with each word of a line.
+pub type WordSplit = Box<dyn Fn(&str, &mut dyn FnMut(&str)) + Send + Sync>;
+
+/// One sub-chunk's counts split by shard, and its number of lines.
+type Partitioned<'a> = (Vec<Vec<(Cow<'a, [u8]>, u64)>>, u64);
 
 #[derive(Default)]
 struct Shard {
@@ -183,7 +189,7 @@ impl Counter {
         let subs = sub_chunks(block, per_thread.clamp(SUB_CHUNK_MIN, SUB_CHUNK_MAX));
         let split = &self.split;
         let max = self.max_piece_bytes;
-        let locals: Vec<Result<(Vec<Vec<(Cow<[u8]>, u64)>>, u64), CoreError>> = subs
+        let locals: Vec<Result<Partitioned, CoreError>> = subs
             .par_iter()
             .map(|sub| {
                 let mut local: Local = FxHashMap::default();

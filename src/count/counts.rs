@@ -14,6 +14,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use super::Entry;
 use crate::error::CoreError;
 
 /// Estimated training memory of one piece besides its bytes (word record, pair index,
@@ -158,7 +159,7 @@ impl Counts {
 
     /// The budget rule over a stream sorted by bytes (summed runs); see `keep_within`.
     pub fn select(
-        entries: impl Iterator<Item = Result<(Box<[u8]>, u64), CoreError>>,
+        entries: impl Iterator<Item = Result<Entry, CoreError>>,
         stats: CountStats,
         budget: usize,
     ) -> Result<Counts, CoreError> {
@@ -176,7 +177,7 @@ impl Counts {
     }
 
     fn select_from(
-        entries: impl Iterator<Item = Result<(Box<[u8]>, u64), CoreError>>,
+        entries: impl Iterator<Item = Result<Entry, CoreError>>,
         stats: CountStats,
         budget: usize,
     ) -> Result<Counts, CoreError> {
@@ -235,7 +236,7 @@ impl Counts {
             let mut n = 0u64;
             for (k, p) in parts.iter().enumerate() {
                 if at[k] < p.len() && p.piece(at[k]) == piece {
-                    n = n.checked_add(p.counts[at[k]]).unwrap_or(u64::MAX);
+                    n = n.saturating_add(p.counts[at[k]]);
                     at[k] += 1;
                 }
             }

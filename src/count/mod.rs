@@ -21,7 +21,10 @@ mod counter;
 mod counts;
 mod spill;
 
-pub use counter::{Counter, Splitting};
+pub use counter::{Counter, Splitting, WordSplit};
+
+/// One counted piece and its count, as runs and merges stream them.
+pub type Entry = (Box<[u8]>, u64);
 pub use counts::{CountStats, Counts, PIECE_OVERHEAD};
 
 /// Counts whole inputs in memory (tests, benchmarks, small corpora): each input fed at once

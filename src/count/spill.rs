@@ -11,7 +11,11 @@ use std::io::{BufReader, BufWriter, ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::Entry;
 use crate::error::CoreError;
+
+/// The next entry of run `k` in the merge: (piece, run, count), smallest piece first.
+type Head = Reverse<(Box<[u8]>, usize, u64)>;
 
 pub struct Run {
     path: PathBuf,
@@ -59,7 +63,7 @@ struct RunReader {
 }
 
 impl RunReader {
-    fn next(&mut self) -> Result<Option<(Box<[u8]>, u64)>, CoreError> {
+    fn next(&mut self) -> Result<Option<Entry>, CoreError> {
         let mut len = [0u8; 4];
         match self.r.read_exact(&mut len) {
             Ok(()) => {}
@@ -78,7 +82,7 @@ impl RunReader {
 
 /// The entries of all runs, in byte order, equal pieces summed. The runs' files are removed
 /// when the iterator is dropped.
-pub fn merge_runs(runs: Vec<Run>) -> Result<impl Iterator<Item = Result<(Box<[u8]>, u64), CoreError>>, CoreError> {
+pub fn merge_runs(runs: Vec<Run>) -> Result<impl Iterator<Item = Result<Entry, CoreError>>, CoreError> {
     let mut readers = Vec::with_capacity(runs.len());
     let mut heap = BinaryHeap::new();
     for (k, run) in runs.iter().enumerate() {
@@ -95,13 +99,12 @@ pub fn merge_runs(runs: Vec<Run>) -> Result<impl Iterator<Item = Result<(Box<[u8
             return None;
         }
         let Reverse((piece, k, mut n)) = heap.pop()?;
-        let mut advance =
-            |k: usize, heap: &mut BinaryHeap<Reverse<(Box<[u8]>, usize, u64)>>| -> Result<(), CoreError> {
-                if let Some((p, c)) = readers[k].next()? {
-                    heap.push(Reverse((p, k, c)));
-                }
-                Ok(())
-            };
+        let mut advance = |k: usize, heap: &mut BinaryHeap<Head>| -> Result<(), CoreError> {
+            if let Some((p, c)) = readers[k].next()? {
+                heap.push(Reverse((p, k, c)));
+            }
+            Ok(())
+        };
         if let Err(e) = advance(k, &mut heap) {
             failed = true;
             return Some(Err(e));
