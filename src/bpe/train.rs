@@ -212,14 +212,16 @@ struct Links {
 }
 
 impl Links {
-    fn new(words: &Words) -> Result<Links, CoreError> {
+    /// Takes the words' arena (the words keep their ends and counts).
+    fn new(words: &mut Words) -> Result<Links, CoreError> {
         let n = words.arena.len();
         if n >= NONE as usize || words.len() >= NONE as usize {
             return Err(CoreError::input(
                 "the counted pieces hold more than 4 billion symbols; lower --memory-limit so fewer are kept",
             ));
         }
-        let mut l = Links { sym: words.arena.clone(), prev: vec![NONE; n], next: vec![NONE; n], word: vec![0; n] };
+        let sym = std::mem::take(&mut words.arena);
+        let mut l = Links { sym, prev: vec![NONE; n], next: vec![NONE; n], word: vec![0; n] };
         for w in 0..words.len() {
             let r = words.range(w);
             for p in r.clone() {
@@ -243,7 +245,7 @@ impl Links {
 /// `progress(done, total)` is called every few merges; `false` stops with `CoreError::Interrupted`.
 pub fn train(
     alphabet: Vec<Vec<u8>>,
-    words: Words,
+    mut words: Words,
     cfg: &TrainConfig,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<TrainOutput, CoreError> {
@@ -253,7 +255,7 @@ pub fn train(
     let mut merges = Vec::new();
 
     // 1. index: pair slots, their counts and the positions where they start.
-    let mut links = Links::new(&words)?;
+    let mut links = Links::new(&mut words)?;
     let mut slot_of: FxHashMap<u64, u32> = FxHashMap::default();
     let mut pairs: Vec<u64> = Vec::new();
     let mut counts: Vec<i64> = Vec::new();
