@@ -7,7 +7,18 @@ import importlib
 
 from benchmarks.common import machine
 
-SUITES = ["train_bpe", "encode", "worst_case", "load", "unigram", "wordpiece", "serve", "long_lines"]
+SUITES = [
+    "train_bpe",
+    "encode",
+    "worst_case",
+    "load",
+    "unigram",
+    "wordpiece",
+    "serve",
+    "long_lines",
+    "train_scale",
+    "record",
+]
 
 
 def main() -> None:

@@ -40,7 +40,14 @@ def one_error_line(res: object, *needles: str) -> str:
 
 CASES = {
     "missing file": (["train", "x", "{tmp}/nope.txt", "--vocab-size", "300"], ["nope.txt", "does not exist"]),
-    "folder": (["train", "x", "{tmp}", "--vocab-size", "300"], ["is a folder"]),
+    "folder without matches": (
+        ["train", "x", "{tmp}", "--vocab-size", "300", "--glob", "*.nomatch"],
+        ["holds no files", "*.nomatch"],
+    ),
+    "bad memory limit": (["train", "x", "{corpus}", "--vocab-size", "300", "--memory-limit", "lots"], ["lots"]),
+    "memory limit too small": (["train", "x", "{corpus}", "--vocab-size", "300", "--memory-limit", "1M"], ["raise it"]),
+    "bad size list": (["train", "x", "{corpus}", "--vocab-size", "300,x"], ["--vocab-size", "300,x"]),
+    "stdin twice": (["train", "x", "-", "-", "--vocab-size", "300"], ["standard input", "twice"]),
     "empty corpus": (["train", "x", "{tmp}/empty.txt", "--vocab-size", "300"], ["empty.txt", "empty"]),
     "vocab below bytes": (["train", "x", "{corpus}", "--vocab-size", "100"], ["--vocab-size 100", "256"]),
     "vocab below chars": (

@@ -1,7 +1,7 @@
 """`Registry`: the library's front door. Every CLI command is one call on it.
 
 >>> reg = Registry()                       # TOKREG_DB or the default SQLite file
->>> v = reg.train("gpt-mini", ["corpus.txt"], BpeOptions(vocab_size=32000))
+>>> v = reg.train("gpt-mini", ["corpus/"], BpeOptions(vocab_size=32000))
 >>> v.ref, v.content_hash
 ('gpt-mini@1', 'xxh3-128:9f2c…')
 >>> reg.load("gpt-mini").encode("hello")
@@ -19,9 +19,10 @@ from typing import Any, Callable, Optional, Union
 from sqlalchemy import Connection, Engine
 from sqlalchemy.engine import make_url
 
-from . import algorithms, ancestry, audit, content_cache, diff, evaluate, pins, reproduce, transfer, verify
+from . import algorithms, ancestry, audit, content_cache, diff, evaluate, pins, reproduce, train_run, transfer, verify
 from .audit import AuditReport
 from .content import check_header, content_hash
+from .corpus.sources import Input
 from .data import TokenizerData, TokenRow
 from .errors import InputError, IntegrityError, Interrupted, NotFoundError, TokregError
 from .evaluate import Evaluation
@@ -172,40 +173,87 @@ class Registry:
     def train(
         self,
         name: str,
-        files: Sequence[PathLike],
+        inputs: Sequence[Input],
         options: algorithms.TrainOptions,
         *,
         message: Optional[str] = None,
         progress: Optional[algorithms.Progress] = None,
+        glob: Optional[str] = None,
+        field: Optional[str] = None,
+        counts: Optional[PathLike] = None,
+        engine: Optional[str] = None,
     ) -> VersionInfo:
-        """Trains on `files` with the algorithm of `options` (BpeOptions, WordPieceOptions,
-        UnigramOptions) and records the result as the next version of `name`. Whether the
-        registry can be written is checked before the training starts."""
+        """Trains on `inputs` (files, folders, `-`, iterables of str; see tokreg/corpus) with the
+        algorithm of `options` (BpeOptions, WordPieceOptions, UnigramOptions) and records the
+        result as the next version of `name`. `counts` trains from a counts file instead;
+        `engine` counts on a Dask scheduler (an address such as tcp://host:8786)."""
+        return self.train_sizes(
+            name,
+            inputs,
+            options,
+            None,
+            message=message,
+            progress=progress,
+            glob=glob,
+            field=field,
+            counts=counts,
+            engine=engine,
+        )[-1]
+
+    def train_sizes(
+        self,
+        name: str,
+        inputs: Sequence[Input],
+        options: algorithms.TrainOptions,
+        sizes: Optional[Sequence[int]],
+        *,
+        message: Optional[str] = None,
+        progress: Optional[algorithms.Progress] = None,
+        glob: Optional[str] = None,
+        field: Optional[str] = None,
+        counts: Optional[PathLike] = None,
+        engine: Optional[str] = None,
+    ) -> list[VersionInfo]:
+        """Like `train`, for several vocabulary sizes from one run (`options.vocab_size` when
+        `sizes` is None): one version per size, smallest first, linked as one run, written in
+        one transaction. A size the corpus cannot reach gives the same content as the largest
+        reachable one, and is recorded once. Whether the registry can be written is checked
+        before the training starts."""
         check_name(name)
-        algo = algorithms.for_options(options)
         self.check_writable()
         try:
-            data = algo.train(files, options, progress)
+            datas = train_run.train(
+                inputs, options, sizes, glob=glob, field=field, counts=counts, engine=engine, progress=progress
+            )
         except (KeyboardInterrupt, Interrupted):
             raise Interrupted("training interrupted; nothing was written to the registry") from None
-        return self.add(name, data, message=message)
+        seen: set[str] = set()
+        unique = []
+        for data in datas:
+            h = data.hashes()[0]
+            if h not in seen:
+                seen.add(h)
+                unique.append(data)
+        return self._record(name, unique, message)
 
     def add(self, name: str, data: TokenizerData, *, message: Optional[str] = None) -> VersionInfo:
         """Records an already trained or imported tokenizer as the next version of `name`. It is
         compiled first (a version that cannot encode is never written) and its sample strings
         are encoded and stored with it, for `verify`."""
         check_name(name)
+        return self._record(name, [data], message)[0]
+
+    def _record(self, name: str, datas: Sequence[TokenizerData], message: Optional[str]) -> list[VersionInfo]:
+        """Writes `datas` as the next versions of `name`, all or none. Each is compiled and its
+        sample strings encoded first: a version that cannot encode is never written."""
         created_at = datetime.now(timezone.utc)
         try:
-            raw = data.content()
-            self._journal(lambda: writer.interrupted(self.engine, name, content_hash(raw), created_at))
-            tok = Tokenizer(raw, ref=name)
-            samples = list(zip(SAMPLES, encode_all(tok)))
+            last = datas[-1].content()
+            self._journal(lambda: writer.interrupted(self.engine, name, content_hash(last), created_at))
+            items = [(data, list(zip(SAMPLES, encode_all(Tokenizer(data.content(), ref=name))))) for data in datas]
             self._ensure()
             with engine.database_errors(self._where):
-                return writer.record(
-                    self.engine, name, data, message=message, samples=samples, created_at=created_at, raw=raw
-                )
+                return writer.record_all(self.engine, name, items, message=message, created_at=created_at)
         except KeyboardInterrupt:
             raise self.interruption() from None
 
@@ -292,7 +340,7 @@ class Registry:
         """A version's metadata, training run, token counts by kind, whether it is lossless, and
         its first merges (or, for scored vocabularies, its highest-scored pieces)."""
         with self._reading() as conn:
-            v = refs.resolve(conn, ref)
+            v = refs.with_same_run(conn, [refs.resolve(conn, ref)])[0]
             algo = algorithms.of(v.algorithm, v.config)
             summary = reads.summary(conn, v, merges=merges, top_scored=algo.score_label is not None)
             run = reads.training_run(conn, v)

@@ -1,13 +1,10 @@
 //! Pre-tokenization: cutting text into the pieces that BPE merges never cross.
 //!
 //! A `Splitter` wraps the regex of a tokenizer (the official GPT-2 / cl100k / o200k patterns or
-//! a user's own). `count_pieces` is the training-side use: it cuts a corpus line by line and
-//! counts distinct pieces in parallel.
+//! a user's own). The training-side use is `count::Counter`, which cuts a corpus line by line
+//! and counts distinct pieces in parallel.
 
-pub mod count;
 pub mod fast;
-
-pub use count::{count_pieces, count_words};
 
 use fancy_regex::Regex;
 

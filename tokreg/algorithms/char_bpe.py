@@ -19,7 +19,7 @@ from ..data import TokenizerData
 from ..errors import InputError
 from ..formats import hf_json
 from . import bpe_hf, bpe_training
-from .base import Algorithm, PathLike, exact_keys
+from .base import Algorithm, exact_keys
 from .training import Progress, TrainOptions
 
 
@@ -78,13 +78,26 @@ class CharBpe(Algorithm[CharBpeConfig]):
     def trains(self, options: TrainOptions) -> bool:
         return isinstance(options, bpe_training.BpeOptions) and options.char_level
 
-    def train(
-        self, files: Sequence[PathLike], options: TrainOptions, progress: Optional[Progress] = None
-    ) -> TokenizerData:
+    def check(self, options: TrainOptions, sizes: Sequence[int]) -> None:
         assert isinstance(options, bpe_training.BpeOptions)
-        data, regex = bpe_training.train(files, options, progress)
-        data.config = CharBpeConfig(regex, options.end_of_word_suffix, bpe_training.CHAR_LEVEL_UNK).to_json()
-        return data
+        bpe_training.check(options, sizes)
+
+    def counting(self, options: TrainOptions) -> dict[str, Any]:
+        assert isinstance(options, bpe_training.BpeOptions)
+        return bpe_training.counting(options)
+
+    def utf8_hint(self, options: TrainOptions) -> Optional[str]:
+        return "character-level BPE needs UTF-8 text (convert the file, or drop --char-level to train byte-level)"
+
+    def train_counts(
+        self, counts: _core.Counts, options: TrainOptions, sizes: Sequence[int], progress: Optional[Progress] = None
+    ) -> tuple[list[TokenizerData], dict[str, Any]]:
+        assert isinstance(options, bpe_training.BpeOptions)
+        datas, info = bpe_training.train_counts(counts, options, sizes, progress)
+        regex = self.counting(options)["pattern"]
+        for data in datas:
+            data.config = CharBpeConfig(regex, options.end_of_word_suffix, bpe_training.CHAR_LEVEL_UNK).to_json()
+        return datas, info
 
     def export(self, fmt: str, data: TokenizerData, ref: str) -> bytes:
         config = self.parse_config(data.config)

@@ -17,22 +17,19 @@ Config (hashed): {"normalizer": {...} (sp_text.py), "byte_fallback", "unk_token"
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any, Optional
 
 from .. import _core
-from ..corpus import read_corpus
 from ..data import RoundRow, TokenizerData, TokenRow
 from ..errors import InputError, VocabularySizeError
 from ..formats import hf_json
 from ..formats.sentencepiece_proto import Model as SpModel
 from . import sp_text
-from .base import Algorithm, PathLike, exact_keys
+from .base import Algorithm, exact_keys
 from .sp_text import SpNormalizerConfig
-from .training import Progress, TrainOptions, flag, run_record
+from .training import Progress, TrainOptions, flag
 
 
 @dataclass(frozen=True)
@@ -69,6 +66,9 @@ class UnigramOptions(TrainOptions):
         False, name="--collapse-whitespace", help="Collapse runs of spaces, as SentencePiece (lossy)."
     )
     threads: int = 0
+    memory_limit: Optional[int] = None  # bytes; None: the machine's default (memory.py)
+    max_piece_bytes: int = 0  # words longer than this are cut when counting (0: no limit)
+    sample_bytes: int = 0  # read only about this many bytes of text (0: all)
 
     def config(self) -> UnigramConfig:
         return UnigramConfig(
@@ -123,22 +123,35 @@ class Unigram(Algorithm[UnigramConfig]):
 
     # -- training -------------------------------------------------------------------------------
 
-    def train(
-        self, files: Sequence[PathLike], options: TrainOptions, progress: Optional[Progress] = None
-    ) -> TokenizerData:
+    def check(self, options: TrainOptions, sizes: Sequence[int]) -> None:
+        assert isinstance(options, UnigramOptions)
+        options.check_common()
+        if not 0.0 < options.shrinking_factor < 1.0:
+            raise InputError(f"--shrinking-factor {options.shrinking_factor} must be between 0 and 1 (e.g. 0.75)")
+
+    def counting(self, options: TrainOptions) -> dict[str, Any]:
+        assert isinstance(options, UnigramOptions)
+        normalizer = {
+            "add_dummy_prefix": options.add_dummy_prefix,
+            "remove_extra_whitespaces": options.remove_extra_whitespaces,
+        }
+        return {"splitting": "sentencepiece", "normalizer": normalizer, "max_piece_bytes": options.max_piece_bytes}
+
+    def utf8_hint(self, options: TrainOptions) -> Optional[str]:
+        return "Unigram trains on UTF-8 text; convert the file to UTF-8"
+
+    def train_counts(
+        self, counts: _core.Counts, options: TrainOptions, sizes: Sequence[int], progress: Optional[Progress] = None
+    ) -> tuple[list[TokenizerData], dict[str, Any]]:
+        """Trains to the smallest size; each larger one is finalized at the first pruning round
+        that reaches its own target (1.1 x its size, as SentencePiece), exactly as a run to that
+        size alone would be, with the rounds up to it."""
         assert isinstance(options, UnigramOptions)
         opts = options
-        started, t0 = datetime.now(timezone.utc), time.perf_counter()
-        opts.check_common()
-        if not 0.0 < opts.shrinking_factor < 1.0:
-            raise InputError(f"--shrinking-factor {opts.shrinking_factor} must be between 0 and 1 (e.g. 0.75)")
-        corpus = read_corpus(
-            files, require_utf8=True, utf8_hint="Unigram trains on UTF-8 text; convert the file to UTF-8"
-        )
         try:
             out: dict[str, Any] = _core.train_unigram(
-                corpus.data,
-                opts.vocab_size,
+                counts,
+                max(sizes),
                 byte_fallback=opts.byte_fallback,
                 shrinking_factor=opts.shrinking_factor,
                 max_piece_length=opts.max_piece_length,
@@ -147,27 +160,25 @@ class Unigram(Algorithm[UnigramConfig]):
                 unk_piece=opts.unk_token,
                 control_pieces=list(opts.special),
                 character_coverage=opts.character_coverage,
-                add_dummy_prefix=opts.add_dummy_prefix,
-                remove_extra_whitespaces=opts.remove_extra_whitespaces,
+                snapshots=[s for s in sizes if s != max(sizes)],
                 threads=opts.threads,
                 progress=progress,
             )
         except VocabularySizeError as e:
-            raise InputError(f"--vocab-size {opts.vocab_size}: {e}") from None
-        tokens = [
-            TokenRow(id=i, bytes=text.encode("utf-8"), kind=kind, score=score)
-            for i, (text, score, kind) in enumerate(out["pieces"])
-        ]
+            raise InputError(f"--vocab-size {e.requested}: {e}") from None
         rounds = [RoundRow(round=r, phase="em", vocab_size=n, log_likelihood=ll) for r, n, ll in out["rounds"]]
-        run = run_record(
-            opts,
-            corpus,
-            started=started,
-            t0=t0,
-            count_seconds=out["count_seconds"],
-            train_seconds=out["train_seconds"],
-        )
-        return TokenizerData(algorithm="unigram", config=opts.config().to_json(), tokens=tokens, run=run, rounds=rounds)
+        by_size = {size: (pieces, n) for size, pieces, n in out["sized"]}
+        by_size[max(sizes)] = (out["pieces"], len(rounds))
+        config = opts.config().to_json()
+        datas = []
+        for size in sizes:
+            pieces, n_rounds = by_size[size]
+            tokens = [
+                TokenRow(id=i, bytes=text.encode("utf-8"), kind=kind, score=score)
+                for i, (text, score, kind) in enumerate(pieces)
+            ]
+            datas.append(TokenizerData(algorithm="unigram", config=config, tokens=tokens, rounds=rounds[:n_rounds]))
+        return datas, {"train_seconds": out["train_seconds"], "distinct_pieces": out["distinct_words"]}
 
     # -- other tools' files ---------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from typing import Optional
 
 from .app import cli
 from .browse import list_, log, show
+from .count import count
 from .db import db
 from .diff import diff
 from .encode import decode, encode
@@ -21,6 +22,7 @@ from .versions import pin, reproduce, rm, tag, verify
 
 for command in (
     train,
+    count,
     list_,
     show,
     encode,

@@ -144,6 +144,10 @@ class TrainingRun(Base):
     train_seconds: Mapped[float] = mapped_column(Float)
     total_seconds: Mapped[float] = mapped_column(Float)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # Versions of several sizes trained in one run share this id (NULL: a run of one size).
+    run_group: Mapped[Optional[str]] = mapped_column(String(32), nullable=True, index=True)
+    # How the corpus was counted: memory limit, what the budget rule dropped, sample, engine.
+    counting: Mapped[Optional[dict[str, Any]]] = mapped_column(JSON, nullable=True)
 
 
 class Alias(Base):
