@@ -33,7 +33,9 @@ def run() -> None:
         best: dict[str, float] = {}
         for _ in range(3):
             db = tempfile.mktemp(suffix=".db")
-            subprocess.run([sys.executable, "-c", "import sys, tokreg; tokreg.Registry(sys.argv[1])", db], check=True)
+            subprocess.run(
+                [sys.executable, "-c", "import sys, tokreg; tokreg.Registry(sys.argv[1], create=True)", db], check=True
+            )
             p = subprocess.run(
                 [sys.executable, "-c", CHILD, db, str(DATA / f"{name}.tiktoken"), name[:-5], str(size)],
                 capture_output=True,

@@ -17,7 +17,9 @@ from benchmarks.common import baseline_mb, report
 def _tokreg(algo: str, corpus: str, vocab: int, threads: int, out: str) -> dict[str, Any]:
     # Train into an existing registry, the usual case: creating one runs the migrations, which
     # is a one-time cost of its own (and imports Alembic), so it happens in another process.
-    subprocess.run([sys.executable, "-c", "import sys, tokreg; tokreg.Registry(sys.argv[1])", out + ".db"], check=True)
+    subprocess.run(
+        [sys.executable, "-c", "import sys, tokreg; tokreg.Registry(sys.argv[1], create=True)", out + ".db"], check=True
+    )
     import tokreg
     from tokreg import UnigramOptions, WordPieceOptions
 

@@ -41,7 +41,8 @@ def run_one(who: str, algo: str, corpus: Path, vocab: int, out: str) -> dict[str
     """One fresh process under /usr/bin/time; {"seconds", "peak_mb", "vocab"} or {"failed"}."""
     if who == "tokreg":  # a registry that exists: creating one runs the migrations, a one-time cost
         subprocess.run(
-            [sys.executable, "-c", "import sys, tokreg; tokreg.Registry(sys.argv[1])", out + ".db"], check=True
+            [sys.executable, "-c", "import sys, tokreg; tokreg.Registry(sys.argv[1], create=True)", out + ".db"],
+            check=True,
         )
     cmd = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "benchmarks.scale_child"]
     cmd += [who, algo, str(corpus), str(vocab), "gpt2", out]

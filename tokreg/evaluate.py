@@ -9,7 +9,7 @@ returns. Storing and reading back the results is the store's (store/evaluations.
     >>> ev.parity[0].premiums
     {'en': 1.0, 'zh-cn': 1.2268...}
 
-A text is identified like a training corpus (corpus.py): xxh3-128 over its file name, size
+A text is identified like a training corpus (corpus/fingerprint.py): xxh3-128 over its file name, size
 and the xxh3-128 of its bytes. Words are cut by `metrics.words`; each distinct word is encoded
 as it appears in running text, after a fixed one-letter word and a space whose tokens are then
 subtracted (`word_tokens`), so a word is measured the same way for tokenizers that fold the
@@ -31,7 +31,7 @@ import xxhash
 from sqlalchemy import Connection, Engine
 
 from . import metrics
-from .corpus import fingerprint_files
+from .corpus import fingerprint as fingerprint_files
 from .errors import InputError
 from .files import read_text
 from .store import evaluations
