@@ -39,6 +39,10 @@ def test_registry_on_postgres(pg_db: str, small_corpus: Path) -> None:
         reg.sql("DELETE FROM tokens")
     _, rows = reg.sql("SELECT count(*) FROM tokens")
     assert rows[0][0] == 800
+    # Several sizes from one run: one transaction, numbered in order, linked as one run.
+    sizes = reg.train_sizes("pgs", [small_corpus], BpeOptions(vocab_size=400), [300, 400])
+    assert [v.ref for v in sizes] == ["pgs@1", "pgs@2"]
+    assert [v.same_run for v in reg.versions("pgs")] == [("pgs@2",), ("pgs@1",)]
     reg.close()
 
 
