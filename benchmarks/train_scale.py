@@ -113,11 +113,11 @@ def _head(src: Path, dest: Path, size: int) -> Path:
     return dest
 
 
-def corpora(work: Path) -> dict[str, Optional[Path]]:
+def corpora(work: Path, keys: set[str]) -> dict[str, Optional[Path]]:
     docs = sorted((BIG / "kernel-docs").glob("*.txt"))
     kernel = BIG / "kernel.txt"
     varied = work / "varied-1g.txt"
-    if kernel.exists() and not varied.exists():
+    if kernel.exists() and not varied.exists() and "varied1g" in keys:  # 1 GB to write: only when asked
         subprocess.run(
             [sys.executable, "-m", "benchmarks.varied", str(kernel), str(varied), "1000"], check=True, cwd=ROOT
         )
@@ -134,11 +134,11 @@ def corpora(work: Path) -> dict[str, Optional[Path]]:
 def run() -> None:
     work = Path(os.environ.get("TOKREG_BENCH_WORK", tempfile.gettempdir())) / "tokreg-scale-corpora"
     work.mkdir(exist_ok=True)
-    c = corpora(work)
+    only = os.environ.get("TOKREG_SCALE_ONLY", "")
+    c = corpora(work, set(only.split(",")) if only else {"varied1g"})
     if c["docs"] is None:
         print(f"\n(corpus-scale suite skipped: no {BIG}/kernel-docs; run ../shared/tools/big-corpus.sh {BIG})")
         return
-    only = os.environ.get("TOKREG_SCALE_ONLY", "")
     plan = [
         ("docs", "Byte-level BPE, kernel documentation in six languages", "bpe", BPE_PEERS, 3),
         ("shared", "Byte-level BPE, kjv + dr.en + dr.zh-cn", "bpe", BPE_PEERS, 3),
