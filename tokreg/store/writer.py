@@ -16,6 +16,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from itertools import chain
 from typing import Any, Optional
 
 from sqlalchemy import Connection, Engine, func, insert, select, update
@@ -38,17 +39,27 @@ from .schema import (
 )
 
 _BATCH = 20_000
+#: Parameters per multi-row INSERT: far below SQLite's 32,766 and PostgreSQL's 65,535.
+_PARAMS = 4_000
 
 
 def _bulk_plain(conn: Connection, tbl: Any, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> None:
-    """Inserts rows of plain values (ints, floats, str, bytes, None) with the driver's own
-    executemany: SQLAlchemy's per-row parameter processing was most of the time of recording
-    a large vocabulary (tokens and merges are 400k rows for a 200k-token version)."""
-    style = conn.dialect.paramstyle
-    marks = ", ".join("?" if style == "qmark" else "%s" for _ in columns)
-    sql = f"INSERT INTO {tbl.name} ({', '.join(columns)}) VALUES ({marks})"
-    for i in range(0, len(rows), _BATCH):
-        conn.exec_driver_sql(sql, list(rows[i : i + _BATCH]))
+    """Inserts rows of plain values (ints, floats, str, bytes, None) straight through the
+    driver, many rows per statement (`INSERT ... VALUES (...), (...), ...`): SQLAlchemy's
+    per-row parameter processing was most of the time of recording a large vocabulary (tokens
+    and merges are 400k rows for a 200k-token version), and one statement per few hundred rows
+    takes a third less CPU than the driver's executemany, which runs the statement once per row."""
+    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+    one = "(" + ", ".join(mark for _ in columns) + ")"
+    head = f"INSERT INTO {tbl.name} ({', '.join(columns)}) VALUES "
+    per = max(1, _PARAMS // len(columns))
+    full = head + ", ".join([one] * per)
+    whole = len(rows) - len(rows) % per
+    for i in range(0, whole, per):
+        conn.exec_driver_sql(full, tuple(chain.from_iterable(rows[i : i + per])))
+    if whole < len(rows):
+        rest = rows[whole:]
+        conn.exec_driver_sql(head + ", ".join([one] * len(rest)), tuple(chain.from_iterable(rest)))
 
 
 def _bulk(conn: Connection, tbl: Any, rows: list[dict[str, Any]]) -> None:
