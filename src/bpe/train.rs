@@ -1,21 +1,22 @@
 //! The BPE merge loop: from counted words to an ordered list of merges.
 //!
 //! Phases:
-//! 1. index: the distinct words live in one arena of symbol ids (`Words`); every adjacent pair
-//!    gets a slot (its count, weighted by word counts, and the list of words that contain it).
-//! 2. merge: pop the best pair from a lazy max-heap of (count, slot), rewrite in place only
-//!    the words on its list, and apply the pair-count changes around each rewritten spot.
-//!    There is never a full recount.
+//! 1. index: the distinct words' symbols are linked in place (`Links`); every adjacent pair
+//!    gets a slot (its count, weighted by word counts, and the positions where it starts).
+//! 2. merge: pop the best pair from a lazy max-heap of (count, slot), join the pair at each of
+//!    its positions that still holds it, and apply the pair-count changes around each join.
+//!    There is never a full recount, and a merge costs its occurrences, not its words' length.
 //! 3. finish: count how often each token is used in the final segmentation of the corpus
 //!    (also at each requested snapshot size, for several vocabulary sizes from one run).
 //!
 //! Data structures, chosen for memory first (the number of distinct words is what grows with a
-//! corpus): a word is a range of a `Vec<u32>` arena (no allocation per word) and only ever
-//! shrinks; a pair is a `u64` key (left << 32 | right) mapped to a slot index; per slot an
-//! `i64` count and a `Vec<u32>` of word indices that may hold stale or repeated entries
-//! (checked when used, deduplicated then); the heap holds 12-byte (count, slot) entries and
-//! compares token bytes only on equal counts. A popped entry whose count is no longer the
-//! pair's is stale: it goes back with the current count (when above zero).
+//! corpus): the words' symbols stay in one `u32` arena with `prev`, `next` and `word` arrays
+//! beside it (16 bytes per symbol, no allocation per word); a pair is a `u64` key
+//! (left << 32 | right) mapped to a slot index; per slot an `i64` count and a `Vec<u32>` of
+//! positions that may hold stale or repeated entries (checked when used, deduplicated then);
+//! the heap holds (count, slot) entries and compares token bytes only on equal counts. A
+//! popped entry whose count is no longer the pair's is stale: it goes back with the current
+//! count (when above zero).
 //!
 //! Tie rule (a total order over the pairs themselves, so the result depends on neither thread
 //! count nor input order): the higher pair count wins; on equal counts the pair whose left
