@@ -17,7 +17,8 @@ The public API is this list:
 - `TokregError` and its subclasses — every error tokreg raises on purpose
 
 The names are imported on first use (PEP 562), so `import tokreg` is instant and the `tokreg`
-command can install its Ctrl-C handling before SQLAlchemy and the core are loaded.
+command can install its Ctrl-C handling before SQLAlchemy and the core are loaded; `load` and
+`Tokenizer` never import SQLAlchemy or Alembic until a registry is opened (loading.py).
 """
 
 from __future__ import annotations
@@ -30,12 +31,13 @@ from .errors import InputError, IntegrityError, Interrupted, NotFoundError, Read
 if TYPE_CHECKING:
     from .algorithms import BpeOptions, UnigramOptions, WordPieceOptions
     from .package_version import __version__
-    from .registry import Registry, load
+    from .loading import load
+    from .registry import Registry
     from .tokenizer import Tokenizer
 
 #: public name -> the module that defines it
 _LAZY = {
-    "load": "registry",
+    "load": "loading",
     "Registry": "registry",
     "Tokenizer": "tokenizer",
     "BpeOptions": "algorithms",

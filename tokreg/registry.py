@@ -279,6 +279,19 @@ class Registry:
         self.check_writable()
         return self.add(name, transfer.read_hf(path), message=message or _imported(path))
 
+    def import_tekken(self, name: str, path: PathLike, *, message: Optional[str] = None) -> VersionInfo:
+        """Registers a Mistral `tekken.json` as the next version of `name`."""
+        check_name(name)
+        self.check_writable()
+        return self.add(name, transfer.read_tekken(path), message=message or _imported(path))
+
+    def import_tokreg(self, name: str, path: PathLike, *, message: Optional[str] = None) -> VersionInfo:
+        """Registers a file written by `tokreg export --format tokreg` (its hash checked) as the
+        next version of `name`; the version has the file's hash."""
+        check_name(name)
+        self.check_writable()
+        return self.add(name, transfer.read_tokreg(path), message=message or _imported(path))
+
     def import_wordpiece(
         self,
         name: str,

@@ -25,12 +25,14 @@ import threading
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal, NamedTuple, Optional, Union
 
-from . import _core, algorithms, content
+from . import _core, algorithms, content, interop
 from .data import TokenizerData
 from .errors import InputError
+from .flat_ids import FlatIds
 from .formats import tokreg_file
+from .streaming import StreamDecoder
 
 Specials = Union[Literal["all"], Collection[str]]
 
@@ -87,6 +89,15 @@ def _names(value: Specials, what: str) -> Optional[set[str]]:
     return out
 
 
+class Encoding(NamedTuple):
+    """`encode_with_offsets`: the ids, and for each id the (start, end) of its text as character
+    offsets (`text[start:end]`) and as byte offsets into the UTF-8 text."""
+
+    ids: list[int]
+    offsets: list[tuple[int, int]]
+    byte_offsets: list[tuple[int, int]]
+
+
 class Tokenizer:
     """A tokenizer version ready to encode and decode. `ref` is `name@N` (or the file it came
     from), `hash` its content hash, `algorithm` the stored algorithm ("bpe", "wordpiece",
@@ -99,6 +110,8 @@ class Tokenizer:
         else:
             self.hash = content.content_hash(raw_content)
         self.ref = ref
+        #: The hash-checked canonical content this tokenizer was compiled from.
+        self.content = raw_content
         self.algorithm, self.config = content.header(raw_content)
         algo = algorithms.of(self.algorithm, self.config)
         parsed = algo.parse_config(self.config)
@@ -159,10 +172,16 @@ class Tokenizer:
         threads: int = 0,
         allowed_special: Specials = frozenset(),
         disallowed_special: Specials = "all",
-    ) -> list[list[int]]:
+        as_numpy: bool = False,
+    ) -> list[Any]:
         """Encodes many texts in parallel on `threads` threads (0: one per core; the GIL is
         released), with `encode`'s special-token rules; the order is kept and the thread count
-        never changes a result."""
+        never changes a result. With `as_numpy=True`, one numpy uint32 array per text (views of
+        one buffer, no Python object per id; needs numpy); see also `encode_batch_flat`."""
+        if as_numpy:
+            return self.encode_batch_flat(
+                texts, threads=threads, allowed_special=allowed_special, disallowed_special=disallowed_special
+            ).split_numpy()
         texts = self._texts(texts)
         threads = self._threads(threads)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
@@ -172,6 +191,77 @@ class Tokenizer:
             return self._enc.encode_batch(texts, sorted(allowed), threads)
         except UnicodeEncodeError:
             raise self._batch_surrogate(texts) from None
+
+    def encode_batch_flat(
+        self,
+        texts: Iterable[str],
+        *,
+        threads: int = 0,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+    ) -> FlatIds:
+        """`encode_batch` as two flat buffers, with no Python object per id: `.ids` (uint32)
+        and `.offsets` (uint64; text k is `ids[offsets[k]:offsets[k+1]]`), see flat_ids.py."""
+        texts = self._texts(texts)
+        threads = self._threads(threads)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        try:
+            if disallowed:
+                self._refuse_disallowed_batch(texts, disallowed)
+            return FlatIds(*self._enc.encode_batch_flat(texts, sorted(allowed), threads))
+        except UnicodeEncodeError:
+            raise self._batch_surrogate(texts) from None
+
+    def count(
+        self, text: str, *, allowed_special: Specials = frozenset(), disallowed_special: Specials = "all"
+    ) -> int:
+        """`len(encode(text, ...))` without making the list."""
+        _text(text)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        try:
+            self._refuse_disallowed(text, disallowed, "text")
+            return self._enc.count(text, sorted(allowed))
+        except UnicodeEncodeError as e:
+            raise _surrogate(e) from None
+
+    def count_batch(
+        self,
+        texts: Iterable[str],
+        *,
+        threads: int = 0,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+    ) -> list[int]:
+        """The number of ids of each text (`encode_batch` without the lists)."""
+        texts = self._texts(texts)
+        threads = self._threads(threads)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        try:
+            if disallowed:
+                self._refuse_disallowed_batch(texts, disallowed)
+            return self._enc.count_batch(texts, sorted(allowed), threads)
+        except UnicodeEncodeError:
+            raise self._batch_surrogate(texts) from None
+
+    def encode_with_offsets(
+        self, text: str, *, allowed_special: Specials = frozenset(), disallowed_special: Specials = "all"
+    ) -> Encoding:
+        """`encode` with where each id came from: `Encoding(ids, offsets, byte_offsets)`, spans
+        `(start, end)` in characters (`text[start:end]`) and in UTF-8 bytes. For a lossless
+        version the spans tile the text: `"".join(text[s:e] for s, e in offsets) == text`. A
+        character split between byte-level tokens belongs to the token holding its first byte
+        (the others get an empty character span and their true byte span). For versions that
+        normalize (WordPiece, SentencePiece collapsing whitespace) a span covers the original
+        text the token came from, without the whitespace the normalizer removed, as Hugging
+        Face's offsets do; an unknown token spans the unknown text."""
+        _text(text)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        try:
+            self._refuse_disallowed(text, disallowed, "text")
+            ids, chars, spans = self._enc.encode_with_offsets(text, sorted(allowed))
+        except UnicodeEncodeError as e:
+            raise _surrogate(e) from None
+        return Encoding(ids, chars, spans)
 
     def encode_ordinary_batch(self, texts: Iterable[str], *, threads: int = 0) -> list[list[int]]:
         """`encode_ordinary` of many texts in parallel (see `encode_batch`)."""
@@ -229,6 +319,22 @@ class Tokenizer:
                 f"the ids decode to bytes that are not valid UTF-8 at byte {e.start}; "
                 "use decode_bytes() or errors='replace'"
             ) from None
+
+    def decoder(self) -> StreamDecoder:
+        """A streaming decoder for ids that arrive one at a time: `dec.step(id) -> str` emits
+        text only once its bytes form whole characters (see streaming.py)."""
+        return StreamDecoder(self._enc.decoder(), self.ref)
+
+    # -- other libraries ------------------------------------------------------------------------
+
+    def to_hf(self) -> Any:
+        """This version as a `tokenizers.Tokenizer` giving the same ids (`pip install 'tokreg[hf]'`)."""
+        return interop.to_hf(self)
+
+    def to_transformers(self) -> Any:
+        """This version as a `transformers.PreTrainedTokenizerFast` giving the same ids
+        (`pip install 'tokreg[transformers]'`)."""
+        return interop.to_transformers(self)
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token, as stored."""

@@ -17,7 +17,7 @@ from .algorithms import byte_bpe, wordpiece
 from .data import TokenizerData
 from .errors import InputError, IntegrityError
 from .files import read_input
-from .formats import hf_json, sentencepiece_proto, tiktoken_file, tokreg_file
+from .formats import hf_json, sentencepiece_proto, tekken, tiktoken_file, tokreg_file
 from .tokenizer import Tokenizer
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -43,6 +43,23 @@ def read_tiktoken(
             )
     ranks = tiktoken_file.parse_ranks(raw, where)
     return _usable(byte_bpe.ALGORITHM.from_tiktoken(ranks, where, pattern=pattern, specials=specials), where)
+
+
+def read_tekken(path: PathLike) -> TokenizerData:
+    """A Mistral `tekken.json`: ranks, pattern and special tokens (ids as mistral-common gives)."""
+    where = os.fspath(path)
+    t = tekken.read(read_input(path, "give the tekken.json file"), where)
+    data = byte_bpe.ALGORITHM.from_tiktoken(t.ranks, where, pattern=t.pattern, specials=t.specials)
+    data.source = "import:tekken"
+    return _usable(data, where)
+
+
+def read_tokreg(path: PathLike) -> TokenizerData:
+    """A file written by `tokreg export --format tokreg`, its hash checked."""
+    where = os.fspath(path)
+    _, _, data = tokreg_file.read(path)
+    data.source = "import:tokreg"
+    return _usable(data, where)
 
 
 def read_hf(path: PathLike) -> TokenizerData:

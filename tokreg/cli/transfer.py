@@ -89,6 +89,36 @@ def import_hf(file: str, name: str, message: Optional[str], as_json: bool, db: O
     _done(reg, reg.import_hf(name, file, message=message), file, as_json)
 
 
+@import_.command(name="tekken")
+@click.argument("file", type=click.Path(dir_okay=False))
+@_common
+def import_tekken(file: str, name: str, message: Optional[str], as_json: bool, db: Optional[str]) -> None:
+    """Register a Mistral tekken.json (ranks, pattern and special tokens); ids are
+    mistral-common's (special tokens first, then the vocabulary).
+
+    \b
+    Example:
+        tokreg import tekken tekken.json --name mistral-nemo
+    """
+    reg = open_registry(db)
+    _done(reg, reg.import_tekken(name, file, message=message), file, as_json)
+
+
+@import_.command(name="tokreg")
+@click.argument("file", type=click.Path(dir_okay=False))
+@_common
+def import_tokreg(file: str, name: str, message: Optional[str], as_json: bool, db: Optional[str]) -> None:
+    """Register a file written by `tokreg export --format tokreg` (its hash is checked, and the
+    new version has the same hash).
+
+    \b
+    Example:
+        tokreg import tokreg gpt-mini.tokreg.json --name gpt-mini
+    """
+    reg = open_registry(db)
+    _done(reg, reg.import_tokreg(name, file, message=message), file, as_json)
+
+
 @import_.command(name="wordpiece")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--lowercase", is_flag=True, help="The model is uncased: lowercase (and strip accents).")
