@@ -6,8 +6,9 @@ A bare name pinned in the project's `tokreg.lock` whose pinned content is in the
 from there, without opening a registry: the pin names the content by hash, and the cache holds
 exactly that content, so the registry has nothing to add. This path imports neither
 SQLAlchemy nor Alembic. Everything else (a ref that is not a bare pinned name, a pin whose
-content is not cached yet, an explicit `db`) goes through `Registry.load`, which puts the
-content in the cache for the next time.
+content is not cached yet, a registry named by `db` or `TOKREG_DB`, which then must hold the
+pinned version) goes through `Registry.load`, which puts the content in the cache for the next
+time.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ def load(ref: str, *, db: Optional[PathLike] = None) -> Tokenizer:
     """Loads a tokenizer by ref (`name` for the latest or the pinned version, `name@N`, or a hash
     prefix) from the registry at `db`, `TOKREG_DB`, the one the project's lockfile names for
     that tokenizer (when reachable), or the default location, in that order. A pinned name whose
-    content is cached loads from the cache, without opening any registry (unless `db` is given:
-    then that registry is asked, and must hold the pinned version)."""
-    if db is None:
+    content is cached loads from the cache, without opening any registry (unless a registry is
+    named, by `db` or `TOKREG_DB`: then that registry is asked, and must hold the pinned version)."""
+    if db is None and not os.environ.get("TOKREG_DB"):
         pin = lockfile.pin_for(lockfile.lock_of(None), ref)
         raw = content_cache.get(pin.hash) if pin is not None else None
         if pin is not None and raw is not None:

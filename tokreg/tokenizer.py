@@ -28,6 +28,7 @@ from collections.abc import Set as AbstractSet
 from typing import Any, Literal, NamedTuple, Optional, Union
 
 from . import _core, algorithms, content, interop
+from .algorithms import template
 from .data import TokenizerData
 from .errors import InputError
 from .flat_ids import FlatIds
@@ -119,6 +120,10 @@ class Tokenizer:
         self.lossless = algo.lossless(parsed)
         self._enc = _compile(self.hash, raw_content, algo, parsed)
         self.special_tokens: dict[str, int] = dict(self._enc.specials())
+        #: What `add_special_tokens=True` puts around a text (algorithms/template.py), or None.
+        self.template = template.of_config(self.config)
+        if self.template is not None:
+            template.check_tokens(self.template, self.special_tokens, ref)
 
     @classmethod
     def from_data(cls, data: TokenizerData, ref: str) -> Tokenizer:
@@ -150,20 +155,38 @@ class Tokenizer:
             raise _surrogate(e) from None
 
     def encode(
-        self, text: str, *, allowed_special: Specials = frozenset(), disallowed_special: Specials = "all"
+        self,
+        text: str,
+        *,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+        add_special_tokens: bool = False,
+        pair: Optional[str] = None,
     ) -> list[int]:
         """Encodes `text` with tiktoken's special-token rules: an allowed special token becomes
         its id; a disallowed one found in the text is an error (pass it in `allowed_special`,
-        or `disallowed_special=()` to encode it as ordinary text)."""
+        or `disallowed_special=()` to encode it as ordinary text). With `add_special_tokens=True`
+        the version's template is applied (`[CLS] … [SEP]`, `<s> …`; nothing for a version
+        without one), to `text` and, when given, the second text `pair`, as Hugging Face's
+        `encode(text, pair, add_special_tokens=True)` does."""
         _text(text)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         try:
             self._refuse_disallowed(text, disallowed, "text")
-            if not allowed:
-                return self._enc.encode_ordinary(text)
-            return self._enc.encode(text, sorted(allowed))
+            ids = self._enc.encode(text, sorted(allowed)) if allowed else self._enc.encode_ordinary(text)
         except UnicodeEncodeError as e:
             raise _surrogate(e) from None
+        if pair is not None:
+            if not add_special_tokens:
+                raise InputError("pair= is for add_special_tokens=True; encode the two texts one by one otherwise")
+            second = self.encode(pair, allowed_special=allowed_special, disallowed_special=disallowed_special)
+            return self._templated(ids, second)
+        return self._templated(ids) if add_special_tokens else ids
+
+    def _templated(self, ids: list[int], pair: Optional[list[int]] = None) -> list[int]:
+        if self.template is None:
+            return ids + (pair or [])
+        return self.template.apply(ids, pair, self.special_tokens)
 
     def encode_batch(
         self,
@@ -173,11 +196,20 @@ class Tokenizer:
         allowed_special: Specials = frozenset(),
         disallowed_special: Specials = "all",
         as_numpy: bool = False,
+        add_special_tokens: bool = False,
     ) -> list[Any]:
         """Encodes many texts in parallel on `threads` threads (0: one per core; the GIL is
         released), with `encode`'s special-token rules; the order is kept and the thread count
         never changes a result. With `as_numpy=True`, one numpy uint32 array per text (views of
-        one buffer, no Python object per id; needs numpy); see also `encode_batch_flat`."""
+        one buffer, no Python object per id; needs numpy); see also `encode_batch_flat`. With
+        `add_special_tokens=True`, each text gets the version's template (lists only)."""
+        if add_special_tokens and as_numpy:
+            raise InputError("as_numpy=True gives the ids as encoded; add the template's ids yourself")
+        if add_special_tokens:
+            out = self.encode_batch(
+                texts, threads=threads, allowed_special=allowed_special, disallowed_special=disallowed_special
+            )
+            return [self._templated(ids) for ids in out]
         if as_numpy:
             return self.encode_batch_flat(
                 texts, threads=threads, allowed_special=allowed_special, disallowed_special=disallowed_special
@@ -213,14 +245,20 @@ class Tokenizer:
             raise self._batch_surrogate(texts) from None
 
     def count(
-        self, text: str, *, allowed_special: Specials = frozenset(), disallowed_special: Specials = "all"
+        self,
+        text: str,
+        *,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+        add_special_tokens: bool = False,
     ) -> int:
         """`len(encode(text, ...))` without making the list."""
         _text(text)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        extra = len(self._templated([])) if add_special_tokens else 0
         try:
             self._refuse_disallowed(text, disallowed, "text")
-            return self._enc.count(text, sorted(allowed))
+            return self._enc.count(text, sorted(allowed)) + extra
         except UnicodeEncodeError as e:
             raise _surrogate(e) from None
 

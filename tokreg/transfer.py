@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Optional, Union
 
 from . import algorithms
-from .algorithms import byte_bpe, wordpiece
+from .algorithms import byte_bpe, template, wordpiece
 from .data import TokenizerData
 from .errors import InputError, IntegrityError
 from .files import read_input
@@ -68,7 +68,9 @@ def read_hf(path: PathLike) -> TokenizerData:
     doc, model, kind = hf_json.read(path)
     for algo in algorithms.ALGORITHMS:
         if algo.reads_hf(kind, doc):
-            return _usable(algo.from_hf(doc, model, where), where)
+            data = algo.from_hf(doc, model, where)
+            template.read_hf(doc, data, where)
+            return _usable(data, where)
     if kind == "WordLevel":
         raise InputError(f"{where}: hf WordLevel models are not supported (BPE, WordPiece and Unigram are)")
     raise InputError(f"{where}: unknown hf model type {kind[:40]!r}")
