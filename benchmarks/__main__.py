@@ -12,6 +12,7 @@ SUITES = [
     "encode",
     "worst_case",
     "load",
+    "start",
     "unigram",
     "wordpiece",
     "serve",

@@ -824,7 +824,8 @@ struct Decoder {
 impl Decoder {
     fn step(&mut self, py: Python<'_>, id: i64) -> PyResult<String> {
         let enc = self.enc.get();
-        let id = u32::try_from(id).map_err(|_| to_py_err(py, CoreError::UnknownId { id, bound: enc.tok.id_bound() }))?;
+        let id =
+            u32::try_from(id).map_err(|_| to_py_err(py, CoreError::UnknownId { id, bound: enc.tok.id_bound() }))?;
         self.state.step(enc.tok.encoder(), id).or_raise(py)
     }
 

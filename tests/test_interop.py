@@ -61,7 +61,9 @@ def test_import_tekken_gives_the_files_ids(registry: Registry, tmp_path: Path, r
     assert out.startswith("tek@1") and f"{len(kept) + SPECIALS:,} tokens" in out
     tok = tokreg.load("tek", db=registry.url)
     ref = tiktoken.Encoding("tekken", pat_str=PATTERNS["cl100k"], mergeable_ranks=kept, special_tokens={})
-    lines = head_lines("kjv.txt", 60_000).decode().splitlines() + head_lines("dr.zh-cn.txt", 30_000).decode().splitlines()
+    lines = (
+        head_lines("kjv.txt", 60_000).decode().splitlines() + head_lines("dr.zh-cn.txt", 30_000).decode().splitlines()
+    )
     assert tok.encode_batch(lines, disallowed_special=()) == [[i + SPECIALS for i in ref.encode(t)] for t in lines]
     assert tok.special_tokens["<s>"] == 1 and tok.special_tokens["<SPECIAL_19>"] == 19
     try:

@@ -108,14 +108,42 @@ def test_a_post_processor_naming_the_wrong_id_is_refused(
 
 def test_training_with_bos_and_eos(run: Cli, registry: Registry, small_corpus: Path) -> None:
     run("train", "plain", str(small_corpus), "--algo", "unigram", "--vocab-size", "300", "-q")
-    run("train", "sp", str(small_corpus), "--algo", "unigram", "--vocab-size", "300", "--bos", "<s>", "--eos", "</s>", "-q")
+    run(
+        "train",
+        "sp",
+        str(small_corpus),
+        "--algo",
+        "unigram",
+        "--vocab-size",
+        "300",
+        "--bos",
+        "<s>",
+        "--eos",
+        "</s>",
+        "-q",
+    )
     plain, sp = registry.load("plain"), registry.load("sp")
     assert plain.template is None and "template" not in plain.config
     assert plain.encode("hello there", add_special_tokens=True) == plain.encode("hello there")
     body = sp.encode("hello there")
-    assert sp.encode("hello there", add_special_tokens=True) == [sp.special_tokens["<s>"], *body, sp.special_tokens["</s>"]]
+    assert sp.encode("hello there", add_special_tokens=True) == [
+        sp.special_tokens["<s>"],
+        *body,
+        sp.special_tokens["</s>"],
+    ]
     assert registry.resolve("sp").content_hash != registry.resolve("plain").content_hash
-    run("train", "bert", str(small_corpus), "--algo", "wordpiece", "--vocab-size", "300", "--template", "[CLS] $A [SEP]", "-q")
+    run(
+        "train",
+        "bert",
+        str(small_corpus),
+        "--algo",
+        "wordpiece",
+        "--vocab-size",
+        "300",
+        "--template",
+        "[CLS] $A [SEP]",
+        "-q",
+    )
     bert = registry.load("bert")
     assert bert.encode("hi", add_special_tokens=True)[0] == bert.special_tokens["[CLS]"]
     res = run("train", "x", str(small_corpus), "--vocab-size", "300", "--template", "[CLS] [SEP]", ok=False)

@@ -30,8 +30,8 @@ from .errors import InputError, IntegrityError, Interrupted, NotFoundError, Read
 
 if TYPE_CHECKING:
     from .algorithms import BpeOptions, UnigramOptions, WordPieceOptions
-    from .package_version import __version__
     from .loading import load
+    from .package_version import __version__
     from .registry import Registry
     from .tokenizer import Tokenizer
 

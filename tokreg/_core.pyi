@@ -19,6 +19,7 @@ __all__ = [
     "Counter",
     "Counts",
     "Encoder",
+    "Decoder",
 ]
 
 PATTERNS: dict[str, str]
@@ -185,6 +186,7 @@ class Encoder:
     ) -> tuple[list[int], list[tuple[int, int]], list[tuple[int, int]]]: ...
     def decoder(self) -> Decoder: ...
 
+@final
 class Decoder:
     def step(self, id: int) -> str: ...
     def finish(self) -> str: ...

@@ -27,9 +27,9 @@ class StreamDecoder:
 
     def step(self, token_id: int) -> str:
         """The text `token_id` completes ('' while a character is incomplete)."""
-        if not isinstance(token_id, int) or isinstance(token_id, bool):
-            if not (type(token_id).__name__.startswith(("int", "uint")) and hasattr(token_id, "__index__")):
-                raise InputError(f"a token id must be an int, not {type(token_id).__name__}")
+        numpy_int = type(token_id).__name__.startswith(("int", "uint")) and hasattr(token_id, "__index__")
+        if (not isinstance(token_id, int) or isinstance(token_id, bool)) and not numpy_int:
+            raise InputError(f"a token id must be an int, not {type(token_id).__name__}")
         try:
             return self._dec.step(int(token_id))
         except InputError as e:

@@ -119,7 +119,7 @@ impl Tokenizer {
         for k in first..spans.ids.len() {
             let delta = deltas.push(&*self.encoder, spans.ids[k])?;
             spans.bytes.push((0, 0));
-            let core = delta.trim_ascii_start();
+            let core = &delta[delta.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
             let hit = if seen[pos..].starts_with(&delta) {
                 Some((pos, pos + delta.len()))
             } else if core.is_empty() {

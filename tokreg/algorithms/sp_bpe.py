@@ -48,9 +48,7 @@ class SpBpe(Algorithm[SpBpeConfig]):
         return config.get("model") == "sentencepiece"
 
     def parse_config(self, raw: Mapping[str, Any]) -> SpBpeConfig:
-        exact_keys(
-            raw, {"byte_level", "model", "normalizer", "byte_fallback", "unk_token"}, self.title, template.KEYS
-        )
+        exact_keys(raw, {"byte_level", "model", "normalizer", "byte_fallback", "unk_token"}, self.title, template.KEYS)
         return SpBpeConfig(
             normalizer=SpNormalizerConfig.from_json(raw["normalizer"], self.title),
             byte_fallback=bool(raw["byte_fallback"]),

@@ -165,6 +165,7 @@ def from_hf(post: Any, vocab: Mapping[str, int], where: str) -> Optional[Templat
             raise InputError(f"{where}: a post_processor Sequence with more than one template")
         return found[0] if found else None
     pairs: dict[str, int] = {}
+    pair: Optional[list[str]]
     if kind in ("BertProcessing", "RobertaProcessing"):
         try:
             (sep, sep_id), (cls, cls_id) = post["sep"], post["cls"]
@@ -190,7 +191,9 @@ def from_hf(post: Any, vocab: Mapping[str, int], where: str) -> Optional[Templat
             f"{where}: post_processor {str(kind)[:40]!r} is not supported (TemplateProcessing, BertProcessing, "
             "RobertaProcessing and ByteLevel are)"
         )
-    t = Template(_items(single, "the template", ("$A",)), _items(pair, "the pair template", ("$A", "$B")) if pair else None)
+    t = Template(
+        _items(single, "the template", ("$A",)), _items(pair, "the pair template", ("$A", "$B")) if pair else None
+    )
     for name in t.tokens:
         if name not in pairs or vocab.get(name) != pairs[name]:
             raise InputError(
