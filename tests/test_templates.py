@@ -150,3 +150,25 @@ def test_training_with_bos_and_eos(run: Cli, registry: Registry, small_corpus: P
     assert res.exit_code == 1 and "must hold $A exactly once" in res.output
     with pytest.raises(InputError, match="must also be special tokens"):
         registry.train("y", [small_corpus], BpeOptions(vocab_size=300, template="<s> $A"))
+
+
+def test_sentencepiece_add_bos_and_eos(registry: Registry, small_corpus: Path, tmp_path: Path, run: Cli) -> None:
+    spm = pytest.importorskip("sentencepiece")
+    model = tmp_path / "sp.model"
+    spm.SentencePieceTrainer.train(
+        input=str(small_corpus),
+        model_prefix=str(tmp_path / "sp"),
+        vocab_size=600,
+        normalization_rule_name="identity",
+        byte_fallback=True,
+        minloglevel=2,
+    )
+    run("import", "sentencepiece", str(model), "--name", "sp", "--bos", "--eos")
+    run("import", "sentencepiece", str(model), "--name", "plain")
+    tok, sp = registry.load("sp"), spm.SentencePieceProcessor(model_file=str(model))
+    texts = ["Hello world, this is a test.", "  two  spaces", "naïve 東京"]
+    for t in texts:
+        assert tok.encode(t, add_special_tokens=True) == sp.encode(t, add_bos=True, add_eos=True)
+        assert tok.encode(t) == sp.encode(t)
+    assert registry.load("plain").template is None
+    assert registry.resolve("plain").content_hash != registry.resolve("sp").content_hash

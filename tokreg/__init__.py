@@ -10,7 +10,8 @@ The public API is this list:
   `count_batch`, `encode_with_offsets`, `decoder()` (streaming), `decode`, `decode_bytes`,
   `token_bytes`, `nbest`, `sample`, `to_hf`, `to_transformers`, `vocab_size`, `special_tokens`,
   `template`, `ref`, `hash`; `Tokenizer.from_file(path)` loads an exported file with no registry
-- `Registry(db=None)` — `train`, `add`, `import_*` (tiktoken, hf, tekken, tokreg, wordpiece, sentencepiece), `versions`, `resolve`, `load`, `show`, `history`,
+- `Registry(db=None)` — `train`, `add`, `import_*` (tiktoken, hf, tekken, tokreg, wordpiece,
+  sentencepiece), `versions`, `resolve`, `load`, `show`, `history`,
   `samples`, `tokens`, `token`, `aliases_by_ref`, `sql`, `sql_rows`; `tag`, `untag`, `aliases`, `log`, `remove`,
   `diff`, `pin`, `verify`, `export`, `reproduce`, `check_writable`, `grant_read`; `evaluate` (an
   `evaluate.Evaluation`) and `audit` (an `audit.AuditReport`), stored beside the versions;

@@ -76,13 +76,26 @@ def read_hf(path: PathLike) -> TokenizerData:
     raise InputError(f"{where}: unknown hf model type {kind[:40]!r}")
 
 
-def read_sentencepiece(path: PathLike) -> TokenizerData:
-    """A SentencePiece `.model` (Unigram or BPE)."""
+def read_sentencepiece(path: PathLike, *, bos: bool = False, eos: bool = False) -> TokenizerData:
+    """A SentencePiece `.model` (Unigram or BPE). A model file does not say whether its users
+    add BOS/EOS (sentencepiece's `add_bos`/`add_eos` are arguments of each encode call):
+    `bos`/`eos` make the model's own BOS/EOS pieces the version's template."""
     where = os.fspath(path)
     model = sentencepiece_proto.read(path)
     for algo in algorithms.ALGORITHMS:
         if algo.sentencepiece_model_type == model.model_type:
-            return _usable(algo.from_sentencepiece(model, where), where)
+            data = algo.from_sentencepiece(model, where)
+            if bos or eos:
+                named = [
+                    model.pieces[i].text.decode("utf-8", "replace") if 0 <= i < len(model.pieces) else None
+                    for i in (model.bos_id, model.eos_id)
+                ]
+                for flag, piece, what in ((bos, named[0], "BOS"), (eos, named[1], "EOS")):
+                    if flag and piece is None:
+                        raise InputError(f"{where}: the model has no {what} piece (its {what.lower()}_id is off)")
+                t = template.parse(bos=named[0] if bos else None, eos=named[1] if eos else None)
+                template.attach(data.config, t)
+            return _usable(data, where)
     kind = sentencepiece_proto.MODEL_TYPES.get(model.model_type, f"type {model.model_type}")
     raise InputError(
         f"{where}: SentencePiece {kind} models are not supported (only UNIGRAM and BPE); nothing was written"
