@@ -154,9 +154,7 @@ impl Tokenizer {
         for span in &mut spans.bytes[first..] {
             let s = span.0.max(end);
             let e = span.1.max(s);
-            if e > s {
-                end = e;
-            }
+            end = e;
             *span = (s + from, e + from);
         }
         Ok(())
