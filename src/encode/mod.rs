@@ -99,6 +99,12 @@ pub trait Encode: Send + Sync {
         text.to_string()
     }
 
+    /// Whether `decode_bytes(ids)` is always the concatenation of each id's `token_bytes`:
+    /// offsets and streaming decode then take token bytes as they are, without decoding.
+    fn concatenates(&self) -> bool {
+        false
+    }
+
     /// The text as decoding spells it, for offsets (`offsets.rs`): the text itself by default;
     /// an encoder that normalizes text returns its normalized text with, for each byte of it,
     /// the byte span in `text` of the character it came from.

@@ -116,11 +116,21 @@ impl Tokenizer {
             }
             unknown.clear();
         };
+        let concatenates = self.encoder.concatenates();
         for k in first..spans.ids.len() {
-            let delta = deltas.push(&*self.encoder, spans.ids[k])?;
+            let id = spans.ids[k];
+            // A concatenating decoder's delta is the token's bytes: no decoding, no copy.
+            let owned;
+            let delta: &[u8] = match self.encoder.token_bytes(id) {
+                Some(b) if concatenates => b,
+                _ => {
+                    owned = deltas.push(&*self.encoder, id)?;
+                    &owned
+                }
+            };
             spans.bytes.push((0, 0));
             let core = &delta[delta.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
-            let hit = if seen[pos..].starts_with(&delta) {
+            let hit = if seen[pos..].starts_with(delta) {
                 Some((pos, pos + delta.len()))
             } else if core.is_empty() {
                 Some((pos, pos))

@@ -25,6 +25,9 @@ impl Deltas {
     /// The bytes `id` adds after the ids pushed so far. An unknown id is an error and changes
     /// nothing.
     pub fn push(&mut self, enc: &dyn Encode, id: u32) -> Result<Vec<u8>, CoreError> {
+        if enc.concatenates() {
+            return Ok(enc.token_bytes(id).ok_or_else(|| super::unknown_id(id, enc.id_bound()))?.to_vec());
+        }
         self.window.push(id);
         let full = match enc.decode_bytes(&self.window) {
             Ok(full) => full,
