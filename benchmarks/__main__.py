@@ -13,6 +13,7 @@ SUITES = [
     "encode",
     "worst_case",
     "load",
+    "start",
     "unigram",
     "wordpiece",
     "serve",

@@ -16,7 +16,7 @@ use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyBytes, PyDict, PyList, PyType};
 
-use crate::encode::{Flat, Tokenizer};
+use crate::encode::{Flat, StreamDecoder, Tokenizer};
 use crate::error::CoreError;
 use crate::pretok::{canonical, Splitter, PATTERNS};
 use crate::{bpe, count, pool, unigram, wordpiece};
@@ -705,6 +705,77 @@ impl Encoder {
         self.ints.lists(py, &parts)
     }
 
+    /// The number of ids `encode(text, allowed_special)` gives; no list is made.
+    #[pyo3(signature = (text, allowed_special=vec![]))]
+    fn count(&self, py: Python<'_>, text: &str, allowed_special: Vec<String>) -> PyResult<usize> {
+        py.allow_threads(|| self.tok.count(text, &allowed_special)).or_raise(py)
+    }
+
+    /// The number of ids of each text (`encode_batch` without the lists).
+    #[pyo3(signature = (texts, allowed_special=vec![], threads=0))]
+    fn count_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<PyBackedStr>,
+        allowed_special: Vec<String>,
+        threads: usize,
+    ) -> PyResult<Vec<usize>> {
+        py.allow_threads(|| self.tok.count_batch(&texts, &allowed_special, threads)).or_raise(py)
+    }
+
+    /// `encode_batch` as two flat buffers and no Python object per id: the ids of every text
+    /// one after another (native-endian u32), and n+1 offsets into them (native-endian u64):
+    /// text k is ids[offsets[k]:offsets[k+1]].
+    #[pyo3(signature = (texts, allowed_special=vec![], threads=0))]
+    fn encode_batch_flat<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        allowed_special: Vec<String>,
+        threads: usize,
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let (ids, offsets) = py
+            .allow_threads(|| {
+                let parts = self.tok.encode_batch(&texts, &allowed_special, threads)?;
+                let total: usize = parts.iter().map(|p| p.ids.len()).sum();
+                let mut ids: Vec<u8> = Vec::with_capacity(total * 4);
+                let mut offsets: Vec<u8> = Vec::with_capacity((texts.len() + 1) * 8);
+                offsets.extend_from_slice(&0u64.to_ne_bytes());
+                for part in &parts {
+                    let base = (ids.len() / 4) as u64;
+                    ids.extend(part.ids.iter().flat_map(|i| i.to_ne_bytes()));
+                    offsets.extend(part.ends.iter().flat_map(|&e| (base + e as u64).to_ne_bytes()));
+                }
+                Ok::<_, CoreError>((ids, offsets))
+            })
+            .or_raise(py)?;
+        Ok((PyBytes::new(py, &ids), PyBytes::new(py, &offsets)))
+    }
+
+    /// `encode` with where each token came from: (ids, character spans, byte spans).
+    #[pyo3(signature = (text, allowed_special=vec![]))]
+    #[allow(clippy::type_complexity)]
+    fn encode_with_offsets<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed_special: Vec<String>,
+    ) -> PyResult<(Bound<'py, PyList>, Vec<(usize, usize)>, Vec<(usize, usize)>)> {
+        let (spans, chars) = py
+            .allow_threads(|| {
+                let spans = self.tok.encode_with_offsets(text, &allowed_special)?;
+                let chars = spans.chars(text);
+                Ok::<_, CoreError>((spans, chars))
+            })
+            .or_raise(py)?;
+        Ok((self.ints.list(py, &spans.ids)?, chars, spans.bytes))
+    }
+
+    /// A streaming decoder over this encoder (see `Decoder`).
+    fn decoder(slf: Py<Encoder>) -> Decoder {
+        Decoder { enc: slf, state: StreamDecoder::default() }
+    }
+
     /// The bytes `ids` stand for. An id outside the vocabulary raises InputError naming it.
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
         let ids: Vec<u32> = match ids.extract() {
@@ -741,6 +812,34 @@ impl Encoder {
     }
 }
 
+/// Text from ids given one at a time (`encode::StreamDecoder`): `step(id)` returns the text
+/// the id completes, holding back the bytes of an unfinished character; `finish()` the rest.
+#[pyclass(module = "tokreg._core")]
+struct Decoder {
+    enc: Py<Encoder>,
+    state: StreamDecoder,
+}
+
+#[pymethods]
+impl Decoder {
+    fn step(&mut self, py: Python<'_>, id: i64) -> PyResult<String> {
+        let enc = self.enc.get();
+        let id =
+            u32::try_from(id).map_err(|_| to_py_err(py, CoreError::UnknownId { id, bound: enc.tok.id_bound() }))?;
+        self.state.step(enc.tok.encoder(), id).or_raise(py)
+    }
+
+    fn finish(&mut self) -> String {
+        self.state.finish()
+    }
+
+    /// The bytes held back, waiting for the rest of their character.
+    #[getter]
+    fn pending<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, self.state.pending())
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let patterns = PyDict::new(m.py());
@@ -754,6 +853,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(train_wordpiece, m)?)?;
     m.add_function(wrap_pyfunction!(train_unigram, m)?)?;
     m.add_class::<Encoder>()?;
+    m.add_class::<Decoder>()?;
     m.add_class::<Counter>()?;
     m.add_class::<Counts>()?;
     Ok(())

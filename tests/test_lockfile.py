@@ -153,3 +153,6 @@ def test_a_pinned_name_loads_from_the_registry_it_was_pinned_from(
     two.close()
     db_path.rename(tmp_path / "moved.db")
     assert pins.registry_for("m", lockfile.current()) is None
+    # The pinned content was cached by the loads above: it loads without any registry at all.
+    tok = tokreg.load("m")
+    assert (tok.ref, tok.hash) == ("m@1", lockfile.current().pins["m"].hash)  # type: ignore[union-attr]

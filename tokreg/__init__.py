@@ -5,10 +5,13 @@ The public API is this list:
 
 - `load(ref, db=None) -> Tokenizer` — a version by ref: `name` (the latest, or the version pinned in
   the nearest tokreg.lock), `name@N`, `name@ALIAS`, or a hash prefix
-- `Tokenizer` — `encode`, `encode_ordinary`, `encode_batch`, `encode_ordinary_batch`, `decode`,
-  `decode_bytes`, `token_bytes`, `nbest`, `sample`, `vocab_size`, `special_tokens`, `ref`, `hash`;
-  `Tokenizer.from_file(path)` loads an exported file with no registry
-- `Registry(db=None)` — `train`, `add`, `import_*`, `versions`, `resolve`, `load`, `show`, `history`,
+- `Tokenizer` — `encode` (`add_special_tokens=True`: the version's template), `encode_ordinary`,
+  `encode_batch` (`as_numpy=True`), `encode_ordinary_batch`, `encode_batch_flat`, `count`,
+  `count_batch`, `encode_with_offsets`, `decoder()` (streaming), `decode`, `decode_bytes`,
+  `token_bytes`, `nbest`, `sample`, `to_hf`, `to_transformers`, `vocab_size`, `special_tokens`,
+  `template`, `ref`, `hash`; `Tokenizer.from_file(path)` loads an exported file with no registry
+- `Registry(db=None)` — `train`, `add`, `import_*` (tiktoken, hf, tekken, tokreg, wordpiece,
+  sentencepiece), `versions`, `resolve`, `load`, `show`, `history`,
   `samples`, `tokens`, `token`, `aliases_by_ref`, `sql`, `sql_rows`; `tag`, `untag`, `aliases`, `log`, `remove`,
   `diff`, `pin`, `verify`, `export`, `reproduce`, `check_writable`, `grant_read`; `evaluate` (an
   `evaluate.Evaluation`) and `audit` (an `audit.AuditReport`), stored beside the versions;
@@ -17,7 +20,8 @@ The public API is this list:
 - `TokregError` and its subclasses — every error tokreg raises on purpose
 
 The names are imported on first use (PEP 562), so `import tokreg` is instant and the `tokreg`
-command can install its Ctrl-C handling before SQLAlchemy and the core are loaded.
+command can install its Ctrl-C handling before SQLAlchemy and the core are loaded; `load` and
+`Tokenizer` never import SQLAlchemy or Alembic until a registry is opened (loading.py).
 """
 
 from __future__ import annotations
@@ -29,13 +33,14 @@ from .errors import InputError, IntegrityError, Interrupted, NotFoundError, Read
 
 if TYPE_CHECKING:
     from .algorithms import BpeOptions, UnigramOptions, WordPieceOptions
+    from .loading import load
     from .package_version import __version__
-    from .registry import Registry, load
+    from .registry import Registry
     from .tokenizer import Tokenizer
 
 #: public name -> the module that defines it
 _LAZY = {
-    "load": "registry",
+    "load": "loading",
     "Registry": "registry",
     "Tokenizer": "tokenizer",
     "BpeOptions": "algorithms",

@@ -164,3 +164,39 @@ def header(content: bytes) -> tuple[str, dict[str, Any]]:
         raise IntegrityError(f"content of an unknown format {magic[:40]!r}; expected {FORMAT}")
     doc = json.loads(line)
     return str(doc["algorithm"]), dict(doc["config"])
+
+
+def rows(content: bytes) -> tuple[list[tuple[int, str, bytes, Optional[float]]], list[tuple[int, int, int]]]:
+    """The tokens (id, kind, bytes, score) and merges (left, right, result) of canonical content,
+    as `serialize` wrote them: what a loaded `Tokenizer` hands to exports (`to_hf`) without a
+    registry. Only call this on content whose hash was checked."""
+    _, _, pos = _split_header(content)
+    view = memoryview(content)
+    end = content.index(b"\n", pos)
+    count = int(content[pos:end].split(b" ")[1])
+    pos = end + 1
+    tokens: list[tuple[int, str, bytes, Optional[float]]] = []
+    for _ in range(count):
+        tid, klen = struct.unpack_from("<IH", content, pos)
+        pos += 6
+        kind = content[pos : pos + klen].decode("ascii")
+        pos += klen
+        (blen,) = struct.unpack_from("<I", content, pos)
+        pos += 4
+        raw = bytes(view[pos : pos + blen])
+        pos += blen
+        score: Optional[float] = None
+        if content[pos] == 1:
+            (score,) = _score.unpack_from(content, pos + 1)
+            pos += 9
+        else:
+            pos += 1
+        tokens.append((tid, kind, raw, score))
+    end = content.index(b"\n", pos)
+    merges_n = int(content[pos:end].split(b" ")[1])
+    flat = array(_U32_CODE)
+    flat.frombytes(content[end + 1 : end + 1 + 12 * merges_n])
+    if sys.byteorder == "big":
+        flat.byteswap()
+    merges = [(flat[i], flat[i + 1], flat[i + 2]) for i in range(0, len(flat), 3)]
+    return tokens, merges

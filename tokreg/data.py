@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from . import content as _content_format
 from .content import digest, serialize
 
 
@@ -65,6 +66,19 @@ class TokenizerData:
     # The content, once made (hashing, compiling and recording all need it; for a 200k-token
     # version making it is a noticeable part of recording). Keyed by what it is made from.
     _content: Optional[tuple[tuple[int, int, str], bytes]] = field(default=None, init=False, repr=False, compare=False)
+
+    @classmethod
+    def from_content(cls, raw: bytes, source: str = "content") -> TokenizerData:
+        """The tokens and merges of hash-checked canonical content (no counts, no run)."""
+        algorithm, config = _content_format.header(raw)
+        tokens, merges = _content_format.rows(raw)
+        return cls(
+            algorithm,
+            config,
+            [TokenRow(tid, b, kind, score=score) for tid, kind, b, score in tokens],
+            [MergeRow(rank, *m) for rank, m in enumerate(merges)],
+            source=source,
+        )
 
     def content(self) -> bytes:
         """The canonical content bytes (content.py): what the hash is computed over and what

@@ -123,6 +123,24 @@ def current(lock: Union[PathLike, bool, None] = None) -> Optional[Lock]:
     return read(path) if path is not None else None
 
 
+#: What callers pass for "which lockfile": a Lock, None to search from the current directory
+#: (or TOKREG_LOCK), False for none.
+LockArg = Union[Lock, None, bool]
+
+
+def lock_of(lock: LockArg) -> Optional[Lock]:
+    if isinstance(lock, Lock):
+        return lock
+    return current(None if lock is None or lock is True else False)
+
+
+def pin_for(lock: Optional[Lock], ref: str) -> Optional[Pin]:
+    """The pin that applies to `ref`: only a bare name (no @version, no hash) is pinned."""
+    if lock is None or "@" in ref or ":" in ref:
+        return None
+    return lock.pins.get(ref.strip())
+
+
 def write(path: PathLike, pin: Pin) -> Lock:
     """Adds or replaces `pin` in the lockfile at `path` (created if absent); keeps the others."""
     path = Path(path)

@@ -7,33 +7,18 @@ pins through here; resolving a ref in the store never reads a file (store/refs.p
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional, Union
+from typing import Optional
 
 from sqlalchemy import Connection
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from .errors import IntegrityError, NotFoundError
-from .lockfile import Lock, Pin, current
+from .lockfile import Lock, LockArg, Pin, lock_of, pin_for
 from .store import refs
 from .store.refs import VersionInfo
 
-#: What callers pass for "which lockfile": a Lock, None to search from the current directory
-#: (or TOKREG_LOCK), False for none.
-LockArg = Union[Lock, None, bool]
-
-
-def lock_of(lock: LockArg) -> Optional[Lock]:
-    if isinstance(lock, Lock):
-        return lock
-    return current(None if lock is None or lock is True else False)
-
-
-def pin_for(lock: Optional[Lock], ref: str) -> Optional[Pin]:
-    """The pin that applies to `ref`: only a bare name (no @version, no hash) is pinned."""
-    if lock is None or "@" in ref or ":" in ref:
-        return None
-    return lock.pins.get(ref.strip())
+__all__ = ["LockArg", "lock_of", "pin_for", "resolve", "registry_for"]
 
 
 def resolve(conn: Connection, ref: str, lock: Optional[Lock]) -> tuple[VersionInfo, Optional[Pin]]:

@@ -279,6 +279,19 @@ class Registry:
         self.check_writable()
         return self.add(name, transfer.read_hf(path), message=message or _imported(path))
 
+    def import_tekken(self, name: str, path: PathLike, *, message: Optional[str] = None) -> VersionInfo:
+        """Registers a Mistral `tekken.json` as the next version of `name`."""
+        check_name(name)
+        self.check_writable()
+        return self.add(name, transfer.read_tekken(path), message=message or _imported(path))
+
+    def import_tokreg(self, name: str, path: PathLike, *, message: Optional[str] = None) -> VersionInfo:
+        """Registers a file written by `tokreg export --format tokreg` (its hash checked) as the
+        next version of `name`; the version has the file's hash."""
+        check_name(name)
+        self.check_writable()
+        return self.add(name, transfer.read_tokreg(path), message=message or _imported(path))
+
     def import_wordpiece(
         self,
         name: str,
@@ -294,12 +307,17 @@ class Registry:
         data = transfer.read_wordpiece_vocab(path, options, specials)
         return self.add(name, data, message=message or _imported(path))
 
-    def import_sentencepiece(self, name: str, path: PathLike, *, message: Optional[str] = None) -> VersionInfo:
+    def import_sentencepiece(
+        self, name: str, path: PathLike, *, bos: bool = False, eos: bool = False, message: Optional[str] = None
+    ) -> VersionInfo:
         """Registers a SentencePiece `.model` file (Unigram or BPE, identity normalization) as the
-        next version of `name`; it encodes with the same ids as the `sentencepiece` library."""
+        next version of `name`; it encodes with the same ids as the `sentencepiece` library.
+        `bos`/`eos`: `encode(..., add_special_tokens=True)` adds the model's BOS/EOS piece, as
+        sentencepiece's `encode(..., add_bos=True, add_eos=True)` does."""
         check_name(name)
         self.check_writable()
-        return self.add(name, transfer.read_sentencepiece(path), message=message or _imported(path))
+        data = transfer.read_sentencepiece(path, bos=bos, eos=eos)
+        return self.add(name, data, message=message or _imported(path))
 
     # -- reading ------------------------------------------------------------------------------
 

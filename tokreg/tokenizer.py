@@ -25,12 +25,15 @@ import threading
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal, NamedTuple, Optional, Union
 
-from . import _core, algorithms, content
+from . import _core, algorithms, content, interop
+from .algorithms import template
 from .data import TokenizerData
 from .errors import InputError
+from .flat_ids import FlatIds
 from .formats import tokreg_file
+from .streaming import StreamDecoder
 
 Specials = Union[Literal["all"], Collection[str]]
 
@@ -87,6 +90,15 @@ def _names(value: Specials, what: str) -> Optional[set[str]]:
     return out
 
 
+class Encoding(NamedTuple):
+    """`encode_with_offsets`: the ids, and for each id the (start, end) of its text as character
+    offsets (`text[start:end]`) and as byte offsets into the UTF-8 text."""
+
+    ids: list[int]
+    offsets: list[tuple[int, int]]
+    byte_offsets: list[tuple[int, int]]
+
+
 class Tokenizer:
     """A tokenizer version ready to encode and decode. `ref` is `name@N` (or the file it came
     from), `hash` its content hash, `algorithm` the stored algorithm ("bpe", "wordpiece",
@@ -99,6 +111,8 @@ class Tokenizer:
         else:
             self.hash = content.content_hash(raw_content)
         self.ref = ref
+        #: The hash-checked canonical content this tokenizer was compiled from.
+        self.content = raw_content
         self.algorithm, self.config = content.header(raw_content)
         algo = algorithms.of(self.algorithm, self.config)
         parsed = algo.parse_config(self.config)
@@ -106,6 +120,10 @@ class Tokenizer:
         self.lossless = algo.lossless(parsed)
         self._enc = _compile(self.hash, raw_content, algo, parsed)
         self.special_tokens: dict[str, int] = dict(self._enc.specials())
+        #: What `add_special_tokens=True` puts around a text (algorithms/template.py), or None.
+        self.template = template.of_config(self.config)
+        if self.template is not None:
+            template.check_tokens(self.template, self.special_tokens, ref)
 
     @classmethod
     def from_data(cls, data: TokenizerData, ref: str) -> Tokenizer:
@@ -137,20 +155,38 @@ class Tokenizer:
             raise _surrogate(e) from None
 
     def encode(
-        self, text: str, *, allowed_special: Specials = frozenset(), disallowed_special: Specials = "all"
+        self,
+        text: str,
+        *,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+        add_special_tokens: bool = False,
+        pair: Optional[str] = None,
     ) -> list[int]:
         """Encodes `text` with tiktoken's special-token rules: an allowed special token becomes
         its id; a disallowed one found in the text is an error (pass it in `allowed_special`,
-        or `disallowed_special=()` to encode it as ordinary text)."""
+        or `disallowed_special=()` to encode it as ordinary text). With `add_special_tokens=True`
+        the version's template is applied (`[CLS] … [SEP]`, `<s> …`; nothing for a version
+        without one), to `text` and, when given, the second text `pair`, as Hugging Face's
+        `encode(text, pair, add_special_tokens=True)` does."""
         _text(text)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         try:
             self._refuse_disallowed(text, disallowed, "text")
-            if not allowed:
-                return self._enc.encode_ordinary(text)
-            return self._enc.encode(text, sorted(allowed))
+            ids = self._enc.encode(text, sorted(allowed)) if allowed else self._enc.encode_ordinary(text)
         except UnicodeEncodeError as e:
             raise _surrogate(e) from None
+        if pair is not None:
+            if not add_special_tokens:
+                raise InputError("pair= is for add_special_tokens=True; encode the two texts one by one otherwise")
+            second = self.encode(pair, allowed_special=allowed_special, disallowed_special=disallowed_special)
+            return self._templated(ids, second)
+        return self._templated(ids) if add_special_tokens else ids
+
+    def _templated(self, ids: list[int], pair: Optional[list[int]] = None) -> list[int]:
+        if self.template is None:
+            return ids + (pair or [])
+        return self.template.apply(ids, pair, self.special_tokens)
 
     def encode_batch(
         self,
@@ -159,10 +195,25 @@ class Tokenizer:
         threads: int = 0,
         allowed_special: Specials = frozenset(),
         disallowed_special: Specials = "all",
-    ) -> list[list[int]]:
+        as_numpy: bool = False,
+        add_special_tokens: bool = False,
+    ) -> list[Any]:
         """Encodes many texts in parallel on `threads` threads (0: one per core; the GIL is
         released), with `encode`'s special-token rules; the order is kept and the thread count
-        never changes a result."""
+        never changes a result. With `as_numpy=True`, one numpy uint32 array per text (views of
+        one buffer, no Python object per id; needs numpy); see also `encode_batch_flat`. With
+        `add_special_tokens=True`, each text gets the version's template (lists only)."""
+        if add_special_tokens and as_numpy:
+            raise InputError("as_numpy=True gives the ids as encoded; add the template's ids yourself")
+        if add_special_tokens:
+            out = self.encode_batch(
+                texts, threads=threads, allowed_special=allowed_special, disallowed_special=disallowed_special
+            )
+            return [self._templated(ids) for ids in out]
+        if as_numpy:
+            return self.encode_batch_flat(
+                texts, threads=threads, allowed_special=allowed_special, disallowed_special=disallowed_special
+            ).split_numpy()
         texts = self._texts(texts)
         threads = self._threads(threads)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
@@ -172,6 +223,83 @@ class Tokenizer:
             return self._enc.encode_batch(texts, sorted(allowed), threads)
         except UnicodeEncodeError:
             raise self._batch_surrogate(texts) from None
+
+    def encode_batch_flat(
+        self,
+        texts: Iterable[str],
+        *,
+        threads: int = 0,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+    ) -> FlatIds:
+        """`encode_batch` as two flat buffers, with no Python object per id: `.ids` (uint32)
+        and `.offsets` (uint64; text k is `ids[offsets[k]:offsets[k+1]]`), see flat_ids.py."""
+        texts = self._texts(texts)
+        threads = self._threads(threads)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        try:
+            if disallowed:
+                self._refuse_disallowed_batch(texts, disallowed)
+            return FlatIds(*self._enc.encode_batch_flat(texts, sorted(allowed), threads))
+        except UnicodeEncodeError:
+            raise self._batch_surrogate(texts) from None
+
+    def count(
+        self,
+        text: str,
+        *,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+        add_special_tokens: bool = False,
+    ) -> int:
+        """`len(encode(text, ...))` without making the list."""
+        _text(text)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        extra = len(self._templated([])) if add_special_tokens else 0
+        try:
+            self._refuse_disallowed(text, disallowed, "text")
+            return self._enc.count(text, sorted(allowed)) + extra
+        except UnicodeEncodeError as e:
+            raise _surrogate(e) from None
+
+    def count_batch(
+        self,
+        texts: Iterable[str],
+        *,
+        threads: int = 0,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+    ) -> list[int]:
+        """The number of ids of each text (`encode_batch` without the lists)."""
+        texts = self._texts(texts)
+        threads = self._threads(threads)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        try:
+            if disallowed:
+                self._refuse_disallowed_batch(texts, disallowed)
+            return self._enc.count_batch(texts, sorted(allowed), threads)
+        except UnicodeEncodeError:
+            raise self._batch_surrogate(texts) from None
+
+    def encode_with_offsets(
+        self, text: str, *, allowed_special: Specials = frozenset(), disallowed_special: Specials = "all"
+    ) -> Encoding:
+        """`encode` with where each id came from: `Encoding(ids, offsets, byte_offsets)`, spans
+        `(start, end)` in characters (`text[start:end]`) and in UTF-8 bytes. For a lossless
+        version the spans tile the text: `"".join(text[s:e] for s, e in offsets) == text`. A
+        character split between byte-level tokens belongs to the token holding its first byte
+        (the others get an empty character span and their true byte span). For versions that
+        normalize (WordPiece, SentencePiece collapsing whitespace) a span covers the original
+        text the token came from, without the whitespace the normalizer removed, as Hugging
+        Face's offsets do; an unknown token spans the unknown text."""
+        _text(text)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        try:
+            self._refuse_disallowed(text, disallowed, "text")
+            ids, chars, spans = self._enc.encode_with_offsets(text, sorted(allowed))
+        except UnicodeEncodeError as e:
+            raise _surrogate(e) from None
+        return Encoding(ids, chars, spans)
 
     def encode_ordinary_batch(self, texts: Iterable[str], *, threads: int = 0) -> list[list[int]]:
         """`encode_ordinary` of many texts in parallel (see `encode_batch`)."""
@@ -229,6 +357,22 @@ class Tokenizer:
                 f"the ids decode to bytes that are not valid UTF-8 at byte {e.start}; "
                 "use decode_bytes() or errors='replace'"
             ) from None
+
+    def decoder(self) -> StreamDecoder:
+        """A streaming decoder for ids that arrive one at a time: `dec.step(id) -> str` emits
+        text only once its bytes form whole characters (see streaming.py)."""
+        return StreamDecoder(self._enc.decoder(), self.ref)
+
+    # -- other libraries ------------------------------------------------------------------------
+
+    def to_hf(self) -> Any:
+        """This version as a `tokenizers.Tokenizer` giving the same ids (`pip install 'tokreg[hf]'`)."""
+        return interop.to_hf(self)
+
+    def to_transformers(self) -> Any:
+        """This version as a `transformers.PreTrainedTokenizerFast` giving the same ids
+        (`pip install 'tokreg[transformers]'`)."""
+        return interop.to_transformers(self)
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token, as stored."""

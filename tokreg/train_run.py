@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from typing import Any, Optional, Union
 
 from . import algorithms, counting, counts_file
+from .algorithms import template
 from .corpus import expand
 from .corpus.sources import Input
 from .data import TokenizerData
@@ -117,6 +118,8 @@ def train(
         )
     t1 = time.perf_counter()
     datas, info = algo.train_counts(counted.counts, options, wanted, progress)
+    for data in datas:  # the same for every algorithm: a config key only when there is a template
+        template.attach(data.config, template.parse(options.template))
     train_seconds = info.get("train_seconds", time.perf_counter() - t1)
     group = uuid.uuid4().hex[:16] if len(wanted) > 1 else None
     limit = counted.info.get("memory_limit", options.memory_limit)

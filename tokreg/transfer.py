@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from typing import Optional, Union
 
 from . import algorithms
-from .algorithms import byte_bpe, wordpiece
+from .algorithms import byte_bpe, template, wordpiece
 from .data import TokenizerData
 from .errors import InputError, IntegrityError
 from .files import read_input
-from .formats import hf_json, sentencepiece_proto, tiktoken_file, tokreg_file
+from .formats import hf_json, sentencepiece_proto, tekken, tiktoken_file, tokreg_file
 from .tokenizer import Tokenizer
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -45,25 +45,57 @@ def read_tiktoken(
     return _usable(byte_bpe.ALGORITHM.from_tiktoken(ranks, where, pattern=pattern, specials=specials), where)
 
 
+def read_tekken(path: PathLike) -> TokenizerData:
+    """A Mistral `tekken.json`: ranks, pattern and special tokens (ids as mistral-common gives)."""
+    where = os.fspath(path)
+    t = tekken.read(read_input(path, "give the tekken.json file"), where)
+    data = byte_bpe.ALGORITHM.from_tiktoken(t.ranks, where, pattern=t.pattern, specials=t.specials)
+    data.source = "import:tekken"
+    return _usable(data, where)
+
+
+def read_tokreg(path: PathLike) -> TokenizerData:
+    """A file written by `tokreg export --format tokreg`, its hash checked."""
+    where = os.fspath(path)
+    _, _, data = tokreg_file.read(path)
+    data.source = "import:tokreg"
+    return _usable(data, where)
+
+
 def read_hf(path: PathLike) -> TokenizerData:
     """A Hugging Face `tokenizer.json` (BPE byte- or character-level, WordPiece, Unigram)."""
     where = os.fspath(path)
     doc, model, kind = hf_json.read(path)
     for algo in algorithms.ALGORITHMS:
         if algo.reads_hf(kind, doc):
-            return _usable(algo.from_hf(doc, model, where), where)
+            data = algo.from_hf(doc, model, where)
+            template.read_hf(doc, data, where)
+            return _usable(data, where)
     if kind == "WordLevel":
         raise InputError(f"{where}: hf WordLevel models are not supported (BPE, WordPiece and Unigram are)")
     raise InputError(f"{where}: unknown hf model type {kind[:40]!r}")
 
 
-def read_sentencepiece(path: PathLike) -> TokenizerData:
-    """A SentencePiece `.model` (Unigram or BPE)."""
+def read_sentencepiece(path: PathLike, *, bos: bool = False, eos: bool = False) -> TokenizerData:
+    """A SentencePiece `.model` (Unigram or BPE). A model file does not say whether its users
+    add BOS/EOS (sentencepiece's `add_bos`/`add_eos` are arguments of each encode call):
+    `bos`/`eos` make the model's own BOS/EOS pieces the version's template."""
     where = os.fspath(path)
     model = sentencepiece_proto.read(path)
     for algo in algorithms.ALGORITHMS:
         if algo.sentencepiece_model_type == model.model_type:
-            return _usable(algo.from_sentencepiece(model, where), where)
+            data = algo.from_sentencepiece(model, where)
+            if bos or eos:
+                named = [
+                    model.pieces[i].text.decode("utf-8", "replace") if 0 <= i < len(model.pieces) else None
+                    for i in (model.bos_id, model.eos_id)
+                ]
+                for flag, piece, what in ((bos, named[0], "BOS"), (eos, named[1], "EOS")):
+                    if flag and piece is None:
+                        raise InputError(f"{where}: the model has no {what} piece (its {what.lower()}_id is off)")
+                t = template.parse(bos=named[0] if bos else None, eos=named[1] if eos else None)
+                template.attach(data.config, t)
+            return _usable(data, where)
     kind = sentencepiece_proto.MODEL_TYPES.get(model.model_type, f"type {model.model_type}")
     raise InputError(
         f"{where}: SentencePiece {kind} models are not supported (only UNIGRAM and BPE); nothing was written"

@@ -234,6 +234,11 @@ impl Encode for MergeEncoder {
         self.decoder.get(id as usize).map(|t| t.as_slice())
     }
 
+    /// Without an end-of-word suffix, which decoding turns into spaces.
+    fn concatenates(&self) -> bool {
+        self.end_of_word.is_none()
+    }
+
     fn vocab_size(&self) -> usize {
         self.decoder.len()
     }

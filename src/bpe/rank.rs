@@ -254,6 +254,10 @@ impl Encode for RankEncoder {
         self.decoder.get(id as usize).and_then(|d| d.as_deref())
     }
 
+    fn concatenates(&self) -> bool {
+        true
+    }
+
     fn vocab_size(&self) -> usize {
         self.decoder.iter().filter(|d| d.is_some()).count()
     }

@@ -63,6 +63,22 @@ impl Tokenizer {
     }
 }
 
+impl Tokenizer {
+    /// The number of ids of each text, in order (`encode_batch` without handing the ids out).
+    pub fn count_batch<T>(&self, texts: &[T], allowed: &[String], threads: usize) -> Result<Vec<usize>, CoreError>
+    where
+        T: Deref<Target = str> + Sync,
+    {
+        let parts = self.encode_batch(texts, allowed, threads)?;
+        let mut out = Vec::with_capacity(texts.len());
+        for part in &parts {
+            let starts = std::iter::once(0).chain(part.ends.iter().copied());
+            out.extend(starts.zip(&part.ends).map(|(s, &e)| e - s));
+        }
+        Ok(out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,6 +105,9 @@ mod tests {
             let got: Vec<Vec<u32>> = parts.iter().flat_map(Flat::texts).map(<[u32]>::to_vec).collect();
             assert_eq!(got, want, "threads {threads}");
         }
+        let counts: Vec<usize> = want.iter().map(Vec::len).collect();
+        assert_eq!(t.count_batch(&texts, &allowed, 2).unwrap(), counts);
+        assert_eq!(t.count(&texts[9], &allowed).unwrap(), counts[9]);
         let plain = t.encode_batch(&texts, &[], 2).unwrap();
         let got: Vec<Vec<u32>> = plain.iter().flat_map(Flat::texts).map(<[u32]>::to_vec).collect();
         assert_eq!(got, texts.iter().map(|s| t.encode_ordinary(s).unwrap()).collect::<Vec<_>>());

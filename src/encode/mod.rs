@@ -12,13 +12,18 @@
 
 mod batch;
 mod load;
+mod offsets;
 mod specials;
+mod stream;
 mod tokenizer;
 
 pub use batch::Flat;
+pub use offsets::Spans;
 pub use specials::Specials;
+pub use stream::{Deltas, StreamDecoder};
 pub use tokenizer::Tokenizer;
 
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::error::CoreError;
@@ -92,6 +97,19 @@ pub trait Encode: Send + Sync {
     /// The text as the encoder sees it before segmentation.
     fn normalize(&self, text: &str) -> String {
         text.to_string()
+    }
+
+    /// Whether `decode_bytes(ids)` is always the concatenation of each id's `token_bytes`:
+    /// offsets and streaming decode then take token bytes as they are, without decoding.
+    fn concatenates(&self) -> bool {
+        false
+    }
+
+    /// The text as decoding spells it, for offsets (`offsets.rs`): the text itself by default;
+    /// an encoder that normalizes text returns its normalized text with, for each byte of it,
+    /// the byte span in `text` of the character it came from.
+    fn aligned<'t>(&self, text: &'t str) -> (Cow<'t, str>, Option<Vec<(u32, u32)>>) {
+        (Cow::Borrowed(text), None)
     }
 
     /// The `k` best segmentations, best first, with their scores.

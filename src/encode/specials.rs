@@ -38,6 +38,11 @@ impl Specials {
         v
     }
 
+    /// The id of special token `name` (one the matcher found).
+    pub(super) fn id(&self, name: &str) -> u32 {
+        self.ids[name]
+    }
+
     /// The matcher for the specials among `names` (others are ignored); `None` when none of
     /// them is a special token, and the text is then ordinary throughout.
     pub fn matcher(&self, names: &[String]) -> Result<Option<Arc<Regex>>, CoreError> {

@@ -18,6 +18,11 @@ impl Tokenizer {
         Tokenizer { encoder, specials: Specials::new(specials) }
     }
 
+    /// The encoder behind the special tokens (for decoding one id at a time).
+    pub fn encoder(&self) -> &dyn Encode {
+        &*self.encoder
+    }
+
     pub fn kind(&self) -> Kind {
         self.encoder.kind()
     }
@@ -56,6 +61,13 @@ impl Tokenizer {
     /// `encode` with the matcher of the allowed specials already made (`Specials::matcher`).
     pub(super) fn encode_with(&self, matcher: Option<&Regex>, text: &str, out: &mut Vec<u32>) -> Result<(), CoreError> {
         self.specials.encode_with(matcher, text, &*self.encoder, out)
+    }
+
+    /// The number of ids `encode(text, allowed)` gives, without handing them out.
+    pub fn count(&self, text: &str, allowed: &[String]) -> Result<usize, CoreError> {
+        let mut ids = Vec::new();
+        self.encode_with(self.specials.matcher(allowed)?.as_deref(), text, &mut ids)?;
+        Ok(ids.len())
     }
 
     /// The first of `names` (special tokens) that occurs in `text`, by position.

@@ -2,6 +2,7 @@
 //! normalizer, BERT pre-tokenizer, greedy longest match (`Encoder`), and the vocabulary that
 //! decoding and token lookups need.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 
 use super::{decode, BertNormalizer, Encoder};
@@ -65,5 +66,21 @@ impl Encode for WordPiece {
 
     fn normalize(&self, text: &str) -> String {
         self.normalizer.normalize(text)
+    }
+
+    /// The normalized text, character by character, so that each of its bytes knows the
+    /// character it came from (BERT's steps are per character; an extra Unicode composition
+    /// across characters can make a token unfindable, and it then spans like an unknown one).
+    fn aligned<'t>(&self, text: &'t str) -> (Cow<'t, str>, Option<Vec<(u32, u32)>>) {
+        let mut out = String::with_capacity(text.len());
+        let mut source = Vec::with_capacity(text.len());
+        let mut buf = [0u8; 4];
+        for (i, c) in text.char_indices() {
+            let before = out.len();
+            self.normalizer.normalize_into(c.encode_utf8(&mut buf), &mut out);
+            let span = (i as u32, (i + c.len_utf8()) as u32);
+            source.resize(source.len() + out.len() - before, span);
+        }
+        (Cow::Owned(out), Some(source))
     }
 }

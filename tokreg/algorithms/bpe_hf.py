@@ -22,6 +22,7 @@ from .. import _core, patterns
 from ..data import MergeRow, TokenizerData, TokenRow
 from ..errors import InputError
 from ..formats import hf_json
+from . import template
 
 
 def _model(vocab: dict[str, int], merges: list[tuple[str, str]], unk: Optional[str]) -> dict[str, Any]:
@@ -101,7 +102,7 @@ def export(
         ),
         "normalizer": None,
         "pre_tokenizer": pre,
-        "post_processor": None,
+        "post_processor": template.hf_for(data),
         "decoder": decoder,
         "model": _model(vocab, merges, unk),
     }

@@ -43,6 +43,7 @@ class BpeOptions(TrainOptions):
     max_token_length: int = flag(0, metavar="N", help="Never learn a token longer than N bytes (0: no limit).")
     min_frequency: int = 0
     special: tuple[str, ...] = ()
+    template: Optional[str] = None  # "[CLS] $A [SEP]": what add_special_tokens=True adds (template.py)
     threads: int = 0  # 0 = one per core; never changes the result
     memory_limit: Optional[int] = None  # bytes; None: the machine's default (memory.py)
     max_piece_bytes: int = 0  # pieces longer than this are cut when counting (0: no limit)

@@ -17,7 +17,7 @@ from .. import _core, patterns
 from ..data import MergeRow, TokenizerData, TokenRow
 from ..errors import InputError
 from ..formats import hf_json, tiktoken_file
-from . import bpe_hf, bpe_training
+from . import bpe_hf, bpe_training, template
 from .base import Algorithm, exact_keys
 from .training import Progress, TrainOptions
 
@@ -42,7 +42,7 @@ class ByteBpe(Algorithm[ByteBpeConfig]):
         return config.get("byte_level") is True and "model" not in config
 
     def parse_config(self, raw: Mapping[str, Any]) -> ByteBpeConfig:
-        exact_keys(raw, {"byte_level", "pattern"}, self.title, bpe_hf.GAPS_KEYS)
+        exact_keys(raw, {"byte_level", "pattern"}, self.title, bpe_hf.GAPS_KEYS | template.KEYS)
         return ByteBpeConfig(pattern=str(raw["pattern"]), keep_gaps=bpe_hf.gaps_of(raw, self.title))
 
     def compile(self, content: bytes, config: ByteBpeConfig) -> _core.Encoder:

@@ -18,7 +18,7 @@ from .. import _core
 from ..data import TokenizerData
 from ..errors import InputError
 from ..formats import hf_json
-from . import bpe_hf, bpe_training
+from . import bpe_hf, bpe_training, template
 from .base import Algorithm, exact_keys
 from .training import Progress, TrainOptions
 
@@ -51,7 +51,12 @@ class CharBpe(Algorithm[CharBpeConfig]):
         return config.get("byte_level") is False and "model" not in config
 
     def parse_config(self, raw: Mapping[str, Any]) -> CharBpeConfig:
-        exact_keys(raw, {"byte_level", "pattern", "end_of_word_suffix", "unk_token"}, self.title, bpe_hf.GAPS_KEYS)
+        exact_keys(
+            raw,
+            {"byte_level", "pattern", "end_of_word_suffix", "unk_token"},
+            self.title,
+            bpe_hf.GAPS_KEYS | template.KEYS,
+        )
         if not all(isinstance(raw[k], (str, type(None))) for k in ("end_of_word_suffix", "unk_token")):
             raise InputError(
                 f"this {self.title} version's config has a setting of the wrong type; the version is damaged"

@@ -16,7 +16,7 @@ from typing import Any
 from .. import _core
 from ..data import TokenizerData
 from ..formats.sentencepiece_proto import Model as SpModel
-from . import sp_text
+from . import sp_text, template
 from .base import Algorithm, exact_keys
 from .sp_text import SpNormalizerConfig
 
@@ -48,7 +48,7 @@ class SpBpe(Algorithm[SpBpeConfig]):
         return config.get("model") == "sentencepiece"
 
     def parse_config(self, raw: Mapping[str, Any]) -> SpBpeConfig:
-        exact_keys(raw, {"byte_level", "model", "normalizer", "byte_fallback", "unk_token"}, self.title)
+        exact_keys(raw, {"byte_level", "model", "normalizer", "byte_fallback", "unk_token"}, self.title, template.KEYS)
         return SpBpeConfig(
             normalizer=SpNormalizerConfig.from_json(raw["normalizer"], self.title),
             byte_fallback=bool(raw["byte_fallback"]),

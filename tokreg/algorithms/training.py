@@ -8,6 +8,7 @@ import dataclasses
 from typing import Any, Callable, ClassVar, Optional, TypeVar
 
 from ..errors import InputError
+from . import template
 
 # phase ("read", "finish", "merge", "em", "prune", ...), done, total -> None
 Progress = Callable[[str, int, int], None]
@@ -43,6 +44,7 @@ class TrainOptions:
     # Fields every subclass has (declared here for the type checker; the subclass defines them).
     vocab_size: int
     special: tuple[str, ...]
+    template: Optional[str]
     threads: int
     memory_limit: Optional[int]
     max_piece_bytes: int
@@ -52,6 +54,8 @@ class TrainOptions:
         """The options as stored with the training run (`special`, a tuple, as a list)."""
         d: dict[str, Any] = dataclasses.asdict(self)  # type: ignore[call-overload]
         d["special"] = list(d.get("special", ()))
+        if d.get("template") is None:
+            d.pop("template", None)  # runs without a template record what they always did
         return d
 
     @classmethod
@@ -83,6 +87,13 @@ class TrainOptions:
         for s in self.special:
             if not s:
                 raise InputError("a special token must not be empty")
+        if self.template is not None:
+            t = template.parse(self.template)
+            missing = sorted(t.tokens - set(self.special)) if t else []
+            if missing:
+                raise InputError(
+                    f"the template names {', '.join(missing)}, which must also be special tokens: add --special for it"
+                )
         for name in ("max_piece_bytes", "sample_bytes"):
             if getattr(self, name) < 0:
                 raise InputError(f"--{name.replace('_', '-')} must be 0 (no limit) or more")

@@ -26,7 +26,7 @@ from ..data import RoundRow, TokenizerData, TokenRow
 from ..errors import InputError, VocabularySizeError
 from ..formats import hf_json
 from ..formats.sentencepiece_proto import Model as SpModel
-from . import sp_text
+from . import sp_text, template
 from .base import Algorithm, exact_keys
 from .sp_text import SpNormalizerConfig
 from .training import Progress, TrainOptions, flag
@@ -60,6 +60,7 @@ class UnigramOptions(TrainOptions):
     em_iterations: int = 2
     unk_token: str = flag("<unk>", metavar="T", help="Unknown token.")
     special: tuple[str, ...] = ()  # control pieces, e.g. <s> </s>; never matched in text
+    template: Optional[str] = None  # "[CLS] $A [SEP]": what add_special_tokens=True adds (template.py)
     character_coverage: float = 1.0
     add_dummy_prefix: bool = True
     remove_extra_whitespaces: bool = flag(
@@ -108,7 +109,7 @@ class Unigram(Algorithm[UnigramConfig]):
         return True
 
     def parse_config(self, raw: Mapping[str, Any]) -> UnigramConfig:
-        exact_keys(raw, {"normalizer", "byte_fallback", "unk_token"}, self.title)
+        exact_keys(raw, {"normalizer", "byte_fallback", "unk_token"}, self.title, template.KEYS)
         return UnigramConfig(
             normalizer=SpNormalizerConfig.from_json(raw["normalizer"], self.title),
             byte_fallback=bool(raw["byte_fallback"]),
@@ -214,7 +215,7 @@ class Unigram(Algorithm[UnigramConfig]):
                     "normalizers": _hf_normalizers(n.remove_extra_whitespaces, n.add_dummy_prefix),
                 },
                 "pre_tokenizer": None,
-                "post_processor": None,
+                "post_processor": template.hf_for(data),
                 "decoder": {"type": "Sequence", "decoders": decoders},
                 "model": {
                     "type": "Unigram",

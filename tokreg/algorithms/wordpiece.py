@@ -24,6 +24,7 @@ from .. import _core
 from ..data import MergeRow, TokenizerData, TokenRow
 from ..errors import InputError
 from ..formats import hf_json, wordpiece_vocab
+from . import template
 from .base import Algorithm, exact_keys
 from .training import Progress, TrainOptions, flag
 
@@ -85,6 +86,7 @@ class WordPieceOptions(TrainOptions):
     continuing_prefix: str = flag("##", name="--prefix", metavar="P", help="Continuation prefix.")
     unk_token: str = flag("[UNK]", metavar="T", help="Unknown token.")
     special: tuple[str, ...] = ()  # e.g. [CLS] [SEP] [PAD] [MASK]
+    template: Optional[str] = None  # "[CLS] $A [SEP]": what add_special_tokens=True adds (template.py)
     min_frequency: int = 0
     limit_alphabet: Optional[int] = flag(None, metavar="N", help="Keep only the N most frequent characters.")
     max_input_chars_per_word: int = flag(
@@ -135,6 +137,7 @@ class WordPiece(Algorithm[WordPieceConfig]):
             raw,
             {"normalizer", "pre_tokenizer", "continuing_prefix", "unk_token", "max_input_chars_per_word"},
             self.title,
+            template.KEYS,
         )
         n = raw["normalizer"]
         if not isinstance(n, dict):
@@ -299,7 +302,7 @@ class WordPiece(Algorithm[WordPieceConfig]):
                 ),
                 "normalizer": normalizer,
                 "pre_tokenizer": {"type": "BertPreTokenizer"},
-                "post_processor": None,
+                "post_processor": template.hf_for(data),
                 "decoder": {"type": "WordPiece", "prefix": cfg.continuing_prefix, "cleanup": True},
                 "model": {
                     "type": "WordPiece",

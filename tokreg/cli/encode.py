@@ -10,7 +10,7 @@ import click
 
 from ..errors import InputError
 from ..files import read_text
-from ..registry import load
+from ..loading import load
 from .common import db_option, echo_json, json_option
 
 
@@ -19,16 +19,30 @@ from .common import db_option, echo_json, json_option
 @click.argument("text", required=False)
 @click.option("--file", "-f", "file", type=click.Path(), help="Encode the contents of this file instead.")
 @click.option("--allow-special", is_flag=True, help="Turn special-token strings in the text into their ids.")
+@click.option(
+    "--count",
+    "count_only",
+    is_flag=True,
+    help="Print only the number of tokens (no ids are listed). `tokreg count` is corpus counting for training.",
+)
 @json_option
 @db_option
 def encode(
-    ref: str, text: Optional[str], file: Optional[str], allow_special: bool, as_json: bool, db: Optional[str]
+    ref: str,
+    text: Optional[str],
+    file: Optional[str],
+    allow_special: bool,
+    count_only: bool,
+    as_json: bool,
+    db: Optional[str],
 ) -> None:
-    """Encode TEXT (or --file, or stdin) with a version; print the ids.
+    """Encode TEXT (or --file, or stdin) with a version; print the ids, or with --count the
+    number of tokens.
 
     \b
     Example:
         tokreg encode gpt-mini@1 "hello world"
+        tokreg encode gpt-mini@1 --file README.md --count
     """
     if file is not None and text is not None:
         raise InputError("give TEXT or --file, not both")
@@ -37,6 +51,13 @@ def encode(
     elif text is None:
         text = sys.stdin.read()
     tok = load(ref, db=db)
+    if count_only:
+        n = tok.count(text, allowed_special="all" if allow_special else frozenset(), disallowed_special=())
+        if as_json:
+            echo_json({"ref": tok.ref, "hash": tok.hash, "count": n})
+        else:
+            click.echo(n)
+        return
     ids = tok.encode(text, allowed_special="all" if allow_special else frozenset(), disallowed_special=())
     if as_json:
         echo_json(

@@ -12,11 +12,21 @@ import click
 
 from .. import algorithms
 from .. import memory as memory_mod
+from ..algorithms import template
 from ..errors import InputError
 from ..progress import Progress
 from .common import db_option, echo_json, json_option, open_registry, say_created
 
-_COMMON = {"vocab_size", "min_frequency", "special", "threads", "memory_limit", "max_piece_bytes", "sample_bytes"}
+_COMMON = {
+    "vocab_size",
+    "min_frequency",
+    "special",
+    "template",
+    "threads",
+    "memory_limit",
+    "max_piece_bytes",
+    "sample_bytes",
+}
 
 
 def _flags() -> dict[str, list[tuple[str, dataclasses.Field[Any], type]]]:
@@ -161,6 +171,15 @@ def common_options(
 )
 @click.option("--min-frequency", type=int, default=0, show_default=True, help="Never merge a rarer pair.")
 @click.option("--special", "special", multiple=True, metavar="TOKEN", help="Add a special token (repeatable).")
+@click.option("--bos", metavar="TOKEN", help="Put this special token before a text with add_special_tokens=True.")
+@click.option("--eos", metavar="TOKEN", help="Put this special token after a text with add_special_tokens=True.")
+@click.option(
+    "--template",
+    "template_spec",
+    metavar="TEMPLATE",
+    help='What add_special_tokens=True makes of a text, e.g. "[CLS] $A [SEP]" (a pair form after " | "). '
+    "Its tokens become special tokens.",
+)
 @click.option("--from-counts", "counts", type=click.Path(dir_okay=False), help="Train from a `tokreg count` file.")
 @click.option("--message", "-m", help="A note stored with the version.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display (same as --progress none).")
@@ -175,6 +194,9 @@ def train(
     vocab_size_text: str,
     min_frequency: int,
     special: tuple[str, ...],
+    bos: Optional[str],
+    eos: Optional[str],
+    template_spec: Optional[str],
     counts: Optional[str],
     message: Optional[str],
     quiet: bool,
@@ -199,12 +221,14 @@ def train(
     Example:
         tokreg train web web.jsonl.zst --field text --vocab-size 32000 --memory-limit 4G
         tokreg train bert-mini corpus/*.txt --algo wordpiece --vocab-size 8000 --lowercase --special [CLS]
-        tokreg train sp-mini corpus/*.txt --algo unigram --vocab-size 8000 --byte-fallback
+        tokreg train sp-mini corpus/*.txt --algo unigram --vocab-size 8000 --byte-fallback --bos '<s>' --eos '</s>'
         tokreg train gpt-mini corpus/ --glob '*.txt' --vocab-size 8000,16000,32000 --pattern cl100k
     """
     sizes = vocab_sizes(vocab_size_text)
     if not inputs and counts is None:
         raise click.UsageError("give corpus INPUTS (files, folders, -) or --from-counts FILE")
+    spec = template.spec(template_spec, bos=bos, eos=eos)
+    special += tuple(t for t in template.spec_tokens(spec, None, None) if t not in special)
     common = common_options(
         max(sizes),
         min_frequency,
@@ -213,6 +237,7 @@ def train(
         memory_limit,
         max_piece_bytes=max_piece_bytes,
         sample_bytes=sample_bytes,
+        template=spec,
     )
     opts = _options_for(algo, given, common)
     reg = open_registry(db)

@@ -89,6 +89,36 @@ def import_hf(file: str, name: str, message: Optional[str], as_json: bool, db: O
     _done(reg, reg.import_hf(name, file, message=message), file, as_json)
 
 
+@import_.command(name="tekken")
+@click.argument("file", type=click.Path(dir_okay=False))
+@_common
+def import_tekken(file: str, name: str, message: Optional[str], as_json: bool, db: Optional[str]) -> None:
+    """Register a Mistral tekken.json (ranks, pattern and special tokens); ids are
+    mistral-common's (special tokens first, then the vocabulary).
+
+    \b
+    Example:
+        tokreg import tekken tekken.json --name mistral-nemo
+    """
+    reg = open_registry(db)
+    _done(reg, reg.import_tekken(name, file, message=message), file, as_json)
+
+
+@import_.command(name="tokreg")
+@click.argument("file", type=click.Path(dir_okay=False))
+@_common
+def import_tokreg(file: str, name: str, message: Optional[str], as_json: bool, db: Optional[str]) -> None:
+    """Register a file written by `tokreg export --format tokreg` (its hash is checked, and the
+    new version has the same hash).
+
+    \b
+    Example:
+        tokreg import tokreg gpt-mini.tokreg.json --name gpt-mini
+    """
+    reg = open_registry(db)
+    _done(reg, reg.import_tokreg(name, file, message=message), file, as_json)
+
+
 @import_.command(name="wordpiece")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--lowercase", is_flag=True, help="The model is uncased: lowercase (and strip accents).")
@@ -134,8 +164,12 @@ def import_wordpiece(
 
 @import_.command(name="sentencepiece")
 @click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--bos", is_flag=True, help="add_special_tokens=True adds the model's BOS piece (sentencepiece add_bos).")
+@click.option("--eos", is_flag=True, help="add_special_tokens=True adds the model's EOS piece (sentencepiece add_eos).")
 @_common
-def import_sentencepiece(file: str, name: str, message: Optional[str], as_json: bool, db: Optional[str]) -> None:
+def import_sentencepiece(
+    file: str, bos: bool, eos: bool, name: str, message: Optional[str], as_json: bool, db: Optional[str]
+) -> None:
     """Register a SentencePiece .model file (Unigram or BPE); it encodes with the same ids as
     the sentencepiece library. Models with a normalization rule other than identity (nmt_nfkc,
     nfkc, ...) or with treat_whitespace_as_suffix are refused.
@@ -145,7 +179,7 @@ def import_sentencepiece(file: str, name: str, message: Optional[str], as_json: 
         tokreg import sentencepiece tokenizer.model --name llama-sp
     """
     reg = open_registry(db)
-    _done(reg, reg.import_sentencepiece(name, file, message=message), file, as_json)
+    _done(reg, reg.import_sentencepiece(name, file, bos=bos, eos=eos, message=message), file, as_json)
 
 
 @click.command()

@@ -124,6 +124,9 @@ class Model:
     remove_extra_whitespaces: bool = True
     escape_whitespaces: bool = True
     denormalizer_charsmap: bytes = b""
+    #: trainer_spec.bos_id / eos_id (-1: none); they shape no encoding, only what add_bos adds
+    bos_id: int = 1
+    eos_id: int = 2
 
 
 def _piece(buf: bytes) -> Piece:
@@ -154,6 +157,13 @@ def parse(raw: bytes) -> Model:
                     m.treat_whitespace_as_suffix = bool(_int(v, w, "treat_whitespace_as_suffix"))
                 elif n == 35:
                     m.byte_fallback = bool(_int(v, w, "byte_fallback"))
+                elif n in (41, 42):  # an int32 varint: -1 arrives as 2**64 - 1
+                    i = _int(v, w, "trainer_spec.bos_id/eos_id")
+                    i = i - (1 << 64) if i >= 1 << 63 else i
+                    if n == 41:
+                        m.bos_id = i
+                    else:
+                        m.eos_id = i
         elif number == 3:
             for n, w, v in _fields(_bytes(value, wire, "normalizer_spec")):
                 if n == 1:
