@@ -26,6 +26,7 @@
 // Lattice and EM code indexes several parallel arrays by position; index loops say that best.
 #![allow(clippy::needless_range_loop)]
 
+mod charsmap;
 mod corpus;
 mod encoder;
 mod lattice;
@@ -35,6 +36,7 @@ mod script;
 mod trainer;
 mod trie;
 
+pub use charsmap::CharsMap;
 pub use corpus::{splitting, train_counts, CorpusOutput};
 pub use encoder::{with_scratch, Encoder, Scratch};
 pub use normalize::{SpNormalizer, SPACE_MARK};

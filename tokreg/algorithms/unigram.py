@@ -101,7 +101,7 @@ class Unigram(Algorithm[UnigramConfig]):
     title = "Unigram"
     options_type = UnigramOptions
     score_label = "log prob"
-    export_formats = ("hf",)
+    export_formats = ("hf", "sentencepiece")
     sentencepiece_model_type = 1
 
     def owns(self, config: Mapping[str, Any]) -> bool:
@@ -184,17 +184,24 @@ class Unigram(Algorithm[UnigramConfig]):
 
     def from_sentencepiece(self, model: SpModel, where: str) -> TokenizerData:
         tokens, unk = sp_text.model_tokens(model, where)
-        config = UnigramConfig(sp_text.model_normalizer(model), model.byte_fallback, unk)
+        config = UnigramConfig(sp_text.model_normalizer(model, where), model.byte_fallback, unk)
         return TokenizerData(algorithm="unigram", config=config.to_json(), tokens=tokens, source="import:sentencepiece")
 
     def export(self, fmt: str, data: TokenizerData, ref: str) -> bytes:
         """A tokenizer.json the way HF writes SentencePiece models: Prepend + Replace normalizers,
         no pre-tokenizer, the Unigram model with its log probabilities; control and unknown
         pieces as added special tokens; byte fallback carried over."""
+        cfg = self.parse_config(data.config)
+        if fmt == "sentencepiece":
+            return sp_text.export_model(data, cfg.normalizer, cfg.byte_fallback, model_type=1)
         if fmt != "hf":
             return super().export(fmt, data, ref)
-        cfg = self.parse_config(data.config)
         n = cfg.normalizer
+        if n.charsmap or n.denormalizer is not None:
+            raise InputError(
+                f"{ref} normalizes with {n.name!r}, which tokreg does not write as a tokenizer.json; "
+                "export it with --format sentencepiece"
+            )
         unk = next(t.id for t in data.tokens if t.kind == "unknown")
         decoders: list[dict[str, Any]] = [{"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "}]
         if cfg.byte_fallback:
