@@ -260,9 +260,18 @@ def _refuse_unsupported(m: Model, source: str) -> None:
 
 def export_model(data: TokenizerData, normalizer: SpNormalizerConfig, byte_fallback: bool, model_type: int) -> bytes:
     """A `.model` file of a version: its pieces in id order with their scores (as the f32 the
-    format holds) and types, its normalizer and denormalizer, model_type and byte_fallback."""
+    format holds) and types, its normalizer and denormalizer, model_type and byte_fallback.
+
+    SentencePiece BPE scores its pieces -rank, so its first learned piece has -0.0, which tokreg
+    stores as 0.0 (SQL keeps no sign of zero); it is written back as -0.0 so that an imported
+    model comes back byte for byte (the sign changes nothing in encoding)."""
     types = {kind: number for number, kind in KINDS.items()}
-    pieces = [Piece(t.bytes, t.score if t.score is not None else 0.0, types[t.kind]) for t in data.tokens]
+
+    def score(t: TokenRow) -> float:
+        s = t.score if t.score is not None else 0.0
+        return -0.0 if model_type == 2 and t.kind == "normal" and s == 0.0 else s
+
+    pieces = [Piece(t.bytes, score(t), types[t.kind]) for t in data.tokens]
     d = normalizer.denormalizer
     m = Model(
         pieces=pieces,

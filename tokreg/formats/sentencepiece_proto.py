@@ -231,8 +231,7 @@ def _normalizer_spec(name: Optional[str], charsmap: bytes, flags: tuple[bool, bo
     out = bytearray()
     if name is not None:
         _put_bytes(out, 1, name.encode("utf-8"))
-    if charsmap:
-        _put_bytes(out, 2, charsmap)
+    _put_bytes(out, 2, charsmap)  # even empty, as SentencePiece writes it
     for number, flag in zip((3, 4, 5), flags):
         if not flag:  # true is the .proto's default
             _put_int(out, number, 0)
@@ -242,8 +241,8 @@ def _normalizer_spec(name: Optional[str], charsmap: bytes, flags: tuple[bool, bo
 def dumps(m: Model) -> bytes:
     """A serialized ModelProto with the fields `parse` reads, each written only when it differs
     from the .proto's default (as the sentencepiece package writes them): a piece's type unless
-    NORMAL, trainer_spec's model_type unless UNIGRAM and its flags when on, the normalizer's
-    name and rules and its flags when off."""
+    NORMAL, trainer_spec's flags when on, the normalizer's flags when off; and always
+    trainer_spec's model_type and the normalizer's name and rules (empty for identity)."""
     out = bytearray()
     for p in m.pieces:
         piece = bytearray()
@@ -254,8 +253,7 @@ def dumps(m: Model) -> bytes:
             _put_int(piece, 3, p.type)
         _put_bytes(out, 1, bytes(piece))
     trainer = bytearray()
-    if m.model_type != 1:
-        _put_int(trainer, 3, m.model_type)
+    _put_int(trainer, 3, m.model_type)  # always: spm_train and the sentencepiece package set it
     if m.treat_whitespace_as_suffix:
         _put_int(trainer, 24, 1)
     if m.byte_fallback:
