@@ -286,7 +286,8 @@ impl Counter {
     #[staticmethod]
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (add_dummy_prefix=true, remove_extra_whitespaces=false, max_piece_bytes=0,
-        table_budget=usize::MAX, spill_dir=None, threads=0, charsmap=None, user_defined=Vec::new()))]
+        table_budget=usize::MAX, spill_dir=None, threads=0, charsmap=None, user_defined=Vec::new(),
+        split_by_whitespace=true))]
     fn sentencepiece(
         py: Python<'_>,
         add_dummy_prefix: bool,
@@ -297,11 +298,13 @@ impl Counter {
         threads: usize,
         charsmap: Option<&[u8]>,
         user_defined: Vec<String>,
+        split_by_whitespace: bool,
     ) -> PyResult<Counter> {
         let norm = sp_normalizer(add_dummy_prefix, remove_extra_whitespaces, true, charsmap, None)
             .or_raise(py)?
             .with_user_defined(user_defined);
-        Ok(Counter::make(unigram::splitting(norm), max_piece_bytes, table_budget, spill_dir, threads))
+        let splitting = unigram::splitting(norm, split_by_whitespace);
+        Ok(Counter::make(splitting, max_piece_bytes, table_budget, spill_dir, threads))
     }
 
     /// Counts the complete lines of `data` (the GIL released, on the counter's threads).
@@ -539,7 +542,8 @@ fn pieces_of(pieces: Vec<unigram::Piece>) -> PyPieces {
 #[pyfunction]
 #[pyo3(signature = (counts, vocab_size, byte_fallback=false, shrinking_factor=0.75, max_piece_length=16,
     seed_size=1_000_000, em_iterations=2, unk_piece="<unk>".to_string(), control_pieces=vec![],
-    user_defined=vec![], character_coverage=1.0, snapshots=vec![], threads=0, progress=None))]
+    user_defined=vec![], character_coverage=1.0, snapshots=vec![], threads=0, progress=None,
+    split=(true, true, true, false)))]
 #[allow(clippy::too_many_arguments)]
 fn train_unigram<'py>(
     py: Python<'py>,
@@ -557,7 +561,9 @@ fn train_unigram<'py>(
     snapshots: Vec<usize>,
     threads: usize,
     progress: Option<PyObject>,
+    split: (bool, bool, bool, bool),
 ) -> PyResult<Bound<'py, PyDict>> {
+    let (by_unicode_script, by_number, by_whitespace, digits) = split;
     let cfg = unigram::TrainerConfig {
         vocab_size,
         shrinking_factor,
@@ -570,6 +576,7 @@ fn train_unigram<'py>(
         user_defined,
         character_coverage,
         snapshots,
+        split: unigram::SplitRules { by_unicode_script, by_number, by_whitespace, digits },
     };
     let mut prog = Progress::new(progress);
     let counts = &counts.inner;

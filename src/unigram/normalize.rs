@@ -207,12 +207,20 @@ impl SpNormalizer {
         out
     }
 
-    /// Training words of one line (its line break dropped): each starts at a ▁.
-    pub fn words(&self, line: &str, buf: &mut String, mut emit: impl FnMut(&str)) {
+    /// Training words of one line (its line break dropped): each starts at a ▁; with
+    /// `by_whitespace` off, the whole normalized line is one word (SentencePiece trains on
+    /// whole sentences then).
+    pub fn words(&self, line: &str, by_whitespace: bool, buf: &mut String, mut emit: impl FnMut(&str)) {
         let line = line.strip_suffix('\n').unwrap_or(line);
         let line = line.strip_suffix('\r').unwrap_or(line);
         *buf = self.normalize(line);
         let s = buf.as_str();
+        if !by_whitespace {
+            if !s.is_empty() {
+                emit(s);
+            }
+            return;
+        }
         let mut start = 0;
         for (i, c) in s.char_indices() {
             if c == SPACE_MARK && i > start {
@@ -271,7 +279,7 @@ mod tests {
     fn words_start_at_marks() {
         let n = SpNormalizer::default();
         let mut got = vec![];
-        n.words("the  cat\n", &mut String::new(), |w| got.push(w.to_string()));
+        n.words("the  cat\n", true, &mut String::new(), |w| got.push(w.to_string()));
         assert_eq!(got, ["\u{2581}the", "\u{2581}", "\u{2581}cat"]);
     }
 }

@@ -56,6 +56,10 @@ class SpBpe(Algorithm[SpBpeConfig]):
             unk_token=str(raw["unk_token"]),
         )
 
+    def display_config(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """The normalizer as its rule's name, whether the rules are custom, their hash."""
+        return {**raw, "normalizer": self.parse_config(raw).normalizer.summary()}
+
     def compile(self, content: bytes, config: SpBpeConfig) -> _core.Encoder:
         return _core.Encoder.sp_bpe(content, **config.normalizer.core_args())
 

@@ -143,19 +143,6 @@ class SpNormalizerConfig:
         }
 
 
-def summarize_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """A stored config with its normalizer's rules (hundreds of KB of base64) replaced by the
-    summary people read; anything that is not a SentencePiece-style config comes back as is."""
-    norm = config.get("normalizer")
-    if not (isinstance(norm, Mapping) and "charsmap" in norm or isinstance(norm, Mapping) and "denormalizer" in norm):
-        return dict(config)
-    try:
-        summary = SpNormalizerConfig.from_json(norm, "SentencePiece-style").summary()
-    except InputError:
-        return dict(config)
-    return {**config, "normalizer": summary}
-
-
 def lossless(normalizer: SpNormalizerConfig, byte_fallback: bool) -> bool:
     """With byte fallback nothing is unknown; whitespace kept as it is decodes back. One
     character is the exception, as in SentencePiece itself: ▁ (U+2581) in the input is the
