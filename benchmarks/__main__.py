@@ -13,6 +13,7 @@ SUITES = [
     "worst_case",
     "load",
     "unigram",
+    "unigram_quality",
     "wordpiece",
     "serve",
     "long_lines",

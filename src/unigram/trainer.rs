@@ -137,7 +137,9 @@ impl Validity {
     fn push(&mut self, c: char) -> Step {
         let pos = self.n;
         self.n += 1;
-        if c == UNK_CHAR || c == '\0' || c == ' ' || c == '\t' {
+        // Tabs are ordinary characters (script Common), as in SentencePiece: runs of them, as
+        // code indents, are pieces.
+        if c == UNK_CHAR || c == '\0' || c == ' ' {
             return Step::Stop;
         }
         if c == WS {
