@@ -159,6 +159,9 @@ impl Validity {
         self.digit |= is_digit;
         let s = match script_of(c) {
             _ if is_digit && !self.rules.by_number => None,
+            // Unicode gives digits the script Common, as punctuation: "(0" and "1," may be
+            // pieces, "a1" may not (SentencePiece's GetScript).
+            Script::Digit => Some(Script::Common),
             Script::Inherited => self.prev,
             s => Some(s),
         };
@@ -900,6 +903,7 @@ mod tests {
         assert!(!ok("s,"));
         assert!(ok(".,"));
         assert!(!ok("a1"));
+        assert!(ok("(0") && ok("1,"));
         assert!(ok("中文"));
         let with = |rules: SplitRules, s: &str| {
             let mut v = Validity::new(rules);

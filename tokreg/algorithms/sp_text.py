@@ -98,8 +98,6 @@ class SpNormalizerConfig:
     def from_json(cls, raw: Mapping[str, Any], title: str) -> SpNormalizerConfig:
         exact_keys(raw, {"name", *_FLAGS}, title, optional=frozenset({"charsmap", "denormalizer"}))
         charsmap = _unb64(raw["charsmap"], title) if "charsmap" in raw else b""
-        if not charsmap and raw["name"] != "identity":
-            raise InputError(f"{title} normalization {raw['name']!r} has no rules; the version is damaged")
         denormalizer = None
         if "denormalizer" in raw:
             d = raw["denormalizer"]
@@ -203,17 +201,12 @@ def model_tokens(m: Model, source: str) -> tuple[list[TokenRow], str]:
 
 
 def model_normalizer(m: Model, source: str) -> SpNormalizerConfig:
-    """The normalizer of a model as SentencePiece loads it: a model that names a built-in rule
-    but carries no rules gets that rule's (SentencePiece fills them in on load too); one with
-    no name and no rules is identity."""
-    name = m.normalizer_name or ("user_defined" if m.precompiled_charsmap else "identity")
+    """The normalizer of a model as SentencePiece loads it: its rules are the model's
+    precompiled_charsmap and nothing else (SentencePiece fills in a named rule's charsmap when it
+    trains, never when it loads, so a model that names a rule but carries none normalizes as
+    identity). Without rules the name is stored as "identity", as tokreg always stored it."""
     charsmap = m.precompiled_charsmap
-    if not charsmap and name != "identity":
-        if name not in RULES:
-            raise InputError(
-                f"{source}: the model names the normalization {name!r} but carries no rules for it; nothing was written"
-            )
-        charsmap = builtin_charsmap(name)
+    name = (m.normalizer_name or "user_defined") if charsmap else "identity"
     denormalizer = None
     if m.denormalizer_charsmap:
         denormalizer = Denormalizer(
