@@ -742,6 +742,15 @@ pub fn train(
             }
             keep.push(p);
         }
+        if keep.len() >= act.len() {
+            // Nothing could go (every piece left is a character or has no alternative): another
+            // round would loop forever. The vocabularies still to come are taken from the model
+            // as it stands, as SentencePiece's finalization takes them.
+            for size in pending.drain(..) {
+                finished.push((size, finalize(&model, &required, &meta, size)?, rounds.len()));
+            }
+            break;
+        }
         let mut new_active = vec![false; nseed];
         for p in keep {
             new_active[p as usize] = true;
