@@ -21,7 +21,7 @@ spm = pytest.importorskip("sentencepiece")
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return corpus_slice(tmp_path_factory.mktemp("c") / "corpus.txt", 80_000)
+    return corpus_slice(tmp_path_factory.mktemp("c") / "corpus.txt", 150_000)
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,7 @@ def test_a_trained_normalizer_is_stored_like_an_imported_one(
 
 
 def _pieces(reg: Registry, name: str, corpus: Path, **options: object) -> list[str]:
-    v = reg.train(name, [corpus], UnigramOptions(vocab_size=1000, **options))  # type: ignore[arg-type]
+    v = reg.train(name, [corpus], UnigramOptions(vocab_size=1500, **options))  # type: ignore[arg-type]
     return [t.bytes.decode("utf-8") for t in reg.stored(v.ref).tokens]
 
 
