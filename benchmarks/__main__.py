@@ -15,6 +15,7 @@ SUITES = [
     "load",
     "start",
     "unigram",
+    "unigram_quality",
     "wordpiece",
     "serve",
     "long_lines",

@@ -57,6 +57,39 @@ fn to_py_err(py: Python<'_>, e: CoreError) -> PyErr {
 }
 
 /// `?` for core results: `.or_raise(py)?` raises through `to_py_err`.
+/// SentencePiece's text handling from a model's settings: the flags, the normalization rules
+/// (a precompiled charsmap, checked here) and the denormalizer (charsmap, add_dummy_prefix,
+/// remove_extra_whitespaces, escape_whitespaces).
+fn sp_normalizer(
+    add_dummy_prefix: bool,
+    remove_extra_whitespaces: bool,
+    escape_whitespaces: bool,
+    charsmap: Option<&[u8]>,
+    denormalizer: Option<(Vec<u8>, bool, bool, bool)>,
+) -> Result<unigram::SpNormalizer, CoreError> {
+    let rules = |blob: &[u8]| unigram::CharsMap::new(blob).map(std::sync::Arc::new);
+    let denormalizer = match denormalizer {
+        None => None,
+        Some((blob, add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces)) => {
+            Some(std::sync::Arc::new(unigram::SpNormalizer {
+                add_dummy_prefix,
+                remove_extra_whitespaces,
+                escape_whitespaces,
+                charsmap: Some(rules(&blob)?),
+                ..Default::default()
+            }))
+        }
+    };
+    Ok(unigram::SpNormalizer {
+        add_dummy_prefix,
+        remove_extra_whitespaces,
+        escape_whitespaces,
+        charsmap: charsmap.map(rules).transpose()?,
+        denormalizer,
+        ..Default::default()
+    })
+}
+
 trait OrRaise<T> {
     fn or_raise(self, py: Python<'_>) -> PyResult<T>;
 }
@@ -251,18 +284,27 @@ impl Counter {
 
     /// Unigram: SentencePiece's whitespace handling and `▁`-words.
     #[staticmethod]
+    #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (add_dummy_prefix=true, remove_extra_whitespaces=false, max_piece_bytes=0,
-        table_budget=usize::MAX, spill_dir=None, threads=0))]
+        table_budget=usize::MAX, spill_dir=None, threads=0, charsmap=None, user_defined=Vec::new(),
+        split_by_whitespace=true))]
     fn sentencepiece(
+        py: Python<'_>,
         add_dummy_prefix: bool,
         remove_extra_whitespaces: bool,
         max_piece_bytes: usize,
         table_budget: usize,
         spill_dir: Option<String>,
         threads: usize,
-    ) -> Counter {
-        let norm = unigram::SpNormalizer { add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces: true };
-        Counter::make(unigram::splitting(norm), max_piece_bytes, table_budget, spill_dir, threads)
+        charsmap: Option<&[u8]>,
+        user_defined: Vec<String>,
+        split_by_whitespace: bool,
+    ) -> PyResult<Counter> {
+        let norm = sp_normalizer(add_dummy_prefix, remove_extra_whitespaces, true, charsmap, None)
+            .or_raise(py)?
+            .with_user_defined(user_defined);
+        let splitting = unigram::splitting(norm, split_by_whitespace);
+        Ok(Counter::make(splitting, max_piece_bytes, table_budget, spill_dir, threads))
     }
 
     /// Counts the complete lines of `data` (the GIL released, on the counter's threads).
@@ -500,7 +542,8 @@ fn pieces_of(pieces: Vec<unigram::Piece>) -> PyPieces {
 #[pyfunction]
 #[pyo3(signature = (counts, vocab_size, byte_fallback=false, shrinking_factor=0.75, max_piece_length=16,
     seed_size=1_000_000, em_iterations=2, unk_piece="<unk>".to_string(), control_pieces=vec![],
-    user_defined=vec![], character_coverage=1.0, snapshots=vec![], threads=0, progress=None))]
+    user_defined=vec![], character_coverage=1.0, snapshots=vec![], threads=0, progress=None,
+    split=(true, true, true, false)))]
 #[allow(clippy::too_many_arguments)]
 fn train_unigram<'py>(
     py: Python<'py>,
@@ -518,7 +561,9 @@ fn train_unigram<'py>(
     snapshots: Vec<usize>,
     threads: usize,
     progress: Option<PyObject>,
+    split: (bool, bool, bool, bool),
 ) -> PyResult<Bound<'py, PyDict>> {
+    let (by_unicode_script, by_number, by_whitespace, digits) = split;
     let cfg = unigram::TrainerConfig {
         vocab_size,
         shrinking_factor,
@@ -531,6 +576,7 @@ fn train_unigram<'py>(
         user_defined,
         character_coverage,
         snapshots,
+        split: unigram::SplitRules { by_unicode_script, by_number, by_whitespace, digits },
     };
     let mut prog = Progress::new(progress);
     let counts = &counts.inner;
@@ -619,30 +665,40 @@ impl Encoder {
 
     /// Unigram LM: SentencePiece text handling, Viterbi, n-best and sampling.
     #[staticmethod]
-    #[pyo3(signature = (content, add_dummy_prefix=true, remove_extra_whitespaces=false, escape_whitespaces=true))]
+    #[pyo3(signature = (content, add_dummy_prefix=true, remove_extra_whitespaces=false, escape_whitespaces=true,
+        charsmap=None, denormalizer=None))]
     fn unigram(
         py: Python<'_>,
         content: &[u8],
         add_dummy_prefix: bool,
         remove_extra_whitespaces: bool,
         escape_whitespaces: bool,
+        charsmap: Option<&[u8]>,
+        denormalizer: Option<(Vec<u8>, bool, bool, bool)>,
     ) -> PyResult<Encoder> {
-        let norm = unigram::SpNormalizer { add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces };
+        let norm =
+            sp_normalizer(add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces, charsmap, denormalizer)
+                .or_raise(py)?;
         Encoder::build(py, || Tokenizer::unigram(content, norm))
     }
 
     /// SentencePiece BPE (imported `model_type: BPE` models): SentencePiece text handling,
     /// then score-driven merges.
     #[staticmethod]
-    #[pyo3(signature = (content, add_dummy_prefix=true, remove_extra_whitespaces=false, escape_whitespaces=true))]
+    #[pyo3(signature = (content, add_dummy_prefix=true, remove_extra_whitespaces=false, escape_whitespaces=true,
+        charsmap=None, denormalizer=None))]
     fn sp_bpe(
         py: Python<'_>,
         content: &[u8],
         add_dummy_prefix: bool,
         remove_extra_whitespaces: bool,
         escape_whitespaces: bool,
+        charsmap: Option<&[u8]>,
+        denormalizer: Option<(Vec<u8>, bool, bool, bool)>,
     ) -> PyResult<Encoder> {
-        let norm = unigram::SpNormalizer { add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces };
+        let norm =
+            sp_normalizer(add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces, charsmap, denormalizer)
+                .or_raise(py)?;
         Encoder::build(py, || Tokenizer::sp_bpe(content, norm))
     }
 

@@ -140,3 +140,9 @@ def pg_role(url: str, name: str) -> str:
         if not c.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)).fetchone():
             c.execute(f"CREATE ROLE {name} LOGIN")
     return url.replace("//tokreg@", f"//{name}@")
+
+
+# Models trained with the `sentencepiece` library, shared by the SentencePiece import and
+# export tests: imported here so that each is trained once per session (a fixture is shared by
+# the modules that see it through conftest, and computed once at its scope).
+from .spm_models import spm_imported, spm_models, spm_processors  # noqa: E402, F401

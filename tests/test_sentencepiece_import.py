@@ -1,12 +1,12 @@
 """`tokreg import sentencepiece`: models trained here with the `sentencepiece` library (Unigram
-and BPE, identity normalization, each flag that changes encoding) import and then encode every
-line of the shared corpora with exactly SentencePiece's ids; byte-fallback models round-trip;
-models tokreg cannot encode identically and damaged files are refused in one line, and nothing
-is written."""
+and BPE, every normalization rule, a custom rule, a denormalizer, each flag that changes
+encoding; tests/spm_models.py) import and then encode every line of the shared corpora, and
+generated odd text, with exactly SentencePiece's ids, and decode as it does; byte-fallback
+models round-trip; models tokreg cannot encode identically and damaged files (a truncated or
+unknown precompiled_charsmap included) are refused in one line, and nothing is written."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
@@ -15,71 +15,36 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokreg import InputError, NotFoundError, Registry, Tokenizer, transfer
+from tokreg.formats import sentencepiece_proto
 
+from . import spm_models as spm_models_mod
 from .conftest import CORPORA, Cli, data_file
 
 spm = pytest.importorskip("sentencepiece")
 
-# name -> SentencePieceTrainer options (besides the shared ones in `_train`)
-VARIANTS: dict[str, dict[str, Any]] = {
-    # SentencePiece's defaults: whitespace collapsed, dummy prefix, no byte fallback (unk runs)
-    "unigram": {"model_type": "unigram"},
-    "unigram-bytes": {"model_type": "unigram", "byte_fallback": True, "remove_extra_whitespaces": False},
-    "unigram-symbols": {
-        "model_type": "unigram",
-        "user_defined_symbols": ["LORD", "<sep>", "神"],
-        "control_symbols": ["<cls>", "<mask>"],
-        "add_dummy_prefix": False,
-        "remove_extra_whitespaces": False,
-    },
-    # Llama's settings: byte fallback, dummy prefix, whitespace kept
-    "bpe-llama": {"model_type": "bpe", "byte_fallback": True, "remove_extra_whitespaces": False},
-    "bpe-plain": {"model_type": "bpe", "user_defined_symbols": ["LORD", "<sep>"], "add_dummy_prefix": False},
-}
-
-
-def _lines(name: str) -> list[str]:
-    return data_file(name).read_text(encoding="utf-8").split("\n")
+_lines = spm_models_mod.lines
+_train = spm_models_mod.train
+VARIANTS = spm_models_mod.ALL
 
 
 @pytest.fixture(scope="module")
 def training_lines() -> list[str]:
-    """A whole-line slice of each corpus (about 0.6 MB in all)."""
-    return _lines("kjv.txt")[:3000] + _lines("dr.en.txt")[:3000] + _lines("dr.zh-cn.txt")[:2000]
-
-
-def _train(lines: list[str], **options: Any) -> bytes:
-    options.setdefault("normalization_rule_name", "identity")
-    options.setdefault("vocab_size", 3000)
-    buf = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(lines), model_writer=buf, num_threads=2, minloglevel=2, **options
-    )
-    return buf.getvalue()
+    return spm_models_mod.training_lines()
 
 
 @pytest.fixture(scope="module")
-def models(training_lines: list[str], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """variant -> its .model file, trained once for the module."""
-    folder = tmp_path_factory.mktemp("spm")
-    out = {}
-    for name, options in VARIANTS.items():
-        out[name] = folder / f"{name}.model"
-        out[name].write_bytes(_train(training_lines, **options))
-    return out
+def models(spm_models: dict[str, Path]) -> dict[str, Path]:
+    return spm_models
 
 
 @pytest.fixture(scope="module")
-def imported(models: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Tokenizer]:
-    """variant -> the tokenizer imported through the API (one registry for all)."""
-    reg = Registry(tmp_path_factory.mktemp("db") / "r.db")
-    out = {}
-    for name, path in models.items():
-        v = reg.import_sentencepiece(name, path)
-        assert v.ref == f"{name}@1" and v.source == "import:sentencepiece"
-        out[name] = reg.load(name)
-    reg.close()
-    return out
+def imported(spm_imported: dict[str, Tokenizer]) -> dict[str, Tokenizer]:
+    return spm_imported
+
+
+@pytest.fixture(scope="module")
+def processors(spm_processors: dict[str, Any]) -> dict[str, Any]:
+    return spm_processors
 
 
 @pytest.mark.parametrize("corpus", CORPORA)
@@ -117,10 +82,24 @@ EDGES = [
 # Text made of pieces of the models and characters they lack, so that merges, unknowns,
 # user-defined and control pieces and whitespace meet in every way.
 _ALPHABET = list("ab  \t\n\u2581的神,.") + ["<s>", "<unk>", "LORD", "<sep>", "<cls>", "the", "é", "😀", "  "]
+# What normalization rules rewrite: compatibility characters, full-width forms, ligatures,
+# combining marks, odd whitespace and control characters, case (the *_cf rules), the custom rule.
+_NORMALIZED = list(
+    "ﬁﬂﬀﬃ ＡＢＣａｂｃ０１２ｶﾀｶﾅ ⅠⅫ㎏½²™℃ e\u0301a\u0308\u0323 Å\u212b\u00c5 "
+    "\u00a0\u2000\u2003\u3000\u200b\u200d\ufeff\u2028\u0085\x01\x07\x1f\x7f\u0080 "
+    "ǅİıßẞΣσς ＬＯＲＤ aaa ㈱①⑴ ﹏﹖ ＿ \U0001d400\U0001d7d8"
+) + ["aa", "LORD", "Lord", "  ", "\u3000\u3000"]
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(st.sampled_from(EDGES), st.lists(st.sampled_from(_ALPHABET), max_size=12).map("".join), st.text()))
+@given(
+    st.one_of(
+        st.sampled_from(EDGES),
+        st.lists(st.sampled_from(_ALPHABET), max_size=12).map("".join),
+        st.lists(st.sampled_from(_NORMALIZED + _ALPHABET), max_size=16).map("".join),
+        st.text(),
+    )
+)
 def test_same_ids_as_sentencepiece_on_odd_text(
     models: dict[str, Path], imported: dict[str, Tokenizer], processors: dict[str, Any], s: str
 ) -> None:
@@ -130,11 +109,6 @@ def test_same_ids_as_sentencepiece_on_odd_text(
         return
     for variant, sp in processors.items():
         assert imported[variant].encode_ordinary(s) == sp.encode(s), variant
-
-
-@pytest.fixture(scope="module")
-def processors(models: dict[str, Path]) -> dict[str, Any]:
-    return {name: spm.SentencePieceProcessor(model_file=str(path)) for name, path in models.items()}
 
 
 def test_pieces_kinds_and_scores_are_kept(models: dict[str, Path], imported: dict[str, Tokenizer]) -> None:
@@ -209,10 +183,47 @@ def _refused(registry: Registry, path: Path, *needles: str) -> str:
     return msg
 
 
-def test_nmt_nfkc_is_refused(training_lines: list[str], tmp_path: Path, registry: Registry) -> None:
-    p = tmp_path / "nfkc.model"
-    p.write_bytes(_train(training_lines[:2000], model_type="bpe", vocab_size=1000, normalization_rule_name="nmt_nfkc"))
-    _refused(registry, p, "'nmt_nfkc'", "does not implement", "normalization_rule_name=identity")
+def test_normalizer_is_the_models(models: dict[str, Path], imported: dict[str, Tokenizer]) -> None:
+    """Each model's rules are stored with it (so they are hashed) and named as the model names them."""
+    for variant, rule in [
+        ("unigram-nmt_nfkc", "nmt_nfkc"),
+        ("bpe-nfkc_cf", "nfkc_cf"),
+        ("unigram-custom", "user_defined"),
+    ]:
+        data = transfer.read_sentencepiece(models[variant])
+        norm = data.config["normalizer"]
+        assert norm["name"] == rule and "charsmap" in norm and "denormalizer" not in norm
+    assert "denormalizer" in transfer.read_sentencepiece(models["unigram-denorm"]).config["normalizer"]
+    # identity models keep the config (and so the hash) they had before rules existed
+    assert set(transfer.read_sentencepiece(models["unigram"]).config["normalizer"]) == {
+        "name", "add_dummy_prefix", "remove_extra_whitespaces", "escape_whitespaces"
+    }  # fmt: skip
+    tok = imported["unigram-denorm"]
+    sp = spm.SentencePieceProcessor(model_file=str(models["unigram-denorm"]))
+    for s in ["the Lord said", "LORD ﬁne aa", "Lord,Lord"]:
+        ids = sp.encode(s)
+        assert tok.encode(s) == ids and tok.decode(ids) == sp.decode(ids)
+    assert tok.decode(tok.encode("the Lord said")) == "the LORD said"
+
+
+def _with_charsmap(path: Path, charsmap: bytes, out: Path) -> Path:
+    m = sentencepiece_proto.read(path)
+    m.precompiled_charsmap = charsmap
+    out.write_bytes(sentencepiece_proto.dumps(m))
+    return out
+
+
+def test_a_damaged_charsmap_is_refused(models: dict[str, Path], tmp_path: Path, registry: Registry) -> None:
+    source = models["unigram-nmt_nfkc"]
+    charsmap = sentencepiece_proto.read(source).precompiled_charsmap
+    for name, blob in [
+        ("truncated", charsmap[: len(charsmap) // 2]),
+        ("header", charsmap[:3]),
+        ("unknown", b"\x08\x00\x00\x00" + bytes(range(40))),
+        ("no-replacements", charsmap[: 4 + int.from_bytes(charsmap[:4], "little")]),
+    ]:
+        p = _with_charsmap(source, blob, tmp_path / f"{name}.model")
+        _refused(registry, p, "precompiled_charsmap", "nothing was imported")
 
 
 @pytest.mark.parametrize(
@@ -246,9 +257,9 @@ def test_damaged_and_wrong_files_are_refused(models: dict[str, Path], tmp_path: 
     _refused(registry, tmp_path / "missing.model", "does not exist")
 
 
-def test_cli_refusal_is_one_line(training_lines: list[str], tmp_path: Path, run: Cli) -> None:
-    p = tmp_path / "nfkc.model"
-    p.write_bytes(_train(training_lines[:2000], model_type="unigram", vocab_size=1000, normalization_rule_name="nfkc"))
+def test_cli_refusal_is_one_line(models: dict[str, Path], tmp_path: Path, run: Cli) -> None:
+    charsmap = sentencepiece_proto.read(models["bpe-nfkc"]).precompiled_charsmap
+    p = _with_charsmap(models["bpe-nfkc"], charsmap[:1000], tmp_path / "bad.model")
     res = run("import", "sentencepiece", p, "--name", "x", ok=False)
     assert res.exit_code == 1
-    assert res.output.count("\n") == 1 and "'nfkc'" in res.output
+    assert res.output.count("\n") == 1 and "precompiled_charsmap" in res.output and str(p) in res.output

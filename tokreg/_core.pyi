@@ -63,6 +63,7 @@ def train_unigram(
     snapshots: list[int] = ...,
     threads: int = 0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
+    split: tuple[bool, bool, bool, bool] = ...,
 ) -> dict[str, Any]: ...
 
 @final
@@ -95,6 +96,9 @@ class Counter:
         table_budget: int = ...,
         spill_dir: Optional[str] = None,
         threads: int = 0,
+        charsmap: Optional[bytes] = None,
+        user_defined: list[str] = ...,
+        split_by_whitespace: bool = True,
     ) -> Counter: ...
     def feed(self, data: bytes) -> None: ...
     def end_input(self) -> None: ...
@@ -152,6 +156,8 @@ class Encoder:
         add_dummy_prefix: bool = True,
         remove_extra_whitespaces: bool = False,
         escape_whitespaces: bool = True,
+        charsmap: Optional[bytes] = None,
+        denormalizer: Optional[tuple[bytes, bool, bool, bool]] = None,
     ) -> Encoder: ...
     @staticmethod
     def sp_bpe(
@@ -159,6 +165,8 @@ class Encoder:
         add_dummy_prefix: bool = True,
         remove_extra_whitespaces: bool = False,
         escape_whitespaces: bool = True,
+        charsmap: Optional[bytes] = None,
+        denormalizer: Optional[tuple[bytes, bool, bool, bool]] = None,
     ) -> Encoder: ...
     @property
     def kind(self) -> str: ...

@@ -8,10 +8,13 @@ line becomes pieces. It is recorded in counts files, and training from counts ch
     {"splitting": "pieces", "pattern": REGEX, "max_piece_bytes": N}           # BPE
     {"splitting": "bert", "normalizer": {...}, "max_piece_bytes": N}          # WordPiece
     {"splitting": "sentencepiece", "normalizer": {...}, "max_piece_bytes": N} # Unigram
+        (normalizer: add_dummy_prefix, remove_extra_whitespaces, and when used "charsmap" (the
+        rules, base64) and "user_defined"; "split_by_whitespace": false when off)
 """
 
 from __future__ import annotations
 
+import base64
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,7 +41,15 @@ def new_counter(counting: dict[str, Any], *, threads: int = 0, table_budget: int
         return _core.Counter.bert(**counting["normalizer"], **common)
     if kind == "sentencepiece":
         n = counting["normalizer"]
-        return _core.Counter.sentencepiece(n["add_dummy_prefix"], n["remove_extra_whitespaces"], **common)
+        rules = base64.b64decode(n["charsmap"]) if "charsmap" in n else None
+        return _core.Counter.sentencepiece(
+            n["add_dummy_prefix"],
+            n["remove_extra_whitespaces"],
+            charsmap=rules,
+            user_defined=list(n.get("user_defined", [])),
+            split_by_whitespace=bool(counting.get("split_by_whitespace", True)),
+            **common,
+        )
     raise InputError(f"counts made with splitting {kind!r} are not known to this tokreg; upgrade tokreg")
 
 

@@ -364,6 +364,7 @@ class Registry:
             run = reads.training_run(conn, v)
         out = v.to_json()
         out.update(summary)
+        out["config"] = algo.display_config(v.config)
         out["title"] = algo.title
         out["score_label"] = algo.score_label
         out["lossless"] = algo.lossless(algo.parse_config(v.config))

@@ -23,7 +23,7 @@ from .tokenizer import Tokenizer
 PathLike = Union[str, "os.PathLike[str]"]
 
 #: Formats `export` writes: tokreg's own for every version, the others where the algorithm has them.
-EXPORT_FORMATS = ("tokreg", "hf", "tiktoken")
+EXPORT_FORMATS = ("tokreg", "hf", "tiktoken", "sentencepiece")
 
 
 def read_tiktoken(

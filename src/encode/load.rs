@@ -113,6 +113,7 @@ impl Tokenizer {
     /// Unigram LM (Viterbi, n-best, sampling) behind SentencePiece's text handling.
     pub fn unigram(content: &[u8], normalizer: SpNormalizer) -> Result<Tokenizer, CoreError> {
         let (pieces, specials) = sp_pieces(content::parse(content)?, "Unigram")?;
+        let normalizer = keep_user_defined(normalizer, &pieces);
         let encoder = unigram::Encoder::new(&pieces)?;
         Ok(Tokenizer::new(Box::new(unigram::Unigram::new(encoder, normalizer)), specials))
     }
@@ -120,6 +121,7 @@ impl Tokenizer {
     /// SentencePiece BPE (score-driven merges) behind SentencePiece's text handling.
     pub fn sp_bpe(content: &[u8], normalizer: SpNormalizer) -> Result<Tokenizer, CoreError> {
         let (pieces, specials) = sp_pieces(content::parse(content)?, "SentencePiece BPE")?;
+        let normalizer = keep_user_defined(normalizer, &pieces);
         let encoder = spbpe::Encoder::new(&pieces)?;
         Ok(Tokenizer::new(Box::new(spbpe::SpBpe::new(encoder, normalizer)), specials))
     }
@@ -135,6 +137,17 @@ fn splitter(pattern: &str, keep_gaps: bool) -> Result<Splitter, CoreError> {
 
 /// The pieces of SentencePiece-style content (ids 0..n, UTF-8 texts, scores, kinds) and its
 /// special pieces (control and unknown).
+/// SentencePiece's normalizer leaves user-defined pieces as they are (its prefix matcher);
+/// that only changes anything when there are normalization rules.
+fn keep_user_defined(normalizer: SpNormalizer, pieces: &[Piece]) -> SpNormalizer {
+    if !normalizer.has_rules() {
+        return normalizer;
+    }
+    let user: Vec<String> =
+        pieces.iter().filter(|p| p.kind == PieceKind::UserDefined).map(|p| p.text.clone()).collect();
+    normalizer.with_user_defined(user)
+}
+
 fn sp_pieces(c: Content, what: &str) -> Result<(Vec<Piece>, Specials), CoreError> {
     let mut pieces = Vec::with_capacity(c.tokens.len());
     let mut specials = Vec::new();

@@ -29,7 +29,7 @@ impl Encode for SpBpe {
     /// Piece texts (a byte piece gives its byte, a control piece nothing), `▁` back to spaces.
     fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError> {
         check_ids(ids, self.encoder.vocab_size())?;
-        Ok(self.normalizer.restore(&self.encoder.decode_pieces(ids)))
+        Ok(self.normalizer.denormalize(self.normalizer.restore(&self.encoder.decode_pieces(ids))))
     }
 
     fn token_bytes(&self, id: u32) -> Option<&[u8]> {

@@ -17,9 +17,9 @@ pub struct CorpusOutput {
     pub train_seconds: f64,
 }
 
-/// How Unigram cuts a line into the words it counts.
-pub fn splitting(normalizer: SpNormalizer) -> Splitting {
-    Splitting::Words(Box::new(move |line, emit| normalizer.words(line, &mut String::new(), &mut *emit)))
+/// How Unigram cuts a line into the words it counts (`by_whitespace` off: whole lines).
+pub fn splitting(normalizer: SpNormalizer, by_whitespace: bool) -> Splitting {
+    Splitting::Words(Box::new(move |line, emit| normalizer.words(line, by_whitespace, &mut String::new(), &mut *emit)))
 }
 
 /// Trains on counted words. `progress(phase, done, total)` is called with the trainer's phases;

@@ -271,7 +271,8 @@ impl Encoder {
 
     /// `encode_text`, appending the ids to `out`.
     pub fn encode_text_into(&self, norm: &SpNormalizer, text: &str, scratch: &mut Scratch, out: &mut Vec<u32>) {
-        if norm.escape_whitespaces {
+        // The spaced fast path reproduces only the space handling; rules take the general one.
+        if norm.escape_whitespaces && !norm.has_rules() {
             let mut buf = std::mem::take(&mut scratch.text);
             spaced_text(norm, text, &mut buf);
             self.viterbi(&self.spaced, &buf, true, scratch, out);
@@ -720,6 +721,7 @@ mod tests {
                         add_dummy_prefix: flags & 1 != 0,
                         remove_extra_whitespaces: flags & 2 != 0,
                         escape_whitespaces: flags & 4 != 0,
+                        ..Default::default()
                     };
                     for t in &texts {
                         let want = e.encode(&norm.normalize(t));

@@ -26,6 +26,7 @@
 // Lattice and EM code indexes several parallel arrays by position; index loops say that best.
 #![allow(clippy::needless_range_loop)]
 
+mod charsmap;
 mod corpus;
 mod encoder;
 mod lattice;
@@ -35,6 +36,7 @@ mod script;
 mod trainer;
 mod trie;
 
+pub use charsmap::CharsMap;
 pub use corpus::{splitting, train_counts, CorpusOutput};
 pub use encoder::{with_scratch, Encoder, Scratch};
 pub use normalize::{SpNormalizer, SPACE_MARK};
@@ -121,6 +123,24 @@ pub struct TrainerConfig {
     /// Smaller vocabulary sizes to finalize on the way (several sizes from one run): each is
     /// taken at the first round whose pruning reaches its own target (see `trainer.rs`).
     pub snapshots: Vec<usize>,
+    /// SentencePiece's piece-validity switches (`IsValidSentencePiece`), with its defaults: no
+    /// piece mixes scripts; digits are a script of their own; `▁` only starts a piece (off: also
+    /// inside one, never at its end; the counter then keeps whole lines); every digit alone.
+    pub split: SplitRules,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitRules {
+    pub by_unicode_script: bool,
+    pub by_number: bool,
+    pub by_whitespace: bool,
+    pub digits: bool,
+}
+
+impl Default for SplitRules {
+    fn default() -> Self {
+        SplitRules { by_unicode_script: true, by_number: true, by_whitespace: true, digits: false }
+    }
 }
 
 impl Default for TrainerConfig {
@@ -137,6 +157,7 @@ impl Default for TrainerConfig {
             user_defined: Vec::new(),
             character_coverage: 1.0,
             snapshots: Vec::new(),
+            split: SplitRules::default(),
         }
     }
 }

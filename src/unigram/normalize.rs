@@ -3,6 +3,16 @@
 //! looks like every other; optionally runs of spaces collapse (SentencePiece's
 //! remove_extra_whitespaces). `restore` undoes the mapping on decoded bytes. With extra
 //! whitespace kept, restore(normalize(s)) == s for every s: the ▁ mode is lossless.
+//!
+//! A model's normalization rules (`charsmap`: nmt_nfkc, nfkc, a custom TSV, ...) rewrite the
+//! text first, exactly as SentencePiece's `Normalizer::Normalize` does: at each position the
+//! longest user-defined piece is kept as it is, else the longest rule is applied, else one
+//! character is copied; spaces the rules produce take part in collapsing. The `denormalizer`
+//! (a model's `denormalizer_spec`) is applied to decoded text, as SentencePiece's Decode does.
+
+use std::sync::Arc;
+
+use super::charsmap::CharsMap;
 
 pub const SPACE_MARK: char = '\u{2581}';
 const MARK_UTF8: &[u8] = "\u{2581}".as_bytes();
@@ -12,15 +22,118 @@ pub struct SpNormalizer {
     pub add_dummy_prefix: bool,
     pub remove_extra_whitespaces: bool,
     pub escape_whitespaces: bool,
+    /// The precompiled normalization rules; `None`: identity.
+    pub charsmap: Option<Arc<CharsMap>>,
+    /// User-defined pieces, longest first: never rewritten by the rules (only used with rules).
+    pub user_defined: Arc<Vec<String>>,
+    /// Applied to decoded text; `None`: none.
+    pub denormalizer: Option<Arc<SpNormalizer>>,
 }
 
 impl Default for SpNormalizer {
     fn default() -> Self {
-        SpNormalizer { add_dummy_prefix: true, remove_extra_whitespaces: false, escape_whitespaces: true }
+        SpNormalizer {
+            add_dummy_prefix: true,
+            remove_extra_whitespaces: false,
+            escape_whitespaces: true,
+            charsmap: None,
+            user_defined: Arc::new(Vec::new()),
+            denormalizer: None,
+        }
     }
 }
 
 impl SpNormalizer {
+    /// The same settings keeping `pieces` (user-defined pieces) whole; sorted longest first,
+    /// ties by bytes, so the first match is the longest.
+    pub fn with_user_defined(mut self, mut pieces: Vec<String>) -> SpNormalizer {
+        pieces.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        pieces.dedup();
+        self.user_defined = Arc::new(pieces);
+        self
+    }
+
+    /// Whether the text goes through rules (the general path); else only spaces change.
+    pub fn has_rules(&self) -> bool {
+        self.charsmap.is_some()
+    }
+
+    /// SentencePiece's `NormalizePrefix`: (the normalized form of the start of `input`, the
+    /// bytes it consumes). `input` is not empty.
+    fn prefix<'a>(&'a self, input: &'a str) -> (&'a str, usize) {
+        for piece in self.user_defined.iter() {
+            if input.starts_with(piece.as_str()) {
+                return (&input[..piece.len()], piece.len());
+            }
+        }
+        if let Some(m) = &self.charsmap {
+            if let Some(hit) = m.longest_prefix(input) {
+                return hit;
+            }
+        }
+        let len = input.chars().next().map_or(1, char::len_utf8);
+        (&input[..len], len)
+    }
+
+    /// SentencePiece's `Normalizer::Normalize` with rules (see the module comment).
+    fn normalize_with_rules(&self, mut input: &str, out: &mut String) {
+        let remove = self.remove_extra_whitespaces;
+        if remove {
+            while !input.is_empty() {
+                let (sp, used) = self.prefix(input);
+                if sp != " " {
+                    break;
+                }
+                input = &input[used..];
+            }
+        }
+        if input.is_empty() {
+            return;
+        }
+        let space = if self.escape_whitespaces { SPACE_MARK } else { ' ' };
+        if self.add_dummy_prefix {
+            out.push(space);
+        }
+        let mut prev_space = remove;
+        while !input.is_empty() {
+            let (mut sp, used) = self.prefix(input);
+            if prev_space {
+                sp = sp.trim_start_matches(' ');
+            }
+            if !sp.is_empty() {
+                if self.escape_whitespaces {
+                    for (i, run) in sp.split(' ').enumerate() {
+                        if i > 0 {
+                            out.push(SPACE_MARK);
+                        }
+                        out.push_str(run);
+                    }
+                } else {
+                    out.push_str(sp);
+                }
+                prev_space = sp.ends_with(' ');
+            }
+            input = &input[used..];
+            if !remove {
+                prev_space = false;
+            }
+        }
+        if remove {
+            let keep = out.trim_end_matches(space).len();
+            out.truncate(keep);
+        }
+    }
+
+    /// Decoded bytes through the denormalizer, when there is one. Bytes that are not UTF-8
+    /// become U+FFFD one byte at a time, as SentencePiece's normalizer reads them.
+    pub fn denormalize(&self, decoded: Vec<u8>) -> Vec<u8> {
+        let Some(d) = &self.denormalizer else { return decoded };
+        let text = match String::from_utf8(decoded) {
+            Ok(s) => s,
+            Err(e) => lossy_per_byte(e.as_bytes()),
+        };
+        d.normalize(&text).into_bytes()
+    }
     pub fn normalize(&self, text: &str) -> String {
         let mut out = String::new();
         self.normalize_into(text, &mut out);
@@ -31,6 +144,9 @@ impl SpNormalizer {
     /// one allocation.
     pub fn normalize_into(&self, text: &str, out: &mut String) {
         out.clear();
+        if self.has_rules() {
+            return self.normalize_with_rules(text, out);
+        }
         let body: &str = if self.remove_extra_whitespaces { text.trim_matches(' ') } else { text };
         if body.is_empty() {
             return;
@@ -91,12 +207,20 @@ impl SpNormalizer {
         out
     }
 
-    /// Training words of one line (its line break dropped): each starts at a ▁.
-    pub fn words(&self, line: &str, buf: &mut String, mut emit: impl FnMut(&str)) {
+    /// Training words of one line (its line break dropped): each starts at a ▁; with
+    /// `by_whitespace` off, the whole normalized line is one word (SentencePiece trains on
+    /// whole sentences then).
+    pub fn words(&self, line: &str, by_whitespace: bool, buf: &mut String, mut emit: impl FnMut(&str)) {
         let line = line.strip_suffix('\n').unwrap_or(line);
         let line = line.strip_suffix('\r').unwrap_or(line);
         *buf = self.normalize(line);
         let s = buf.as_str();
+        if !by_whitespace {
+            if !s.is_empty() {
+                emit(s);
+            }
+            return;
+        }
         let mut start = 0;
         for (i, c) in s.char_indices() {
             if c == SPACE_MARK && i > start {
@@ -106,6 +230,25 @@ impl SpNormalizer {
         }
         if start < s.len() {
             emit(&s[start..]);
+        }
+    }
+}
+
+/// `bytes` as text, each byte of an invalid sequence replaced by U+FFFD.
+fn lossy_per_byte(mut bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                out.push_str(s);
+                return out;
+            }
+            Err(e) => {
+                let good = e.valid_up_to();
+                out.push_str(std::str::from_utf8(&bytes[..good]).unwrap_or_default());
+                out.push('\u{FFFD}');
+                bytes = &bytes[good + 1..];
+            }
         }
     }
 }
@@ -136,7 +279,7 @@ mod tests {
     fn words_start_at_marks() {
         let n = SpNormalizer::default();
         let mut got = vec![];
-        n.words("the  cat\n", &mut String::new(), |w| got.push(w.to_string()));
+        n.words("the  cat\n", true, &mut String::new(), |w| got.push(w.to_string()));
         assert_eq!(got, ["\u{2581}the", "\u{2581}", "\u{2581}cat"]);
     }
 }

@@ -6,8 +6,9 @@
 //! piece quality, so this table covers them by range and folds everything else into a
 //! per-128-codepoint block class, which keeps unknown scripts apart from each other. Like
 //! SentencePiece, Hiragana/Katakana (and U+30FC) are merged into Han, combining marks are
-//! "inherited" (take the previous character's script) and ASCII digits form their own class
-//! (`split_by_number`).
+//! "inherited" (take the previous character's script) and ASCII digits form their own class,
+//! which the trainer reads as Common (Unicode's script for them) or, with `split_by_number`
+//! off, as any script.
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Script {

@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::script::{script_of, Script};
-use super::{byte_piece_text, Piece, PieceKind, Round, Sized, TrainResult, TrainerConfig};
+use super::{byte_piece_text, Piece, PieceKind, Round, Sized, SplitRules, TrainResult, TrainerConfig};
 use crate::error::CoreError;
 
 /// Placeholder for characters outside `character_coverage` (SP's kUNKChar); never in a piece.
@@ -108,41 +108,72 @@ fn split_meta<'a>(s: &'a str, meta: &[&str]) -> Vec<&'a str> {
     out
 }
 
-/// Validity of a piece as SP's `IsValidSentencePiece` (default flags), tracked incrementally:
-/// feed characters left to right; once `push` returns false every extension is invalid too.
+/// Validity of a piece as SP's `IsValidSentencePiece`, tracked incrementally: feed characters
+/// left to right; `push` says whether the piece so far is valid, and whether any extension can
+/// still be (`Step::Stop` means no extension is valid either).
 struct Validity {
+    rules: SplitRules,
+    /// The script so far; `None` is SentencePiece's "any" (nothing yet, or after a digit when
+    /// digits do not split).
     prev: Option<Script>,
     n: usize,
+    digit: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// The piece so far is valid.
+    Piece,
+    /// Not a piece, but a longer one may be (a `▁` inside, when whitespace does not split).
+    Skip,
+    /// Neither this piece nor any extension of it is valid.
+    Stop,
 }
 
 impl Validity {
-    fn new() -> Self {
-        Validity { prev: None, n: 0 }
+    fn new(rules: SplitRules) -> Self {
+        Validity { rules, prev: None, n: 0, digit: false }
     }
-    fn push(&mut self, c: char) -> bool {
+    fn push(&mut self, c: char) -> Step {
         let pos = self.n;
         self.n += 1;
-        if c == UNK_CHAR || c == '\0' || c == ' ' || c == '\t' {
-            return false;
+        // Tabs are ordinary characters (script Common), as in SentencePiece: runs of them, as
+        // code indents, are pieces.
+        if c == UNK_CHAR || c == '\0' || c == ' ' {
+            return Step::Stop;
         }
         if c == WS {
-            // Whitespace only as the first character (split_by_whitespace).
-            return pos == 0;
+            // Whitespace starts a piece; with split_by_whitespace off it may also sit inside one,
+            // never at its end.
+            return match (pos, self.rules.by_whitespace) {
+                (0, _) => Step::Piece,
+                (_, true) => Step::Stop,
+                (_, false) => Step::Skip,
+            };
         }
+        let is_digit = c.is_ascii_digit();
+        // split_digits: a digit is a piece of its own, in no longer piece.
+        if self.rules.digits && (self.digit || (is_digit && pos > 0)) {
+            return Step::Stop;
+        }
+        self.digit |= is_digit;
         let s = match script_of(c) {
-            Script::Inherited => match self.prev {
-                Some(p) => p,
-                None => return true,
-            },
-            s => s,
+            _ if is_digit && !self.rules.by_number => None,
+            // Unicode gives digits the script Common, as punctuation: "(0" and "1," may be
+            // pieces, "a1" may not (SentencePiece's GetScript).
+            Script::Digit => Some(Script::Common),
+            Script::Inherited => self.prev,
+            s => Some(s),
         };
-        if let Some(p) = self.prev {
-            if p != s {
-                return false;
+        if self.rules.by_unicode_script {
+            if let (Some(p), Some(s)) = (self.prev, s) {
+                if p != s {
+                    return Step::Stop;
+                }
             }
         }
-        self.prev = Some(s);
-        true
+        self.prev = s;
+        Step::Piece
     }
 }
 
@@ -448,15 +479,17 @@ pub fn train(
         let n = w.nchars();
         let t = &w.text;
         for i in 0..n {
-            let mut v = Validity::new();
+            let mut v = Validity::new(cfg.split);
             let c0 = t[w.bounds[i] as usize..].chars().next().unwrap();
-            if !v.push(c0) {
+            if v.push(c0) == Step::Stop {
                 continue;
             }
             for j in i + 2..=(i + maxlen).min(n) {
                 let cj = t[w.bounds[j - 1] as usize..].chars().next().unwrap();
-                if !v.push(cj) {
-                    break;
+                match v.push(cj) {
+                    Step::Stop => break,
+                    Step::Skip => continue,
+                    Step::Piece => {}
                 }
                 let s = &t[w.bounds[i] as usize..w.bounds[j] as usize];
                 let follower = if j < n { t[w.bounds[j] as usize..].chars().next().unwrap() as u32 } else { END };
@@ -709,6 +742,15 @@ pub fn train(
             }
             keep.push(p);
         }
+        if keep.len() >= act.len() {
+            // Nothing could go (every piece left is a character or has no alternative): another
+            // round would loop forever. The vocabularies still to come are taken from the model
+            // as it stands, as SentencePiece's finalization takes them.
+            for size in pending.drain(..) {
+                finished.push((size, finalize(&model, &required, &meta, size)?, rounds.len()));
+            }
+            break;
+        }
         let mut new_active = vec![false; nseed];
         for p in keep {
             new_active[p as usize] = true;
@@ -859,15 +901,30 @@ mod tests {
     #[test]
     fn validity_rules() {
         let ok = |s: &str| {
-            let mut v = Validity::new();
-            s.chars().all(|c| v.push(c))
+            let mut v = Validity::new(SplitRules::default());
+            s.chars().map(|c| v.push(c)).last() == Some(Step::Piece) && {
+                let mut v = Validity::new(SplitRules::default());
+                s.chars().all(|c| v.push(c) != Step::Stop)
+            }
         };
         assert!(ok("▁the"));
         assert!(!ok("the▁"));
         assert!(!ok("s,"));
         assert!(ok(".,"));
         assert!(!ok("a1"));
+        assert!(ok("(0") && ok("1,"));
         assert!(ok("中文"));
+        let with = |rules: SplitRules, s: &str| {
+            let mut v = Validity::new(rules);
+            s.chars().map(|c| v.push(c)).collect::<Vec<_>>()
+        };
+        use Step::*;
+        let d = SplitRules::default();
+        assert_eq!(with(SplitRules { by_number: false, ..d }, "a1b"), [Piece, Piece, Piece]);
+        assert_eq!(with(SplitRules { by_unicode_script: false, ..d }, "s,"), [Piece, Piece]);
+        assert_eq!(with(SplitRules { by_whitespace: false, ..d }, "▁a▁b"), [Piece, Piece, Skip, Piece]);
+        assert_eq!(with(SplitRules { digits: true, ..d }, "12")[1], Stop);
+        assert_eq!(with(SplitRules { digits: true, by_number: false, ..d }, "1a")[1], Stop);
     }
 
     #[test]

@@ -81,6 +81,11 @@ class Algorithm(ABC, Generic[C]):
         """The typed config of a stored raw config; refuses keys it does not know (a newer
         tokreg wrote them, and they would change encoding)."""
 
+    def display_config(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """A stored config as people read it (`show`, `diff`): the same settings, with anything
+        too large to read (a normalizer's rules) replaced by what identifies it."""
+        return dict(raw)
+
     # -- encoding -----------------------------------------------------------------------------
 
     @abstractmethod

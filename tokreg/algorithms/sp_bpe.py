@@ -43,6 +43,7 @@ class SpBpe(Algorithm[SpBpeConfig]):
     title = "SentencePiece BPE"
     score_label = "score"
     sentencepiece_model_type = 2
+    export_formats = ("sentencepiece",)
 
     def owns(self, config: Mapping[str, Any]) -> bool:
         return config.get("model") == "sentencepiece"
@@ -55,6 +56,10 @@ class SpBpe(Algorithm[SpBpeConfig]):
             unk_token=str(raw["unk_token"]),
         )
 
+    def display_config(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """The normalizer as its rule's name, whether the rules are custom, their hash."""
+        return {**raw, "normalizer": self.parse_config(raw).normalizer.summary()}
+
     def compile(self, content: bytes, config: SpBpeConfig) -> _core.Encoder:
         return _core.Encoder.sp_bpe(content, **config.normalizer.core_args())
 
@@ -63,8 +68,14 @@ class SpBpe(Algorithm[SpBpeConfig]):
 
     def from_sentencepiece(self, model: SpModel, where: str) -> TokenizerData:
         tokens, unk = sp_text.model_tokens(model, where)
-        config = SpBpeConfig(sp_text.model_normalizer(model), model.byte_fallback, unk)
+        config = SpBpeConfig(sp_text.model_normalizer(model, where), model.byte_fallback, unk)
         return TokenizerData(algorithm="bpe", config=config.to_json(), tokens=tokens, source="import:sentencepiece")
+
+    def export(self, fmt: str, data: TokenizerData, ref: str) -> bytes:
+        if fmt != "sentencepiece":
+            return super().export(fmt, data, ref)
+        cfg = self.parse_config(data.config)
+        return sp_text.export_model(data, cfg.normalizer, cfg.byte_fallback, model_type=2)
 
 
 ALGORITHM = SpBpe()

@@ -53,32 +53,83 @@ class UnigramOptions(TrainOptions):
     run_name = "unigram"
 
     vocab_size: int
+    # spm_train's options, with its meaning; the defaults are spm_train's except where the help
+    # says why not (tokreg's defaults keep the text lossless, and runs recorded before these
+    # options existed reproduce with the same hash).
+    unicode_normalization: str = flag(
+        "identity",
+        name="--normalization",
+        choices=sp_text.RULES,
+        help="SentencePiece's normalization rule (spm_train --normalization_rule_name): nmt_nfkc (spm_train's "
+        "default: NFKC plus whitespace and control-character cleanup), nfkc, nmt_nfkc_cf / nfkc_cf (plus case "
+        "folding), identity (none; tokreg's default, so that text decodes back as it was).",
+    )
     byte_fallback: bool = flag(False, help="Add the 256 <0xNN> byte pieces: nothing is unknown.")
     shrinking_factor: float = flag(0.75, help="Fraction of pieces kept per prune round.")
     max_piece_length: int = flag(16, metavar="N", help="Longest piece, in characters.")
+    split_by_unicode_script: bool = flag(
+        True,
+        name="--split-by-unicode-script/--no-split-by-unicode-script",
+        help="No piece mixes Unicode scripts (Hiragana and Katakana count as Han).",
+    )
+    split_by_number: bool = flag(
+        True, name="--split-by-number/--no-split-by-number", help="Digits are a script of their own."
+    )
+    split_by_whitespace: bool = flag(
+        True,
+        name="--split-by-whitespace/--no-split-by-whitespace",
+        help="Pieces only start with ▁; off: ▁ may sit inside a piece (whole lines are trained on).",
+    )
+    split_digits: bool = flag(False, help="Every digit is a piece of its own.")
+    character_coverage: float = flag(
+        1.0,
+        metavar="F",
+        help="Fraction of the characters' occurrences that single-character pieces must cover; rarer "
+        "characters become unknown (or bytes). spm_train's default is 0.9995; tokreg's keeps every character.",
+    )
     seed_size: int = 1_000_000
     em_iterations: int = 2
     unk_token: str = flag("<unk>", metavar="T", help="Unknown token.")
     special: tuple[str, ...] = ()  # control pieces, e.g. <s> </s>; never matched in text
     template: Optional[str] = None  # "[CLS] $A [SEP]": what add_special_tokens=True adds (template.py)
-    character_coverage: float = 1.0
+    control_symbols: str = flag(
+        "", metavar="A,B", help="Comma-separated control pieces (never matched in text), after --special."
+    )
+    user_defined_symbols: str = flag(
+        "", metavar="A,B", help="Comma-separated pieces always matched whole, and never normalized."
+    )
     add_dummy_prefix: bool = True
     remove_extra_whitespaces: bool = flag(
-        False, name="--collapse-whitespace", help="Collapse runs of spaces, as SentencePiece (lossy)."
+        False,
+        name="--remove-extra-whitespaces",
+        help="Strip spaces at both ends and collapse runs of spaces, as spm_train does by default (lossy, hence "
+        "off by default).",
     )
     threads: int = 0
     memory_limit: Optional[int] = None  # bytes; None: the machine's default (memory.py)
     max_piece_bytes: int = 0  # words longer than this are cut when counting (0: no limit)
     sample_bytes: int = 0  # read only about this many bytes of text (0: all)
 
-    def config(self) -> UnigramConfig:
-        return UnigramConfig(
-            normalizer=SpNormalizerConfig(
-                add_dummy_prefix=self.add_dummy_prefix, remove_extra_whitespaces=self.remove_extra_whitespaces
-            ),
-            byte_fallback=self.byte_fallback,
-            unk_token=self.unk_token,
+    def controls(self) -> list[str]:
+        return [*self.special, *_symbols(self.control_symbols)]
+
+    def user_defined(self) -> list[str]:
+        return _symbols(self.user_defined_symbols)
+
+    def normalizer(self) -> SpNormalizerConfig:
+        return SpNormalizerConfig(
+            add_dummy_prefix=self.add_dummy_prefix,
+            remove_extra_whitespaces=self.remove_extra_whitespaces,
+            name=self.unicode_normalization,
+            charsmap=sp_text.builtin_charsmap(self.unicode_normalization),
         )
+
+    def config(self) -> UnigramConfig:
+        return UnigramConfig(normalizer=self.normalizer(), byte_fallback=self.byte_fallback, unk_token=self.unk_token)
+
+
+def _symbols(text: str) -> list[str]:
+    return [s for s in text.split(",") if s]
 
 
 # The normalizers HF writes SentencePiece models with: a ▁ in front (`Prepend`) and spaces as ▁
@@ -102,7 +153,7 @@ class Unigram(Algorithm[UnigramConfig]):
     title = "Unigram"
     options_type = UnigramOptions
     score_label = "log prob"
-    export_formats = ("hf",)
+    export_formats = ("hf", "sentencepiece")
     sentencepiece_model_type = 1
 
     def owns(self, config: Mapping[str, Any]) -> bool:
@@ -115,6 +166,10 @@ class Unigram(Algorithm[UnigramConfig]):
             byte_fallback=bool(raw["byte_fallback"]),
             unk_token=str(raw["unk_token"]),
         )
+
+    def display_config(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """The normalizer as its rule's name, whether the rules are custom, their hash."""
+        return {**raw, "normalizer": self.parse_config(raw).normalizer.summary()}
 
     def compile(self, content: bytes, config: UnigramConfig) -> _core.Encoder:
         return _core.Encoder.unigram(content, **config.normalizer.core_args())
@@ -129,14 +184,32 @@ class Unigram(Algorithm[UnigramConfig]):
         options.check_common()
         if not 0.0 < options.shrinking_factor < 1.0:
             raise InputError(f"--shrinking-factor {options.shrinking_factor} must be between 0 and 1 (e.g. 0.75)")
+        if options.unicode_normalization not in sp_text.RULES:
+            raise InputError(
+                f"--normalization {options.unicode_normalization!r} is not a SentencePiece rule; "
+                f"choose one of {', '.join(sp_text.RULES)}"
+            )
+        if not 0.0 < options.character_coverage <= 1.0:
+            raise InputError(f"--character-coverage {options.character_coverage} must be above 0 and at most 1")
+        if options.max_piece_length < 1:
+            raise InputError(f"--max-piece-length {options.max_piece_length} must be at least 1")
 
     def counting(self, options: TrainOptions) -> dict[str, Any]:
         assert isinstance(options, UnigramOptions)
-        normalizer = {
+        normalizer: dict[str, Any] = {
             "add_dummy_prefix": options.add_dummy_prefix,
             "remove_extra_whitespaces": options.remove_extra_whitespaces,
         }
-        return {"splitting": "sentencepiece", "normalizer": normalizer, "max_piece_bytes": options.max_piece_bytes}
+        # Only when used, so that counts files of earlier runs keep their spec.
+        rules = options.normalizer().to_json()
+        if "charsmap" in rules:
+            normalizer["charsmap"] = rules["charsmap"]
+        if options.user_defined() and "charsmap" in rules:
+            normalizer["user_defined"] = options.user_defined()
+        spec: dict[str, Any] = {"splitting": "sentencepiece", "normalizer": normalizer}
+        if not options.split_by_whitespace:
+            spec["split_by_whitespace"] = False
+        return {**spec, "max_piece_bytes": options.max_piece_bytes}
 
     def utf8_hint(self, options: TrainOptions) -> Optional[str]:
         return "Unigram trains on UTF-8 text; convert the file to UTF-8"
@@ -159,8 +232,10 @@ class Unigram(Algorithm[UnigramConfig]):
                 seed_size=opts.seed_size,
                 em_iterations=opts.em_iterations,
                 unk_piece=opts.unk_token,
-                control_pieces=list(opts.special),
+                control_pieces=opts.controls(),
+                user_defined=opts.user_defined(),
                 character_coverage=opts.character_coverage,
+                split=(opts.split_by_unicode_script, opts.split_by_number, opts.split_by_whitespace, opts.split_digits),
                 snapshots=[s for s in sizes if s != max(sizes)],
                 threads=opts.threads,
                 progress=progress,
@@ -185,17 +260,24 @@ class Unigram(Algorithm[UnigramConfig]):
 
     def from_sentencepiece(self, model: SpModel, where: str) -> TokenizerData:
         tokens, unk = sp_text.model_tokens(model, where)
-        config = UnigramConfig(sp_text.model_normalizer(model), model.byte_fallback, unk)
+        config = UnigramConfig(sp_text.model_normalizer(model, where), model.byte_fallback, unk)
         return TokenizerData(algorithm="unigram", config=config.to_json(), tokens=tokens, source="import:sentencepiece")
 
     def export(self, fmt: str, data: TokenizerData, ref: str) -> bytes:
         """A tokenizer.json the way HF writes SentencePiece models: Prepend + Replace normalizers,
         no pre-tokenizer, the Unigram model with its log probabilities; control and unknown
         pieces as added special tokens; byte fallback carried over."""
+        cfg = self.parse_config(data.config)
+        if fmt == "sentencepiece":
+            return sp_text.export_model(data, cfg.normalizer, cfg.byte_fallback, model_type=1)
         if fmt != "hf":
             return super().export(fmt, data, ref)
-        cfg = self.parse_config(data.config)
         n = cfg.normalizer
+        if n.charsmap or n.denormalizer is not None:
+            raise InputError(
+                f"{ref} normalizes with {n.name!r}, which tokreg does not write as a tokenizer.json; "
+                "export it with --format sentencepiece"
+            )
         unk = next(t.id for t in data.tokens if t.kind == "unknown")
         decoders: list[dict[str, Any]] = [{"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "}]
         if cfg.byte_fallback:

@@ -61,7 +61,11 @@ def _option(name: str, owners: list[tuple[str, dataclasses.Field[Any], type]]) -
     spec = _spec(name)
     defaults = [d for _, fld, _ in owners if (d := fld.default) not in (None, False, "")]
     shown = " / ".join(str(d) for d in defaults)
-    help_ = f"[{', '.join(a for a, _, _ in owners)}] {meta['help']}" + (f" [default: {shown}]" if shown else "")
+    helps = list(dict.fromkeys(fld.metadata["help"] for _, fld, _ in owners))
+    if len(helps) == 1:
+        help_ = f"[{', '.join(a for a, _, _ in owners)}] {meta['help']}" + (f" [default: {shown}]" if shown else "")
+    else:  # one flag, a meaning per algorithm: each says its own, with its default
+        help_ = " ".join(f"[{a}] {fld.metadata['help']} [default: {fld.default}]" for a, fld, _ in owners)
     attrs: dict[str, Any] = {"help": help_, "default": None}
     base = typing.get_args(kind)[0] if typing.get_origin(kind) is typing.Union else kind
     if "/" in spec:
@@ -69,7 +73,9 @@ def _option(name: str, owners: list[tuple[str, dataclasses.Field[Any], type]]) -
     elif base is bool:
         attrs.update(is_flag=True, default=False)
     elif meta["choices"]:
-        attrs["type"] = click.Choice(list(meta["choices"]))
+        # A flag several algorithms share (--normalization) offers every owner's choices;
+        # `_options_for` checks the value against the chosen algorithm's own.
+        attrs["type"] = click.Choice(list(dict.fromkeys(c for _, fld, _ in owners for c in fld.metadata["choices"])))
     else:
         attrs["type"] = base
     if meta["metavar"]:
@@ -88,6 +94,11 @@ def _options_for(algo: str, given: dict[str, Any], common: dict[str, Any]) -> al
         if key not in own and value:
             takers = " or ".join(c.run_name for c in algorithms.option_types() if key in c.field_names())
             raise InputError(f"--{key.replace('_', '-')} applies to --algo {takers}, not {algo}")
+    for f in cls.fields():
+        choices = f.metadata.get("choices")
+        value = given.get(f.name)
+        if choices and _given(f.name, value) and value not in choices:
+            raise InputError(f"{_spec(f.name)} {value} is not one of --algo {algo}'s: {', '.join(choices)}")
     kwargs = {k: v for k, v in common.items() if k in own}
     kwargs.update({k: v for k, v in given.items() if k in own and _given(k, v)})
     return cls(**kwargs)

@@ -191,7 +191,7 @@ def import_sentencepiece(
     default="tokreg",
     show_default=True,
     help="tokreg: one self-describing file for Tokenizer.from_file; hf: a Hugging Face tokenizer.json; "
-    "tiktoken: a .tiktoken rank file (byte-level BPE).",
+    "tiktoken: a .tiktoken rank file (byte-level BPE); sentencepiece: a .model file (Unigram, SentencePiece BPE).",
 )
 @click.option("--output", "-o", type=click.Path(dir_okay=False), required=True, help="File to write.")
 @db_option

@@ -1,17 +1,21 @@
 """SentencePiece `.model` files: a serialized `ModelProto` (google/sentencepiece,
 src/sentencepiece_model.proto). Owns a small protobuf wire-format reader for the fields that
-change encoding; what they mean for tokreg is algorithms/sp_text.py's business.
+change encoding, and the writer of exactly those fields (`dumps`); what they mean for tokreg
+is algorithms/sp_text.py's business.
 
 What is read (field numbers of the .proto):
 
     ModelProto      pieces=1 {piece=1, score=2 (float), type=3}, trainer_spec=2,
-                    normalizer_spec=3, denormalizer_spec=5
+                    normalizer_spec=3, denormalizer_spec=5 (a NormalizerSpec)
     TrainerSpec     model_type=3, treat_whitespace_as_suffix=24, byte_fallback=35
     NormalizerSpec  name=1, precompiled_charsmap=2, add_dummy_prefix=3,
                     remove_extra_whitespaces=4, escape_whitespaces=5
 
 Every other field is skipped: the rest of TrainerSpec (split_digits, split_by_whitespace,
-vocab_size, ...) only steers training, not encoding.
+vocab_size, input files, ...) only steers training, not encoding, and so do NormalizerSpec's
+normalization_rule_tsv (the rules' source, compiled into precompiled_charsmap) and
+ModelProto's self_test_data. `dumps` writes what is read, in field-number order as
+protobuf's own serializer does, so a model that carries nothing else comes back byte for byte.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import os
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Optional, Union
 
 from ..errors import InputError
 from ..files import read_input
@@ -127,6 +131,10 @@ class Model:
     #: trainer_spec.bos_id / eos_id (-1: none); they shape no encoding, only what add_bos adds
     bos_id: int = 1
     eos_id: int = 2
+    # The denormalizer's flags, with the .proto's defaults (SentencePiece applies them on decode).
+    denormalizer_add_dummy_prefix: bool = True
+    denormalizer_remove_extra_whitespaces: bool = True
+    denormalizer_escape_whitespaces: bool = True
 
 
 def _piece(buf: bytes) -> Piece:
@@ -180,6 +188,12 @@ def parse(raw: bytes) -> Model:
             for n, w, v in _fields(_bytes(value, wire, "denormalizer_spec")):
                 if n == 2:
                     m.denormalizer_charsmap = _bytes(v, w, "denormalizer_spec.precompiled_charsmap")
+                elif n == 3:
+                    m.denormalizer_add_dummy_prefix = bool(_int(v, w, "denormalizer_spec.add_dummy_prefix"))
+                elif n == 4:
+                    m.denormalizer_remove_extra_whitespaces = bool(_int(v, w, "denormalizer_spec.remove_extra"))
+                elif n == 5:
+                    m.denormalizer_escape_whitespaces = bool(_int(v, w, "denormalizer_spec.escape_whitespaces"))
     return m
 
 
@@ -196,3 +210,72 @@ def read(path: Union[str, os.PathLike[str]]) -> Model:
     if not m.pieces:
         raise InputError(f"{source} holds no pieces; is this a SentencePiece .model file?")
     return m
+
+
+# -- writing ------------------------------------------------------------------------------------
+
+
+def _put_varint(out: bytearray, value: int) -> None:
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return
+
+
+def _put_int(out: bytearray, number: int, value: int) -> None:
+    _put_varint(out, number << 3)
+    _put_varint(out, value)
+
+
+def _put_bytes(out: bytearray, number: int, value: bytes) -> None:
+    _put_varint(out, (number << 3) | 2)
+    _put_varint(out, len(value))
+    out += value
+
+
+def _normalizer_spec(name: Optional[str], charsmap: bytes, flags: tuple[bool, bool, bool]) -> bytes:
+    out = bytearray()
+    if name is not None:
+        _put_bytes(out, 1, name.encode("utf-8"))
+    _put_bytes(out, 2, charsmap)  # even empty, as SentencePiece writes it
+    for number, flag in zip((3, 4, 5), flags):
+        if not flag:  # true is the .proto's default
+            _put_int(out, number, 0)
+    return bytes(out)
+
+
+def dumps(m: Model) -> bytes:
+    """A serialized ModelProto with the fields `parse` reads, each written only when it differs
+    from the .proto's default (as the sentencepiece package writes them): a piece's type unless
+    NORMAL, trainer_spec's flags when on, the normalizer's flags when off; and always
+    trainer_spec's model_type and the normalizer's name and rules (empty for identity)."""
+    out = bytearray()
+    for p in m.pieces:
+        piece = bytearray()
+        _put_bytes(piece, 1, p.text)
+        _put_varint(piece, (2 << 3) | 5)
+        piece += struct.pack("<f", p.score)
+        if p.type != 1:
+            _put_int(piece, 3, p.type)
+        _put_bytes(out, 1, bytes(piece))
+    trainer = bytearray()
+    _put_int(trainer, 3, m.model_type)  # always: spm_train and the sentencepiece package set it
+    if m.treat_whitespace_as_suffix:
+        _put_int(trainer, 24, 1)
+    if m.byte_fallback:
+        _put_int(trainer, 35, 1)
+    _put_bytes(out, 2, bytes(trainer))
+    flags = (m.add_dummy_prefix, m.remove_extra_whitespaces, m.escape_whitespaces)
+    _put_bytes(out, 3, _normalizer_spec(m.normalizer_name, m.precompiled_charsmap, flags))
+    if m.denormalizer_charsmap:
+        dflags = (
+            m.denormalizer_add_dummy_prefix,
+            m.denormalizer_remove_extra_whitespaces,
+            m.denormalizer_escape_whitespaces,
+        )
+        _put_bytes(out, 5, _normalizer_spec(None, m.denormalizer_charsmap, dflags))
+    return bytes(out)
