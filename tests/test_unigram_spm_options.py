@@ -6,6 +6,7 @@ do; bad values are refused in one line."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -102,3 +103,16 @@ def test_user_defined_and_control_symbols(corpus: Path, reg: Registry) -> None:
 def test_bad_options_are_one_line(args: list[str], needle: str, run: Cli, corpus: Path) -> None:
     res = run("train", "x", corpus, "--vocab-size", "1000", *args, ok=False)
     assert res.exit_code == 1 and res.output.count("\n") == 1 and needle in res.output, res.output
+
+
+def test_list_json_names_rules_by_hash_instead_of_printing_them(
+    corpus: Path, tmp_path: Path, spm_models: dict[str, Path]
+) -> None:
+    db = tmp_path / "r.db"
+    run = Cli(db)
+    run("import", "sentencepiece", spm_models["unigram-nmt_nfkc"], "--name", "m")
+    out = run("list", "--json").output
+    [row] = json.loads(out)
+    shown = row["config"]["normalizer"]
+    assert shown["rule"] == "nmt_nfkc" and shown["charsmap_hash"].startswith("xxh3-128:")
+    assert "charsmap" not in shown and len(out) < 5_000, len(out)

@@ -362,9 +362,8 @@ class Registry:
             algo = algorithms.of(v.algorithm, v.config)
             summary = reads.summary(conn, v, merges=merges, top_scored=algo.score_label is not None)
             run = reads.training_run(conn, v)
-        out = v.to_json()
+        out = algorithms.version_json(v)
         out.update(summary)
-        out["config"] = algo.display_config(v.config)
         out["title"] = algo.title
         out["score_label"] = algo.score_label
         out["lossless"] = algo.lossless(algo.parse_config(v.config))

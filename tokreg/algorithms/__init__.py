@@ -7,7 +7,7 @@ see base.py), its encoder in the core, and one line in `ALGORITHMS` below.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from . import byte_bpe, char_bpe, sp_bpe, unigram, wordpiece
@@ -16,6 +16,9 @@ from .bpe_training import BpeOptions
 from .training import Progress, TrainOptions
 from .unigram import UnigramOptions
 from .wordpiece import WordPieceOptions
+
+if TYPE_CHECKING:
+    from ..store.refs import VersionInfo
 
 #: Every algorithm tokreg encodes. Their `owns` tests never overlap (three are stored as "bpe":
 #: byte-level, character-level and SentencePiece BPE, told apart by their config).
@@ -36,6 +39,7 @@ __all__ = [
     "UnigramOptions",
     "WordPieceOptions",
     "of",
+    "version_json",
     "for_options",
     "option_types",
     "options_from_run",
@@ -75,3 +79,12 @@ def options_from_run(config: Mapping[str, Any]) -> TrainOptions:
         if cls.run_name == run_name:
             return cls.from_json(d)
     raise InputError(f"cannot rebuild the options of a {run_name!r} run; upgrade tokreg")
+
+
+def version_json(v: VersionInfo) -> dict[str, Any]:
+    """A version as JSON for people and scripts (`list --json`, `show`, the web app): its config
+    as `display_config` gives it, so a normalizer's rules (hundreds of KB) appear as their rule
+    name and hash. The stored config itself is in the `versions` table and in exports."""
+    out = v.to_json()
+    out["config"] = of(v.algorithm, v.config).display_config(v.config)
+    return out

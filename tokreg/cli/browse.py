@@ -6,6 +6,7 @@ from typing import Optional
 
 import click
 
+from .. import algorithms
 from ..chart import png_chart, text_chart
 from ..errors import InputError
 from .common import db_option, echo_json, echo_table, json_option, open_registry, pinned, when
@@ -24,7 +25,7 @@ def list_(name: Optional[str], as_json: bool, db: Optional[str]) -> None:
     """
     versions = open_registry(db).versions(name)
     if as_json:
-        echo_json([v.to_json() for v in versions])
+        echo_json([algorithms.version_json(v) for v in versions])
         return
     if not versions:
         click.echo("the registry is empty; train one with: tokreg train NAME FILE... --vocab-size N", err=True)

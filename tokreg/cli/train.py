@@ -270,7 +270,8 @@ def train(
         progress.clear()
     say_created(reg)
     if as_json:
-        echo_json([v.to_json() for v in versions] if len(sizes) > 1 else versions[-1].to_json())
+        shown = [algorithms.version_json(v) for v in versions]
+        echo_json(shown if len(sizes) > 1 else shown[-1])
         return
     for v in versions:
         info = reg.show(v.ref, merges=0)

@@ -8,6 +8,7 @@ from typing import Any, Optional
 
 import click
 
+from .. import algorithms
 from ..algorithms import WordPieceOptions
 from ..formats.tiktoken_file import parse_specials
 from ..formats.wordpiece_vocab import BERT_SPECIALS
@@ -20,7 +21,7 @@ from .common import db_option, echo_json, json_option, open_registry, pinned, sa
 def _done(reg: Registry, v: VersionInfo, file: str, as_json: bool) -> None:
     say_created(reg)
     if as_json:
-        echo_json(v.to_json())
+        echo_json(algorithms.version_json(v))
     else:
         click.echo(f"{v.ref}  {v.content_hash}  ({v.vocab_size:,} tokens, imported from {file})")
 

@@ -29,7 +29,7 @@ def listing(reg: Registry, q: str, algorithm: str, sort: str, order: str) -> dic
     aliases = reg.aliases_by_ref()
     rows = []
     for v in reg.versions():
-        row = v.to_json()
+        row = algorithms.version_json(v)
         row["title"] = _title(v.algorithm, v.config)
         row["aliases"] = aliases.get(v.ref, [])
         rows.append(row)
