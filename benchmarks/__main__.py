@@ -18,6 +18,7 @@ SUITES = [
     "long_lines",
     "train_scale",
     "record",
+    "extend",
 ]
 
 

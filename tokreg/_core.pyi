@@ -36,6 +36,27 @@ def train_bpe(
     threads: int = 0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
 ) -> dict[str, Any]: ...
+def extend_bpe(
+    base: Encoder,
+    counts: Counts,
+    max_new: int,
+    min_frequency: int = 0,
+    max_token_bytes: int = 0,
+    keep: list[bytes] = ...,
+    threads: int = 0,
+    progress: Optional[Callable[[str, int, int], Any]] = None,
+) -> dict[str, Any]: ...
+def extend_wordpiece(
+    base: list[str],
+    counts: Counts,
+    max_new: int,
+    continuing_prefix: str = "##",
+    max_chars: int = 100,
+    min_frequency: int = 0,
+    keep: list[str] = ...,
+    threads: int = 0,
+    progress: Optional[Callable[[str, int, int], Any]] = None,
+) -> dict[str, Any]: ...
 def train_wordpiece(
     counts: Counts,
     vocab_size: int,
@@ -62,6 +83,8 @@ def train_unigram(
     snapshots: list[int] = ...,
     threads: int = 0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
+    base: Optional[list[tuple[str, float]]] = None,
+    keep: Optional[list[str]] = None,
 ) -> dict[str, Any]: ...
 
 @final

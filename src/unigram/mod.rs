@@ -121,6 +121,15 @@ pub struct TrainerConfig {
     /// Smaller vocabulary sizes to finalize on the way (several sizes from one run): each is
     /// taken at the first round whose pruning reaches its own target (see `trainer.rs`).
     pub snapshots: Vec<usize>,
+    /// Extending a model: its learned pieces (text, log prob). They are part of the model from
+    /// the start, never pruned, and keep their scores (EM estimates only the new pieces); the
+    /// result's pieces are the new ones only (after the meta pieces), `vocab_size` counting
+    /// meta + new. Empty: an ordinary run.
+    pub base: Vec<(String, f64)>,
+    /// Extending: words (with their `▁`) of a text whose segmentation must not change. No new
+    /// piece may occur inside one of them: new characters of theirs get no piece, and seeds
+    /// that are substrings of them are dropped, so their lattices are the base's.
+    pub keep: Vec<String>,
 }
 
 impl Default for TrainerConfig {
@@ -137,6 +146,8 @@ impl Default for TrainerConfig {
             user_defined: Vec::new(),
             character_coverage: 1.0,
             snapshots: Vec::new(),
+            base: Vec::new(),
+            keep: Vec::new(),
         }
     }
 }

@@ -7,12 +7,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Optional
 
+from .add_tokens import add_tokens
 from .app import cli
 from .browse import list_, log, show
 from .count import count
 from .db import db
 from .diff import diff
 from .encode import decode, encode
+from .extend import extend
 from .evaluate import audit, eval_
 from .serve import serve
 from .sql import sql
@@ -22,6 +24,8 @@ from .versions import pin, reproduce, rm, tag, verify
 
 for command in (
     train,
+    extend,
+    add_tokens,
     count,
     list_,
     show,

@@ -68,6 +68,24 @@ class Version(Base):
     message: Mapped[Optional[str]] = mapped_column(Text, nullable=True)
 
 
+class Lineage(Base):
+    """Where a version came from: its parent (NULL when it was trained or imported from
+    outside, or when the parent was removed: `parent_ref` and `parent_hash` still name it), how
+    it was derived from it (trained | imported | reimported | extended | added_tokens), and what
+    the derivation recorded (`details`: tokens added, ids kept, changed lines of a check text)."""
+
+    __tablename__ = "lineage"
+
+    version_id: Mapped[int] = mapped_column(ForeignKey("versions.id", ondelete="CASCADE"), primary_key=True)
+    parent_id: Mapped[Optional[int]] = mapped_column(
+        ForeignKey("versions.id", ondelete="SET NULL"), nullable=True, index=True
+    )
+    parent_ref: Mapped[Optional[str]] = mapped_column(String(220), nullable=True)
+    parent_hash: Mapped[Optional[str]] = mapped_column(String(80), nullable=True)
+    derivation: Mapped[str] = mapped_column(String(32))
+    details: Mapped[Optional[dict[str, Any]]] = mapped_column(JSON(none_as_null=True), nullable=True)
+
+
 class VersionContent(Base):
     """A version's canonical content (content.py), stored once when it is written: loading reads
     this one value and checks it against `versions.content_hash`, instead of reading and
