@@ -449,7 +449,9 @@ fn extend_bpe<'py>(
     let mut prog = Progress::new(progress);
     let (tok, counts) = (&base.tok, &counts.inner);
     let out = py
-        .allow_threads(|| pool::install(threads, || bpe::extend(tok, counts, &cfg, &mut |p, d, t| prog.report(p, d, t)))?)
+        .allow_threads(|| {
+            pool::install(threads, || bpe::extend(tok, counts, &cfg, &mut |p, d, t| prog.report(p, d, t)))?
+        })
         .map_err(|e| prog.fail(py, e))?;
     let d = PyDict::new(py);
     d.set_item("first_new", out.first_new)?;

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tokreg import Registry
+from tokreg import Registry, algorithms
 from tokreg.algorithms import BpeOptions, UnigramOptions, WordPieceOptions
 from tokreg.errors import InputError
 from tokreg.extend import ids_preserved
@@ -157,8 +157,6 @@ def test_each_algorithm_extends_keeping_ids_and_the_kept_text(
 
 
 def _formats(reg: Registry, ref: str) -> tuple[str, ...]:
-    from tokreg import algorithms
-
     v = reg.resolve(ref)
     return algorithms.of(v.algorithm, v.config).export_formats
 
@@ -281,5 +279,3 @@ def test_unigram_from_tokenizer_data_compiles(registry: Registry, texts: dict[st
     registry.train("sp", [texts["en"]], UnigramOptions(vocab_size=400))
     v = registry.extend("sp", "sp2", [texts["zh"]], 100)
     assert Tokenizer(registry.stored(v.ref).content, ref=v.ref).vocab_size == 500
-
-

@@ -65,8 +65,8 @@ def extend(
         raise InputError(f"{where}: no text to learn from; nothing was written")
     keep: list[bytes] = []
     if keep_text is not None:
-        kept = counting.count_sources(expand([keep_text]), spec, threads=threads, memory_limit=memory_limit)
-        keep = [piece for piece, _ in kept.counts.items()]
+        pieces = counting.count_sources(expand([keep_text]), spec, threads=threads, memory_limit=memory_limit)
+        keep = [piece for piece, _ in pieces.counts.items()]
     data = algo.extend(base_data, counted.counts, add, keep=keep, threads=threads, progress=progress)
     added = len(data.tokens) - len(base_data.tokens)
     if added < add:
@@ -129,7 +129,7 @@ def add_tokens(
     if special:
         first = max(t.id for t in base_data.tokens) + 1
         rows = list(base_data.tokens) + [
-            TokenRow(id=first + i, bytes=t.encode("utf-8"), kind="special") for i, t in enumerate(tokens)
+            TokenRow(id=first + i, bytes=t.encode("utf-8"), kind=algo.special_kind) for i, t in enumerate(tokens)
         ]
         data = TokenizerData(
             algorithm=base_data.algorithm,
@@ -205,18 +205,18 @@ def ids_preserved(base: TokenizerData, new: TokenizerData, *, specials: bool = T
     Returns (yes/no, the first difference found, for people)."""
     by_id = {t.id: t for t in new.tokens}
     for t in base.tokens:
-        if t.kind == "special" and not specials:
+        if t.kind in ("special", "control") and not specials:
             continue
         n = by_id.get(t.id)
         if n is None:
             return False, f"id {t.id} is gone"
-        if n.bytes != t.bytes or (n.kind == "special") != (t.kind == "special"):
+        if n.bytes != t.bytes or n.kind != t.kind:
             return False, f"id {t.id} is {n.bytes!r:.40} ({n.kind}), was {t.bytes!r:.40} ({t.kind})"
     if len(new.merges) < len(base.merges):
         return False, f"{len(base.merges) - len(new.merges)} of the base's merges are gone"
-    for m, n in zip(base.merges, new.merges):
-        if (m.left, m.right, m.result) != (n.left, n.right, n.result):
-            return False, f"merge {m.rank} is {n.left}+{n.right}->{n.result}, was {m.left}+{m.right}->{m.result}"
+    for m, o in zip(base.merges, new.merges):
+        if (m.left, m.right, m.result) != (o.left, o.right, o.result):
+            return False, f"merge {m.rank} is {o.left}+{o.right}->{o.result}, was {m.left}+{m.right}->{m.result}"
     return True, ""
 
 

@@ -149,13 +149,15 @@ mod tests {
         let specials = vec![("<|end|>".to_string(), 258)];
         let enc = RankEncoder::new(toks, specials.clone(), Splitter::new(GPT2).unwrap()).unwrap();
         let base = Tokenizer::new(Box::new(enc), specials);
-        let counts = count_inputs(&[b"the the the tea\n".as_slice()], Splitting::Pieces(Splitter::new(GPT2).unwrap()))
-            .unwrap();
-        let out =
-            extend(&base, &counts, &ExtendConfig { max_new: 2, min_frequency: 0, max_token_bytes: 0, keep: vec![] }, &mut |_, _, _| {
-                true
-            })
-            .unwrap();
+        let counts =
+            count_inputs(&[b"the the the tea\n".as_slice()], Splitting::Pieces(Splitter::new(GPT2).unwrap())).unwrap();
+        let out = extend(
+            &base,
+            &counts,
+            &ExtendConfig { max_new: 2, min_frequency: 0, max_token_bytes: 0, keep: vec![] },
+            &mut |_, _, _| true,
+        )
+        .unwrap();
         assert_eq!(out.first_new, 259);
         // t+he (4 times: "the" and " the" x3 share it), then " "+the (3)
         assert_eq!(out.new_tokens, vec![b"the".to_vec(), b" the".to_vec()]);

@@ -740,20 +740,31 @@ pub fn train(
             b.1.total_cmp(&a.1)
                 .then_with(|| model.texts[a.0 as usize].as_bytes().cmp(model.texts[b.0 as usize].as_bytes()))
         });
-        let target =
-            desired(next).max((cfg.shrinking_factor * (act.len() - nfrozen) as f64) as usize) + nfrozen;
+        let target = desired(next).max((cfg.shrinking_factor * (act.len() - nfrozen) as f64) as usize) + nfrozen;
         for &(p, _) in &cands {
             if keep.len() >= target {
                 break;
             }
             keep.push(p);
         }
+        // Extending only: an ordinary run keeps SentencePiece's loop exactly (its results and
+        // hashes are fixed), where a later EM round may drop pieces and unblock pruning.
+        let stalled = !cfg.base.is_empty() && keep.len() >= act.len();
         let mut new_active = vec![false; nseed];
         for p in keep {
             new_active[p as usize] = true;
         }
         model.active = new_active;
         tick!("prune", 3, 3);
+        if stalled {
+            // Nothing could be pruned (every piece is a character, a base piece or has no
+            // alternative): more rounds would not change the model, so every size left is
+            // finalized from it (the best-scoring pieces).
+            for next in pending.drain(..) {
+                finished.push((next, finalize(&model, &required, &meta, next)?, rounds.len()));
+            }
+            break;
+        }
     }
 
     // ---- 4. Finalize: each size as asked ----
@@ -790,9 +801,8 @@ fn finalize(model: &Model, required: &[(char, u64)], meta: &[Piece], size: usize
         }
         in_final[i] = true;
     }
-    let mut rest: Vec<u32> = (0..model.frozen_from as u32)
-        .filter(|&i| model.active[i as usize] && !in_final[i as usize])
-        .collect();
+    let mut rest: Vec<u32> =
+        (0..model.frozen_from as u32).filter(|&i| model.active[i as usize] && !in_final[i as usize]).collect();
     rest.sort_by(|&a, &b| {
         model.score[b as usize]
             .total_cmp(&model.score[a as usize])

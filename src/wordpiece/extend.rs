@@ -137,13 +137,8 @@ mod tests {
         let base: Vec<String> = ["", "a", "b", "##a", "##b"].iter().map(|s| s.to_string()).collect();
         let pairs: Vec<(&[u8], u64)> = vec![(b"ab", 5), (b"abc", 2)];
         let counts = Counts::from_sorted(pairs.into_iter(), Default::default());
-        let cfg = ExtendConfig {
-            max_new: 3,
-            continuing_prefix: "##".into(),
-            max_chars: 100,
-            min_frequency: 0,
-            keep: vec![],
-        };
+        let cfg =
+            ExtendConfig { max_new: 3, continuing_prefix: "##".into(), max_chars: 100, min_frequency: 0, keep: vec![] };
         let out = extend(base.clone(), &counts, &cfg, &mut |_, _, _| true).unwrap();
         let toks: Vec<&str> = out.trained.tokens.iter().map(|t| t.0.as_str()).collect();
         assert_eq!(&toks[..5], &["", "a", "b", "##a", "##b"]);

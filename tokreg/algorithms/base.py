@@ -67,6 +67,8 @@ class Algorithm(ABC, Generic[C]):
     score_label: ClassVar[Optional[str]] = None
     #: the file formats `export` writes besides tokreg's own
     export_formats: ClassVar[tuple[str, ...]] = ()
+    #: the kind a special token has in this algorithm's versions (SentencePiece's: "control")
+    special_kind: ClassVar[str] = "special"
     #: SentencePiece ModelProto TrainerSpec.model_type this algorithm imports (1 UNIGRAM, 2 BPE)
     sentencepiece_model_type: ClassVar[Optional[int]] = None
 
@@ -142,9 +144,7 @@ class Algorithm(ABC, Generic[C]):
 
     def add_tokens(self, base: TokenizerData, tokens: Sequence[str]) -> TokenizerData:
         """`base` plus ordinary (not special) tokens, with ids after the base's highest."""
-        raise InputError(
-            f"{self.title} versions take added tokens as special tokens only; add them with --special"
-        )
+        raise InputError(f"{self.title} versions take added tokens as special tokens only; add them with --special")
 
     # -- other tools' files -------------------------------------------------------------------
 

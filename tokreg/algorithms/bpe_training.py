@@ -146,8 +146,10 @@ def extend(
     out: dict[str, Any] = _core.extend_bpe(encoder, counts, add, keep=keep, threads=threads, progress=progress)
     first: int = out["first_new"]
     uses: list[int] = out["token_counts"]
-    rows = [TokenRow(id=t.id, bytes=t.bytes, kind=t.kind, count=None if t.kind == "special" else uses[t.id], score=t.score)
-            for t in base.tokens]
+    rows = [
+        TokenRow(id=t.id, bytes=t.bytes, kind=t.kind, count=None if t.kind == "special" else uses[t.id], score=t.score)
+        for t in base.tokens
+    ]
     rows += [TokenRow(id=first + i, bytes=b, kind="merged", count=uses[first + i]) for i, b in enumerate(out["tokens"])]
     start = len(base.merges)
     merges = list(base.merges) + [

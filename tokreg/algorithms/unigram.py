@@ -101,6 +101,7 @@ class Unigram(Algorithm[UnigramConfig]):
     title = "Unigram"
     options_type = UnigramOptions
     score_label = "log prob"
+    special_kind = "control"
     export_formats = ("hf",)
     sentencepiece_model_type = 1
 
@@ -221,8 +222,8 @@ class Unigram(Algorithm[UnigramConfig]):
             if e.reachable is not None:
                 got = e.reachable - 1
                 raise InputError(
-                    f"the new corpus supports only {got:,} new pieces for this {self.title} model (asked --add {add:,}); "
-                    "nothing was written" + (f"; rerun with --add {got}" if got else "")
+                    f"the new corpus supports only {got:,} new pieces for this {self.title} model "
+                    f"(asked --add {add:,}); nothing was written" + (f"; rerun with --add {got}" if got else "")
                 ) from None
             raise InputError(
                 f"the new corpus has {(e.needed or 1) - 1:,} characters the base lacks, each of which needs a piece; "
@@ -242,7 +243,10 @@ class Unigram(Algorithm[UnigramConfig]):
         """User-defined pieces: matched wherever they occur (SentencePiece's rule), ids after the
         base's."""
         first = max(t.id for t in base.tokens) + 1
-        new = [TokenRow(id=first + i, bytes=t.encode("utf-8"), kind="user_defined", score=0.0) for i, t in enumerate(tokens)]
+        new = [
+            TokenRow(id=first + i, bytes=t.encode("utf-8"), kind="user_defined", score=0.0)
+            for i, t in enumerate(tokens)
+        ]
         return TokenizerData(algorithm=base.algorithm, config=dict(base.config), tokens=list(base.tokens) + new)
 
     # -- other tools' files ---------------------------------------------------------------------

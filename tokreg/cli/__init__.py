@@ -14,8 +14,8 @@ from .count import count
 from .db import db
 from .diff import diff
 from .encode import decode, encode
-from .extend import extend
 from .evaluate import audit, eval_
+from .extend import extend
 from .serve import serve
 from .sql import sql
 from .train import train

@@ -14,7 +14,7 @@ def lineage_line(entry: dict[str, Any]) -> str:
     """`extended from cl100k_base@1 (+5,000 tokens, ids kept)` and the like."""
     d = entry.get("details") or {}
     parent = entry.get("parent")
-    what = entry["derivation"].replace("_", " ")
+    what = str(entry["derivation"]).replace("_", " ")
     if parent is None:
         return what
     gone = "" if entry.get("parent_exists", True) else ", since removed"

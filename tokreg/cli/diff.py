@@ -28,7 +28,9 @@ def _print_diff(d: dict[str, Any]) -> None:
     click.echo(click.style(f"  removed     {t['removed']:,}", fg="red") + "  " + _examples(t["removed_examples"]))
     ids = d["ids"]
     kept = click.style("yes", fg="green") if ids["a_preserved"] else click.style("no", fg="red")
-    click.echo(f"  ids of {a['ref']} preserved: {kept}" + ("" if ids["a_preserved"] else f" ({ids['first_difference']})"))
+    click.echo(
+        f"  ids of {a['ref']} preserved: {kept}" + ("" if ids["a_preserved"] else f" ({ids['first_difference']})")
+    )
     if ids["new_ids"]:
         shown = ", ".join(f"{e['id']} {e['token']!r}" for e in ids["new_examples"])
         more = f", … ({ids['new_ids']:,} in all)" if ids["new_ids"] > len(ids["new_examples"]) else ""

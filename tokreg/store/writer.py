@@ -59,17 +59,6 @@ def _bulk(conn: Connection, tbl: Any, rows: list[dict[str, Any]]) -> None:
         conn.execute(insert(tbl), rows[i : i + _BATCH])
 
 
-def _bulk_plain(conn: Connection, tbl: Any, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> None:
-    """Inserts rows of plain values (ints, floats, str, bytes, None) with the driver's own
-    executemany: SQLAlchemy's per-row parameter processing was most of the time of recording
-    a large vocabulary (tokens and merges are 400k rows for a 200k-token version)."""
-    style = conn.dialect.paramstyle
-    marks = ", ".join("?" if style == "qmark" else "%s" for _ in columns)
-    sql = f"INSERT INTO {tbl.name} ({', '.join(columns)}) VALUES ({marks})"
-    for i in range(0, len(rows), _BATCH):
-        conn.exec_driver_sql(sql, list(rows[i : i + _BATCH]))
-
-
 def _next_number(conn: Connection, name: str) -> int:
     """One more than the highest number `name` ever had (removed versions included), with the
     name's counter row locked until the transaction ends."""
