@@ -159,10 +159,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out.first_new, 259);
-        // t+he (4 times: "the" and " the" x3 share it), then " "+the (3)
-        assert_eq!(out.new_tokens, vec![b"the".to_vec(), b" the".to_vec()]);
-        assert_eq!((out.merges[0].left, out.merges[0].right, out.merges[0].result), (255 - b't' as u32, 256, 259));
-        // Keeping " the": neither " the" nor "the" (inside it) may be made; " t" (3) and "te" remain.
+        // Base segmentation: "the" = t|he, " the" = ' '|t|he (twice), " tea" = ' '|t|e|a. ' '+t and
+        // t+he both occur 3 times; ' ' < 't' goes first. Then " t"+he (2).
+        assert_eq!(out.new_tokens, vec![b" t".to_vec(), b" the".to_vec()]);
+        assert_eq!(
+            (out.merges[0].left, out.merges[0].right, out.merges[0].result),
+            (255 - b' ' as u32, 255 - b't' as u32, 259)
+        );
+        assert_eq!((out.merges[1].left, out.merges[1].right, out.merges[1].result), (259, 256, 260));
+        // Keeping " the": " t", "the" and " the" lie inside it and are refused; "te" and "ea" remain.
         let cfg = ExtendConfig { max_new: 2, min_frequency: 0, max_token_bytes: 0, keep: vec![b" the".to_vec()] };
         let out = extend(&base, &counts, &cfg, &mut |_, _, _| true).unwrap();
         assert!(out.new_tokens.iter().all(|t| !b" the".windows(t.len()).any(|w| w == t.as_slice())));
