@@ -161,6 +161,19 @@ def _formats(reg: Registry, ref: str) -> tuple[str, ...]:
     return algorithms.of(v.algorithm, v.config).export_formats
 
 
+def test_specials_move_only_when_asked(registry: Registry, texts: dict[str, Path]) -> None:
+    registry.train("b", [texts["en"]], BpeOptions(vocab_size=400, special=("<|end|>",)))
+    assert registry.load("b").special_tokens == {"<|end|>": 399}
+    registry.extend("b", "kept", [texts["zh"]], 20)
+    assert registry.load("kept").special_tokens == {"<|end|>": 399}
+    v = registry.extend("b", "moved", [texts["zh"]], 20, renumber_specials=True)
+    assert registry.load(v.ref).special_tokens == {"<|end|>": 419}
+    a, b = registry.stored("b").data(), registry.stored(v.ref).data()
+    assert ids_preserved(a, b)[0] is False  # the special moved, as asked
+    assert ids_preserved(a, b, specials=False)[0]
+    assert registry.lineage(v.ref)[0]["details"]["specials_renumbered"] is True
+
+
 def test_unigram_base_scores_stay_and_new_pieces_follow_by_score(registry: Registry, texts: dict[str, Path]) -> None:
     registry.train("sp", [texts["en"]], UnigramOptions(vocab_size=500, byte_fallback=True))
     registry.extend("sp", "sp-zh", [texts["zh"]], 300)

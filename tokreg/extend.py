@@ -77,8 +77,11 @@ def extend(
     if renumber_specials:
         data = renumber(data, base_data)
     kept, why = ids_preserved(base_data, data)
-    if not kept and not renumber_specials:
-        raise InputError(f"extending {ref} would move its ids ({why}); nothing was written; please report this")
+    ordinary, why_ordinary = ids_preserved(base_data, data, specials=False)
+    if not ordinary or (not kept and not renumber_specials):
+        raise InputError(
+            f"extending {ref} would move its ids ({why_ordinary or why}); nothing was written; please report this"
+        )
     details: dict[str, Any] = {
         "added": added,
         "first_new_id": max(t.id for t in base_data.tokens) + 1,

@@ -313,7 +313,7 @@ class Registry:
         the algorithm) as the next version of `name`, the new ids after the base's."""
         stored = self._derivable(base, name)
         data = extending.add_tokens(stored, tokens, special=special, check_text=check_text)
-        kind = "special tokens" if special else "tokens"
+        kind = ("special token" if special else "token") + ("s" if len(tokens) > 1 else "")
         return self._record(name, [data], message or f"added {len(tokens)} {kind} to {stored.info.ref}")[0]
 
     def _derivable(self, base: str, name: str) -> StoredVersion:
