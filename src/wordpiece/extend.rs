@@ -3,7 +3,8 @@
 //!
 //! 1. symbols: the new corpus' characters the base has no token for (a word's first character
 //!    as is, the others with the continuing prefix) become new tokens first, sorted by bytes
-//!    (as a fresh run sorts its alphabet), unless a kept text holds them;
+//!    (as a fresh run sorts its alphabet), unless a kept text holds them; the most frequent
+//!    ones when there are more than `max_new`;
 //! 2. words: each counted word segmented greedily, longest match first, over the base's
 //!    ordinary tokens and those symbols: exactly as the encoder segments it (a word it cannot
 //!    cover, or longer than `max_chars`, is skipped: the encoder makes it the unknown token);
@@ -58,19 +59,24 @@ pub fn extend(
         .collect();
     // 1. symbols
     let sym = |i: usize, ch: char| if i == 0 { ch.to_string() } else { format!("{prefix}{ch}") };
-    let mut symbols: Vec<String> = words
-        .iter()
-        .flat_map(|(w, _)| w.iter().enumerate().map(|(i, &ch)| (i, ch)).collect::<Vec<_>>())
-        .filter(|&(_, ch)| !kept_chars.contains(&ch))
-        .map(|(i, ch)| sym(i, ch))
-        .filter(|s| !vocab.contains_key(s))
-        .collect::<FxHashSet<String>>()
-        .into_iter()
-        .collect();
+    let mut freq: FxHashMap<String, u64> = FxHashMap::default();
+    for (w, c) in &words {
+        for (i, &ch) in w.iter().enumerate() {
+            let s = sym(i, ch);
+            if !kept_chars.contains(&ch) && !vocab.contains_key(&s) {
+                *freq.entry(s).or_default() += c;
+            }
+        }
+    }
+    // The most frequent when there are more than `max_new` (ties by bytes), then by bytes.
+    let mut symbols: Vec<(String, u64)> = freq.into_iter().collect();
+    symbols.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.as_bytes().cmp(b.0.as_bytes())));
+    symbols.truncate(cfg.max_new);
+    let mut symbols: Vec<String> = symbols.into_iter().map(|(s, _)| s).collect();
     symbols.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-    let new_symbols = symbols.len().min(cfg.max_new);
+    let new_symbols = symbols.len();
     let mut tokens = base;
-    for s in symbols.into_iter().take(new_symbols) {
+    for s in symbols {
         vocab.insert(s.clone(), tokens.len() as u32);
         tokens.push(s);
     }
