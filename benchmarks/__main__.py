@@ -21,6 +21,7 @@ SUITES = [
     "long_lines",
     "train_scale",
     "record",
+    "extend",
 ]
 
 

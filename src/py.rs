@@ -471,6 +471,89 @@ fn train_bpe<'py>(
     Ok(d)
 }
 
+/// Continued BPE training: up to `max_new` merges learned on counted pieces after `base`'s
+/// own segmentation of them; the base's ids and merges are untouched (see `bpe::extend`).
+#[pyfunction]
+#[pyo3(signature = (base, counts, max_new, min_frequency=0, max_token_bytes=0, keep=vec![], threads=0, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn extend_bpe<'py>(
+    py: Python<'py>,
+    base: PyRef<'py, Encoder>,
+    counts: PyRef<'py, Counts>,
+    max_new: usize,
+    min_frequency: u64,
+    max_token_bytes: usize,
+    keep: Vec<Vec<u8>>,
+    threads: usize,
+    progress: Option<PyObject>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = bpe::ExtendConfig { max_new, min_frequency, max_token_bytes, keep };
+    let mut prog = Progress::new(progress);
+    let (tok, counts) = (&base.tok, &counts.inner);
+    let out = py
+        .allow_threads(|| {
+            pool::install(threads, || bpe::extend(tok, counts, &cfg, &mut |p, d, t| prog.report(p, d, t)))?
+        })
+        .map_err(|e| prog.fail(py, e))?;
+    let d = PyDict::new(py);
+    d.set_item("first_new", out.first_new)?;
+    let tokens: Vec<Bound<PyBytes>> = out.new_tokens.iter().map(|t| PyBytes::new(py, t)).collect();
+    d.set_item("tokens", tokens)?;
+    d.set_item("token_counts", out.token_counts)?;
+    let merges: Vec<(u32, u32, u32, u64)> = out.merges.iter().map(|m| (m.left, m.right, m.result, m.count)).collect();
+    d.set_item("merges", merges)?;
+    d.set_item("distinct_pieces", out.distinct_pieces)?;
+    d.set_item("merge_seconds", out.merge_seconds)?;
+    Ok(d)
+}
+
+/// Continued WordPiece training: up to `max_new` tokens learned on counted (normalized) words
+/// after `base`'s own segmentation of them (greedy longest match); see `wordpiece::extend`.
+/// `base`: the base's tokens by id, "" at ids that are not ordinary tokens.
+#[pyfunction]
+#[pyo3(signature = (base, counts, max_new, continuing_prefix="##", max_chars=100, min_frequency=0, keep=vec![],
+    threads=0, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn extend_wordpiece<'py>(
+    py: Python<'py>,
+    base: Vec<String>,
+    counts: PyRef<'py, Counts>,
+    max_new: usize,
+    continuing_prefix: &str,
+    max_chars: usize,
+    min_frequency: u64,
+    keep: Vec<String>,
+    threads: usize,
+    progress: Option<PyObject>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = wordpiece::ExtendConfig {
+        max_new,
+        continuing_prefix: continuing_prefix.to_string(),
+        max_chars,
+        min_frequency,
+        keep,
+    };
+    let mut prog = Progress::new(progress);
+    let counts = &counts.inner;
+    let out = py
+        .allow_threads(|| {
+            pool::install(threads, || wordpiece::extend(base, counts, &cfg, &mut |p, d, t| prog.report(p, d, t)))?
+        })
+        .map_err(|e| prog.fail(py, e))?;
+    let d = PyDict::new(py);
+    d.set_item("tokens", out.trained.tokens)?;
+    let merges: Vec<(u32, u32, u32, f64, u64, u64, u64)> = out
+        .trained
+        .merges
+        .iter()
+        .map(|m| (m.left, m.right, m.result, m.score, m.pair_count, m.left_count, m.right_count))
+        .collect();
+    d.set_item("merges", merges)?;
+    d.set_item("first_new", out.first_new)?;
+    d.set_item("new_symbols", out.new_symbols)?;
+    Ok(d)
+}
+
 /// HF's BertNormalizer settings, plus an optional Unicode normalization run first.
 fn bert_normalizer(
     clean_text: bool,
@@ -543,7 +626,7 @@ fn pieces_of(pieces: Vec<unigram::Piece>) -> PyPieces {
 #[pyo3(signature = (counts, vocab_size, byte_fallback=false, shrinking_factor=0.75, max_piece_length=16,
     seed_size=1_000_000, em_iterations=2, unk_piece="<unk>".to_string(), control_pieces=vec![],
     user_defined=vec![], character_coverage=1.0, snapshots=vec![], threads=0, progress=None,
-    split=(true, true, true, false)))]
+    split=(true, true, true, false), base=None, keep=None))]
 #[allow(clippy::too_many_arguments)]
 fn train_unigram<'py>(
     py: Python<'py>,
@@ -562,6 +645,8 @@ fn train_unigram<'py>(
     threads: usize,
     progress: Option<PyObject>,
     split: (bool, bool, bool, bool),
+    base: Option<Vec<(String, f64)>>,
+    keep: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let (by_unicode_script, by_number, by_whitespace, digits) = split;
     let cfg = unigram::TrainerConfig {
@@ -577,6 +662,8 @@ fn train_unigram<'py>(
         character_coverage,
         snapshots,
         split: unigram::SplitRules { by_unicode_script, by_number, by_whitespace, digits },
+        base: base.unwrap_or_default(),
+        keep: keep.unwrap_or_default(),
     };
     let mut prog = Progress::new(progress);
     let counts = &counts.inner;
@@ -906,6 +993,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_pattern, m)?)?;
     m.add_function(wrap_pyfunction!(merges_from_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
+    m.add_function(wrap_pyfunction!(extend_bpe, m)?)?;
+    m.add_function(wrap_pyfunction!(extend_wordpiece, m)?)?;
     m.add_function(wrap_pyfunction!(train_wordpiece, m)?)?;
     m.add_function(wrap_pyfunction!(train_unigram, m)?)?;
     m.add_class::<Encoder>()?;

@@ -14,7 +14,9 @@ __all__ = [
     "check_pattern",
     "merges_from_ranks",
     "train_bpe",
+    "extend_bpe",
     "train_wordpiece",
+    "extend_wordpiece",
     "train_unigram",
     "Counter",
     "Counts",
@@ -34,6 +36,27 @@ def train_bpe(
     end_of_word: Optional[str] = None,
     max_token_bytes: int = 0,
     snapshots: list[int] = ...,
+    threads: int = 0,
+    progress: Optional[Callable[[str, int, int], Any]] = None,
+) -> dict[str, Any]: ...
+def extend_bpe(
+    base: Encoder,
+    counts: Counts,
+    max_new: int,
+    min_frequency: int = 0,
+    max_token_bytes: int = 0,
+    keep: list[bytes] = ...,
+    threads: int = 0,
+    progress: Optional[Callable[[str, int, int], Any]] = None,
+) -> dict[str, Any]: ...
+def extend_wordpiece(
+    base: list[str],
+    counts: Counts,
+    max_new: int,
+    continuing_prefix: str = "##",
+    max_chars: int = 100,
+    min_frequency: int = 0,
+    keep: list[str] = ...,
     threads: int = 0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
 ) -> dict[str, Any]: ...
@@ -64,6 +87,8 @@ def train_unigram(
     threads: int = 0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
     split: tuple[bool, bool, bool, bool] = ...,
+    base: Optional[list[tuple[str, float]]] = None,
+    keep: Optional[list[str]] = None,
 ) -> dict[str, Any]: ...
 
 @final

@@ -63,6 +63,9 @@ class TokenizerData:
     run: Optional[dict[str, Any]] = None  # the training run, when trained
     rounds: list[RoundRow] = field(default_factory=list)  # Unigram: EM / prune history
     source: str = "train"
+    # Where it came from, when derived from a version (`store/lineage.py`): {"parent_ref",
+    # "parent_hash", "derivation", "details"}; None: trained or imported from outside.
+    lineage: Optional[dict[str, Any]] = None
     # The content, once made (hashing, compiling and recording all need it; for a 200k-token
     # version making it is a noticeable part of recording). Keyed by what it is made from.
     _content: Optional[tuple[tuple[int, int, str], bytes]] = field(default=None, init=False, repr=False, compare=False)

@@ -18,6 +18,7 @@ from typing import Any
 
 from . import algorithms, evaluate
 from .data import TokenRow
+from .extend import ids_preserved
 from .store.reads import StoredVersion
 from .store.refs import VersionInfo
 from .tokenizer import Tokenizer
@@ -44,7 +45,22 @@ def diff(a: StoredVersion, b: StoredVersion, *, top: int = 10) -> dict[str, Any]
         out["merges"] = _merges(a, b, top)
     if _scored(a.tokens) and _scored(b.tokens):
         out["scores"] = _scores(a.tokens, b.tokens, top)
+    out["ids"] = _ids(a, b, top)
     return out
+
+
+def _ids(a: StoredVersion, b: StoredVersion, top: int) -> dict[str, Any]:
+    """Whether B keeps every id of A (what an extension promises: same bytes and kind at every
+    id of A, A's merges first at the same ranks), and B's tokens at ids A does not have."""
+    kept, why = ids_preserved(a.data(), b.data())
+    ids_a = {t.id for t in a.tokens}
+    new = [t for t in b.tokens if t.id not in ids_a]
+    return {
+        "a_preserved": kept,
+        "first_difference": why or None,
+        "new_ids": len(new),
+        "new_examples": [{"id": t.id, "token": show(t.bytes), "kind": t.kind} for t in new[:top]],
+    }
 
 
 def _head(v: VersionInfo) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.engine import make_url
 
 from . import algorithms, ancestry, audit, content_cache, diff, evaluate, pins, reproduce, train_run, transfer, verify
+from . import extend as extending
 from .audit import AuditReport
 from .content import check_header, content_hash
 from .corpus.sources import Input
@@ -30,7 +31,7 @@ from .files import write_atomic
 from .lockfile import FILENAME, Pin, new_pin
 from .lockfile import write as write_lock
 from .samples import SAMPLES, encode_all
-from .store import aliases, engine, evaluations, migrate, probe, reads, refs, writable, writer
+from .store import aliases, engine, evaluations, lineage, migrate, probe, reads, refs, writable, writer
 from .store.readonly_engine import open_read_only
 from .store.readonly_sql import DEFAULT_TIMEOUT, Rows, grant_read, query_rows
 from .store.reads import StoredVersion
@@ -257,6 +258,80 @@ class Registry:
         except KeyboardInterrupt:
             raise self.interruption() from None
 
+    def extend(
+        self,
+        base: str,
+        name: str,
+        inputs: Sequence[Input],
+        add: int,
+        *,
+        renumber_specials: bool = False,
+        keep_text: Optional[PathLike] = None,
+        check_text: Optional[PathLike] = None,
+        threads: int = 0,
+        memory_limit: Optional[int] = None,
+        glob: Optional[str] = None,
+        field: Optional[str] = None,
+        message: Optional[str] = None,
+        progress: Optional[algorithms.Progress] = None,
+    ) -> VersionInfo:
+        """Continues training `base` on `inputs` and records `base` + `add` new tokens as the
+        next version of `name` (tokreg/extend.py): every id of the base is kept, new tokens
+        follow the base's highest id. `keep_text`: a text whose encoding must not change (no
+        token that would change it is learned); `check_text`: a text whose changed lines are
+        counted. Both are recorded with the version's lineage."""
+        stored = self._derivable(base, name)
+        try:
+            data = extending.extend(
+                stored,
+                inputs,
+                add,
+                renumber_specials=renumber_specials,
+                keep_text=keep_text,
+                check_text=check_text,
+                threads=threads,
+                memory_limit=memory_limit,
+                glob=glob,
+                field=field,
+                progress=progress,
+            )
+        except (KeyboardInterrupt, Interrupted):
+            raise Interrupted("extension interrupted; nothing was written to the registry") from None
+        return self._record(name, [data], message or f"extended {stored.info.ref} with {add:,} tokens")[0]
+
+    def add_tokens(
+        self,
+        base: str,
+        name: str,
+        tokens: Sequence[str],
+        *,
+        special: bool = False,
+        check_text: Optional[PathLike] = None,
+        message: Optional[str] = None,
+    ) -> VersionInfo:
+        """Records `base` + `tokens` (special tokens with `special`, else ordinary tokens of
+        the algorithm) as the next version of `name`, the new ids after the base's."""
+        stored = self._derivable(base, name)
+        data = extending.add_tokens(stored, tokens, special=special, check_text=check_text)
+        kind = ("special token" if special else "token") + ("s" if len(tokens) > 1 else "")
+        return self._record(name, [data], message or f"added {len(tokens)} {kind} to {stored.info.ref}")[0]
+
+    def _derivable(self, base: str, name: str) -> StoredVersion:
+        """The base version, read and hash-checked, once `name` is known to be free for it and
+        the registry writable: checked before any work."""
+        check_name(name)
+        self.check_writable()
+        with self._reading() as conn:
+            stored = reads.read_version(conn, refs.resolve(conn, base))
+            lineage.check_derived_name(conn, name, stored.info)
+        return stored
+
+    def lineage(self, ref: str) -> list[dict[str, Any]]:
+        """`ref` and its ancestors, nearest first: each with its derivation (trained, imported,
+        reimported, extended, added_tokens), parent and recorded details."""
+        with self._reading() as conn:
+            return lineage.chain(conn, refs.resolve(conn, ref))
+
     def import_tiktoken(
         self,
         name: str,
@@ -355,18 +430,23 @@ class Registry:
         return Tokenizer(raw, ref=v.ref, expect_hash=v.content_hash)
 
     def show(self, ref: str, *, merges: int = 10) -> dict[str, Any]:
-        """A version's metadata, training run, token counts by kind, whether it is lossless, and
-        its first merges (or, for scored vocabularies, its highest-scored pieces)."""
+        """A version's metadata, training run, token counts by kind, whether it is lossless, its
+        lineage (it and its ancestors, nearest first) and the versions derived from it, and its
+        first merges (or, for scored vocabularies, its highest-scored pieces)."""
         with self._reading() as conn:
             v = refs.with_same_run(conn, [refs.resolve(conn, ref)])[0]
             algo = algorithms.of(v.algorithm, v.config)
             summary = reads.summary(conn, v, merges=merges, top_scored=algo.score_label is not None)
             run = reads.training_run(conn, v)
+            chain = lineage.chain(conn, v)
+            children = lineage.children(conn, v)
         out = algorithms.version_json(v)
         out.update(summary)
         out["title"] = algo.title
         out["score_label"] = algo.score_label
         out["lossless"] = algo.lossless(algo.parse_config(v.config))
+        out["lineage"] = chain
+        out["derived"] = children
         if run is not None:
             out["training_run"] = {k: (val.isoformat() if hasattr(val, "isoformat") else val) for k, val in run.items()}
         return out
@@ -490,9 +570,14 @@ class Registry:
             return refs.aliases_of(conn, name)
 
     def log(self, name: str) -> list[dict[str, Any]]:
-        """Versions created and alias moves of `name`, oldest first."""
+        """Versions created (each with its lineage: derivation and parent) and alias moves of
+        `name`, oldest first."""
         with self._reading() as conn:
-            return aliases.log(conn, name)
+            rows = aliases.log(conn, name)
+            for r in rows:
+                if r["event"] == "version":
+                    r["lineage"] = lineage.of(conn, refs.resolve(conn, r["ref"]))
+        return rows
 
     def remove(self, ref: str) -> VersionInfo:
         """Deletes a version no alias points at (its tokens, merges, run and samples too)."""

@@ -73,6 +73,11 @@ def reproduce(v: VersionInfo, run: Optional[dict[str, Any]], files: Optional[Seq
     if run is None:
         raise NotFoundError(
             f"{v.ref} has no recorded training run (it was {v.source}); only trained versions can be reproduced"
+            + (
+                "; extending the same base with the same corpus and --add gives the same hash"
+                if v.source == "extended"
+                else ""
+            )
         )
     config = {"algorithm": v.algorithm, **run["config"]}
     paths = check_files(run["corpus_files"], files)

@@ -78,6 +78,14 @@ impl MergeEncoder {
         Ok(MergeEncoder { chars, merges: table, decoder: tokens, end_of_word: eow, unk, splitter })
     }
 
+    /// Characters beyond the leading alphabet (an extended version appends the new corpus'
+    /// characters after the base's ids): `(id, character)`.
+    pub fn add_chars(&mut self, extra: &[(u32, char)]) {
+        for &(id, c) in extra {
+            self.chars.entry(c).or_insert(id);
+        }
+    }
+
     /// Encodes text (no special tokens: see `encode::Specials`).
     pub fn encode(&self, text: &str) -> Result<Vec<u32>, CoreError> {
         let mut out = Vec::new();
@@ -213,6 +221,19 @@ impl Encode for MergeEncoder {
             self.merge(&mut syms, &mut long);
             out.extend_from_slice(&syms);
         })
+    }
+
+    /// A piece is one word: its characters (unknown ones as the unknown token, or dropped as
+    /// `encode_into` drops them), the end-of-word symbol, then the merges.
+    fn segment_piece(&self, piece: &[u8], out: &mut Vec<u32>) -> Result<(), CoreError> {
+        let word = std::str::from_utf8(piece).map_err(|_| CoreError::input("character-level BPE needs UTF-8 text"))?;
+        let mut syms: Vec<u32> = word.chars().filter_map(|c| self.chars.get(&c).copied().or(self.unk)).collect();
+        if let Some((eow, _)) = &self.end_of_word {
+            syms.push(*eow);
+        }
+        self.merge(&mut syms, &mut LongWord::default());
+        out.extend_from_slice(&syms);
+        Ok(())
     }
 
     /// Concatenates the tokens; the end-of-word symbol becomes a space between words.

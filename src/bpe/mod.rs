@@ -4,6 +4,7 @@
 //! character-level BPE with an end-of-word marker.
 
 mod corpus;
+mod extend;
 pub mod merges;
 mod min_tree;
 mod piece_cache;
@@ -13,6 +14,7 @@ mod recover;
 pub mod train;
 
 pub use corpus::{train_counts, CorpusConfig, CorpusOutput};
+pub use extend::{extend, ExtendConfig, ExtendOutput};
 pub use merges::MergeEncoder;
 pub use rank::RankEncoder;
 pub use recover::merges_from_ranks;

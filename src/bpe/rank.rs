@@ -241,6 +241,12 @@ impl Encode for RankEncoder {
         })
     }
 
+    fn segment_piece(&self, piece: &[u8], out: &mut Vec<u32>) -> Result<(), CoreError> {
+        let mut parts = FlatParts::new();
+        piece_cache::with_cache(self.uid, |cache| self.encode_piece(piece, &mut parts, cache, out));
+        Ok(())
+    }
+
     /// The tokens' bytes, concatenated (special tokens as their text).
     fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError> {
         let mut out = Vec::with_capacity(ids.len() * 4);

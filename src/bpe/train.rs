@@ -246,8 +246,20 @@ impl Links {
 /// `progress(done, total)` is called every few merges; `false` stops with `CoreError::Interrupted`.
 pub fn train(
     alphabet: Vec<Vec<u8>>,
+    words: Words,
+    cfg: &TrainConfig,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<TrainOutput, CoreError> {
+    train_refusing(alphabet, words, cfg, &|_| false, progress)
+}
+
+/// `train`, never making a new token whose bytes `refused` says no to (the pair is skipped, as
+/// one over `max_token_bytes` is). Continued training uses it to keep a text's encoding.
+pub fn train_refusing(
+    alphabet: Vec<Vec<u8>>,
     mut words: Words,
     cfg: &TrainConfig,
+    refused: &dyn Fn(&[u8]) -> bool,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<TrainOutput, CoreError> {
     let mut tokens: Vec<Vec<u8>> = alphabet;
@@ -330,6 +342,10 @@ pub fn train(
         let (a, b) = ((k >> 32) as u32, (k & 0xFFFF_FFFF) as u32);
         let mut joined = tokens[a as usize].clone();
         joined.extend_from_slice(&tokens[b as usize]);
+        if !by_bytes.contains_key(&joined) && refused(&joined) {
+            banned[s] = true;
+            continue;
+        }
         let z = match by_bytes.get(&joined) {
             Some(&id) => id,
             None => {

@@ -69,8 +69,22 @@ impl Tokenizer {
             .filter(|t| t.kind == "special")
             .map(|t| (String::from_utf8_lossy(&t.bytes).into_owned(), t.id))
             .collect();
+        // Characters after the leading alphabet: an extension's new characters.
+        let extra: Vec<(u32, char)> = c.tokens[alphabet..]
+            .iter()
+            .filter(|t| t.kind == "char")
+            .filter_map(|t| {
+                let s = std::str::from_utf8(&t.bytes).ok()?;
+                let mut it = s.chars();
+                match (it.next(), it.next()) {
+                    (Some(ch), None) => Some((t.id, ch)),
+                    _ => None,
+                }
+            })
+            .collect();
         let tokens: Vec<Vec<u8>> = c.tokens.into_iter().map(|t| t.bytes).collect();
-        let encoder = MergeEncoder::new(tokens, alphabet, &c.merges, end_of_word, unk, splitter)?;
+        let mut encoder = MergeEncoder::new(tokens, alphabet, &c.merges, end_of_word, unk, splitter)?;
+        encoder.add_chars(&extra);
         Ok(Tokenizer::new(Box::new(encoder), specials))
     }
 

@@ -112,6 +112,13 @@ pub trait Encode: Send + Sync {
         (Cow::Borrowed(text), None)
     }
 
+    /// Appends the ids of one pre-tokenized piece (a counted piece of the corpus, as the
+    /// trainer's counter made it) exactly as encoding would segment it. Continued training
+    /// starts from these segmentations, so that it learns only what the base left unmerged.
+    fn segment_piece(&self, _piece: &[u8], _out: &mut Vec<u32>) -> Result<(), CoreError> {
+        Err(CoreError::Unsupported { operation: "continued BPE training", kind: self.kind() })
+    }
+
     /// The `k` best segmentations, best first, with their scores.
     fn nbest(&self, _text: &str, _k: usize) -> Result<Vec<(Vec<u32>, f64)>, CoreError> {
         Err(CoreError::Unsupported { operation: "n-best segmentation", kind: self.kind() })

@@ -44,6 +44,11 @@ impl Tokenizer {
         self.encoder.normalize(text)
     }
 
+    /// One pre-tokenized piece as the encoder segments it (see `Encode::segment_piece`).
+    pub fn segment_piece(&self, piece: &[u8], out: &mut Vec<u32>) -> Result<(), CoreError> {
+        self.encoder.segment_piece(piece, out)
+    }
+
     /// Special tokens are plain text here.
     pub fn encode_ordinary(&self, text: &str) -> Result<Vec<u32>, CoreError> {
         let mut out = Vec::new();

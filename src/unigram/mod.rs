@@ -127,6 +127,15 @@ pub struct TrainerConfig {
     /// piece mixes scripts; digits are a script of their own; `▁` only starts a piece (off: also
     /// inside one, never at its end; the counter then keeps whole lines); every digit alone.
     pub split: SplitRules,
+    /// Extending a model: its learned pieces (text, log prob). They are part of the model from
+    /// the start, never pruned, and keep their scores (EM estimates only the new pieces); the
+    /// result's pieces are the new ones only (after the meta pieces), `vocab_size` counting
+    /// meta + new. Empty: an ordinary run.
+    pub base: Vec<(String, f64)>,
+    /// Extending: words (with their `▁`) of a text whose segmentation must not change. No new
+    /// piece may occur inside one of them: new characters of theirs get no piece, and seeds
+    /// that are substrings of them are dropped, so their lattices are the base's.
+    pub keep: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,6 +167,8 @@ impl Default for TrainerConfig {
             character_coverage: 1.0,
             snapshots: Vec::new(),
             split: SplitRules::default(),
+            base: Vec::new(),
+            keep: Vec::new(),
         }
     }
 }

@@ -183,6 +183,8 @@ struct Model {
     nchars: Vec<u32>,
     active: Vec<bool>,
     score: Vec<f64>,
+    /// Seed ids from here on are a base model's pieces (extension): always active, scores fixed.
+    frozen_from: usize,
 }
 
 impl Model {
@@ -422,7 +424,26 @@ pub fn train(
             *char_count.entry(ch).or_insert(0) += *c;
         }
     }
-    let mut chars: Vec<(char, u64)> = char_count.into_iter().filter(|&(ch, _)| ch != UNK_CHAR && ch != ' ').collect();
+    // Extending: the base's pieces, and its characters, which need no new piece.
+    let base_texts: rustc_hash::FxHashSet<&str> = cfg.base.iter().map(|(t, _)| t.as_str()).collect();
+    let base_chars: rustc_hash::FxHashSet<char> =
+        cfg.base.iter().filter_map(|(t, _)| if t.chars().count() == 1 { t.chars().next() } else { None }).collect();
+    // Extending while keeping a text: its characters, and every substring of its words up to
+    // the longest piece.
+    let kept_chars: rustc_hash::FxHashSet<char> = cfg.keep.iter().flat_map(|k| k.chars()).collect();
+    let mut kept: rustc_hash::FxHashSet<&str> = rustc_hash::FxHashSet::default();
+    for k in &cfg.keep {
+        let starts: Vec<usize> = k.char_indices().map(|(i, _)| i).chain([k.len()]).collect();
+        for i in 0..starts.len() {
+            for j in i + 2..starts.len().min(i + cfg.max_piece_length + 1) {
+                kept.insert(&k[starts[i]..starts[j]]);
+            }
+        }
+    }
+    let mut chars: Vec<(char, u64)> = char_count
+        .into_iter()
+        .filter(|&(ch, _)| ch != UNK_CHAR && ch != ' ' && !base_chars.contains(&ch) && !kept_chars.contains(&ch))
+        .collect();
     chars.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let total_chars: u64 = chars.iter().map(|c| c.1).sum();
     let mut required: Vec<(char, u64)> = Vec::new();
@@ -434,8 +455,13 @@ pub fn train(
         acc += n;
         required.push((ch, n));
     }
-    if required.is_empty() {
+    if required.is_empty() && cfg.base.is_empty() {
         return Err(CoreError::input("the corpus has no text to train on; give files that contain text"));
+    }
+    if !cfg.base.is_empty() {
+        // Extending: the most frequent new characters that fit (the others stay unknown, or
+        // bytes with byte fallback), so a new script never asks for more pieces than allowed.
+        required.truncate(budget);
     }
     if required.len() > budget {
         return Err(CoreError::VocabTooSmall {
@@ -444,7 +470,7 @@ pub fn train(
             base: meta_description(meta.len(), required.len()),
         });
     }
-    let required_set: rustc_hash::FxHashSet<char> = required.iter().map(|c| c.0).collect();
+    let required_set: rustc_hash::FxHashSet<char> = required.iter().map(|c| c.0).chain(base_chars).collect();
     let mut words2: FxHashMap<String, u64> = FxHashMap::default();
     for (w, c) in merged {
         let t: String = if w.chars().all(|ch| required_set.contains(&ch)) {
@@ -505,12 +531,13 @@ pub fn train(
     }
     let mut seeds: Vec<(&str, u64)> = subs
         .into_iter()
-        .filter(|&(_, (f, _, branching))| f >= 2 && branching)
+        .filter(|&(s, (f, _, branching))| f >= 2 && branching && !base_texts.contains(s) && !kept.contains(s))
         .map(|(s, (f, _, _))| (s, f * s.chars().count() as u64))
         .collect();
     seeds.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.as_bytes().cmp(b.0.as_bytes())));
     seeds.truncate(cfg.seed_size);
-    let mut model = Model { texts: Vec::new(), nchars: Vec::new(), active: Vec::new(), score: Vec::new() };
+    let mut model =
+        Model { texts: Vec::new(), nchars: Vec::new(), active: Vec::new(), score: Vec::new(), frozen_from: 0 };
     let mut weights: Vec<f64> = Vec::new();
     for &(ch, n) in &required {
         model.texts.push(ch.to_string());
@@ -526,6 +553,13 @@ pub fn train(
     let wsum: f64 = weights.iter().sum();
     let lsum = wsum.ln();
     model.score = weights.iter().map(|w| w.ln() - lsum).collect();
+    model.frozen_from = model.texts.len();
+    for (t, score) in &cfg.base {
+        model.texts.push(t.clone());
+        model.nchars.push(t.chars().count() as u32);
+        model.score.push(*score);
+    }
+    let nfrozen = cfg.base.len();
     model.active = vec![true; model.texts.len()];
     let nseed = model.texts.len();
     let index: FxHashMap<&str, u32> = model.texts.iter().enumerate().map(|(i, t)| (t.as_str(), i as u32)).collect();
@@ -605,6 +639,10 @@ pub fn train(
                 if !model.active[i] {
                     continue;
                 }
+                if i >= model.frozen_from {
+                    sum += expected[i]; // a base piece: its share counts, its score stays
+                    continue;
+                }
                 if expected[i] < MIN_EXPECTED {
                     model.active[i] = false;
                     continue;
@@ -612,14 +650,14 @@ pub fn train(
                 sum += expected[i];
             }
             let dsum = digamma(sum);
-            for i in 0..nseed {
+            for i in 0..model.frozen_from {
                 if model.active[i] {
                     model.score[i] = digamma(expected[i]) - dsum;
                 }
             }
             tick!("em", round, model.active_count());
         }
-        let size = model.active_count();
+        let size = model.active_count() - nfrozen;
         rounds.push(Round { round, vocab_size: size, log_likelihood: ll });
         round += 1;
         while let Some(&next) = pending.first() {
@@ -643,8 +681,8 @@ pub fn train(
                 let mut edges = Vec::new();
                 ch.iter()
                     .map(|&p| {
-                        if m.nchars[p as usize] == 1 {
-                            return (true, None); // single characters are never pruned
+                        if m.nchars[p as usize] == 1 || p as usize >= m.frozen_from {
+                            return (true, None); // single characters and base pieces are never pruned
                         }
                         let t = &m.texts[p as usize];
                         let mut bounds: Vec<u32> = t.char_indices().map(|(i, _)| i as u32).collect();
@@ -713,7 +751,7 @@ pub fn train(
         for (k, &p) in act.iter().enumerate() {
             let (always, ref alt) = alts[k];
             let f = freq[p as usize];
-            if model.nchars[p as usize] == 1 {
+            if model.nchars[p as usize] == 1 || p as usize >= model.frozen_from {
                 keep.push(p);
                 continue;
             }
@@ -735,28 +773,30 @@ pub fn train(
             b.1.total_cmp(&a.1)
                 .then_with(|| model.texts[a.0 as usize].as_bytes().cmp(model.texts[b.0 as usize].as_bytes()))
         });
-        let target = desired(next).max((cfg.shrinking_factor * act.len() as f64) as usize);
+        let target = desired(next).max((cfg.shrinking_factor * (act.len() - nfrozen) as f64) as usize) + nfrozen;
         for &(p, _) in &cands {
             if keep.len() >= target {
                 break;
             }
             keep.push(p);
         }
-        if keep.len() >= act.len() {
-            // Nothing could go (every piece left is a character or has no alternative): another
-            // round would loop forever. The vocabularies still to come are taken from the model
-            // as it stands, as SentencePiece's finalization takes them.
-            for size in pending.drain(..) {
-                finished.push((size, finalize(&model, &required, &meta, size)?, rounds.len()));
-            }
-            break;
-        }
+        // Nothing could go (every piece left is a character, a base piece or has no
+        // alternative): another round would loop forever (small texts at small sizes do).
+        let stalled = keep.len() >= act.len();
         let mut new_active = vec![false; nseed];
         for p in keep {
             new_active[p as usize] = true;
         }
         model.active = new_active;
         tick!("prune", 3, 3);
+        if stalled {
+            // The vocabularies still to come are taken from the model as it stands, as
+            // SentencePiece's finalization takes them (the best-scoring pieces).
+            for next in pending.drain(..) {
+                finished.push((next, finalize(&model, &required, &meta, next)?, rounds.len()));
+            }
+            break;
+        }
     }
 
     // ---- 4. Finalize: each size as asked ----
@@ -793,7 +833,8 @@ fn finalize(model: &Model, required: &[(char, u64)], meta: &[Piece], size: usize
         }
         in_final[i] = true;
     }
-    let mut rest: Vec<u32> = (0..nseed as u32).filter(|&i| model.active[i as usize] && !in_final[i as usize]).collect();
+    let mut rest: Vec<u32> =
+        (0..model.frozen_from as u32).filter(|&i| model.active[i as usize] && !in_final[i as usize]).collect();
     rest.sort_by(|&a, &b| {
         model.score[b as usize]
             .total_cmp(&model.score[a as usize])

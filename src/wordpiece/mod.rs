@@ -13,6 +13,7 @@
 mod corpus;
 mod decode;
 mod encoder;
+mod extend;
 mod normalize;
 mod pipeline;
 mod tables;
@@ -24,6 +25,7 @@ mod trainer_tests;
 pub use corpus::{splitting, train_counts, CorpusOutput};
 pub use decode::decode;
 pub use encoder::Encoder;
+pub use extend::{extend, ExtendConfig, ExtendOutput};
 pub use normalize::{pre_tokenize, BertNormalizer, Form};
 pub use pipeline::WordPiece;
 pub use trainer::{train, Merge, TrainResult, TrainerConfig};

@@ -192,6 +192,8 @@ struct State<'c> {
     partners: Vec<FxHashSet<u32>>,
     live_pairs: usize,
     heap: Heap,
+    /// Pairs never to merge: their token is refused (continued training keeping a text).
+    banned: FxHashSet<u32>,
 }
 
 impl State<'_> {
@@ -236,7 +238,7 @@ impl State<'_> {
 
     fn eligible(&self, s: u32) -> bool {
         let pc = self.pair_count[s as usize];
-        if pc == 0 || pc < self.cfg.min_frequency {
+        if pc == 0 || pc < self.cfg.min_frequency || self.banned.contains(&s) {
             return false;
         }
         match self.cfg.max_token_len {
@@ -452,6 +454,7 @@ pub fn train(
         partners: Vec::new(),
         live_pairs: 0,
         heap: Heap { v: Vec::new() },
+        banned: FxHashSet::default(),
     };
     for s in &cfg.special_tokens {
         if !st.by_str.contains_key(s) {
@@ -501,6 +504,21 @@ pub fn train(
         return Err(CoreError::Interrupted);
     }
 
+    let merges = run_merges(&mut st, &|_| false, progress)?;
+    let tokens = st.strs.into_iter().zip(st.tok_counts).collect();
+    Ok(TrainResult { tokens, merges })
+}
+
+/// Steps 4 and 5 of a run, from words as symbol ids: index the pairs, then merge the best
+/// until the vocabulary holds `cfg.vocab_size` tokens. A pair whose new token `refused` says
+/// no to is never merged.
+fn run_merges(
+    st: &mut State,
+    refused: &dyn Fn(&str) -> bool,
+    progress: &mut dyn FnMut(&str, u64, u64) -> bool,
+) -> Result<Vec<Merge>, CoreError> {
+    let cfg = st.cfg;
+    let prefix = cfg.continuing_prefix.as_str();
     // 4. Initial pair counts and word lists (sequential: cheap next to the merges, and simple).
     for wi in 0..st.words.len() {
         let wc = st.words[wi].count;
@@ -537,6 +555,10 @@ pub fn train(
         let right = &st.strs[e.right as usize];
         let merged_str = format!("{}{}", left, right.strip_prefix(prefix).unwrap_or(right));
         let len = st.sym_len[e.left as usize] + st.sym_len[e.right as usize];
+        if !st.by_str.contains_key(&merged_str) && refused(&merged_str) {
+            st.banned.insert(e.slot);
+            continue;
+        }
         let r = match st.by_str.get(&merged_str) {
             Some(&id) => id,
             None => st.add_token(merged_str, 0, len),
@@ -561,6 +583,66 @@ pub fn train(
     if !progress("merge", (st.strs.len() - start_len) as u64, total) {
         return Err(CoreError::Interrupted);
     }
+    Ok(merges)
+}
+
+/// Continued training: `base` (id order; an empty string for an id that is no ordinary token)
+/// stays as it is, and merges are learned from `words` (symbol ids over `base`, as the base
+/// segments them) until there are `cfg.vocab_size` tokens, never making a token `refused` says
+/// no to. The result's tokens are the base's followed by the new ones.
+pub fn train_from(
+    base: Vec<String>,
+    words: Vec<(Vec<u32>, u64)>,
+    cfg: &TrainerConfig,
+    refused: &dyn Fn(&str) -> bool,
+    progress: &mut dyn FnMut(&str, u64, u64) -> bool,
+) -> Result<TrainResult, CoreError> {
+    let prefix = cfg.continuing_prefix.as_str();
+    let mut st = State {
+        cfg,
+        strs: Vec::new(),
+        tok_counts: Vec::new(),
+        sym_count: Vec::new(),
+        sym_len: Vec::new(),
+        by_str: FxHashMap::default(),
+        words: Vec::new(),
+        pair_index: FxHashMap::default(),
+        pair_left: Vec::new(),
+        pair_right: Vec::new(),
+        pair_count: Vec::new(),
+        pair_words: Vec::new(),
+        partners: Vec::new(),
+        live_pairs: 0,
+        heap: Heap { v: Vec::new() },
+        banned: FxHashSet::default(),
+    };
+    for s in base {
+        let len = s.strip_prefix(prefix).filter(|b| !b.is_empty()).unwrap_or(&s).chars().count();
+        let id = st.strs.len() as u32;
+        if s.is_empty() {
+            // no ordinary token at this id: a slot nothing can be found by or merged into
+            st.strs.push(s);
+            st.tok_counts.push(0);
+            st.sym_count.push(0);
+            st.sym_len.push(0);
+            st.partners.push(FxHashSet::default());
+        } else if st.add_token(s, 0, len) != id {
+            unreachable!("ids are positions");
+        }
+    }
+    for (syms, count) in words {
+        if count == 0 || syms.is_empty() {
+            continue;
+        }
+        for &id in &syms {
+            st.sym_count[id as usize] += count;
+            st.tok_counts[id as usize] += count;
+        }
+        if syms.len() >= 2 {
+            st.words.push(Word { syms, count });
+        }
+    }
+    let merges = run_merges(&mut st, refused, progress)?;
     let tokens = st.strs.into_iter().zip(st.tok_counts).collect();
     Ok(TrainResult { tokens, merges })
 }

@@ -67,6 +67,8 @@ class Algorithm(ABC, Generic[C]):
     score_label: ClassVar[Optional[str]] = None
     #: the file formats `export` writes besides tokreg's own
     export_formats: ClassVar[tuple[str, ...]] = ()
+    #: the kind a special token has in this algorithm's versions (SentencePiece's: "control")
+    special_kind: ClassVar[str] = "special"
     #: SentencePiece ModelProto TrainerSpec.model_type this algorithm imports (1 UNIGRAM, 2 BPE)
     sentencepiece_model_type: ClassVar[Optional[int]] = None
 
@@ -120,6 +122,34 @@ class Algorithm(ABC, Generic[C]):
         """Trains on counts: one TokenizerData per size in `sizes` (ascending), without their
         runs, and what the run records of the training (`train_seconds`, ...)."""
         raise InputError(f"{self.title} tokenizers are imported, not trained by tokreg")
+
+    # -- extending ----------------------------------------------------------------------------
+
+    def extend_counting(self, config: C) -> dict[str, Any]:
+        """How a new corpus is counted to extend a version with `config`: as its trainer would
+        count it (a counting spec, counting.py)."""
+        raise InputError(f"{self.title} versions cannot be extended by training; add tokens with `tokreg add-tokens`")
+
+    def extend(
+        self,
+        base: TokenizerData,
+        counts: _core.Counts,
+        add: int,
+        *,
+        keep: Sequence[bytes] = (),
+        threads: int = 0,
+        progress: Optional[Progress] = None,
+    ) -> TokenizerData:
+        """`base` plus up to `add` tokens learned from `counts`: every base token keeps its id,
+        bytes, kind and score, every base merge its rank; new tokens take the ids after the
+        base's highest. `keep`: the pieces (as `extend_counting` counts them) of a text whose
+        encoding must not change: no new token may occur inside one of them. The caller
+        refuses fewer than `add`."""
+        raise InputError(f"{self.title} versions cannot be extended by training; add tokens with `tokreg add-tokens`")
+
+    def add_tokens(self, base: TokenizerData, tokens: Sequence[str]) -> TokenizerData:
+        """`base` plus ordinary (not special) tokens, with ids after the base's highest."""
+        raise InputError(f"{self.title} versions take added tokens as special tokens only; add them with --special")
 
     # -- other tools' files -------------------------------------------------------------------
 

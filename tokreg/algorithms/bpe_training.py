@@ -130,3 +130,82 @@ def train_counts(
         "extra_config": {"pattern_name": patterns.resolve(opts.pattern_or_default())[0]},
     }
     return datas, info
+
+
+def extend(
+    base: TokenizerData,
+    encoder: _core.Encoder,
+    counts: _core.Counts,
+    add: int,
+    keep: list[bytes],
+    threads: int,
+    progress: Optional[Progress],
+) -> TokenizerData:
+    """`base` + up to `add` merges learned on `counts` after the base's own segmentation of each
+    piece (`bpe::extend` in the core): new tokens take ids from the base's highest + 1, new
+    merges rank after the base's. Token counts are uses in the new corpus' segmentation."""
+    out: dict[str, Any] = _core.extend_bpe(encoder, counts, add, keep=keep, threads=threads, progress=progress)
+    first: int = out["first_new"]
+    uses: list[int] = out["token_counts"]
+    rows = [
+        TokenRow(id=t.id, bytes=t.bytes, kind=t.kind, count=None if t.kind == "special" else uses[t.id], score=t.score)
+        for t in base.tokens
+    ]
+    rows += [TokenRow(id=first + i, bytes=b, kind="merged", count=uses[first + i]) for i, b in enumerate(out["tokens"])]
+    start = len(base.merges)
+    merges = list(base.merges) + [
+        MergeRow(rank=start + k, left=a, right=b, result=z, count=c) for k, (a, b, z, c) in enumerate(out["merges"])
+    ]
+    return TokenizerData(algorithm=base.algorithm, config=dict(base.config), tokens=rows, merges=merges)
+
+
+def add_merged_tokens(
+    base: TokenizerData, encoder: _core.Encoder, pattern: str, tokens: Sequence[str], what: str
+) -> TokenizerData:
+    """`base` + each of `tokens` as an ordinary token, built by merges appended after the base's:
+    the token's base encoding joined left to right (`a b c` -> `ab`, then `ab c` -> `abc`), with
+    each intermediate that is not yet a token added too. So encoding the token's own text gives
+    its id. A token the pattern would cut into several pieces can never be one token: refused."""
+    rows = list(base.tokens)
+    merges = list(base.merges)
+    by_bytes = {t.bytes: t.id for t in rows if t.kind != "special"}
+    next_id = max(t.id for t in rows) + 1
+    for text in tokens:
+        if not text:
+            raise InputError("an added token must not be empty")
+        raw = text.encode("utf-8")
+        if raw in by_bytes:
+            raise InputError(f"{text!r} is already token {by_bytes[raw]} of {what}; nothing was written")
+        counter = _core.Counter.pieces(pattern)
+        counter.feed(raw)
+        counter.end_input()
+        pieces = counter.finish().items()
+        if pieces != [(raw, 1)]:
+            raise InputError(
+                f"{text!r} is cut into several pieces by {what}'s pattern, so no merge can make it one token; "
+                "add it with --special"
+            )
+        ids = encoder.encode_ordinary(text)
+        cur = ids[0]
+        for nxt in ids[1:]:
+            joined = rows_bytes(rows, cur) + rows_bytes(rows, nxt)
+            made = by_bytes.get(joined)
+            if made is None:
+                made = next_id
+                next_id += 1
+                rows.append(TokenRow(id=made, bytes=joined, kind="merged"))
+                by_bytes[joined] = made
+            merges.append(MergeRow(rank=len(merges), left=cur, right=nxt, result=made))
+            cur = made
+    rows.sort(key=lambda t: t.id)
+    return TokenizerData(algorithm=base.algorithm, config=dict(base.config), tokens=rows, merges=merges)
+
+
+def rows_bytes(rows: Sequence[TokenRow], token_id: int) -> bytes:
+    """The bytes of `token_id` in `rows` (in id order, possibly with gaps)."""
+    if token_id < len(rows) and rows[token_id].id == token_id:
+        return rows[token_id].bytes
+    for t in rows:
+        if t.id == token_id:
+            return t.bytes
+    raise InputError(f"token {token_id} is missing; the version is damaged")

@@ -72,6 +72,32 @@ class ByteBpe(Algorithm[ByteBpeConfig]):
             data.config = ByteBpeConfig(regex).to_json()
         return datas, info
 
+    def extend_counting(self, config: ByteBpeConfig) -> dict[str, Any]:
+        if config.keep_gaps:
+            raise InputError(
+                f"this {self.title} version keeps the text between its pattern's matches as pieces (an imported "
+                "Split with Isolated), which tokreg's counter does not; it cannot be extended by training"
+            )
+        return {"splitting": "pieces", "pattern": config.pattern, "max_piece_bytes": 0}
+
+    def extend(
+        self,
+        base: TokenizerData,
+        counts: _core.Counts,
+        add: int,
+        *,
+        keep: Sequence[bytes] = (),
+        threads: int = 0,
+        progress: Optional[Progress] = None,
+    ) -> TokenizerData:
+        encoder = self.compile(base.content(), self.parse_config(base.config))
+        return bpe_training.extend(base, encoder, counts, add, list(keep), threads, progress)
+
+    def add_tokens(self, base: TokenizerData, tokens: Sequence[str]) -> TokenizerData:
+        config = self.parse_config(base.config)
+        encoder = self.compile(base.content(), config)
+        return bpe_training.add_merged_tokens(base, encoder, config.pattern, tokens, self.title)
+
     def export(self, fmt: str, data: TokenizerData, ref: str) -> bytes:
         config = self.parse_config(data.config)
         if fmt == "hf":

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from .. import _core
-from ..data import TokenizerData
+from ..data import TokenizerData, TokenRow
 from ..errors import InputError
 from ..formats import hf_json
 from . import bpe_hf, bpe_training, template
@@ -103,6 +103,57 @@ class CharBpe(Algorithm[CharBpeConfig]):
         for data in datas:
             data.config = CharBpeConfig(regex, options.end_of_word_suffix, bpe_training.CHAR_LEVEL_UNK).to_json()
         return datas, info
+
+    def extend_counting(self, config: CharBpeConfig) -> dict[str, Any]:
+        if config.keep_gaps:
+            raise InputError(
+                f"this {self.title} version keeps the text between its pattern's matches as pieces (an imported "
+                "Split with Isolated), which tokreg's counter does not; it cannot be extended by training"
+            )
+        return {"splitting": "pieces", "pattern": config.pattern, "max_piece_bytes": 0}
+
+    def extend(
+        self,
+        base: TokenizerData,
+        counts: _core.Counts,
+        add: int,
+        *,
+        keep: Sequence[bytes] = (),
+        threads: int = 0,
+        progress: Optional[Progress] = None,
+    ) -> TokenizerData:
+        config = self.parse_config(base.config)
+        # The new corpus' characters the base lacks become tokens first (kind "char", ids after
+        # the base's, by UTF-8 bytes): the most frequent ones when there are more than `add`,
+        # and none that a kept text holds (they would stop being unknown there).
+        known = {t.bytes.decode("utf-8") for t in base.tokens if t.kind == "char"}
+        kept_chars = {ch for k in keep for ch in k.decode("utf-8", "replace")}
+        freq: dict[str, int] = {}
+        for piece, n in counts.items():
+            for ch in piece.decode("utf-8", "replace"):
+                if ch not in known and ch not in kept_chars:
+                    freq[ch] = freq.get(ch, 0) + n
+        chosen = sorted(sorted(freq, key=lambda ch: (-freq[ch], ch.encode("utf-8")))[:add], key=lambda ch: ch.encode())
+        first = max(t.id for t in base.tokens) + 1
+        with_chars = TokenizerData(
+            algorithm=base.algorithm,
+            config=dict(base.config),
+            tokens=list(base.tokens)
+            + [TokenRow(id=first + i, bytes=ch.encode("utf-8"), kind="char") for i, ch in enumerate(chosen)],
+            merges=list(base.merges),
+        )
+        encoder = self.compile(with_chars.content(), config)
+        # A merge's result may spell a word's end with its end-of-word symbol: keep those too.
+        eow = (config.end_of_word_suffix or "").encode("utf-8")
+        more = add - len(chosen)
+        if more == 0:
+            return with_chars
+        return bpe_training.extend(with_chars, encoder, counts, more, [k + eow for k in keep], threads, progress)
+
+    def add_tokens(self, base: TokenizerData, tokens: Sequence[str]) -> TokenizerData:
+        config = self.parse_config(base.config)
+        encoder = self.compile(base.content(), config)
+        return bpe_training.add_merged_tokens(base, encoder, config.pattern, tokens, self.title)
 
     def export(self, fmt: str, data: TokenizerData, ref: str) -> bytes:
         config = self.parse_config(data.config)

@@ -41,6 +41,7 @@ class SpBpe(Algorithm[SpBpeConfig]):
     name = "sp_bpe"
     stored_as = "bpe"
     title = "SentencePiece BPE"
+    special_kind = "control"
     score_label = "score"
     sentencepiece_model_type = 2
     export_formats = ("sentencepiece",)

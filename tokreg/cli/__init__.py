@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Optional
 
+from .add_tokens import add_tokens
 from .app import cli
 from .browse import list_, log, show
 from .count import count
@@ -14,6 +15,7 @@ from .db import db
 from .diff import diff
 from .encode import decode, encode
 from .evaluate import audit, eval_
+from .extend import extend
 from .serve import serve
 from .sql import sql
 from .train import train
@@ -22,6 +24,8 @@ from .versions import pin, reproduce, rm, tag, verify
 
 for command in (
     train,
+    extend,
+    add_tokens,
     count,
     list_,
     show,

@@ -10,6 +10,7 @@ from .. import algorithms
 from ..chart import png_chart, text_chart
 from ..errors import InputError
 from .common import db_option, echo_json, echo_table, json_option, open_registry, pinned, when
+from .derived import lineage_line
 
 
 @click.command(name="list")
@@ -90,6 +91,12 @@ def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: b
         click.echo(f"  {'same run as':<14}{', '.join(info['same_run'])} (other sizes of one training run)")
     for k, val in sorted(info["config"].items()):
         click.echo(f"  {k:<14}{val}")
+    chain = info["lineage"]
+    click.echo(f"  {'lineage':<14}{info['ref']} " + lineage_line(chain[0]))
+    for entry in chain[1:]:
+        click.echo(f"  {'':<14}{entry['ref']} " + lineage_line(entry))
+    if info["derived"]:
+        click.echo(f"  {'derived':<14}{', '.join(info['derived'])}")
     run = info.get("training_run")
     if run:
         click.echo("  training run:")
@@ -152,7 +159,8 @@ def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: b
 @json_option
 @db_option
 def log(name: str, as_json: bool, db: Optional[str]) -> None:
-    """Show the history of NAME: versions created and alias moves, with times (UTC).
+    """Show the history of NAME: versions created (and where each came from) and alias moves,
+    with times (UTC).
 
     \b
     Example:
@@ -163,6 +171,16 @@ def log(name: str, as_json: bool, db: Optional[str]) -> None:
         echo_json(rows)
         return
     echo_table(
-        ["time", "event", "ref", "detail", "hash"],
-        [[when(r["at"]), r["event"], r["ref"], r["detail"], (r["hash"] or "")[:25]] for r in rows],
+        ["time", "event", "ref", "detail", "from", "hash"],
+        [
+            [
+                when(r["at"]),
+                r["event"],
+                r["ref"],
+                r["detail"],
+                lineage_line(r["lineage"]) if "lineage" in r else "",
+                (r["hash"] or "")[:25],
+            ]
+            for r in rows
+        ],
     )

@@ -26,6 +26,15 @@ def _print_diff(d: dict[str, Any]) -> None:
     click.echo(f"  common      {t['common']:,} (matched by bytes; {t['common_with_other_id']:,} with another id)")
     click.echo(click.style(f"  added       {t['added']:,}", fg="green") + "  " + _examples(t["added_examples"]))
     click.echo(click.style(f"  removed     {t['removed']:,}", fg="red") + "  " + _examples(t["removed_examples"]))
+    ids = d["ids"]
+    kept = click.style("yes", fg="green") if ids["a_preserved"] else click.style("no", fg="red")
+    click.echo(
+        f"  ids of {a['ref']} preserved: {kept}" + ("" if ids["a_preserved"] else f" ({ids['first_difference']})")
+    )
+    if ids["new_ids"]:
+        shown = ", ".join(f"{e['id']} {e['token']!r}" for e in ids["new_examples"])
+        more = f", … ({ids['new_ids']:,} in all)" if ids["new_ids"] > len(ids["new_examples"]) else ""
+        click.echo(f"  ids new in B {ids['new_ids']:,}: {shown}{more}")
     m = d.get("merges")
     if m:
         click.echo(_h("\nmerges"))

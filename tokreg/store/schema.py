@@ -83,6 +83,21 @@ VersionContent = Table(
     Column("content", LargeBinary, nullable=False),
 )
 
+# Where a version came from: its parent (NULL when it was trained or imported from outside, or
+# when the parent was removed: `parent_ref` and `parent_hash` still name it), how it was derived
+# from it (trained | imported | reimported | extended | added_tokens), and what the derivation
+# recorded (`details`: tokens added, ids kept, changed lines of a check text).
+Lineage = Table(
+    "lineage",
+    metadata,
+    Column("version_id", ForeignKey("versions.id", ondelete="CASCADE"), primary_key=True),
+    Column("parent_id", ForeignKey("versions.id", ondelete="SET NULL"), nullable=True, index=True),
+    Column("parent_ref", String(220), nullable=True),
+    Column("parent_hash", String(80), nullable=True),
+    Column("derivation", String(32), nullable=False),
+    Column("details", JSON(none_as_null=True), nullable=True),
+)
+
 
 Token = Table(
     "tokens",

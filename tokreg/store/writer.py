@@ -24,6 +24,7 @@ from sqlalchemy import Connection, Engine, func, insert, select, update
 from ..content import digest
 from ..data import TokenizerData
 from ..errors import Interrupted
+from . import lineage
 from .engine import fresh, write_transaction
 from .refs import VersionInfo, check_name, resolve
 from .schema import (
@@ -118,6 +119,7 @@ def _insert(
     assert res.inserted_primary_key is not None
     vid = res.inserted_primary_key[0]
     conn.execute(insert(table(VersionContent)).values(version_id=vid, content=raw))
+    lineage.write(conn, vid, data, hashes[0])
     _bulk_plain(
         conn,
         table(Token),

@@ -1,0 +1,40 @@
+"""How the commands that derive a version (`extend`, `add-tokens`) and `show`/`log` print a
+version's lineage: where it came from and what its derivation recorded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..store.refs import VersionInfo
+
+
+def lineage_line(entry: dict[str, Any]) -> str:
+    """`extended from cl100k_base@1 (+5,000 tokens, ids kept)` and the like."""
+    d = entry.get("details") or {}
+    parent = entry.get("parent")
+    what = str(entry["derivation"]).replace("_", " ")
+    if parent is None:
+        return what
+    gone = "" if entry.get("parent_exists", True) else ", since removed"
+    notes = []
+    if "added" in d:
+        notes.append(f"+{d['added']:,} tokens")
+    if "ids_preserved" in d:
+        notes.append("ids kept" if d["ids_preserved"] else "ids NOT kept")
+    if d.get("specials_renumbered"):
+        notes.append("specials renumbered")
+    for key in ("keep_text", "check_text"):
+        ct = d.get(key)
+        if ct:
+            notes.append(f"{ct['changed_lines']:,} of {ct['lines']:,} lines of {ct['name']} encode differently")
+    return f"{what} from {parent}{gone}" + (f" ({', '.join(notes)})" if notes else "")
+
+
+def echo_derived(v: VersionInfo, entry: dict[str, Any]) -> None:
+    click.echo(f"{v.ref}  {v.content_hash}")
+    click.echo(f"  {v.vocab_size:,} tokens, {lineage_line(entry)}")
+    d = entry.get("details") or {}
+    if d.get("first_new_id") is not None:
+        click.echo(f"  new ids from {d['first_new_id']:,}")
