@@ -7,17 +7,19 @@ had done (cli/app.py asks the registry whether its write was committed). A secon
 that line is being made stops the process at once: every write is all-or-nothing, so that is
 safe, and the line says how to see what the registry holds. Once a command has its outcome
 (`finished`), Ctrl-C is ignored and the process exits with that outcome. Only the standard
-library is imported here.
+library is imported here, and only what the interpreter has already loaded before the handler
+is in place (os, signal, sys); anything else after it.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import sys
-from types import FrameType
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 _installed = False
 
@@ -55,6 +57,8 @@ def main() -> None:
         signal.signal(signal.SIGINT, _first)
         _installed = True
         sys.unraisablehook = _unraisable
+        import logging  # after the handler, like every import that takes time
+
         # SQLAlchemy logs (with a traceback) an interruption that lands while it returns a
         # connection to its pool; the command reports the interruption itself, in one line.
         logging.getLogger("sqlalchemy").addHandler(logging.NullHandler())
