@@ -151,6 +151,8 @@ def test_each_algorithm_extends_keeping_ids_and_the_kept_text(
         registry.export("ext", fmt, path)
         if fmt == "hf":
             back = registry.import_hf("back", path)
+        elif fmt == "sentencepiece":
+            back = registry.import_sentencepiece("back", path)
         else:
             back = registry.import_tiktoken("back", path, pattern=registry.resolve("ext").config["pattern"])
         assert registry.load(back.ref).encode_ordinary(sample) == b.encode_ordinary(sample), fmt
