@@ -21,10 +21,11 @@ lint:
 bench *ARGS:
     {{python}} -m benchmarks {{ARGS}}
 
-# The Rust core's own benchmarks: the hand-written pre-tokenizers against fancy-regex, WordPiece.
+# The Rust core's own benchmarks: the hand-written pre-tokenizers against fancy-regex, WordPiece, the byte-level encoder.
 bench-core:
     cargo bench --bench pretok
     cargo bench --bench wordpiece
+    cargo bench --bench encode
 
 # Train two versions on Python's own standard library, then list, show and query them.
 demo db="/tmp/tokreg-demo.db":

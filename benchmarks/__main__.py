@@ -7,7 +7,7 @@ import importlib
 
 from benchmarks.common import machine
 
-SUITES = ["train_bpe", "encode", "worst_case", "load", "unigram", "wordpiece"]
+SUITES = ["train_bpe", "encode", "versus", "worst_case", "load", "unigram", "wordpiece"]
 
 
 def main() -> None:
