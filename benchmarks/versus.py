@@ -12,8 +12,9 @@ Three measures, all single-threaded, and a fourth on 2 threads:
   cache helps only as much as pieces really recur;
 - batch: the first 24 MB of those documents in one batch call on 2 threads.
 
-Every contender's ids are checked against tiktoken's on every input (and every document) with an
-encoder of its own before it is timed; one that differs is reported as such and not timed.
+The ids of each contender's first timed call on every input (and on every document) are
+compared with tiktoken's, outside the timed part; one that differs is reported as such, not
+timed.
 Runs are interleaved (contender order rotates every repetition) and the best of
 `REPEAT` is kept, which on a shared machine is the least disturbed run. Single-thread measures
 run in a child process with RAYON_NUM_THREADS=1 (so no Rust peer parallelizes one text), batches

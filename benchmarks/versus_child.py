@@ -43,27 +43,26 @@ def timed(f: Callable[[], Any]) -> float:
     return time.perf_counter() - t
 
 
-def check(c: Contender, vocab: str, run: Callable[[Any], list[int]], want: list[int]) -> str | None:
-    """None if `c` gives `want` (with an encoder used for nothing else), else why not."""
+def guarded(f: Callable[[], Any]) -> tuple[Any, str | None]:
+    """(f(), None), or (None, the name of what it raised): a peer's own failure, e.g. a Rust
+    panic, which Python raises as a BaseException."""
     try:
-        got = run(c.fresh(vocab))
-    except (Exception, BaseException) as e:  # a peer's own error (a Rust panic is a BaseException)
-        if isinstance(e, KeyboardInterrupt):
-            raise
-        return f"{type(e).__name__}"
-    return None if got == want else "ids differ"
+        return f(), None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:
+        return None, type(e).__name__
 
 
 def single(vocab: str, cs: list[Contender]) -> dict[str, Any]:
+    """Cold and warm on each input. The ids of the first cold call of each contender are compared
+    with tiktoken's (after timing it); one that differs is reported and not timed again."""
     ref = next(c for c in cs if c.name == "tiktoken")
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for label, text in inputs().items():
         n = len(text.encode())
         want = ref.encode(ref.fresh(vocab), text)
-        row: dict[str, dict[str, Any]] = {}
-        for c in cs:
-            bad = check(c, vocab, lambda e: c.encode(e, text), want)
-            row[c.name] = {"error": bad} if bad else {"bytes": n, "cold": float("inf"), "warm": float("inf")}
+        row: dict[str, dict[str, Any]] = {c.name: {"bytes": n, "cold": float("inf"), "warm": float("inf")} for c in cs}
         for rep in range(REPEAT):
             order = cs[rep % len(cs) :] + cs[: rep % len(cs)]
             for c in order:
@@ -71,68 +70,59 @@ def single(vocab: str, cs: list[Contender]) -> dict[str, Any]:
                 if "error" in r or (rep > 0 and r["cold"] > SLOW_S):
                     continue
                 enc, s = c.fresh(vocab), fresh_str(text)
-                r["cold"] = min(r["cold"], timed(lambda: c.encode(enc, s)))
+                gc.collect()
+                t = time.perf_counter()
+                ids, err = guarded(lambda: c.encode(enc, s))
+                cold = time.perf_counter() - t
+                if err or (rep == 0 and ids != want):
+                    row[c.name] = {"error": err or "ids differ"}
+                    continue
+                del ids
+                r["cold"] = min(r["cold"], cold)
                 r["warm"] = min(r["warm"], timed(lambda: c.encode(enc, s)))
-        note(
-            f"{label}: "
-            + ", ".join(f"{k} {v.get('cold', 0) and n / v['cold'] / 1e6:.1f}" for k, v in row.items() if "cold" in v)
-        )
+        done = {k: v for k, v in row.items() if "cold" in v}
+        note(f"{label}: " + ", ".join(f"{k} {n / v['cold'] / 1e6:.1f}" for k, v in done.items()))
         out[label] = row
     return {"single": out}
 
 
-def over_docs(
-    c: Contender, vocab: str, docs: list[str], batch: bool
-) -> tuple[Callable[[], Any], Callable[[], list[int]]]:
-    """(run once and time it, run once and give every document's digest) with fresh encoders."""
-    if batch:
-
-        def go(enc: Any) -> list[list[int]]:
-            return c.batch(enc, docs)
-
-    else:
-
-        def go(enc: Any) -> list[list[int]]:
-            return [c.encode(enc, d) for d in docs]
-
-    def digests() -> list[int]:
-        return [digest(ids) for ids in go(c.fresh(vocab))]
-
-    def once() -> Any:
-        nonlocal docs
-        enc, docs = c.fresh(vocab), [fresh_str(d) for d in docs]
-        return timed(lambda: go(enc))
-
-    return once, digests
-
-
 def documents(vocab: str, cs: list[Contender], docs: list[str], batch: bool) -> dict[str, dict[str, Any]]:
+    """Seconds for all of `docs`, one encoder per pass: one call per document (stream) or one
+    batch call. The first pass of each contender is compared with tiktoken, document by
+    document, after timing."""
     n = sum(len(d.encode()) for d in docs)
     ref = next(c for c in cs if c.name == "tiktoken")
     want = [digest(ref.encode(ref.fresh(vocab), d)) for d in docs]
-    row: dict[str, dict[str, Any]] = {}
-    runs = {}
-    for c in cs:
-        once, digests = over_docs(c, vocab, docs, batch)
-        try:
-            ok = digests() == want
-        except (Exception, BaseException) as e:
-            if isinstance(e, KeyboardInterrupt):
-                raise
-            row[c.name] = {"error": f"{type(e).__name__}"}
-            continue
-        row[c.name] = {"bytes": n, "seconds": float("inf")} if ok else {"error": "ids differ"}
-        runs[c.name] = once
+    row: dict[str, dict[str, Any]] = {c.name: {"bytes": n, "seconds": float("inf")} for c in cs}
     for rep in range(max(1, REPEAT - 1)):
         order = cs[rep % len(cs) :] + cs[: rep % len(cs)]
         for c in order:
             r = row[c.name]
             if "error" in r or (rep > 0 and r["seconds"] > SLOW_S):
                 continue
-            r["seconds"] = min(r["seconds"], runs[c.name]())
+            enc, fresh = c.fresh(vocab), [fresh_str(d) for d in docs]
+            gc.collect()
+            if batch:
+                t = time.perf_counter()
+                got, err = guarded(lambda: c.batch(enc, fresh))
+                seconds = time.perf_counter() - t
+                bad = err or (rep == 0 and [digest(x) for x in got] != want and "ids differ")
+            else:
+                seconds, bad = 0.0, None
+                for k, d in enumerate(fresh):
+                    t = time.perf_counter()
+                    ids, err = guarded(lambda: c.encode(enc, d))
+                    seconds += time.perf_counter() - t
+                    if err or (rep == 0 and digest(ids) != want[k]):
+                        bad = err or "ids differ"
+                        break
+            if bad:
+                row[c.name] = {"error": bad}
+                continue
+            r["seconds"] = min(r["seconds"], seconds)
+        what = "batch" if batch else "stream"
         note(
-            ("batch" if batch else "stream")
-            + f" rep {rep}: "
+            f"{what} rep {rep}: "
             + ", ".join(f"{k} {n / v['seconds'] / 1e6:.1f}" for k, v in row.items() if "seconds" in v)
         )
     return row
