@@ -38,7 +38,7 @@ pub struct RankEncoder {
     decoder: Vec<Option<Vec<u8>>>,
     splitter: Splitter,
     /// the byte length of each token (0 for unused ids), for walking back over appended ids
-    lens: Vec<u16>,
+    lens: Vec<u32>,
     /// tells this encoder's entries in a thread's piece cache from another encoder's
     uid: u64,
 }
@@ -88,7 +88,7 @@ impl RankEncoder {
             }
             decoder[*id as usize] = Some(s.as_bytes().to_vec());
         }
-        let lens = decoder.iter().map(|d| d.as_ref().map_or(0, |b| b.len().min(u16::MAX as usize) as u16)).collect();
+        let lens = decoder.iter().map(|d| d.as_ref().map_or(0, |b| b.len() as u32)).collect();
         let uid = NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(RankEncoder { ranks, byte_id, decoder, splitter, lens, uid })
     }
@@ -228,15 +228,13 @@ impl RankEncoder {
     /// few merges and many comparisons of `CHUNK` bytes.
     fn encode_chunked(&self, piece: &[u8], out: &mut Vec<u32>) {
         let base = out.len();
-        // starts[k]: where the k-th token appended since `base` starts in `piece`.
-        let mut starts: Vec<usize> = Vec::with_capacity(piece.len() / 2);
         let mut memo = ChunkMemo::default();
         let mut compatible = rustc_hash::FxHashMap::default();
         let (mut at, mut len) = (0, CHUNK);
         while at < piece.len() {
             let whole_rest = at + len + CHUNK / 2 >= piece.len();
             let chunk = if whole_rest { &piece[at..] } else { &piece[at..at + len] };
-            let (cut, seg_starts, seg_ids) = memo.get_or_merge(chunk, whole_rest, |c| self.merge_chunk(c, whole_rest));
+            let (cut, seg_ids) = memo.get_or_merge(chunk, whole_rest, |c| self.merge_chunk(c, whole_rest));
             if cut == 0 {
                 len *= 2; // one token as long as the chunk: look further
                 continue;
@@ -244,13 +242,13 @@ impl RankEncoder {
             if let Some(&last) = out.get(base..).and_then(<[u32]>::last) {
                 let ok = *compatible.entry((last, seg_ids[0])).or_insert_with(|| self.compatible(last, seg_ids[0]));
                 if !ok {
-                    out.pop();
-                    at = starts.pop().unwrap_or(0);
+                    // Give back the last token: it started its length before `at`.
+                    let last = out.pop().unwrap_or(0);
+                    at -= self.lens[last as usize] as usize;
                     len *= 2;
                     continue;
                 }
             }
-            starts.extend(seg_starts.iter().map(|&s| at + s as usize));
             out.extend_from_slice(seg_ids);
             at += cut;
             len = CHUNK;
@@ -451,12 +449,7 @@ struct ChunkMemo {
 }
 
 impl ChunkMemo {
-    fn get_or_merge(
-        &mut self,
-        chunk: &[u8],
-        ends_piece: bool,
-        merge: impl FnOnce(&[u8]) -> Merged,
-    ) -> (usize, &[u32], &[u32]) {
+    fn get_or_merge(&mut self, chunk: &[u8], ends_piece: bool, merge: impl FnOnce(&[u8]) -> Merged) -> (usize, &[u32]) {
         let k = match self.entries.iter().position(|(b, e, _)| *e == ends_piece && b.as_slice() == chunk) {
             Some(k) => k,
             None => {
@@ -472,8 +465,8 @@ impl ChunkMemo {
                 }
             }
         };
-        let (_, _, (cut, starts, ids)) = &self.entries[k];
-        (*cut, starts, ids)
+        let (_, _, (cut, _, ids)) = &self.entries[k];
+        (*cut, ids)
     }
 }
 
