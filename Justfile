@@ -21,6 +21,24 @@ lint:
 bench *ARGS:
     {{python}} -m benchmarks {{ARGS}}
 
+# Fuzz for a while (not part of `test`): the importers with mutated files of every format
+# (tests/hostile.py, under a 4 GB memory limit and a hang watchdog), then the core's content
+# parser, merge recovery and encoders with cargo-fuzz (installed on first use; nightly flags
+# through RUSTC_BOOTSTRAP on the stable toolchain). SECONDS per part; prints what was tried.
+fuzz seconds="300":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    {{python}} -m tests.hostile --seconds {{seconds}}
+    command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+    cd fuzz
+    for t in content merges_from_ranks encode; do
+        log=$(mktemp)
+        if ! RUSTC_BOOTSTRAP=1 cargo fuzz run "$t" -- -max_total_time={{seconds}} -rss_limit_mb=4096 -timeout=20 >"$log" 2>&1; then
+            tail -40 "$log"; echo "cargo fuzz $t found a crash (the input is in fuzz/artifacts/$t)"; exit 1
+        fi
+        echo "cargo fuzz $t: $(grep -E '^Done [0-9]+ runs' "$log" | tail -1), $(grep -oE 'cov: [0-9]+' "$log" | tail -1) edges covered, no crash"
+    done
+
 # The Rust core's own benchmarks: the hand-written pre-tokenizers against fancy-regex, WordPiece, the byte-level encoder.
 bench-core:
     cargo bench --bench pretok

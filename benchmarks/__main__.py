@@ -7,7 +7,19 @@ import importlib
 
 from benchmarks.common import machine
 
-SUITES = ["train_bpe", "encode", "versus", "worst_case", "load", "unigram", "wordpiece"]
+SUITES = [
+    "train_bpe",
+    "encode",
+    "versus",
+    "worst_case",
+    "load",
+    "unigram",
+    "wordpiece",
+    "serve",
+    "long_lines",
+    "train_scale",
+    "record",
+]
 
 
 def main() -> None:

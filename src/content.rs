@@ -44,6 +44,9 @@ impl<'a> Reader<'a> {
         self.pos += n + 1;
         Ok(s)
     }
+    fn remaining(&self) -> usize {
+        self.data.len() - self.pos
+    }
     fn u16(&mut self) -> Result<u16, CoreError> {
         Ok(u16::from_le_bytes(self.take(2)?.try_into().unwrap()))
     }
@@ -69,7 +72,9 @@ pub fn parse(data: &[u8]) -> Result<Content, CoreError> {
     }
     let header = r.line()?.to_string();
     let n = r.count("tokens")?;
-    let mut tokens = Vec::with_capacity(n);
+    // Room for what the bytes can hold (a token record is at least 11 bytes), not for what the
+    // count line claims: "tokens 99999999999" must be "truncated", not an allocation failure.
+    let mut tokens = Vec::with_capacity(n.min(r.remaining() / 11));
     for _ in 0..n {
         let id = r.u32()?;
         let klen = r.u16()? as usize;
@@ -84,7 +89,7 @@ pub fn parse(data: &[u8]) -> Result<Content, CoreError> {
         tokens.push(TokenRec { id, kind, bytes, score });
     }
     let m = r.count("merges")?;
-    let mut merges = Vec::with_capacity(m);
+    let mut merges = Vec::with_capacity(m.min(r.remaining() / 12));
     for _ in 0..m {
         merges.push((r.u32()?, r.u32()?, r.u32()?));
     }
@@ -92,4 +97,19 @@ pub fn parse(data: &[u8]) -> Result<Content, CoreError> {
         return Err(damaged("trailing bytes"));
     }
     Ok(Content { header, tokens, merges })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_larger_than_the_bytes_are_truncated_content_not_an_allocation() {
+        for counts in ["tokens 99999999999999\n", "tokens 0\nmerges 18446744073709551615\n"] {
+            let data = format!("tokreg-content-v1\n{{}}\n{counts}");
+            let e = parse(data.as_bytes()).err().expect("refused");
+            assert!(e.to_string().contains("truncated"), "{e}");
+        }
+        assert!(parse(b"tokreg-content-v1\n{}\ntokens 0\nmerges 0\n").is_ok());
+    }
 }

@@ -14,6 +14,7 @@
 
 pub mod bpe;
 pub mod content;
+pub mod count;
 pub mod encode;
 pub mod error;
 pub mod pool;

@@ -9,11 +9,21 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::CoreError;
 
+/// The most threads a caller may ask for. Beyond it is a mistake (`threads=10**6` would try to
+/// start a million threads and stall the machine), refused before any thread starts; the same
+/// bound as the Python API's.
+pub const MAX_THREADS: usize = 256;
+
 /// Runs `f` in a pool of `threads` threads (its parallel iterators use that pool); with 0, on
 /// the calling thread with the global pool.
 pub fn install<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> Result<T, CoreError> {
     if threads == 0 {
         return Ok(f());
+    }
+    if threads > MAX_THREADS {
+        return Err(CoreError::input(format!(
+            "{threads} threads is more than tokreg runs ({MAX_THREADS} at most); ask for fewer, or 0 for one per core"
+        )));
     }
     Ok(pool(threads)?.install(f))
 }
@@ -29,4 +39,18 @@ fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>, CoreError> {
         .build()
         .map_err(|e| CoreError::input(format!("cannot start {threads} threads ({e}); ask for fewer")))?;
     Ok(pools.entry(threads).or_insert(Arc::new(p)).clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absurd_thread_counts_are_refused_before_any_thread_starts() {
+        for n in [MAX_THREADS + 1, 1_000_000, usize::MAX] {
+            assert!(matches!(install(n, || 1), Err(CoreError::Input(_))), "{n}");
+        }
+        assert_eq!(install(2, || 7).unwrap(), 7);
+        assert_eq!(install(0, || 7).unwrap(), 7);
+    }
 }

@@ -2,9 +2,10 @@
 //! releases the GIL around the core's work, and maps `CoreError` to tokreg's own exceptions in
 //! one function (`to_py_err`).
 //!
-//! The module is a short list: `PATTERNS`, `check_pattern`, `merges_from_ranks`, one
-//! `train_*` function per trainer (arguments in, a dict of plain values out), and one class,
-//! `Encoder`, around any algorithm's `encode::Tokenizer`, with one constructor per algorithm.
+//! The module is a short list: `PATTERNS`, `check_pattern`, `merges_from_ranks`, the corpus
+//! `Counter` and its result `Counts`, one `train_*` function per trainer (counts and options
+//! in, a dict of plain values out), and one class, `Encoder`, around any algorithm's
+//! `encode::Tokenizer`, with one constructor per algorithm.
 //!
 //! Speed tricks that live here because they are about Python objects: result lists are made
 //! from cached Python ints (`IdInts`) with the cyclic GC paused (`GcPause`), and batches borrow
@@ -18,7 +19,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyType};
 use crate::encode::{Flat, Tokenizer};
 use crate::error::CoreError;
 use crate::pretok::{canonical, Splitter, PATTERNS};
-use crate::{bpe, pool, unigram, wordpiece};
+use crate::{bpe, count, pool, unigram, wordpiece};
 
 /// The one mapping from core errors to Python exceptions, all from `tokreg.errors`:
 /// `Interrupted` for `CoreError::Interrupted`, `VocabularySizeError` (an `InputError`) for a
@@ -177,28 +178,235 @@ fn merges_from_ranks(py: Python<'_>, tokens: Vec<(u32, PyBackedBytes)>) -> PyRes
     .or_raise(py)
 }
 
-/// Counts the pieces of `inputs` and learns BPE merges. Returns a dict of plain values.
+/// A corpus counter (`count::Counter`): fed chunks of bytes, one input at a time, with the GIL
+/// released; `finish` gives the `Counts`. One constructor per way of cutting lines.
+#[pyclass(module = "tokreg._core")]
+struct Counter {
+    inner: Option<count::Counter>,
+    threads: usize,
+}
+
+fn spill_dir(dir: Option<String>) -> std::path::PathBuf {
+    dir.map(Into::into).unwrap_or_else(std::env::temp_dir)
+}
+
+impl Counter {
+    fn make(
+        split: count::Splitting,
+        max_piece_bytes: usize,
+        table_budget: usize,
+        dir: Option<String>,
+        threads: usize,
+    ) -> Counter {
+        Counter { inner: Some(count::Counter::new(split, max_piece_bytes, table_budget, spill_dir(dir))), threads }
+    }
+
+    fn live(&mut self, py: Python<'_>) -> PyResult<&mut count::Counter> {
+        self.inner.as_mut().ok_or_else(|| to_py_err(py, CoreError::input("this counter is finished; make a new one")))
+    }
+}
+
+#[pymethods]
+impl Counter {
+    /// BPE: the pieces of a pre-tokenizer pattern.
+    #[staticmethod]
+    #[pyo3(signature = (pattern, max_piece_bytes=0, table_budget=usize::MAX, spill_dir=None, threads=0))]
+    fn pieces(
+        py: Python<'_>,
+        pattern: &str,
+        max_piece_bytes: usize,
+        table_budget: usize,
+        spill_dir: Option<String>,
+        threads: usize,
+    ) -> PyResult<Counter> {
+        let splitter = Splitter::new(pattern).or_raise(py)?;
+        Ok(Counter::make(count::Splitting::Pieces(splitter), max_piece_bytes, table_budget, spill_dir, threads))
+    }
+
+    /// WordPiece: BERT normalization and pre-tokenization.
+    #[staticmethod]
+    #[pyo3(signature = (clean_text=true, handle_chinese_chars=true, strip_accents=None, lowercase=false,
+        unicode_form=None, max_piece_bytes=0, table_budget=usize::MAX, spill_dir=None, threads=0))]
+    #[allow(clippy::too_many_arguments)]
+    fn bert(
+        py: Python<'_>,
+        clean_text: bool,
+        handle_chinese_chars: bool,
+        strip_accents: Option<bool>,
+        lowercase: bool,
+        unicode_form: Option<&str>,
+        max_piece_bytes: usize,
+        table_budget: usize,
+        spill_dir: Option<String>,
+        threads: usize,
+    ) -> PyResult<Counter> {
+        let norm =
+            bert_normalizer(clean_text, handle_chinese_chars, strip_accents, lowercase, unicode_form).or_raise(py)?;
+        Ok(Counter::make(wordpiece::splitting(norm), max_piece_bytes, table_budget, spill_dir, threads))
+    }
+
+    /// Unigram: SentencePiece's whitespace handling and `▁`-words.
+    #[staticmethod]
+    #[pyo3(signature = (add_dummy_prefix=true, remove_extra_whitespaces=false, max_piece_bytes=0,
+        table_budget=usize::MAX, spill_dir=None, threads=0))]
+    fn sentencepiece(
+        add_dummy_prefix: bool,
+        remove_extra_whitespaces: bool,
+        max_piece_bytes: usize,
+        table_budget: usize,
+        spill_dir: Option<String>,
+        threads: usize,
+    ) -> Counter {
+        let norm = unigram::SpNormalizer { add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces: true };
+        Counter::make(unigram::splitting(norm), max_piece_bytes, table_budget, spill_dir, threads)
+    }
+
+    /// Counts the complete lines of `data` (the GIL released, on the counter's threads).
+    fn feed(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<()> {
+        let threads = self.threads;
+        let c = self.live(py)?;
+        py.allow_threads(|| pool::install(threads, || c.feed(data))?).or_raise(py)
+    }
+
+    /// Ends one input (its last line need not end with a newline).
+    fn end_input(&mut self, py: Python<'_>) -> PyResult<()> {
+        let threads = self.threads;
+        let c = self.live(py)?;
+        py.allow_threads(|| pool::install(threads, || c.end_input())?).or_raise(py)
+    }
+
+    /// Bytes fed so far.
+    #[getter]
+    fn input_bytes(&self) -> u64 {
+        self.inner.as_ref().map_or(0, |c| c.input_bytes())
+    }
+
+    /// (distinct pieces in memory, runs spilled to disk so far).
+    #[getter]
+    fn table_size(&self) -> (usize, usize) {
+        self.inner.as_ref().map_or((0, 0), |c| c.table_size())
+    }
+
+    /// The counts; with `keep_budget` (bytes), the budget rule keeps the most frequent pieces.
+    #[pyo3(signature = (keep_budget=None))]
+    fn finish(&mut self, py: Python<'_>, keep_budget: Option<usize>) -> PyResult<Counts> {
+        let threads = self.threads;
+        let c = self.inner.take().ok_or_else(|| to_py_err(py, CoreError::input("this counter is finished")))?;
+        let counts = py.allow_threads(|| pool::install(threads, || c.finish(keep_budget))?).or_raise(py)?;
+        Ok(Counts { inner: counts })
+    }
+}
+
+/// Counted pieces (`count::Counts`): sorted by bytes, 64-bit counts, what the budget dropped.
+#[pyclass(frozen, module = "tokreg._core")]
+struct Counts {
+    inner: count::Counts,
+}
+
+#[pymethods]
+impl Counts {
+    /// From the binary form `to_bytes` wrote (checked: sorted, no empty piece, no zero count).
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, raw: &[u8]) -> PyResult<Counts> {
+        Ok(Counts { inner: py.allow_threads(|| count::Counts::from_bytes(raw)).or_raise(py)? })
+    }
+
+    /// From (piece, count) pairs in any order (equal pieces add up), e.g. for tests.
+    #[staticmethod]
+    fn from_pairs(mut pairs: Vec<(Vec<u8>, u64)>) -> Counts {
+        pairs.sort();
+        let mut merged: Vec<(Vec<u8>, u64)> = Vec::with_capacity(pairs.len());
+        for (p, n) in pairs {
+            match merged.last_mut() {
+                Some(last) if last.0 == p => last.1 = last.1.saturating_add(n),
+                _ => merged.push((p, n)),
+            }
+        }
+        merged.retain(|(p, n)| !p.is_empty() && *n > 0);
+        let total = merged.iter().map(|e| e.1).fold(0u64, u64::saturating_add);
+        let stats = count::CountStats { total, ..Default::default() };
+        Counts { inner: count::Counts::from_sorted(merged.into_iter(), stats) }
+    }
+
+    /// The binary form (see src/count/counts.rs).
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let raw = py.allow_threads(|| self.inner.to_bytes());
+        PyBytes::new(py, &raw)
+    }
+
+    /// The sum of several counts.
+    #[staticmethod]
+    fn sum(py: Python<'_>, parts: Vec<PyRef<'_, Counts>>) -> Counts {
+        let refs: Vec<&count::Counts> = parts.iter().map(|p| &p.inner).collect();
+        Counts { inner: py.allow_threads(|| count::Counts::sum(&refs)) }
+    }
+
+    /// These counts with the budget rule applied for `budget` bytes of training memory.
+    fn keep_within(&self, py: Python<'_>, budget: usize) -> Counts {
+        Counts { inner: py.allow_threads(|| self.inner.clone().keep_within(budget)) }
+    }
+
+    /// Estimated training memory of these pieces, in bytes (the budget rule's measure).
+    #[getter]
+    fn estimate(&self) -> usize {
+        self.inner.estimate()
+    }
+
+    /// total, dropped_pieces, dropped_total, input_bytes, lines, spilled_runs, pieces, kept_total.
+    #[getter]
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = &self.inner.stats;
+        let d = PyDict::new(py);
+        d.set_item("pieces", self.inner.len())?;
+        d.set_item("total", s.total)?;
+        d.set_item("kept_total", self.inner.kept_total())?;
+        d.set_item("dropped_pieces", s.dropped_pieces)?;
+        d.set_item("dropped_total", s.dropped_total)?;
+        d.set_item("input_bytes", s.input_bytes)?;
+        d.set_item("lines", s.lines)?;
+        d.set_item("spilled_runs", s.spilled_runs)?;
+        Ok(d)
+    }
+
+    /// The first `limit` (piece, count) pairs in byte order (all with None).
+    #[pyo3(signature = (limit=None))]
+    fn items<'py>(&self, py: Python<'py>, limit: Option<usize>) -> Vec<(Bound<'py, PyBytes>, u64)> {
+        self.inner.iter().take(limit.unwrap_or(usize::MAX)).map(|(p, n)| (PyBytes::new(py, p), n)).collect()
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+
+    fn __eq__(&self, other: PyRef<'_, Counts>) -> bool {
+        self.inner.same_pieces(&other.inner)
+    }
+}
+
+/// Learns BPE merges from counted pieces. Returns a dict of plain values; `snapshots` lists
+/// smaller token counts to take on the way (several sizes from one run).
 #[pyfunction]
-#[pyo3(signature = (inputs, pattern, max_tokens, min_frequency=0, char_level=false, end_of_word=None, threads=0,
-    progress=None))]
+#[pyo3(signature = (counts, max_tokens, min_frequency=0, char_level=false, end_of_word=None, max_token_bytes=0,
+    snapshots=vec![], threads=0, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn train_bpe<'py>(
     py: Python<'py>,
-    inputs: Vec<Bound<'py, PyBytes>>,
-    pattern: &str,
+    counts: PyRef<'py, Counts>,
     max_tokens: usize,
     min_frequency: u64,
     char_level: bool,
     end_of_word: Option<String>,
+    max_token_bytes: usize,
+    snapshots: Vec<usize>,
     threads: usize,
     progress: Option<PyObject>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let slices: Vec<&[u8]> = inputs.iter().map(|b| b.as_bytes()).collect();
-    let cfg = bpe::CorpusConfig { pattern: pattern.to_string(), max_tokens, min_frequency, char_level, end_of_word };
+    let cfg = bpe::CorpusConfig { max_tokens, min_frequency, char_level, end_of_word, max_token_bytes, snapshots };
     let mut prog = Progress::new(progress);
+    let counts = &counts.inner;
     let out = py
         .allow_threads(|| {
-            pool::install(threads, || bpe::train_corpus(&slices, &cfg, &mut |p, d, t| prog.report(p, d, t)))?
+            pool::install(threads, || bpe::train_counts(counts, &cfg, &mut |p, d, t| prog.report(p, d, t)))?
         })
         .map_err(|e| prog.fail(py, e))?;
     let d = PyDict::new(py);
@@ -208,9 +416,11 @@ fn train_bpe<'py>(
     let merges: Vec<(u32, u32, u32, u64)> =
         out.trained.merges.iter().map(|m| (m.left, m.right, m.result, m.count)).collect();
     d.set_item("merges", merges)?;
+    let snaps: Vec<(usize, usize, Vec<u64>)> =
+        out.trained.snapshots.into_iter().map(|s| (s.tokens, s.merges, s.token_counts)).collect();
+    d.set_item("snapshots", snaps)?;
     d.set_item("alphabet_size", out.alphabet_size)?;
     d.set_item("distinct_pieces", out.distinct_pieces)?;
-    d.set_item("count_seconds", out.count_seconds)?;
     d.set_item("merge_seconds", out.merge_seconds)?;
     Ok(d)
 }
@@ -228,31 +438,23 @@ fn bert_normalizer(
     Ok(n)
 }
 
-/// Normalizes, pre-tokenizes and counts the words of `inputs`, then learns WordPiece merges.
+/// Learns WordPiece merges from counted words (see `Counter.bert`).
 #[pyfunction]
-#[pyo3(signature = (inputs, vocab_size, special_tokens, continuing_prefix="##", min_frequency=0,
-    limit_alphabet=None, max_token_len=None, clean_text=true, handle_chinese_chars=true,
-    strip_accents=None, lowercase=false, unicode_form=None, threads=0, progress=None))]
+#[pyo3(signature = (counts, vocab_size, special_tokens, continuing_prefix="##", min_frequency=0,
+    limit_alphabet=None, max_token_len=None, threads=0, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn train_wordpiece<'py>(
     py: Python<'py>,
-    inputs: Vec<Bound<'py, PyBytes>>,
+    counts: PyRef<'py, Counts>,
     vocab_size: usize,
     special_tokens: Vec<String>,
     continuing_prefix: &str,
     min_frequency: u64,
     limit_alphabet: Option<usize>,
     max_token_len: Option<usize>,
-    clean_text: bool,
-    handle_chinese_chars: bool,
-    strip_accents: Option<bool>,
-    lowercase: bool,
-    unicode_form: Option<&str>,
     threads: usize,
     progress: Option<PyObject>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let norm =
-        bert_normalizer(clean_text, handle_chinese_chars, strip_accents, lowercase, unicode_form).or_raise(py)?;
     let cfg = wordpiece::TrainerConfig {
         vocab_size,
         min_frequency,
@@ -261,13 +463,11 @@ fn train_wordpiece<'py>(
         limit_alphabet,
         max_token_len,
     };
-    let slices: Vec<&[u8]> = inputs.iter().map(|b| b.as_bytes()).collect();
     let mut prog = Progress::new(progress);
+    let counts = &counts.inner;
     let out = py
         .allow_threads(|| {
-            pool::install(threads, || {
-                wordpiece::train_corpus(&slices, &norm, &cfg, &mut |p, d, t| prog.report(p, d, t))
-            })?
+            pool::install(threads, || wordpiece::train_counts(counts, &cfg, &mut |p, d, t| prog.report(p, d, t)))?
         })
         .map_err(|e| prog.fail(py, e))?;
     let d = PyDict::new(py);
@@ -280,21 +480,27 @@ fn train_wordpiece<'py>(
         .collect();
     d.set_item("merges", merges)?;
     d.set_item("distinct_words", out.distinct_words)?;
-    d.set_item("count_seconds", out.count_seconds)?;
     d.set_item("merge_seconds", out.merge_seconds)?;
     Ok(d)
 }
 
-/// Counts the ▁-words of `inputs` (line by line) and trains a Unigram LM.
+/// Unigram pieces as Python sees them: (text, score, kind).
+type PyPieces = Vec<(String, f64, &'static str)>;
+
+fn pieces_of(pieces: Vec<unigram::Piece>) -> PyPieces {
+    pieces.into_iter().map(|p| (p.text, p.score, p.kind.name())).collect()
+}
+
+/// Trains a Unigram LM from counted `▁`-words (see `Counter.sentencepiece`); `snapshots` lists
+/// smaller vocabulary sizes taken from the pruning rounds on the way.
 #[pyfunction]
-#[pyo3(signature = (inputs, vocab_size, byte_fallback=false, shrinking_factor=0.75, max_piece_length=16,
+#[pyo3(signature = (counts, vocab_size, byte_fallback=false, shrinking_factor=0.75, max_piece_length=16,
     seed_size=1_000_000, em_iterations=2, unk_piece="<unk>".to_string(), control_pieces=vec![],
-    user_defined=vec![], character_coverage=1.0, add_dummy_prefix=true, remove_extra_whitespaces=false,
-    threads=0, progress=None))]
+    user_defined=vec![], character_coverage=1.0, snapshots=vec![], threads=0, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn train_unigram<'py>(
     py: Python<'py>,
-    inputs: Vec<Bound<'py, PyBytes>>,
+    counts: PyRef<'py, Counts>,
     vocab_size: usize,
     byte_fallback: bool,
     shrinking_factor: f64,
@@ -305,8 +511,7 @@ fn train_unigram<'py>(
     control_pieces: Vec<String>,
     user_defined: Vec<String>,
     character_coverage: f64,
-    add_dummy_prefix: bool,
-    remove_extra_whitespaces: bool,
+    snapshots: Vec<usize>,
     threads: usize,
     progress: Option<PyObject>,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -321,24 +526,24 @@ fn train_unigram<'py>(
         control_pieces,
         user_defined,
         character_coverage,
+        snapshots,
     };
-    let norm = unigram::SpNormalizer { add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces: true };
-    let slices: Vec<&[u8]> = inputs.iter().map(|b| b.as_bytes()).collect();
     let mut prog = Progress::new(progress);
+    let counts = &counts.inner;
     let out = py
         .allow_threads(|| {
-            pool::install(threads, || unigram::train_corpus(&slices, &norm, &cfg, &mut |p, d, t| prog.report(p, d, t)))?
+            pool::install(threads, || unigram::train_counts(counts, &cfg, &mut |p, d, t| prog.report(p, d, t)))?
         })
         .map_err(|e| prog.fail(py, e))?;
     let d = PyDict::new(py);
-    let pieces: Vec<(String, f64, &str)> =
-        out.trained.pieces.into_iter().map(|p| (p.text, p.score, p.kind.name())).collect();
-    d.set_item("pieces", pieces)?;
+    d.set_item("pieces", pieces_of(out.trained.pieces))?;
     let rounds: Vec<(u32, usize, f64)> =
         out.trained.rounds.iter().map(|r| (r.round, r.vocab_size, r.log_likelihood)).collect();
     d.set_item("rounds", rounds)?;
+    let sized: Vec<(usize, PyPieces, usize)> =
+        out.trained.sized.into_iter().map(|s| (s.vocab_size, pieces_of(s.pieces), s.rounds)).collect();
+    d.set_item("sized", sized)?;
     d.set_item("distinct_words", out.distinct_words)?;
-    d.set_item("count_seconds", out.count_seconds)?;
     d.set_item("train_seconds", out.train_seconds)?;
     Ok(d)
 }
@@ -362,23 +567,26 @@ impl Encoder {
 
 #[pymethods]
 impl Encoder {
-    /// Byte-level BPE over a rank map (tiktoken's rule), pre-tokenized by `pattern`.
+    /// Byte-level BPE over a rank map (tiktoken's rule), pre-tokenized by `pattern`; with
+    /// `keep_gaps` the text between the pattern's matches is pieces too.
     #[staticmethod]
-    fn byte_bpe(py: Python<'_>, content: &[u8], pattern: &str) -> PyResult<Encoder> {
-        Encoder::build(py, || Tokenizer::byte_bpe(content, pattern))
+    #[pyo3(signature = (content, pattern, keep_gaps=false))]
+    fn byte_bpe(py: Python<'_>, content: &[u8], pattern: &str, keep_gaps: bool) -> PyResult<Encoder> {
+        Encoder::build(py, || Tokenizer::byte_bpe(content, pattern, keep_gaps))
     }
 
     /// Classic character-level BPE over a merge table.
     #[staticmethod]
-    #[pyo3(signature = (content, pattern, end_of_word=None, unk_token=None))]
+    #[pyo3(signature = (content, pattern, end_of_word=None, unk_token=None, keep_gaps=false))]
     fn char_bpe(
         py: Python<'_>,
         content: &[u8],
         pattern: &str,
         end_of_word: Option<&str>,
         unk_token: Option<&str>,
+        keep_gaps: bool,
     ) -> PyResult<Encoder> {
-        Encoder::build(py, || Tokenizer::char_bpe(content, pattern, end_of_word, unk_token))
+        Encoder::build(py, || Tokenizer::char_bpe(content, pattern, keep_gaps, end_of_word, unk_token))
     }
 
     /// WordPiece: BERT normalizer, BERT pre-tokenizer, greedy longest match.
@@ -542,5 +750,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(train_wordpiece, m)?)?;
     m.add_function(wrap_pyfunction!(train_unigram, m)?)?;
     m.add_class::<Encoder>()?;
+    m.add_class::<Counter>()?;
+    m.add_class::<Counts>()?;
     Ok(())
 }

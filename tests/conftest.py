@@ -4,8 +4,10 @@ with a reason when they are absent)."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import sysconfig
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,8 @@ from click.testing import CliRunner, Result
 
 from tokreg import Registry
 from tokreg.cli import cli
+
+from . import pg_server
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("TOKREG_TEST_DATA", ROOT.parent / "shared" / "data"))
@@ -52,7 +56,7 @@ def db_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def registry(db_path: Path) -> Iterator[Registry]:
-    reg = Registry(db_path)
+    reg = Registry(db_path, create=True)
     yield reg
     reg.close()
 
@@ -90,4 +94,49 @@ class Cli:
 
 @pytest.fixture
 def run(db_path: Path) -> Cli:
+    """The CLI on a registry that exists (empty): a first write would also print "created a new
+    registry at …", which tests of other things need not see (test_registry_location.py does)."""
+    Registry(db_path, create=True).close()
     return Cli(db_path)
+
+
+# -- PostgreSQL: one real server for the session, a new database per test -----------------------
+
+_databases = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def pg_admin() -> Iterator[str]:
+    """The URL of the `postgres` database of a server started for this session (tests that use
+    it skip, saying why, when no server can be started here)."""
+    why = pg_server.unavailable()
+    if why is not None:
+        pytest.skip(why)
+    # In /tmp itself: the server runs as the postgres user, who cannot enter pytest's folders.
+    with tempfile.TemporaryDirectory(prefix="tokreg-pg-") as d, pg_server.server(Path(d)) as url:
+        yield url
+
+
+@pytest.fixture
+def pg_db(pg_admin: str) -> Iterator[str]:
+    """The URL of a new, empty database on the session's server, dropped afterwards."""
+    import psycopg
+
+    name = f"t{os.getpid()}_{next(_databases)}"
+    dsn = pg_admin.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(dsn, autocommit=True) as c:
+        c.execute(f"CREATE DATABASE {name}")
+    yield pg_admin.replace("/postgres?", f"/{name}?")
+    with psycopg.connect(dsn, autocommit=True) as c:
+        c.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def pg_role(url: str, name: str) -> str:
+    """Creates the login role `name` (once per server); returns `url` with that role as its user."""
+    import psycopg
+
+    dsn = url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(dsn, autocommit=True) as c:
+        if not c.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)).fetchone():
+            c.execute(f"CREATE ROLE {name} LOGIN")
+    return url.replace("//tokreg@", f"//{name}@")

@@ -94,8 +94,12 @@ def test_effect_on_real_text(grown: Registry) -> None:
     d = grown.diff("g@1", "g@2", texts=[text])
     f = d["text"]["files"][0]
     assert f["bytes"] == len(text.read_bytes())
-    assert f["tokens_a"] == len(grown.load("g@1").encode_ordinary(text.read_text(encoding="utf-8")))
-    assert f["tokens_per_byte_b"] < f["tokens_per_byte_a"]
+    assert f["a"]["tokens"] == len(grown.load("g@1").encode_ordinary(text.read_text(encoding="utf-8")))
+    assert f["b"]["bytes_per_token"] > f["a"]["bytes_per_token"]
+    # the same numbers `tokreg eval` stores: one implementation of each metric
+    ev = grown.evaluate(["g@1", "g@2"], [text])
+    assert [s.metrics for s in ev.scores] == [f["a"], f["b"]]
+    assert f["delta"] == {k: f["b"][k] - f["a"][k] for k in f["a"]}
     w = d["text"]["words"]
     assert 0 < w["changed_distinct"] <= w["distinct"] and w["changed_occurrences"] <= w["occurrences"]
     top = d["text"]["top_changed"]
@@ -113,6 +117,8 @@ def test_cli_diff_table_and_json(run: Cli, small_corpus: Path) -> None:
         "first divergence at rank",
         "pattern:",
         "effect on text",
+        "fertility",
+        "Rényi eff.",
         "words segmented differently",
     ):
         assert part in table

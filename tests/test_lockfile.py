@@ -91,7 +91,7 @@ def test_stored_content_changed_after_pinning_is_refused(two: Registry, project:
     with two.engine.begin() as conn:  # what someone editing the database by hand would do
         conn.execute(
             text(
-                "UPDATE tokens SET bytes = X'00ff' WHERE id = 290 AND version_id = "
+                "UPDATE version_contents SET content = content || X'00' WHERE version_id = "
                 "(SELECT id FROM versions WHERE name = 'm' AND number = 1)"
             )
         )

@@ -3,8 +3,6 @@ migrations build the models, training and loading work, and `tokreg sql` stays r
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,20 +12,10 @@ from alembic.runtime.migration import MigrationContext
 from tokreg import BpeOptions, ReadOnlyError, Registry, WordPieceOptions
 from tokreg.store.schema import Base
 
-from .pg_server import server, unavailable
 
-why = unavailable()
-pytestmark = pytest.mark.skipif(why is not None, reason=why or "")
-
-
-@pytest.fixture(scope="module")
-def pg_url() -> Iterator[str]:
-    with tempfile.TemporaryDirectory(prefix="tokreg-pg-") as d, server(Path(d)) as url:
-        yield url
-
-
-def test_registry_on_postgres(pg_url: str, small_corpus: Path) -> None:
-    reg = Registry(pg_url)
+def test_registry_on_postgres(pg_db: str, small_corpus: Path) -> None:
+    pg_url = pg_db
+    reg = Registry(pg_url, create=True)
     with reg.engine.connect() as conn:
         assert compare_metadata(MigrationContext.configure(conn), Base.metadata) == []
     v1 = reg.train("pg", [small_corpus], BpeOptions(vocab_size=400, special=("<|end|>",)))
@@ -51,4 +39,21 @@ def test_registry_on_postgres(pg_url: str, small_corpus: Path) -> None:
         reg.sql("DELETE FROM tokens")
     _, rows = reg.sql("SELECT count(*) FROM tokens")
     assert rows[0][0] == 800
+    reg.close()
+
+
+def test_evaluations_and_audits_on_postgres(pg_db: str, small_corpus: Path) -> None:
+    reg = Registry(pg_db, create=True)
+    reg.train("pgeval", [small_corpus], BpeOptions(vocab_size=300))
+    first = reg.evaluate(["pgeval"], [small_corpus], languages=["en"])
+    again = reg.evaluate(["pgeval"], [small_corpus])
+    assert again.scores[0].stored and again.scores[0].metrics == first.scores[0].metrics
+    _, rows = reg.sql(
+        "SELECT tokenizer, language, value FROM evaluations_view WHERE metric = 'tokens' AND name = 'pgeval'"
+    )
+    assert rows == [("pgeval@1", "en", first.scores[0].metrics["tokens"])]
+    audit = reg.audit("pgeval")
+    _, rows = reg.sql("SELECT category, count(*) FROM audit_view WHERE tokenizer = 'pgeval@1' GROUP BY category")
+    assert dict(rows) == {k: n for k, n in audit.categories().items() if n}
+    assert reg.audit("pgeval").stored
     reg.close()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import tokreg
 from tokreg import BpeOptions, InputError, NotFoundError, Registry
 
 from .conftest import Cli
@@ -105,3 +106,22 @@ def test_cli_tag_log_rm(run: Cli, small_corpus: Path) -> None:
     missing = run("encode", "c@staging", "x", ok=False)
     assert missing.exit_code == 4 and "its aliases: @prod (-> 2)" in missing.output
     assert "deleted (was c@2)" in run("tag", "c", "prod", "--delete").output
+
+
+def test_a_hash_prefix_matching_several_versions_lists_them(registry: Registry, small_corpus: Path) -> None:
+    same = [registry.train("s", [small_corpus], BpeOptions(vocab_size=300)) for _ in range(3)]
+    other = registry.train("t", [small_corpus], BpeOptions(vocab_size=310))
+    digest = same[0].content_hash.split(":")[1]
+    assert len({v.content_hash for v in same}) == 1  # same corpus and options: one content, three versions
+    for prefix in (digest[:8], "xxh3-128:" + digest[:8], "xxh3-128:"):
+        with pytest.raises(NotFoundError, match=r"is ambiguous: it matches s@1 .*, s@2 .*, s@3") as e:
+            registry.resolve(prefix)
+        assert "give more digits or NAME@N" in str(e.value)
+    # The full hash names one content exactly: the oldest version holding it.
+    assert registry.resolve(same[0].content_hash) == same[0]
+    # A bare hex prefix of one version's hash resolves to it, in the library and the CLI.
+    bare = other.content_hash.split(":")[1][:10]
+    assert registry.resolve(bare) == other
+    assert tokreg.load(bare, db=registry.url).hash == other.content_hash
+    out = Cli(Path(registry.url.removeprefix("sqlite:///")))("show", bare, "--json").output
+    assert json.loads(out)["ref"] == "t@1"

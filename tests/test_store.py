@@ -14,7 +14,7 @@ from sqlalchemy import create_engine, inspect, text
 
 from tokreg import BpeOptions, Registry
 from tokreg.store import migrate
-from tokreg.store.engine import default_path, resolve_url
+from tokreg.store.engine import default_path, locate
 from tokreg.store.schema import Base
 
 from .conftest import Cli
@@ -65,18 +65,23 @@ def test_default_location_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path:
     monkeypatch.delenv("TOKREG_DB", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     assert default_path() == tmp_path / "xdg" / "tokreg" / "registry.db"
-    assert resolve_url() == f"sqlite:///{tmp_path / 'xdg' / 'tokreg' / 'registry.db'}"
+    assert locate().url == f"sqlite:///{tmp_path / 'xdg' / 'tokreg' / 'registry.db'}"
     monkeypatch.delenv("XDG_DATA_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert default_path() == tmp_path / "home" / ".local" / "share" / "tokreg" / "registry.db"
     monkeypatch.setenv("TOKREG_DB", "postgresql+psycopg://u@h/db")
-    assert resolve_url() == "postgresql+psycopg://u@h/db"
+    assert locate().url == "postgresql+psycopg://u@h/db"
 
 
-def test_db_commands(run: Cli) -> None:
+def test_db_commands(tmp_path: Path) -> None:
+    run = Cli(tmp_path / "new.db")
+    res = run("db", "current", ok=False)
+    assert res.exit_code == 4 and "there is no registry at" in res.output
+    out = run("db", "upgrade").output
+    assert "created a new registry at" in out and "schema at revision" in out
     out = run("db", "current").output
     assert "(newest)" in out and "revision" in out
-    assert "schema at revision" in run("db", "upgrade").output
+    assert "created" not in run("db", "upgrade").output
 
 
 def test_views_for_hand_written_sql(registry: Registry, small_corpus: Path) -> None:
@@ -110,3 +115,41 @@ def test_a_failed_write_leaves_nothing(registry: Registry, small_corpus: Path, m
         registry.train("half", [small_corpus], BpeOptions(vocab_size=300))
     _, rows = registry.sql("SELECT (SELECT count(*) FROM versions), (SELECT count(*) FROM tokens)")
     assert rows[0] == (0, 0)
+
+
+def test_a_cold_load_reads_the_stored_content_and_no_row(
+    registry: Registry, small_corpus: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    v = registry.train("cold", [small_corpus], BpeOptions(vocab_size=300))
+    monkeypatch.setenv("TOKREG_CACHE", str(tmp_path / "empty-cache"))
+    seen: list[str] = []
+    listener = lambda conn, cur, stmt, *a: seen.append(stmt)  # noqa: E731
+    event.listen(Engine, "before_cursor_execute", listener)
+    try:
+        tok = Registry(registry.url).load("cold@1")
+    finally:
+        event.remove(Engine, "before_cursor_execute", listener)
+    assert tok.hash == v.content_hash
+    assert any("version_contents" in s for s in seen)
+    assert not [s for s in seen if "FROM tokens" in s or "FROM merges" in s]
+    assert (tmp_path / "empty-cache").is_dir()  # and the cache now holds it
+
+
+def test_the_upgrade_stores_every_versions_content_with_its_hash(tmp_path: Path, small_corpus: Path) -> None:
+    from alembic import command
+
+    db = tmp_path / "old.db"
+    with Registry(db) as reg:
+        for i, name in enumerate("ab"):
+            reg.train(name, [small_corpus], BpeOptions(vocab_size=300 + i))
+        hashes = {v.ref: v.content_hash for v in reg.versions()}
+        command.downgrade(migrate.config(reg.engine), "0003")
+    with Registry(db) as reg:  # opening upgrades, backfilling version_contents
+        assert reg.schema_revision()[0] == migrate.HEAD
+        _, rows = reg.sql("SELECT count(*) FROM version_contents")
+        assert rows == [(len(hashes),)]
+        assert {v.ref: v.content_hash for v in reg.versions()} == hashes
+        assert all(r["ok"] for r in reg.verify())

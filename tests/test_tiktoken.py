@@ -98,7 +98,7 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Imported]:
             "import", "tiktoken", paths[name], "--name", name, "--pattern", PATTERN[name],
             *special_args(name), "--expect-sha256", official_sha256(name), "--json",
         )  # fmt: skip
-        hashes = {name: json.loads(res.output)["hash"]}
+        hashes = {name: json.loads(res.stdout)["hash"]}
         reg = Registry(db)
         name = "o200k_base"
         v = reg.import_tiktoken(

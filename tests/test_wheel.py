@@ -1,5 +1,6 @@
 """The built wheel carries the extension and the migrations: installed into a fresh venv,
-`tokreg list` creates a new registry whose schema comes from the packaged migrations."""
+`tokreg db upgrade` creates a new registry whose schema comes from the packaged migrations (and
+`tokreg list` does not)."""
 
 from __future__ import annotations
 
@@ -28,20 +29,21 @@ def test_wheel_installs_and_creates_schema_from_migrations(tmp_path: Path) -> No
     assert any(n.startswith("tokreg/_core") for n in names)
     assert "tokreg/migrations/env.py" in names and "tokreg/migrations/versions/0001_initial.py" in names
     assert "tokreg/migrations/script.py.mako" in names and "tokreg/_core.pyi" in names
+    # tokreg serve's pages and their CSS and scripts
+    assert {"tokreg/serve/templates/base.html", "tokreg/serve/templates/version/samples.html"} <= set(names)
+    assert {"tokreg/serve/static/tokreg.css", "tokreg/serve/static/playground.js"} <= set(names)
 
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     py = env_dir / "bin" / "python"
     subprocess.run([str(py), "-m", "pip", "install", "-q", str(wheel)], check=True, capture_output=True)
     db = tmp_path / "fresh.db"
-    res = subprocess.run(
-        [str(env_dir / "bin" / "tokreg"), "list", "--db", str(db)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
+    tokreg = str(env_dir / "bin" / "tokreg")
+    res = subprocess.run([tokreg, "list", "--db", str(db)], capture_output=True, text=True, cwd=tmp_path)
+    assert res.returncode == 4 and "there is no registry at" in res.stderr and not db.exists()  # reads never create
+    res = subprocess.run([tokreg, "db", "upgrade", "--db", str(db)], capture_output=True, text=True, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
-    assert "registry is empty" in res.stderr
+    assert f"created a new registry at {db}" in res.stderr
     # The schema was made by the packaged migrations: Alembic's table holds the head revision.
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT version_num FROM alembic_version").fetchone()[0] == migrate.head()

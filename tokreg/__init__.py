@@ -9,16 +9,40 @@ The public API is this list:
   `decode_bytes`, `token_bytes`, `nbest`, `sample`, `vocab_size`, `special_tokens`, `ref`, `hash`;
   `Tokenizer.from_file(path)` loads an exported file with no registry
 - `Registry(db=None)` — `train`, `add`, `import_*`, `versions`, `resolve`, `load`, `show`, `history`,
-  `sql`; `tag`, `untag`, `aliases`, `log`, `remove`, `diff`, `pin`, `verify`, `export`, `reproduce`
+  `samples`, `tokens`, `token`, `aliases_by_ref`, `sql`, `sql_rows`; `tag`, `untag`, `aliases`, `log`, `remove`,
+  `diff`, `pin`, `verify`, `export`, `reproduce`, `check_writable`, `grant_read`; `evaluate` (an
+  `evaluate.Evaluation`) and `audit` (an `audit.AuditReport`), stored beside the versions;
+  `Registry.read_only(db)` opens one that cannot write
 - `BpeOptions`, `WordPieceOptions`, `UnigramOptions` — the options of a training run, per algorithm
 - `TokregError` and its subclasses — every error tokreg raises on purpose
+
+The names are imported on first use (PEP 562), so `import tokreg` is instant and the `tokreg`
+command can install its Ctrl-C handling before SQLAlchemy and the core are loaded.
 """
 
-from .algorithms import BpeOptions, UnigramOptions, WordPieceOptions
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .errors import InputError, IntegrityError, Interrupted, NotFoundError, ReadOnlyError, TokregError
-from .package_version import __version__
-from .registry import Registry, load
-from .tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    from .algorithms import BpeOptions, UnigramOptions, WordPieceOptions
+    from .package_version import __version__
+    from .registry import Registry, load
+    from .tokenizer import Tokenizer
+
+#: public name -> the module that defines it
+_LAZY = {
+    "load": "registry",
+    "Registry": "registry",
+    "Tokenizer": "tokenizer",
+    "BpeOptions": "algorithms",
+    "WordPieceOptions": "algorithms",
+    "UnigramOptions": "algorithms",
+    "__version__": "package_version",
+}
 
 __all__ = [
     "load",
@@ -35,3 +59,15 @@ __all__ = [
     "Interrupted",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'tokreg' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,5 +1,5 @@
-"""`python -m tokreg` runs the CLI."""
+"""`python -m tokreg` runs the CLI, with the console script's Ctrl-C handling."""
 
-from .cli import main
+from .console import main
 
 main()

@@ -16,6 +16,8 @@ __all__ = [
     "train_bpe",
     "train_wordpiece",
     "train_unigram",
+    "Counter",
+    "Counts",
     "Encoder",
 ]
 
@@ -24,33 +26,29 @@ PATTERNS: dict[str, str]
 def check_pattern(pattern: str) -> str: ...
 def merges_from_ranks(tokens: list[tuple[int, bytes]]) -> list[tuple[int, int, int]]: ...
 def train_bpe(
-    inputs: list[bytes],
-    pattern: str,
+    counts: Counts,
     max_tokens: int,
     min_frequency: int = 0,
     char_level: bool = False,
     end_of_word: Optional[str] = None,
+    max_token_bytes: int = 0,
+    snapshots: list[int] = ...,
     threads: int = 0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
 ) -> dict[str, Any]: ...
 def train_wordpiece(
-    inputs: list[bytes],
+    counts: Counts,
     vocab_size: int,
     special_tokens: list[str],
     continuing_prefix: str = "##",
     min_frequency: int = 0,
     limit_alphabet: Optional[int] = None,
     max_token_len: Optional[int] = None,
-    clean_text: bool = True,
-    handle_chinese_chars: bool = True,
-    strip_accents: Optional[bool] = None,
-    lowercase: bool = False,
-    unicode_form: Optional[str] = None,
     threads: int = 0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
 ) -> dict[str, Any]: ...
 def train_unigram(
-    inputs: list[bytes],
+    counts: Counts,
     vocab_size: int,
     byte_fallback: bool = False,
     shrinking_factor: float = 0.75,
@@ -61,19 +59,79 @@ def train_unigram(
     control_pieces: list[str] = ...,
     user_defined: list[str] = ...,
     character_coverage: float = 1.0,
-    add_dummy_prefix: bool = True,
-    remove_extra_whitespaces: bool = False,
+    snapshots: list[int] = ...,
     threads: int = 0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
 ) -> dict[str, Any]: ...
 
 @final
+class Counter:
+    @staticmethod
+    def pieces(
+        pattern: str,
+        max_piece_bytes: int = 0,
+        table_budget: int = ...,
+        spill_dir: Optional[str] = None,
+        threads: int = 0,
+    ) -> Counter: ...
+    @staticmethod
+    def bert(
+        clean_text: bool = True,
+        handle_chinese_chars: bool = True,
+        strip_accents: Optional[bool] = None,
+        lowercase: bool = False,
+        unicode_form: Optional[str] = None,
+        max_piece_bytes: int = 0,
+        table_budget: int = ...,
+        spill_dir: Optional[str] = None,
+        threads: int = 0,
+    ) -> Counter: ...
+    @staticmethod
+    def sentencepiece(
+        add_dummy_prefix: bool = True,
+        remove_extra_whitespaces: bool = False,
+        max_piece_bytes: int = 0,
+        table_budget: int = ...,
+        spill_dir: Optional[str] = None,
+        threads: int = 0,
+    ) -> Counter: ...
+    def feed(self, data: bytes) -> None: ...
+    def end_input(self) -> None: ...
+    @property
+    def input_bytes(self) -> int: ...
+    @property
+    def table_size(self) -> tuple[int, int]: ...
+    def finish(self, keep_budget: Optional[int] = None) -> Counts: ...
+
+@final
+class Counts:
+    @staticmethod
+    def from_bytes(raw: bytes) -> Counts: ...
+    @staticmethod
+    def from_pairs(pairs: list[tuple[bytes, int]]) -> Counts: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def sum(parts: list[Counts]) -> Counts: ...
+    def keep_within(self, budget: int) -> Counts: ...
+    @property
+    def estimate(self) -> int: ...
+    @property
+    def stats(self) -> dict[str, int]: ...
+    def items(self, limit: Optional[int] = None) -> list[tuple[bytes, int]]: ...
+    def __len__(self) -> int: ...
+    def __eq__(self, value: object, /) -> bool: ...
+
+@final
 class Encoder:
     @staticmethod
-    def byte_bpe(content: bytes, pattern: str) -> Encoder: ...
+    def byte_bpe(content: bytes, pattern: str, keep_gaps: bool = False) -> Encoder: ...
     @staticmethod
     def char_bpe(
-        content: bytes, pattern: str, end_of_word: Optional[str] = None, unk_token: Optional[str] = None
+        content: bytes,
+        pattern: str,
+        end_of_word: Optional[str] = None,
+        unk_token: Optional[str] = None,
+        keep_gaps: bool = False,
     ) -> Encoder: ...
     @staticmethod
     def wordpiece(

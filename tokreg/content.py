@@ -23,20 +23,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import struct
+import sys
+from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any, Optional
 
 import xxhash
 
-from .errors import IntegrityError
+from .errors import InputError, IntegrityError
 
 FORMAT = "tokreg-content-v1"
 PREFIX = "xxh3-128:"
 
-_u32 = struct.Struct("<I")
-_u16 = struct.Struct("<H")
-_merge = struct.Struct("<III")
+#: The array type code of a 4-byte unsigned int on this platform.
+_U32_CODE = "I" if array("I").itemsize == 4 else "L"
 _score = struct.Struct("<d")
 
 
@@ -53,19 +55,43 @@ def serialize(
     """The canonical bytes of a tokenizer. `tokens`: (id, kind, bytes, score) in id order;
     `merges`: (left, right, result) in rank order."""
     parts: list[bytes] = [FORMAT.encode() + b"\n"]
-    parts.append(canonical_json({"algorithm": algorithm, "config": config}).encode() + b"\n")
+    parts.append(_header_line(algorithm, config) + b"\n")
     body: list[bytes] = []
-    n = 0
-    for tid, kind, raw, score in tokens:
-        k = kind.encode("ascii")
-        body.append(_u32.pack(tid) + _u16.pack(len(k)) + k + _u32.pack(len(raw)) + raw)
-        body.append(b"\x00" if score is None else b"\x01" + _score.pack(score))
-        n += 1
-    parts.append(f"tokens {n}\n".encode())
+    add = body.append
+    score_of = _score.pack
+    # Per kind, one struct packing (id, kind length, kind, bytes length) in one call.
+    heads: dict[str, Any] = {}
+    # Content only ever holds u32 ids and finite scores: an imported file with an id past 2^32
+    # or an infinite score is refused here, in one place, with one line.
+    try:
+        for tid, kind, raw, score in tokens:
+            head = heads.get(kind)
+            if head is None:
+                k = kind.encode("ascii")
+                packer = struct.Struct(f"<IH{len(k)}sI").pack
+                head = heads[kind] = (packer, len(k), k)
+            add(head[0](tid, head[1], head[2], len(raw)))
+            add(raw)
+            if score is None:
+                add(b"\x00")
+            elif math.isfinite(score):
+                add(b"\x01" + score_of(score))
+            else:
+                raise InputError(f"token {tid} has the score {score}; scores must be finite numbers")
+        encoding_merges = merges if algorithm == "bpe" else []
+        # Every merge is three little-endian u32: one array for all of them (a 200k-merge
+        # version would spend a quarter of a second packing them one by one).
+        flat = array(_U32_CODE, [x for m in encoding_merges for x in m])
+    except (struct.error, UnicodeEncodeError, OverflowError) as e:
+        raise InputError(
+            f"a token or merge cannot be stored ({e}): ids must be 0..4294967295 and kinds ASCII"
+        ) from None
+    parts.append(f"tokens {len(body) // 3}\n".encode())
     parts.extend(body)
-    encoding_merges = merges if algorithm == "bpe" else []
     parts.append(f"merges {len(encoding_merges)}\n".encode())
-    parts.extend(_merge.pack(*m) for m in encoding_merges)
+    if sys.byteorder == "big":
+        flat.byteswap()
+    parts.append(flat.tobytes())
     return b"".join(parts)
 
 
@@ -100,12 +126,40 @@ def check(
     return actual
 
 
+def _header_line(algorithm: str, config: dict[str, Any]) -> bytes:
+    return canonical_json({"algorithm": algorithm, "config": config}).encode()
+
+
+def _split_header(content: bytes) -> tuple[bytes, bytes, int]:
+    """(magic line, JSON line, offset of the body), without copying the body (a content is
+    megabytes; its header a few hundred bytes)."""
+    first = content.find(b"\n")
+    second = content.find(b"\n", first + 1) if first >= 0 else -1
+    if second < 0:
+        return content[:first] if first >= 0 else content, b"", len(content)
+    return content[:first], content[first + 1 : second], second + 1
+
+
+def check_header(content: bytes, algorithm: str, config: dict[str, Any], expected: str, what: str) -> None:
+    """Raises the IntegrityError of `check` when a version row's algorithm and config are not the
+    ones inside its (hash-checked) content, naming the hash that content would have with the
+    row's settings: the row was edited on its own, and would mislead whoever reads it."""
+    magic, line, body = _split_header(content)
+    row = _header_line(algorithm, config)
+    if line != row:
+        check(
+            magic + b"\n" + row + b"\n" + content[body:],
+            expected,
+            what,
+            hint="its version row's algorithm or config was changed outside tokreg; run `tokreg verify`",
+        )
+
+
 def header(content: bytes) -> tuple[str, dict[str, Any]]:
     """(algorithm, config) from the content's JSON line. Only call this on content whose hash
     was checked: then the settings that shape encoding are the hashed ones, never a row that
     could have been edited on its own."""
-    magic, _, rest = content.partition(b"\n")
-    line, _, _ = rest.partition(b"\n")
+    magic, line, _ = _split_header(content)
     if magic != FORMAT.encode():
         raise IntegrityError(f"content of an unknown format {magic[:40]!r}; expected {FORMAT}")
     doc = json.loads(line)

@@ -20,8 +20,8 @@ from .content import PREFIX, content_hash
 from .errors import InputError
 from .files import write_atomic
 
-#: No tokenizer's content comes near this; a bigger file is not ours.
-MAX_BYTES = 1 << 30
+#: No tokenizer's content comes near this (o200k_base's is 7 MB); a bigger file is not ours.
+MAX_BYTES = 256 << 20
 
 
 def cache_dir() -> Path:
@@ -38,11 +38,14 @@ def _path(hash_label: str) -> Optional[Path]:
     return cache_dir() / (digest + ".content")
 
 
-def get(hash_label: str) -> Optional[bytes]:
-    """The cached content for `hash_label`, verified; None when absent, unusable or not matching."""
-    p = _path(hash_label)
-    if p is None:
-        return None
+def path_of(hash_label: str) -> Optional[Path]:
+    """Where the content of `hash_label` is cached (None for a label that cannot be a hash)."""
+    return _path(hash_label)
+
+
+def _read(p: Path) -> Optional[bytes]:
+    """The bytes of a regular file of plausible size at `p`, opened without following a symlink
+    and without blocking on a FIFO; None for anything else."""
     try:
         fd = os.open(p, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
@@ -57,11 +60,38 @@ def get(hash_label: str) -> Optional[bytes]:
         return None
     finally:
         os.close(fd)
+    return data
+
+
+def get(hash_label: str) -> Optional[bytes]:
+    """The cached content for `hash_label`, verified; None when absent, unusable or not matching
+    (a file that does not match is removed, so the caller's `put` replaces it)."""
+    p = _path(hash_label)
+    data = None if p is None else _read(p)
+    if p is None or data is None:
+        return None
     if content_hash(data) != hash_label:
-        with contextlib.suppress(OSError):
-            p.unlink()
+        _remove(p)
         return None
     return data
+
+
+def check(hash_label: str) -> Optional[bool]:
+    """Whether the cache's copy of `hash_label` is intact: None when there is none (or none that
+    can be read), False when it does not hash right (it is then removed)."""
+    p = _path(hash_label)
+    if p is None or not os.path.lexists(p):
+        return None
+    data = _read(p)
+    if data is not None and content_hash(data) == hash_label:
+        return True
+    _remove(p)
+    return False
+
+
+def _remove(p: Path) -> None:
+    with contextlib.suppress(OSError):
+        p.unlink()
 
 
 def put(hash_label: str, content: bytes) -> None:

@@ -62,16 +62,24 @@ class TokenizerData:
     run: Optional[dict[str, Any]] = None  # the training run, when trained
     rounds: list[RoundRow] = field(default_factory=list)  # Unigram: EM / prune history
     source: str = "train"
+    # The content, once made (hashing, compiling and recording all need it; for a 200k-token
+    # version making it is a noticeable part of recording). Keyed by what it is made from.
+    _content: Optional[tuple[tuple[int, int, str], bytes]] = field(default=None, init=False, repr=False, compare=False)
 
     def content(self) -> bytes:
         """The canonical content bytes (content.py): what the hash is computed over and what
         an encoder is compiled from."""
-        return serialize(
+        key = (len(self.tokens), len(self.merges), self.algorithm + repr(self.config))
+        if self._content is not None and self._content[0] == key:
+            return self._content[1]
+        raw = serialize(
             self.algorithm,
             self.config,
             ((t.id, t.kind, t.bytes, t.score) for t in self.tokens),
             [(m.left, m.right, m.result) for m in self.merges],
         )
+        self._content = (key, raw)
+        return raw
 
     def hashes(self) -> tuple[str, str]:
         """(xxh3-128 label, sha256 label) of the canonical content."""

@@ -5,9 +5,10 @@ Merges are matched by the bytes of (left, right). What is compared depends on wh
 versions have: every version has tokens and a config; merges are compared when both have
 merges (BPE, WordPiece), scores when both have scores (Unigram log probabilities).
 
-With texts (`--text FILE`), both versions encode the same text: tokens per byte for each,
-how many words (whitespace-separated, each encoded on its own) segment differently, and the
-most frequent of those with both segmentations.
+With texts (`--text FILE`), both versions are measured on the same text with the metrics of
+`tokreg eval` (evaluate.measure: the one implementation of each), with B - A for each; and
+how many words (whitespace-separated, each encoded on its own) segment differently, with the
+most frequent of those in both segmentations.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from . import algorithms
+from . import algorithms, evaluate
 from .data import TokenRow
 from .store.reads import StoredVersion
 from .store.refs import VersionInfo
@@ -146,24 +147,23 @@ def _config(a: StoredVersion, b: StoredVersion) -> dict[str, Any]:
 # -- the effect on real text -------------------------------------------------------------------------
 
 
-def text_effect(tok_a: Tokenizer, tok_b: Tokenizer, texts: list[tuple[str, str]], *, top: int = 10) -> dict[str, Any]:
-    """`texts`: (label, text). Both tokenizers must be able to encode them."""
+def text_effect(tok_a: Tokenizer, tok_b: Tokenizer, texts: list[evaluate.Text], *, top: int = 10) -> dict[str, Any]:
+    """Both tokenizers measured on each text (evaluate.Text, read by evaluate.read_texts)."""
     files = []
     words: Counter[str] = Counter()
-    for label, text in texts:
-        n_bytes = len(text.encode("utf-8"))
-        na, nb = (sum(len(x) for x in t.encode_ordinary_batch(_chunks(text))) for t in (tok_a, tok_b))
+    for t in texts:
+        ma, mb = evaluate.measure(tok_a, t), evaluate.measure(tok_b, t)
         files.append(
             {
-                "file": label,
-                "bytes": n_bytes,
-                "tokens_a": na,
-                "tokens_b": nb,
-                "tokens_per_byte_a": na / n_bytes if n_bytes else 0.0,
-                "tokens_per_byte_b": nb / n_bytes if n_bytes else 0.0,
+                "file": t.name,
+                "bytes": t.bytes,
+                "characters": t.characters,
+                "a": ma,
+                "b": mb,
+                "delta": evaluate.deltas(ma, mb),
             }
         )
-        words.update(text.split())
+        words.update(t.text.split())
     distinct = list(words)
     seg_a, seg_b = tok_a.encode_ordinary_batch(distinct), tok_b.encode_ordinary_batch(distinct)
     changed = [
@@ -186,9 +186,3 @@ def text_effect(tok_a: Tokenizer, tok_b: Tokenizer, texts: list[tuple[str, str]]
 
 def _pieces(tok: Tokenizer, ids: list[int]) -> list[str]:
     return [show(tok.token_bytes(i)) for i in ids]
-
-
-def _chunks(text: str, lines: int = 500) -> list[str]:
-    # Whole lines per chunk: pieces never cross a chunk, and the encoder runs them in parallel.
-    rows = text.splitlines(keepends=True)
-    return ["".join(rows[i : i + lines]) for i in range(0, len(rows), lines)] or [""]

@@ -29,6 +29,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -127,16 +128,21 @@ def write(path: PathLike, pin: Pin) -> Lock:
     path = Path(path)
     pins = dict(read(path).pins) if path.exists() else {}
     pins[pin.name] = pin
+    write_atomic(path, render(pins.values()).encode("utf-8"))
+    return Lock(path=path, pins=pins)
+
+
+def render(pins: Iterable[Pin]) -> str:
+    """The lockfile holding `pins` (sorted by name), as `write` writes it."""
     lines = [
         "# tokreg.lock: written by `tokreg pin`; commit it with your project.",
         f"lock_version = {LOCK_VERSION}",
     ]
-    for p in sorted(pins.values(), key=lambda p: p.name):
+    for p in sorted(pins, key=lambda p: p.name):
         lines += ["", "[[pin]]"]
         for key, value in asdict(p).items():
             lines.append(f"{key} = {value}" if isinstance(value, int) else f"{key} = {_quote(value)}")
-    write_atomic(path, ("\n".join(lines) + "\n").encode("utf-8"))
-    return Lock(path=path, pins=pins)
+    return "\n".join(lines) + "\n"
 
 
 def new_pin(name: str, version: int, content_hash: str, sha256: str, registry: str) -> Pin:

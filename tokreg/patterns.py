@@ -22,6 +22,15 @@ def resolve(pattern: str) -> tuple[str, str]:
     return name_of(canonical), canonical
 
 
+def canonical_regex(regex: str, what: str) -> str:
+    """The canonical spelling of a regex read from a file (never a name: a file's regex `gpt2`
+    matches the text "gpt2"); InputError "{what} ... is not a valid regex" when it does not compile."""
+    try:
+        return _core.check_pattern(regex)
+    except InputError as e:
+        raise InputError(f"{what} {regex[:80]!r} is not a valid regex for tokreg: {e}") from None
+
+
 def name_of(regex: str) -> str:
     for name, r in BUILTIN.items():
         if r == regex:

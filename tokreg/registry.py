@@ -1,7 +1,7 @@
 """`Registry`: the library's front door. Every CLI command is one call on it.
 
 >>> reg = Registry()                       # TOKREG_DB or the default SQLite file
->>> v = reg.train("gpt-mini", ["corpus.txt"], BpeOptions(vocab_size=32000))
+>>> v = reg.train("gpt-mini", ["corpus/"], BpeOptions(vocab_size=32000))
 >>> v.ref, v.content_hash
 ('gpt-mini@1', 'xxh3-128:9f2c…')
 >>> reg.load("gpt-mini").encode("hello")
@@ -9,23 +9,30 @@
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
-from collections.abc import Sequence
-from typing import Any, Optional, Union
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timezone
+from typing import Any, Callable, Optional, Union
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 from sqlalchemy.engine import make_url
 
-from . import algorithms, content_cache, diff, pins, reproduce, transfer, verify
-from .data import TokenizerData
-from .errors import IntegrityError, Interrupted
-from .files import read_text, write_atomic
+from . import algorithms, ancestry, audit, content_cache, diff, evaluate, pins, reproduce, train_run, transfer, verify
+from .audit import AuditReport
+from .content import check_header, content_hash
+from .corpus.sources import Input
+from .data import TokenizerData, TokenRow
+from .errors import InputError, IntegrityError, Interrupted, NotFoundError, TokregError
+from .evaluate import Evaluation
+from .files import write_atomic
 from .lockfile import FILENAME, Pin, new_pin
 from .lockfile import write as write_lock
 from .samples import SAMPLES, encode_all
-from .store import aliases, migrate, reads, refs, writer
-from .store.engine import open_registry, resolve_url
-from .store.readonly_sql import run_query
+from .store import aliases, engine, evaluations, migrate, probe, reads, refs, writable, writer
+from .store.readonly_engine import open_read_only
+from .store.readonly_sql import DEFAULT_TIMEOUT, Rows, grant_read, query_rows
 from .store.reads import StoredVersion
 from .store.refs import VersionInfo, check_name
 from .tokenizer import Tokenizer
@@ -34,11 +41,35 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 
 class Registry:
-    """A tokenizer registry in a SQLite file or any SQLAlchemy database URL."""
+    """A tokenizer registry in a SQLite file or a PostgreSQL database.
 
-    def __init__(self, db: Optional[PathLike] = None):
-        self.url = resolve_url(db)
-        self.engine: Engine = open_registry(self.url)
+    Opening one never creates it: reads of a location where no registry is raise
+    NotFoundError saying so, and the first write (train, add, import_*) creates it
+    (`created` is then True). `create=True` creates it at once. An existing registry of an
+    older schema is upgraded on open. `read_only=True`: see `Registry.read_only`."""
+
+    def __init__(self, db: Optional[PathLike] = None, *, create: bool = False, read_only: bool = False):
+        self._where = engine.locate(db)
+        self.url = self._where.url
+        #: Whether this object created the registry (its first write found nothing there).
+        self.created = False
+        #: What to say if the caller is interrupted: set around each write (see `interruption`).
+        self._pending: Optional[Callable[[], Interrupted]] = None
+        if read_only:
+            self.engine: Engine = open_read_only(self.url)
+            self._exists = True
+            return
+        self.engine = engine.create(self._where)
+        self._exists = self._open()
+        if create:
+            self._ensure()
+
+    @classmethod
+    def read_only(cls, db: Optional[PathLike] = None) -> Registry:
+        """The registry opened for reading only (as `tokreg serve` opens it): SQLite through a
+        read-only URI, PostgreSQL in read-only transactions. It is never created or upgraded;
+        every writing method fails on it."""
+        return cls(db, read_only=True)
 
     def __repr__(self) -> str:
         return f"<Registry {self.location}>"
@@ -47,6 +78,11 @@ class Registry:
     def location(self) -> str:
         """The registry's URL, with any password hidden."""
         return make_url(self.url).render_as_string(hide_password=True)
+
+    @property
+    def where(self) -> str:
+        """The registry's file, or its URL with any password hidden: what messages name."""
+        return self._where.shown
 
     def close(self) -> None:
         self.engine.dispose()
@@ -57,34 +93,169 @@ class Registry:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # -- opening, creating, checking --------------------------------------------------------------
+
+    def _open(self) -> bool:
+        """Whether a registry is there; upgrades an older schema (which needs it writable)."""
+        found = probe.probe(self.engine, self._where)
+        if not found.exists:
+            return False
+        if found.revision not in migrate.KNOWN:
+            raise TokregError(
+                f"the registry at {self.where} has schema revision {found.revision!r}, which this tokreg "
+                f"(newest {migrate.HEAD}) does not know: it was made by a newer tokreg; upgrade tokreg"
+            )
+        if found.revision != migrate.HEAD:
+            try:
+                writable.check_writable(self.engine, self._where, True)
+            except TokregError as e:
+                raise type(e)(
+                    f"the registry at {self.where} needs a schema upgrade ({found.revision} -> {migrate.HEAD}), "
+                    f"but: {e}"
+                ) from None
+            with engine.database_errors(self._where):
+                engine.use_wal(self.engine)
+                migrate.upgrade(self.engine)
+        return True
+
+    def _ensure(self) -> None:
+        """Creates the registry when there is none yet (after checking it can be written)."""
+        if self._exists or probe.probe(self.engine, self._where).exists:
+            self._exists = True
+            return
+        writable.check_writable(self.engine, self._where, False)
+        writable.prepare_folder(self._where)
+        with engine.database_errors(self._where):
+            engine.use_wal(self.engine)
+            started = migrate.upgrade(self.engine)
+        self.created = started is None
+        self._exists = True
+
+    def check_writable(self) -> None:
+        """Raises ReadOnlyError, saying why in one line, unless a version could be written here
+        now (or, when there is no registry yet, created): file and folder permissions, read-only
+        media, a read-only PostgreSQL role or server. Creates nothing."""
+        if not self._exists:
+            self._exists = probe.probe(self.engine, self._where).exists
+        writable.check_writable(self.engine, self._where, self._exists)
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[Connection]:
+        if not self._exists and not probe.probe(self.engine, self._where).exists:
+            raise probe.no_registry(self._where)
+        self._exists = True
+        with engine.database_errors(self._where), self.engine.connect() as conn:
+            yield conn
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[Connection]:
+        self._ensure()
+        with engine.database_errors(self._where), engine.write_transaction(self.engine) as conn:
+            yield conn
+
+    def interruption(self) -> Interrupted:
+        """The one true line for a Ctrl-C that stopped whoever used this registry: which write, if
+        any, was completed, asked of the database. Nothing attempted: nothing was written."""
+        said = (
+            Interrupted("interrupted; nothing was written to the registry")
+            if self._pending is None
+            else self._pending()
+        )
+        if self.created:
+            return Interrupted(f"{said} (a new registry was created at {self.where})")
+        return said
+
+    def _journal(self, what: Callable[[], Interrupted]) -> None:
+        self._pending = what
+
     # -- writing ------------------------------------------------------------------------------
 
     def train(
         self,
         name: str,
-        files: Sequence[PathLike],
+        inputs: Sequence[Input],
         options: algorithms.TrainOptions,
         *,
         message: Optional[str] = None,
         progress: Optional[algorithms.Progress] = None,
+        glob: Optional[str] = None,
+        field: Optional[str] = None,
+        counts: Optional[PathLike] = None,
+        engine: Optional[str] = None,
     ) -> VersionInfo:
-        """Trains on `files` with the algorithm of `options` (BpeOptions, WordPieceOptions,
-        UnigramOptions) and records the result as the next version of `name`."""
+        """Trains on `inputs` (files, folders, `-`, iterables of str; see tokreg/corpus) with the
+        algorithm of `options` (BpeOptions, WordPieceOptions, UnigramOptions) and records the
+        result as the next version of `name`. `counts` trains from a counts file instead;
+        `engine` counts on a Dask scheduler (an address such as tcp://host:8786)."""
+        return self.train_sizes(
+            name,
+            inputs,
+            options,
+            None,
+            message=message,
+            progress=progress,
+            glob=glob,
+            field=field,
+            counts=counts,
+            engine=engine,
+        )[-1]
+
+    def train_sizes(
+        self,
+        name: str,
+        inputs: Sequence[Input],
+        options: algorithms.TrainOptions,
+        sizes: Optional[Sequence[int]],
+        *,
+        message: Optional[str] = None,
+        progress: Optional[algorithms.Progress] = None,
+        glob: Optional[str] = None,
+        field: Optional[str] = None,
+        counts: Optional[PathLike] = None,
+        engine: Optional[str] = None,
+    ) -> list[VersionInfo]:
+        """Like `train`, for several vocabulary sizes from one run (`options.vocab_size` when
+        `sizes` is None): one version per size, smallest first, linked as one run, written in
+        one transaction. A size the corpus cannot reach gives the same content as the largest
+        reachable one, and is recorded once. Whether the registry can be written is checked
+        before the training starts."""
         check_name(name)
-        algo = algorithms.for_options(options)
+        self.check_writable()
         try:
-            data = algo.train(files, options, progress)
+            datas = train_run.train(
+                inputs, options, sizes, glob=glob, field=field, counts=counts, engine=engine, progress=progress
+            )
         except (KeyboardInterrupt, Interrupted):
             raise Interrupted("training interrupted; nothing was written to the registry") from None
-        return self.add(name, data, message=message)
+        seen: set[str] = set()
+        unique = []
+        for data in datas:
+            h = data.hashes()[0]
+            if h not in seen:
+                seen.add(h)
+                unique.append(data)
+        return self._record(name, unique, message)
 
     def add(self, name: str, data: TokenizerData, *, message: Optional[str] = None) -> VersionInfo:
         """Records an already trained or imported tokenizer as the next version of `name`. It is
         compiled first (a version that cannot encode is never written) and its sample strings
         are encoded and stored with it, for `verify`."""
         check_name(name)
-        tok = Tokenizer.from_data(data, name)
-        return writer.record(self.engine, name, data, message=message, samples=list(zip(SAMPLES, encode_all(tok))))
+        return self._record(name, [data], message)[0]
+
+    def _record(self, name: str, datas: Sequence[TokenizerData], message: Optional[str]) -> list[VersionInfo]:
+        """Writes `datas` as the next versions of `name`, all or none. Each is compiled and its
+        sample strings encoded first: a version that cannot encode is never written."""
+        created_at = datetime.now(timezone.utc)
+        try:
+            last = datas[-1].content()
+            self._journal(lambda: writer.interrupted(self.engine, name, content_hash(last), created_at))
+            items = [(data, list(zip(SAMPLES, encode_all(Tokenizer(data.content(), ref=name))))) for data in datas]
+            self._ensure()
+            with engine.database_errors(self._where):
+                return writer.record_all(self.engine, name, items, message=message, created_at=created_at)
+        except KeyboardInterrupt:
+            raise self.interruption() from None
 
     def import_tiktoken(
         self,
@@ -98,12 +269,14 @@ class Registry:
     ) -> VersionInfo:
         """Registers a `.tiktoken` rank file as the next version of `name`."""
         check_name(name)
+        self.check_writable()
         data = transfer.read_tiktoken(path, pattern=pattern, specials=specials, expect_sha256=expect_sha256)
         return self.add(name, data, message=message or _imported(path))
 
     def import_hf(self, name: str, path: PathLike, *, message: Optional[str] = None) -> VersionInfo:
         """Registers a Hugging Face `tokenizer.json` (BPE, WordPiece, Unigram) as the next version of `name`."""
         check_name(name)
+        self.check_writable()
         return self.add(name, transfer.read_hf(path), message=message or _imported(path))
 
     def import_wordpiece(
@@ -117,6 +290,7 @@ class Registry:
     ) -> VersionInfo:
         """Registers a bare WordPiece `vocab.txt` with the normalizer settings in `options`."""
         check_name(name)
+        self.check_writable()
         data = transfer.read_wordpiece_vocab(path, options, specials)
         return self.add(name, data, message=message or _imported(path))
 
@@ -124,6 +298,7 @@ class Registry:
         """Registers a SentencePiece `.model` file (Unigram or BPE, identity normalization) as the
         next version of `name`; it encodes with the same ids as the `sentencepiece` library."""
         check_name(name)
+        self.check_writable()
         return self.add(name, transfer.read_sentencepiece(path), message=message or _imported(path))
 
     # -- reading ------------------------------------------------------------------------------
@@ -131,39 +306,41 @@ class Registry:
     def resolve(self, ref: str, *, lock: pins.LockArg = False) -> VersionInfo:
         """The version `ref` names; with `lock` (a Lock, or None to find the project's
         tokreg.lock), a bare pinned name is the pinned version, its hash checked."""
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             return pins.resolve(conn, ref, pins.lock_of(lock))[0]
 
     def versions(self, name: Optional[str] = None) -> list[VersionInfo]:
         """Every version (of `name`, or of all names), by name then number."""
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             if name is not None:
                 refs.resolve(conn, name)  # a clear error for an unknown name
             return refs.all_versions(conn, name)
 
     def stored(self, ref: str) -> StoredVersion:
         """A version's rows and canonical content, checked against its recorded hash."""
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             return reads.read_version(conn, refs.resolve(conn, ref))
 
     def load(self, ref: str, *, lock: pins.LockArg = None) -> Tokenizer:
         """The version `ref` names, ready to encode. A bare name pinned in the project's
         tokreg.lock (or in `lock`) is the pinned version. Its content comes from the on-disk
-        cache when a verified copy is there, else from the rows; either way it must hash to
-        the recorded (and pinned) hash."""
-        with self.engine.connect() as conn:
+        cache when a verified copy is there, else from the content stored with the version (one
+        value, no row is read); either way it must hash to the recorded (and pinned) hash, and
+        the version row's algorithm and config must be the hashed ones."""
+        with self._reading() as conn:
             v, _ = pins.resolve(conn, ref, pins.lock_of(lock))
             raw = content_cache.get(v.content_hash)
             if raw is None:
-                raw = reads.read_version(conn, v).content
+                raw = reads.read_version(conn, v, rows=False).content
                 content_cache.put(v.content_hash, raw)
+        check_header(raw, v.algorithm, v.config, v.content_hash, v.ref)
         return Tokenizer(raw, ref=v.ref, expect_hash=v.content_hash)
 
     def show(self, ref: str, *, merges: int = 10) -> dict[str, Any]:
         """A version's metadata, training run, token counts by kind, whether it is lossless, and
         its first merges (or, for scored vocabularies, its highest-scored pieces)."""
-        with self.engine.connect() as conn:
-            v = refs.resolve(conn, ref)
+        with self._reading() as conn:
+            v = refs.with_same_run(conn, [refs.resolve(conn, ref)])[0]
             algo = algorithms.of(v.algorithm, v.config)
             summary = reads.summary(conn, v, merges=merges, top_scored=algo.score_label is not None)
             run = reads.training_run(conn, v)
@@ -179,47 +356,153 @@ class Registry:
     def history(self, ref: str) -> list[dict[str, Any]]:
         """The recorded rounds of an iterative training run (Unigram: vocab size and
         log-likelihood after each EM / prune round), oldest first."""
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             rounds = reads.rounds(conn, refs.resolve(conn, ref))
         return [
             {"round": r.round, "phase": r.phase, "vocab_size": r.vocab_size, "log_likelihood": r.log_likelihood}
             for r in rounds
         ]
 
-    def sql(self, query: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """Runs a read-only query; returns (column names, rows)."""
-        return run_query(self.engine, query)
+    def samples(self, ref: str) -> list[dict[str, Any]]:
+        """The sample strings stored with a version, the ids they encoded to then, and the bytes
+        of those tokens as stored (read from the rows: nothing is compiled)."""
+        with self._reading() as conn:
+            v = refs.resolve(conn, ref)
+            stored = reads.samples(conn, v)
+            rows = reads.tokens_by_id(conn, v, {i for _, ids in stored for i in ids})
+        return [
+            {"text": t, "ids": ids, "tokens": [rows[i].bytes if i in rows else b"" for i in ids]} for t, ids in stored
+        ]
+
+    def aliases_by_ref(self) -> dict[str, list[str]]:
+        """`name@N` -> the aliases pointing at it, for every version that has one."""
+        with self._reading() as conn:
+            by_id = reads.aliases_by_version(conn)
+            return {v.ref: by_id[v.id] for v in refs.all_versions(conn) if v.id in by_id}
+
+    def tokens(
+        self,
+        ref: str,
+        *,
+        contains: Optional[str] = None,
+        kind: Optional[str] = None,
+        order: str = "id",
+        offset: int = 0,
+        limit: int = 100,
+    ) -> tuple[int, list[TokenRow]]:
+        """(how many tokens match, a page of them): the tokens of `ref` whose text contains
+        `contains` (or whose id it is), of `kind`, ordered by `order` (id, count, score, length)."""
+        if order not in reads.TOKEN_ORDERS:
+            raise InputError(f"cannot order tokens by {order!r}; use one of {', '.join(reads.TOKEN_ORDERS)}")
+        if offset < 0 or not 1 <= limit <= 10_000:
+            raise InputError(f"a page of tokens needs offset >= 0 and 1 <= limit <= 10000, not {offset}, {limit}")
+        with self._reading() as conn:
+            v = refs.resolve(conn, ref)
+            return reads.token_page(conn, v, contains=contains, kind=kind, order=order, offset=offset, limit=limit)
+
+    def token(self, ref: str, token_id: int) -> dict[str, Any]:
+        """One token of `ref`: its row, its merge ancestry down to base tokens (ancestry.py), and
+        every version (this one included) holding a token with the same bytes."""
+        with self._reading() as conn:
+            v = refs.resolve(conn, ref)
+            row = reads.tokens_by_id(conn, v, {token_id}).get(token_id)
+            if row is None:
+                raise NotFoundError(f"{v.ref} has no token {token_id} (ids are 0..{v.vocab_size - 1})")
+            merges = reads.merges_building(conn, v, token_id)
+            parts = reads.tokens_by_id(conn, v, ancestry.needed_ids(merges) | {token_id})
+            versions = {x.id: x for x in refs.all_versions(conn)}
+            holders = [(versions[vid], tid) for vid, tid in reads.holders_of(conn, row.bytes) if vid in versions]
+        return {
+            "version": v,
+            "token": row,
+            "tree": ancestry.tree(token_id, merges, parts),
+            "merges": len(merges),
+            "also_in": [{"ref": x.ref, "id": tid, "same_id": tid == token_id} for x, tid in holders],
+        }
+
+    def sql(
+        self, query: str, *, timeout: Optional[float] = DEFAULT_TIMEOUT, limit: Optional[int] = None
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Runs one read-only statement; returns (column names, rows), at most `limit` rows.
+        `timeout`: seconds of database time before it is stopped (None: no limit)."""
+        with self.sql_rows(query, timeout=timeout) as rows:
+            return rows.columns, list(itertools.islice(rows, limit))
+
+    @contextlib.contextmanager
+    def sql_rows(self, query: str, *, timeout: Optional[float] = DEFAULT_TIMEOUT) -> Iterator[Rows]:
+        """`sql`, streamed: the open result (its `columns`, and its rows as an iterator fetched a
+        batch at a time), so any number of rows takes bounded memory."""
+        if not self._exists and not probe.probe(self.engine, self._where).exists:
+            raise probe.no_registry(self._where)
+        self._exists = True
+        with engine.database_errors(self._where), query_rows(self.engine, query, timeout=timeout) as rows:
+            yield rows
 
     # -- versions: aliases, diff, pin, verify, export, reproduce ---------------------------------
 
     def tag(self, ref: str, alias: str) -> dict[str, Any]:
         """Points `name@alias` at the version `ref` names (history kept in `tokreg log`)."""
-        with self.engine.begin() as conn:
-            return aliases.tag(conn, ref, alias)
+        v = self.resolve(ref)
+        self._journal(
+            lambda: self._asked(
+                lambda c: refs.alias_target(c, v.name, alias) == v.id,
+                f"{v.name}@{alias} was pointed at {v.ref}",
+                f"{v.name}@{alias} was not changed",
+            )
+        )
+        with self._writing() as conn:
+            return aliases.tag(conn, v.ref, alias)
 
     def untag(self, name: str, alias: str) -> int:
         """Deletes `name@alias`; returns the version number it pointed at."""
-        with self.engine.begin() as conn:
+        bare = name.partition("@")[0]
+        self._journal(
+            lambda: self._asked(
+                lambda c: refs.alias_target(c, bare, alias) is None,
+                f"{bare}@{alias} was deleted",
+                f"{bare}@{alias} was not deleted",
+            )
+        )
+        with self._writing() as conn:
             return aliases.untag(conn, name, alias)
 
     def aliases(self, name: str) -> dict[str, int]:
         """alias -> version number, for every alias of `name`."""
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             return refs.aliases_of(conn, name)
 
     def log(self, name: str) -> list[dict[str, Any]]:
         """Versions created and alias moves of `name`, oldest first."""
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             return aliases.log(conn, name)
 
     def remove(self, ref: str) -> VersionInfo:
         """Deletes a version no alias points at (its tokens, merges, run and samples too)."""
-        with self.engine.begin() as conn:
-            return aliases.remove(conn, ref)
+        v = self.resolve(ref)
+        self._journal(
+            lambda: self._asked(
+                lambda c: refs.by_id(c, v.id) is None, f"{v.ref} was removed", f"{v.ref} was not removed"
+            )
+        )
+        with self._writing() as conn:
+            return aliases.remove(conn, v.ref)
+
+    def _asked(self, done: Callable[[Connection], bool], did: str, did_not: str) -> Interrupted:
+        """The interruption line for a small write, asked of the database on a new connection."""
+        probe = engine.fresh(self.engine)
+        try:
+            with probe.connect() as conn:
+                happened = done(conn)
+        except Exception:  # the registry cannot be asked right now; say what is certain
+            return Interrupted(f"interrupted; either {did} or {did_not} (a write is all-or-nothing)")
+        finally:
+            probe.dispose()
+        return Interrupted(f"interrupted after {did}" if happened else f"interrupted; {did_not}, nothing was written")
 
     def diff(self, a: str, b: str, *, texts: Optional[Sequence[PathLike]] = None, top: int = 10) -> dict[str, Any]:
-        """How version `b` differs from `a`; with `texts`, the effect on those files."""
-        loaded = [(os.fspath(t), read_text(t, "--text file")) for t in texts or ()]
+        """How version `b` differs from `a`; with `texts`, the effect on those files: the
+        metrics of `evaluate` for both, and B - A."""
+        loaded = evaluate.read_texts(texts) if texts else []
         sa, sb = self.stored(a), self.stored(b)
         out = diff.diff(sa, sb, top=top)
         if loaded:
@@ -227,6 +510,65 @@ class Registry:
             tok_b = Tokenizer(sb.content, ref=sb.info.ref, expect_hash=sb.info.content_hash)
             out["text"] = diff.text_effect(tok_a, tok_b, loaded, top=top)
         return out
+
+    # -- evaluating -----------------------------------------------------------------------------
+
+    def evaluate(
+        self,
+        refs: Union[str, Sequence[str]],
+        texts: Union[PathLike, Sequence[PathLike]],
+        *,
+        languages: Optional[Sequence[Optional[str]]] = None,
+        parallel: bool = False,
+        reference: Optional[str] = None,
+        recompute: bool = False,
+    ) -> Evaluation:
+        """Measures each version of `refs` on each file of `texts` (compression, fertility,
+        Rényi efficiency, vocabulary use, unknown rate: tokreg/metrics.py) and stores the
+        results beside the versions. A version already measured on the same text is read from
+        the registry instead, unless `recompute`. `languages` labels the texts (one code per
+        text); with `parallel` the texts hold the same content in different languages, and
+        each version gets its premium per language relative to `reference` (default: the
+        first text's language) and their spread. Bad input raises before anything is stored."""
+        refs = [refs] if isinstance(refs, str) else list(refs)  # one ref or one path alone is fine too
+        texts = [texts] if isinstance(texts, (str, os.PathLike)) else list(texts)
+        if not refs:
+            raise InputError("no versions to evaluate; name at least one ref, e.g. ['gpt-mini@1', 'gpt-mini@2']")
+        if reference is not None and not parallel:
+            raise InputError("--reference names the reference language of --parallel texts; add --parallel")
+        versions = list({v.id: v for v in (self.resolve(r, lock=False) for r in refs)}.values())
+        loaded = evaluate.read_texts(texts, languages)
+        ref_lang = evaluate.check_parallel(loaded, reference) if parallel else None
+        return evaluate.run(
+            self.engine,
+            versions,
+            loaded,
+            load=lambda v: self.load(v.ref, lock=False),
+            reference=ref_lang,
+            recompute=recompute,
+        )
+
+    def evaluations(self, ref: str) -> list[dict[str, Any]]:
+        """Every stored evaluation of a version, one entry per text: {"text", "language",
+        "fingerprint", "bytes", "metrics": {metric: value}, "computed_at"} (see `evaluate`)."""
+        with self._reading() as conn:
+            return evaluations.of_version(conn, refs.resolve(conn, ref).id)
+
+    def audit(self, ref: str, *, rare_below: int = audit.RARE_BELOW, recompute: bool = False) -> AuditReport:
+        """Every token of a version with its category (reachable, reachable in context,
+        unreachable, undecodable, special: tokreg/audit.py) and, for a trained version, whether
+        it is under-trained (used or merged fewer than `rare_below` times in training). Stored
+        beside the version; read back unless `recompute` or another `rare_below` is asked for."""
+        audit.check_rare(rare_below)
+        v = self.resolve(ref, lock=False)
+        return audit.run(
+            self.engine,
+            v,
+            lambda: self.stored(v.ref),
+            lambda: self.load(v.ref, lock=False),
+            rare_below=rare_below,
+            recompute=recompute,
+        )
 
     def pin(self, ref: str, folder: Optional[PathLike] = None) -> Pin:
         """Writes `ref` (a bare name: the latest) into `folder`/tokreg.lock; returns the Pin."""
@@ -236,9 +578,10 @@ class Registry:
         return p
 
     def verify(self, ref: Optional[str] = None) -> list[dict[str, Any]]:
-        """Recomputes hashes from rows, builds each encoder and re-encodes the stored samples,
-        for `ref` or every version. Reports problems; never raises for them."""
-        with self.engine.connect() as conn:
+        """Recomputes hashes from rows and from the stored content, builds each encoder,
+        re-encodes the stored samples and checks the on-disk compiled cache, for `ref` or every
+        version. Reports problems; never raises for them."""
+        with self._reading() as conn:
             versions = [refs.resolve(conn, ref)] if ref is not None else refs.all_versions(conn)
             return [verify.check(reads.read_version(conn, v, check=False), reads.samples(conn, v)) for v in versions]
 
@@ -255,19 +598,30 @@ class Registry:
 
     def reproduce(self, ref: str, files: Optional[Sequence[PathLike]] = None) -> dict[str, Any]:
         """Retrains `ref` from its recorded run; says whether the hash is the stored one."""
-        with self.engine.connect() as conn:  # closed before training, which can take long
+        with self._reading() as conn:  # closed before training, which can take long
             v = refs.resolve(conn, ref)
             run = reads.training_run(conn, v)
         return reproduce.reproduce(v, run, [os.fspath(f) for f in files] if files else None)
+
+    def grant_read(self, role: str) -> list[str]:
+        """PostgreSQL: lets the existing role `role` read tokreg's tables and views (SELECT, and
+        nothing else): the role to give `tokreg sql` for the strongest read-only guarantee.
+        Returns the tables and views granted."""
+        with self._writing() as conn:
+            return grant_read(conn, role)
 
     # -- schema -------------------------------------------------------------------------------
 
     def schema_revision(self) -> tuple[Optional[str], Optional[str]]:
         """(current revision, newest revision) of the schema."""
-        return migrate.current(self.engine), migrate.head()
+        with self._reading():
+            return migrate.current(self.engine), migrate.head()
 
     def upgrade(self) -> None:
-        migrate.upgrade(self.engine)
+        """Creates the registry, or brings its schema to the newest revision (also done on open)."""
+        self._ensure()
+        with engine.database_errors(self._where):
+            migrate.upgrade(self.engine)
 
 
 def _imported(path: PathLike) -> str:

@@ -1,9 +1,12 @@
 """`tokreg reproduce REF`: retrain a version from its recorded run and compare hashes.
 
-The run records the training config and, per corpus file, its path, name, size and xxh3.
-Each file is checked against that record before training (a missing or changed file is an
-error naming it); the retrained content hash then either equals the stored one or not.
-Files that moved can be given explicitly, in the recorded order.
+The run records the training config and, per corpus file, its path, name, size and xxh3 of
+the decompressed bytes read (corpus/fingerprint.py). Each file is checked against that record
+before training (a missing or changed file is an error naming it; a file read only in part by
+--sample-bytes is checked on that part); the retrained content hash then either equals the
+stored one or not. Files that moved can be given explicitly, in the recorded order. A run
+that read standard input or a Python iterator cannot be reproduced: it says so, with the
+fingerprint it recorded.
 """
 
 from __future__ import annotations
@@ -16,16 +19,18 @@ from typing import Any, Optional
 
 import xxhash
 
-from . import algorithms
+from . import algorithms, train_run
+from .corpus.reader import prefix_digest
 from .data import TokenizerData
 from .errors import InputError, NotFoundError
 from .store.refs import VersionInfo
 
 
-def retrain(files: Sequence[str], config: dict[str, Any]) -> TokenizerData:
+def retrain(files: Sequence[str], config: dict[str, Any], field: Optional[str] = None) -> TokenizerData:
     """Trains again with the options recorded in a run's config, whatever the algorithm."""
     options = algorithms.options_from_run(config)
-    return algorithms.for_options(options).train(files, options)
+    sizes = sorted(config.get("run_sizes") or [options.vocab_size])
+    return train_run.train(list(files), options, sizes, field=field)[sizes.index(options.vocab_size)]
 
 
 def check_files(recorded: list[dict[str, Any]], given: Optional[Sequence[str]] = None) -> list[str]:
@@ -35,6 +40,12 @@ def check_files(recorded: list[dict[str, Any]], given: Optional[Sequence[str]] =
             f"the run was trained on {len(recorded)} file(s) "
             f"({', '.join(f['name'] for f in recorded)}); give that many, in that order"
         )
+    for f in recorded:
+        if f.get("path") is None:
+            raise InputError(
+                f"this run read {f['name']} ({f['size']:,} bytes, xxh3 {f['xxh3'][:16]}…), which cannot be read "
+                "again; only runs on files and folders can be reproduced"
+            )
     paths = []
     for n, f in enumerate(recorded):
         path = Path(given[n]) if given else Path(f["path"])
@@ -43,12 +54,15 @@ def check_files(recorded: list[dict[str, Any]], given: Optional[Sequence[str]] =
             raise InputError(
                 f"corpus file {str(path)!r} (recorded as {f['name']}, {f['size']:,} bytes) is missing{hint}"
             )
-        raw = path.read_bytes()
-        digest = xxhash.xxh3_128_hexdigest(raw)
-        if len(raw) != f["size"] or digest != f["xxh3"]:
+        whole = f.get("whole", True)
+        if f.get("format") == "parquet":
+            size, digest = len(raw := path.read_bytes()), xxhash.xxh3_128_hexdigest(raw)
+        else:
+            size, digest = prefix_digest(str(path), None if whole else f["size"])
+        if size != f["size"] or digest != f["xxh3"]:
             raise InputError(
                 f"corpus file {str(path)!r} changed since training: recorded {f['size']:,} bytes, "
-                f"xxh3 {f['xxh3'][:16]}…; now {len(raw):,} bytes, xxh3 {digest[:16]}…"
+                f"xxh3 {f['xxh3'][:16]}…; now {size:,} bytes, xxh3 {digest[:16]}…"
             )
         paths.append(os.fspath(path))
     return paths
@@ -62,8 +76,9 @@ def reproduce(v: VersionInfo, run: Optional[dict[str, Any]], files: Optional[Seq
         )
     config = {"algorithm": v.algorithm, **run["config"]}
     paths = check_files(run["corpus_files"], files)
+    fields = [f.get("field") for f in run["corpus_files"] if f.get("field")]
     t0 = time.perf_counter()
-    data = retrain(paths, config)
+    data = retrain(paths, config, fields[0] if fields else None)
     new_hash, _ = data.hashes()
     return {
         "ref": v.ref,

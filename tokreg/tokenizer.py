@@ -23,7 +23,8 @@ import math
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any, Literal, Optional, Union
 
 from . import _core, algorithms, content
@@ -234,6 +235,8 @@ class Tokenizer:
         if not isinstance(token_id, int) or isinstance(token_id, bool):
             raise InputError(f"a token id must be an int, not {type(token_id).__name__}")
         try:
+            if not 0 <= token_id < 2**32:
+                raise InputError("not a u32")
             return self._enc.token_bytes(token_id)
         except InputError:
             raise InputError(f"{self.ref} has no token id {token_id} (ids are 0..{self._enc.id_bound - 1})") from None
@@ -241,7 +244,8 @@ class Tokenizer:
     # -- checks ---------------------------------------------------------------------------------
 
     def _ids(self, ids: Sequence[int]) -> list[int]:
-        if isinstance(ids, (str, bytes, bytearray, memoryview, dict)) or not isinstance(ids, Iterable):
+        # A set or a mapping iterates in no meaningful order: decoding it would be a silent guess.
+        if isinstance(ids, (str, bytes, bytearray, memoryview, AbstractSet, Mapping)) or not isinstance(ids, Iterable):
             raise InputError(f"ids must be a sequence of ints (a list, tuple or array), not {type(ids).__name__}")
         out = list(ids)
         for i in out:
@@ -259,6 +263,8 @@ class Tokenizer:
     def _texts(texts: Iterable[str]) -> list[str]:
         if isinstance(texts, (str, bytes)):
             raise InputError("encode_batch takes a list of texts, not one text; use encode() for one")
+        if not isinstance(texts, Iterable) or isinstance(texts, (AbstractSet, Mapping)):
+            raise InputError(f"encode_batch takes a list of texts, not {type(texts).__name__}")
         out = list(texts)
         for n, t in enumerate(out):
             _text(t, f"text {n} of the batch")

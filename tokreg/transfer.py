@@ -18,6 +18,7 @@ from .data import TokenizerData
 from .errors import InputError, IntegrityError
 from .files import read_input
 from .formats import hf_json, sentencepiece_proto, tiktoken_file, tokreg_file
+from .tokenizer import Tokenizer
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -41,7 +42,7 @@ def read_tiktoken(
                 actual=sha,
             )
     ranks = tiktoken_file.parse_ranks(raw, where)
-    return byte_bpe.ALGORITHM.from_tiktoken(ranks, where, pattern=pattern, specials=specials)
+    return _usable(byte_bpe.ALGORITHM.from_tiktoken(ranks, where, pattern=pattern, specials=specials), where)
 
 
 def read_hf(path: PathLike) -> TokenizerData:
@@ -50,10 +51,10 @@ def read_hf(path: PathLike) -> TokenizerData:
     doc, model, kind = hf_json.read(path)
     for algo in algorithms.ALGORITHMS:
         if algo.reads_hf(kind, doc):
-            return algo.from_hf(doc, model, where)
+            return _usable(algo.from_hf(doc, model, where), where)
     if kind == "WordLevel":
         raise InputError(f"{where}: hf WordLevel models are not supported (BPE, WordPiece and Unigram are)")
-    raise InputError(f"{where}: unknown hf model type {kind!r}")
+    raise InputError(f"{where}: unknown hf model type {kind[:40]!r}")
 
 
 def read_sentencepiece(path: PathLike) -> TokenizerData:
@@ -62,7 +63,7 @@ def read_sentencepiece(path: PathLike) -> TokenizerData:
     model = sentencepiece_proto.read(path)
     for algo in algorithms.ALGORITHMS:
         if algo.sentencepiece_model_type == model.model_type:
-            return algo.from_sentencepiece(model, where)
+            return _usable(algo.from_sentencepiece(model, where), where)
     kind = sentencepiece_proto.MODEL_TYPES.get(model.model_type, f"type {model.model_type}")
     raise InputError(
         f"{where}: SentencePiece {kind} models are not supported (only UNIGRAM and BPE); nothing was written"
@@ -74,7 +75,18 @@ def read_wordpiece_vocab(
 ) -> TokenizerData:
     """A bare BERT `vocab.txt`, with the normalizer settings in `options`."""
     raw = read_input(path, "give the vocab.txt file")
-    return wordpiece.ALGORITHM.from_vocab_txt(raw, os.fspath(path), options, specials)
+    where = os.fspath(path)
+    return _usable(wordpiece.ALGORITHM.from_vocab_txt(raw, where, options, specials), where)
+
+
+def _usable(data: TokenizerData, where: str) -> TokenizerData:
+    """`data`, once an encoder builds from it: an import that cannot encode is refused here,
+    naming the file (the compiled encoder is kept by hash, so recording it compiles nothing)."""
+    try:
+        Tokenizer.from_data(data, where)
+    except InputError as e:
+        raise InputError(f"{where}: not a usable tokenizer ({e}); nothing was imported") from None
+    return data
 
 
 def export(data: TokenizerData, ref: str, fmt: str) -> bytes:

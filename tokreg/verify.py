@@ -1,6 +1,8 @@
 """Checking a stored version: its rows must hash to its recorded hash (xxh3-128 and sha256),
-an encoder must build from them, and its sample strings must encode to the ids stored when it
-was created.
+so must the content stored with it (what loads read) and its version row's algorithm and config
+must be the hashed ones, an encoder must build from it, its sample strings must encode to the
+ids stored when it was created, and a copy in the on-disk compiled cache must hash right (a bad
+one is removed; the next load rebuilds it).
 
     >>> reg.verify()            # every version
     [{'ref': 'gpt-mini@1', 'ok': True, 'hash': 'xxh3-128:…', 'samples': 6, 'problems': []}, …]
@@ -11,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .content import digest
-from .errors import TokregError
+from . import content_cache
+from .content import check_header, content_hash, digest
+from .errors import IntegrityError, TokregError
 from .store.reads import StoredVersion
 from .tokenizer import Tokenizer
 
@@ -22,7 +25,8 @@ def _short(ids: list[int]) -> str:
 
 
 def check(stored: StoredVersion, samples: Sequence[tuple[str, list[int]]]) -> dict[str, Any]:
-    """Verifies one version read with `read_version(..., check=False)`; reports, never raises."""
+    """Verifies one version read with `read_version(..., check=False)` (rows included);
+    reports, never raises."""
     v = stored.info
     problems: list[str] = []
     if stored.hash != v.content_hash:
@@ -31,10 +35,27 @@ def check(stored: StoredVersion, samples: Sequence[tuple[str, list[int]]]) -> di
         sha = digest(stored.content)[1]
         if sha != v.sha256:
             problems.append(f"rows hash to {sha}, but the version records {v.sha256}")
-    checked = 0
-    if not problems:
+    if stored.stored is None:
+        problems.append("no content is stored with it (its rows did not match its hash when the registry was upgraded)")
+    elif (stored_hash := content_hash(stored.stored)) != v.content_hash:
+        problems.append(f"its stored content hashes to {stored_hash}, but the version records {v.content_hash}")
+    else:
         try:
-            tok = Tokenizer(stored.content, ref=v.ref, expect_hash=v.content_hash)
+            check_header(stored.stored, v.algorithm, v.config, v.content_hash, v.ref)
+        except IntegrityError as e:
+            problems.append(
+                f"its version row's algorithm or config is not the hashed one: with it, it hashes to {e.actual}"
+            )
+    if content_cache.check(v.content_hash) is False:
+        problems.append(
+            f"its compiled-cache file {content_cache.path_of(v.content_hash)} did not hash to {v.content_hash}; "
+            "removed (the next load rebuilds it)"
+        )
+    checked = 0
+    usable = stored.content if stored.hash == v.content_hash else stored.stored
+    if usable is not None and content_hash(usable) == v.content_hash:
+        try:
+            tok = Tokenizer(usable, ref=v.ref, expect_hash=v.content_hash)
         except TokregError as e:
             problems.append(f"cannot build its encoder: {e}")
         else:

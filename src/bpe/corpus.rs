@@ -1,21 +1,18 @@
-//! From corpus bytes to BPE merges: the whole training run, with its timings.
+//! From counted pieces to BPE merges: the training run after counting, with its timing.
 //!
-//! 1. count: pre-tokenize every line with the pattern and count the distinct pieces, in
-//!    parallel (`pretok::count_pieces`);
-//! 2. base alphabet: the 256 bytes (byte-level), or the corpus' characters plus the optional
+//! 1. base alphabet: the 256 bytes (byte-level), or the corpus' characters plus the optional
 //!    end-of-word symbol (character-level); the vocabulary must hold it;
-//! 3. merge: learn merges until `max_tokens` tokens (`train.rs`).
+//! 2. merge: learn merges until `max_tokens` tokens (`train.rs`), snapshotting the smaller
+//!    sizes asked for on the way.
 
 use std::time::Instant;
 
-use super::train::{byte_words, char_words};
+use super::train::{byte_words, char_words, TrainConfig};
 use super::{train, TrainOutput};
+use crate::count::Counts;
 use crate::error::CoreError;
-use crate::pretok::{count_pieces, Splitter};
 
 pub struct CorpusConfig {
-    /// The pre-tokenizer pattern (a regex, or the spelling of a built-in).
-    pub pattern: String,
     /// Tokens to reach: base alphabet + merge results (special tokens are the caller's).
     pub max_tokens: usize,
     /// Pairs seen fewer times than this are never merged.
@@ -24,34 +21,34 @@ pub struct CorpusConfig {
     pub char_level: bool,
     /// Character-level only: a symbol closing every word (e.g. `</w>`).
     pub end_of_word: Option<String>,
+    /// Never make a token longer than this many bytes (0: no limit).
+    pub max_token_bytes: usize,
+    /// Smaller token counts to snapshot on the way (several sizes from one run).
+    pub snapshots: Vec<usize>,
 }
 
 pub struct CorpusOutput {
     pub trained: TrainOutput,
     /// The first `alphabet_size` tokens are the base alphabet.
     pub alphabet_size: usize,
-    /// Distinct pieces counted in the corpus.
+    /// Distinct pieces trained on.
     pub distinct_pieces: usize,
-    pub count_seconds: f64,
     pub merge_seconds: f64,
 }
 
-/// Trains on `inputs`. `progress(phase, done, total)` is called for "count" (bytes) and
-/// "merge" (merges); returning false stops with `CoreError::Interrupted`.
-pub fn train_corpus(
-    inputs: &[&[u8]],
+/// Trains on counted pieces. `progress(phase, done, total)` is called for "merge" (merges);
+/// returning false stops with `CoreError::Interrupted`.
+pub fn train_counts(
+    counts: &Counts,
     cfg: &CorpusConfig,
     progress: &mut dyn FnMut(&str, u64, u64) -> bool,
 ) -> Result<CorpusOutput, CoreError> {
-    let splitter = Splitter::new(&cfg.pattern)?;
-    let t0 = Instant::now();
-    let counts = count_pieces(inputs, &splitter, &mut |done, total| progress("count", done, total))?;
-    let count_seconds = t0.elapsed().as_secs_f64();
-    let distinct_pieces = counts.len();
+    let t1 = Instant::now();
     let (alphabet, words) =
         if cfg.char_level { char_words(counts, cfg.end_of_word.as_deref())? } else { byte_words(counts) };
     let alphabet_size = alphabet.len();
-    if alphabet_size > cfg.max_tokens {
+    let smallest = cfg.snapshots.iter().copied().chain([cfg.max_tokens]).min().unwrap_or(cfg.max_tokens);
+    if alphabet_size > smallest {
         let base = if !cfg.char_level {
             "256 bytes".to_string()
         } else if cfg.end_of_word.is_some() {
@@ -59,16 +56,19 @@ pub fn train_corpus(
         } else {
             format!("{alphabet_size} characters of the corpus")
         };
-        return Err(CoreError::VocabTooSmall { requested: cfg.max_tokens, needed: alphabet_size, base });
+        return Err(CoreError::VocabTooSmall { requested: smallest, needed: alphabet_size, base });
     }
-    let t1 = Instant::now();
-    let trained =
-        train(alphabet, words, cfg.max_tokens, cfg.min_frequency, &mut |done, total| progress("merge", done, total))?;
+    let tc = TrainConfig {
+        target_tokens: cfg.max_tokens,
+        min_frequency: cfg.min_frequency,
+        max_token_bytes: cfg.max_token_bytes,
+        snapshots: cfg.snapshots.clone(),
+    };
+    let trained = train(alphabet, words, &tc, &mut |done, total| progress("merge", done, total))?;
     Ok(CorpusOutput {
         trained,
         alphabet_size,
-        distinct_pieces,
-        count_seconds,
+        distinct_pieces: counts.len(),
         merge_seconds: t1.elapsed().as_secs_f64(),
     })
 }
@@ -76,11 +76,28 @@ pub fn train_corpus(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pretok::WHITESPACE;
+    use crate::count::{count_inputs, Splitting};
+    use crate::pretok::{Splitter, GPT2, WHITESPACE};
 
     fn cfg(max_tokens: usize, char_level: bool) -> CorpusConfig {
-        let pattern = if char_level { WHITESPACE } else { crate::pretok::GPT2 }.to_string();
-        CorpusConfig { pattern, max_tokens, min_frequency: 0, char_level, end_of_word: None }
+        CorpusConfig {
+            max_tokens,
+            min_frequency: 0,
+            char_level,
+            end_of_word: None,
+            max_token_bytes: 0,
+            snapshots: vec![],
+        }
+    }
+
+    fn train_corpus(
+        inputs: &[&[u8]],
+        cfg: &CorpusConfig,
+        progress: &mut dyn FnMut(&str, u64, u64) -> bool,
+    ) -> Result<CorpusOutput, CoreError> {
+        let pattern = if cfg.char_level { WHITESPACE } else { GPT2 };
+        let counts = count_inputs(inputs, Splitting::Pieces(Splitter::new(pattern)?))?;
+        train_counts(&counts, cfg, progress)
     }
 
     #[test]
@@ -110,13 +127,8 @@ mod tests {
     #[test]
     fn progress_can_stop_each_phase() {
         let text = b"aaabdaaabac\n".as_slice();
-        for stop in ["count", "merge"] {
-            let r = train_corpus(&[text], &cfg(260, false), &mut |phase, _, _| phase != stop);
-            assert_eq!(r.err(), Some(CoreError::Interrupted));
-        }
-        assert!(matches!(
-            train_corpus(&[text], &CorpusConfig { pattern: "(".into(), ..cfg(260, false) }, &mut |_, _, _| true),
-            Err(CoreError::Pattern(_))
-        ));
+        let r = train_corpus(&[text], &cfg(260, false), &mut |phase, _, _| phase != "merge");
+        assert_eq!(r.err(), Some(CoreError::Interrupted));
+        assert!(matches!(Splitter::new("("), Err(CoreError::Pattern(_))));
     }
 }

@@ -1,9 +1,17 @@
 //! The merge-table encoder for classic character-level BPE (Sennrich et al.).
 //!
 //! Each word is split into characters, optionally followed by the end-of-word symbol; then
-//! the learned merges are applied by rank (the lowest-ranked pair present is merged
-//! everywhere it occurs, leftmost first) until no learned pair is left. Characters never seen
-//! in training become the unknown token.
+//! the learned merges are applied by rank (the lowest-ranked pair present is merged, the
+//! leftmost first, one at a time, as Hugging Face does; for a merge table in training order
+//! that is every occurrence of the best pair, left to right) until no learned pair is left.
+//! Characters never seen in training become the unknown token.
+//!
+//! Cost: words shorter than `LONG_WORD` symbols rescan an array of pair ranks after each
+//! merge; longer ones (a whitespace-free line is one word) keep their candidate merges in a
+//! heap over a linked list, O(n log n).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
 
@@ -77,27 +85,110 @@ impl MergeEncoder {
         Ok(out)
     }
 
-    fn merge(&self, syms: &mut Vec<u32>) {
-        loop {
-            let best = syms
-                .windows(2)
-                .filter_map(|p| self.merges.get(&(p[0], p[1])).map(|&(rank, z)| (rank, p[0], p[1], z)))
-                .min();
-            let Some((_, a, b, z)) = best else { break };
-            let mut w = 0;
-            let mut i = 0;
-            while i < syms.len() {
-                if i + 1 < syms.len() && syms[i] == a && syms[i + 1] == b {
-                    syms[w] = z;
-                    i += 2;
-                } else {
-                    syms[w] = syms[i];
-                    i += 1;
+    /// The rank and result of merging `a` then `b`, if that is a learned merge.
+    #[inline]
+    fn pair(&self, a: u32, b: u32) -> Option<(u32, u32)> {
+        self.merges.get(&(a, b)).copied()
+    }
+
+    /// Merges one word's symbols in place: the lowest-ranked learned pair first, the leftmost
+    /// on ties, one occurrence at a time (Hugging Face's `Word::merge_all`; for a merge table
+    /// in training order that is also "every occurrence of the best pair, left to right").
+    fn merge(&self, syms: &mut Vec<u32>, long: &mut LongWord) {
+        if syms.len() >= LONG_WORD {
+            long.merge(self, syms);
+            return;
+        }
+        // Short words: the rank of each adjacent pair in an array, rescanned after each merge.
+        let mut ranks: Vec<(u32, u32)> =
+            syms.windows(2).map(|p| self.pair(p[0], p[1]).unwrap_or((u32::MAX, 0))).collect();
+        let best = |ranks: &[(u32, u32)]| {
+            ranks
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.0 != u32::MAX)
+                .min_by_key(|(i, r)| (r.0, *i))
+                .map(|(i, r)| (i, r.1))
+        };
+        while let Some((i, z)) = best(&ranks) {
+            syms[i] = z;
+            syms.remove(i + 1);
+            ranks.remove(i);
+            if i + 1 < syms.len() {
+                ranks[i] = self.pair(z, syms[i + 1]).unwrap_or((u32::MAX, 0));
+            }
+            if i > 0 {
+                ranks[i - 1] = self.pair(syms[i - 1], z).unwrap_or((u32::MAX, 0));
+            }
+        }
+    }
+}
+
+/// Words of at least this many symbols merge through a heap (`LongWord`): the array rescans of
+/// short words cost O(n²), which a whitespace-free megabyte would turn into hours.
+const LONG_WORD: usize = 64;
+
+/// A heap of candidate merges over a linked list of symbols, for long words: O(n log n).
+#[derive(Default)]
+struct LongWord {
+    /// (rank, position of the left symbol), smallest first
+    heap: BinaryHeap<Reverse<(u32, u32)>>,
+    next: Vec<u32>,
+    prev: Vec<u32>,
+    alive: Vec<bool>,
+}
+
+impl LongWord {
+    fn merge(&mut self, enc: &MergeEncoder, syms: &mut Vec<u32>) {
+        const NONE: u32 = u32::MAX;
+        let n = syms.len();
+        self.heap.clear();
+        self.next.clear();
+        self.next.extend((1..=n as u32).map(|i| if i as usize == n { NONE } else { i }));
+        self.prev.clear();
+        self.prev.extend((0..n as u32).map(|i| if i == 0 { NONE } else { i - 1 }));
+        self.alive.clear();
+        self.alive.resize(n, true);
+        for i in 0..n - 1 {
+            if let Some((rank, _)) = enc.pair(syms[i], syms[i + 1]) {
+                self.heap.push(Reverse((rank, i as u32)));
+            }
+        }
+        while let Some(Reverse((rank, i))) = self.heap.pop() {
+            let j = self.next[i as usize];
+            // Stale unless the pair at i is still the one pushed (a rank names one pair).
+            if !self.alive[i as usize] || j == NONE {
+                continue;
+            }
+            let Some((r, z)) = enc.pair(syms[i as usize], syms[j as usize]) else { continue };
+            if r != rank {
+                continue;
+            }
+            syms[i as usize] = z;
+            self.alive[j as usize] = false;
+            let after = self.next[j as usize];
+            self.next[i as usize] = after;
+            if after != NONE {
+                self.prev[after as usize] = i;
+                if let Some((r, _)) = enc.pair(z, syms[after as usize]) {
+                    self.heap.push(Reverse((r, i)));
                 }
+            }
+            let before = self.prev[i as usize];
+            if before != NONE {
+                if let Some((r, _)) = enc.pair(syms[before as usize], z) {
+                    self.heap.push(Reverse((r, before)));
+                }
+            }
+        }
+        let mut w = 0;
+        for i in 0..n {
+            if self.alive[i] {
+                syms[w] = syms[i];
                 w += 1;
             }
-            syms.truncate(w);
         }
+        syms.truncate(w);
     }
 }
 
@@ -108,6 +199,7 @@ impl Encode for MergeEncoder {
 
     fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> Result<(), CoreError> {
         let mut syms = Vec::new();
+        let mut long = LongWord::default();
         self.splitter.split(text, |a, b| {
             syms.clear();
             for c in text[a..b].chars() {
@@ -118,7 +210,7 @@ impl Encode for MergeEncoder {
             if let Some((eow, _)) = &self.end_of_word {
                 syms.push(*eow);
             }
-            self.merge(&mut syms);
+            self.merge(&mut syms, &mut long);
             out.extend_from_slice(&syms);
         })
     }
@@ -180,5 +272,58 @@ mod tests {
         let ids = e.encode("lowest low").unwrap();
         assert_eq!(ids, vec![11, 9, 11, 0]);
         assert_eq!(e.decode_bytes(&ids).unwrap(), b"lowest low");
+    }
+
+    /// The merge rule spelled out the slow way: every occurrence of the best pair present,
+    /// left to right, again and again.
+    fn merge_everywhere(e: &MergeEncoder, mut syms: Vec<u32>) -> Vec<u32> {
+        loop {
+            let best = syms.windows(2).filter_map(|p| e.pair(p[0], p[1]).map(|(r, z)| (r, p[0], p[1], z))).min();
+            let Some((_, a, b, z)) = best else { return syms };
+            let mut out = Vec::new();
+            let mut i = 0;
+            while i < syms.len() {
+                if i + 1 < syms.len() && syms[i] == a && syms[i + 1] == b {
+                    out.push(z);
+                    i += 2;
+                } else {
+                    out.push(syms[i]);
+                    i += 1;
+                }
+            }
+            syms = out;
+        }
+    }
+
+    #[test]
+    fn short_and_long_words_merge_alike() {
+        // a b c, then merges in training order: ab, abc, aa, aab, ca, cab... over words of every
+        // length around LONG_WORD, random but fixed.
+        let mut tokens: Vec<Vec<u8>> = ["a", "b", "c"].iter().map(|s| s.as_bytes().to_vec()).collect();
+        let mut merges = Vec::new();
+        for (l, r) in [(0, 1), (3, 2), (0, 0), (5, 1), (2, 0), (7, 1), (4, 4), (6, 3), (9, 9)] {
+            let mut t = tokens[l as usize].clone();
+            t.extend_from_slice(&tokens[r as usize]);
+            merges.push((l, r, tokens.len() as u32));
+            tokens.push(t);
+        }
+        let e = MergeEncoder::new(tokens, 3, &merges, None, None, Splitter::new(WHITESPACE).unwrap()).unwrap();
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut long = LongWord::default();
+        for len in (0..200).chain([1000, 5000]) {
+            for _ in 0..5 {
+                let syms: Vec<u32> = (0..len)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        (state % 3) as u32
+                    })
+                    .collect();
+                let mut got = syms.clone();
+                e.merge(&mut got, &mut long);
+                assert_eq!(got, merge_everywhere(&e, syms), "length {len}");
+            }
+        }
     }
 }

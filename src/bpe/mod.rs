@@ -12,8 +12,8 @@ mod rank_table;
 mod recover;
 pub mod train;
 
-pub use corpus::{train_corpus, CorpusConfig, CorpusOutput};
+pub use corpus::{train_counts, CorpusConfig, CorpusOutput};
 pub use merges::MergeEncoder;
 pub use rank::RankEncoder;
 pub use recover::merges_from_ranks;
-pub use train::{train, Merge, TrainOutput};
+pub use train::{train, Merge, Snapshot, TrainConfig, TrainOutput, Words};

@@ -5,6 +5,7 @@
 //! have no merge.
 
 use super::RankEncoder;
+use crate::encode::check_id_span;
 use crate::error::CoreError;
 use crate::pretok::{Splitter, GPT2};
 
@@ -13,6 +14,7 @@ use crate::pretok::{Splitter, GPT2};
 /// not a usable byte-level vocabulary (a byte missing, an id or bytes given twice, an empty
 /// token).
 pub fn merges_from_ranks(tokens: Vec<(u32, Vec<u8>)>) -> Result<Vec<(u32, u32, u32)>, CoreError> {
+    check_id_span(tokens.iter().map(|t| t.0).max().unwrap_or(0), tokens.len())?;
     // The pattern plays no part in merging one token's bytes; any valid one will do.
     let encoder = RankEncoder::new(tokens, Vec::new(), Splitter::new(GPT2)?)?;
     let mut out = Vec::new();
@@ -56,6 +58,10 @@ mod tests {
         for bad in [missing, vocab(&[b"a"]), vocab(&[b""])] {
             assert!(matches!(merges_from_ranks(bad), Err(CoreError::Input(_))));
         }
+        // A rank far past the others would make the encoder's id table gigabytes long.
+        let mut gap = vocab(&[]);
+        gap.push((u32::MAX - 1, b"xy".to_vec()));
+        assert!(matches!(merges_from_ranks(gap), Err(CoreError::Input(_))));
         let mut twice = vocab(&[b"xy"]);
         twice.push((256, b"zz".to_vec()));
         assert!(matches!(merges_from_ranks(twice), Err(CoreError::Input(_))));

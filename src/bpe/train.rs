@@ -1,11 +1,21 @@
 //! The BPE merge loop: from counted words to an ordered list of merges.
 //!
 //! Phases:
-//! 1. index: every distinct word is a sequence of symbol ids; count every adjacent pair
-//!    (weighted by word count) and remember which words contain it.
-//! 2. merge: pop the best pair from a lazy max-heap, rewrite only the words that contain it,
-//!    and apply the pair-count changes those rewrites cause. No full recount.
-//! 3. finish: count how often each token is used in the final segmentation of the corpus.
+//! 1. index: the distinct words live in one arena of symbol ids (`Words`); every adjacent pair
+//!    gets a slot (its count, weighted by word counts, and the list of words that contain it).
+//! 2. merge: pop the best pair from a lazy max-heap of (count, slot), rewrite in place only
+//!    the words on its list, and apply the pair-count changes around each rewritten spot.
+//!    There is never a full recount.
+//! 3. finish: count how often each token is used in the final segmentation of the corpus
+//!    (also at each requested snapshot size, for several vocabulary sizes from one run).
+//!
+//! Data structures, chosen for memory first (the number of distinct words is what grows with a
+//! corpus): a word is a range of a `Vec<u32>` arena (no allocation per word) and only ever
+//! shrinks; a pair is a `u64` key (left << 32 | right) mapped to a slot index; per slot an
+//! `i64` count and a `Vec<u32>` of word indices that may hold stale or repeated entries
+//! (checked when used, deduplicated then); the heap holds 12-byte (count, slot) entries and
+//! compares token bytes only on equal counts. A popped entry whose count is no longer the
+//! pair's is stale: it goes back with the current count (when above zero).
 //!
 //! Tie rule (a total order over the pairs themselves, so the result depends on neither thread
 //! count nor input order): the higher pair count wins; on equal counts the pair whose left
@@ -14,11 +24,10 @@
 //! the merge is recorded with that token as its result and no new token is added.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-use std::sync::Arc;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
+use crate::count::Counts;
 use crate::error::CoreError;
 
 /// One learned merge: `left + right -> result`, chosen when the pair occurred `count` times.
@@ -30,6 +39,15 @@ pub struct Merge {
     pub count: u64,
 }
 
+/// The state at one requested vocabulary size: the first `merges` merges, and the use count
+/// of each of the first `tokens` tokens in the segmentation they give.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    pub tokens: usize,
+    pub merges: usize,
+    pub token_counts: Vec<u64>,
+}
+
 #[derive(Debug)]
 pub struct TrainOutput {
     /// token id -> bytes (the alphabet first, then merge results in the order they appeared)
@@ -38,98 +56,284 @@ pub struct TrainOutput {
     pub token_counts: Vec<u64>,
     /// merges in rank order
     pub merges: Vec<Merge>,
+    /// one per requested snapshot size, in the order asked
+    pub snapshots: Vec<Snapshot>,
 }
 
-type Pair = (u32, u32);
-
-/// (base alphabet as bytes, distinct words as (symbol ids, count)): the trainer's input.
-pub type Words = (Vec<Vec<u8>>, Vec<(Vec<u32>, u64)>);
-
-struct Candidate {
-    count: u64,
-    pair: Pair,
-    left: Arc<[u8]>,
-    right: Arc<[u8]>,
+/// What to learn.
+#[derive(Clone, Debug, Default)]
+pub struct TrainConfig {
+    /// Stop at this many tokens (alphabet + merge results).
+    pub target_tokens: usize,
+    /// Pairs seen fewer times than this are never merged.
+    pub min_frequency: u64,
+    /// Never make a token longer than this many bytes (0: no limit).
+    pub max_token_bytes: usize,
+    /// Smaller vocabulary sizes to snapshot on the way (see `Snapshot`).
+    pub snapshots: Vec<usize>,
 }
 
-impl Ord for Candidate {
-    fn cmp(&self, o: &Self) -> Ordering {
-        // Max-heap: a higher count is better; on ties the smaller bytes are "greater".
-        self.count.cmp(&o.count).then_with(|| o.left.cmp(&self.left)).then_with(|| o.right.cmp(&self.right))
+/// Distinct words as symbol ids, back to back, each with its count.
+#[derive(Clone, Debug, Default)]
+pub struct Words {
+    pub arena: Vec<u32>,
+    /// End of word i in `arena` (its start is the previous end).
+    pub ends: Vec<usize>,
+    pub counts: Vec<u64>,
+}
+
+impl Words {
+    pub fn push(&mut self, syms: impl IntoIterator<Item = u32>, count: u64) {
+        self.arena.extend(syms);
+        self.ends.push(self.arena.len());
+        self.counts.push(count);
+    }
+
+    pub fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+
+    fn range(&self, w: usize) -> std::ops::Range<usize> {
+        (if w == 0 { 0 } else { self.ends[w - 1] })..self.ends[w]
     }
 }
-impl PartialOrd for Candidate {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl PartialEq for Candidate {
-    fn eq(&self, o: &Self) -> bool {
-        self.cmp(o) == Ordering::Equal
-    }
-}
-impl Eq for Candidate {}
 
-/// Learns merges until there are `target_tokens` tokens, no pair is left, or the best pair
-/// occurs fewer than `min_frequency` times.
+#[inline]
+fn key(l: u32, r: u32) -> u64 {
+    (l as u64) << 32 | r as u64
+}
+
+/// A binary max-heap of (count, slot) ordered by the tie rule; it needs the token bytes to
+/// compare, which std's `BinaryHeap` cannot be given.
+struct Heap {
+    v: Vec<(u64, u32)>,
+}
+
+struct Order<'a> {
+    tokens: &'a [Vec<u8>],
+    /// Each token's first 8 bytes as a big-endian number (zero-padded): most ties are told
+    /// apart by these alone, without reaching for the bytes.
+    heads: &'a [u64],
+    pairs: &'a [u64],
+}
+
+/// A token's first 8 bytes as a big-endian number, zero-padded (see `Order::heads`).
+fn head(t: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = t.len().min(8);
+    b[..n].copy_from_slice(&t[..n]);
+    u64::from_be_bytes(b)
+}
+
+impl Order<'_> {
+    /// Whether `x` is a better merge than `y`.
+    #[inline]
+    fn better(&self, x: (u64, u32), y: (u64, u32)) -> bool {
+        match x.0.cmp(&y.0) {
+            Ordering::Greater => true,
+            Ordering::Less => false,
+            Ordering::Equal => {
+                let (kx, ky) = (self.pairs[x.1 as usize], self.pairs[y.1 as usize]);
+                // Zero-padded heads order like the bytes whenever they differ.
+                let cmp = |a: u64, b: u64| {
+                    let (a, b) = (a as usize, b as usize);
+                    self.heads[a]
+                        .cmp(&self.heads[b])
+                        .then_with(|| self.tokens[a].as_slice().cmp(self.tokens[b].as_slice()))
+                };
+                cmp(kx >> 32, ky >> 32).then_with(|| cmp(kx & 0xFFFF_FFFF, ky & 0xFFFF_FFFF)) == Ordering::Less
+            }
+        }
+    }
+}
+
+impl Heap {
+    fn push(&mut self, e: (u64, u32), o: &Order) {
+        self.v.push(e);
+        let mut i = self.v.len() - 1;
+        while i > 0 {
+            let p = (i - 1) / 2;
+            if !o.better(self.v[i], self.v[p]) {
+                break;
+            }
+            self.v.swap(i, p);
+            i = p;
+        }
+    }
+
+    fn pop(&mut self, o: &Order) -> Option<(u64, u32)> {
+        let top = *self.v.first()?;
+        let last = self.v.pop()?;
+        if !self.v.is_empty() {
+            self.v[0] = last;
+            self.sift_down(0, o);
+        }
+        Some(top)
+    }
+
+    fn sift_down(&mut self, mut i: usize, o: &Order) {
+        let n = self.v.len();
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let c = if l + 1 < n && o.better(self.v[l + 1], self.v[l]) { l + 1 } else { l };
+            if !o.better(self.v[c], self.v[i]) {
+                break;
+            }
+            self.v.swap(c, i);
+            i = c;
+        }
+    }
+
+    fn heapify(&mut self, o: &Order) {
+        for i in (0..self.v.len() / 2).rev() {
+            self.sift_down(i, o);
+        }
+    }
+}
+
+/// No symbol (a position joined into its left neighbour, or the end of a word).
+const NONE: u32 = u32::MAX;
+
+/// The words as linked symbols: position `p` of the arena holds symbol `sym[p]` of word
+/// `word[p]`, its neighbours are `prev[p]` and `next[p]`. A join keeps the left position and
+/// unlinks the right one, so a word's first position is always live.
+struct Links {
+    sym: Vec<u32>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    word: Vec<u32>,
+}
+
+impl Links {
+    /// Takes the words' arena (the words keep their ends and counts).
+    fn new(words: &mut Words) -> Result<Links, CoreError> {
+        let n = words.arena.len();
+        if n >= NONE as usize || words.len() >= NONE as usize {
+            return Err(CoreError::input(
+                "the counted pieces hold more than 4 billion symbols; lower --memory-limit so fewer are kept",
+            ));
+        }
+        let sym = std::mem::take(&mut words.arena);
+        let mut l = Links { sym, prev: vec![NONE; n], next: vec![NONE; n], word: vec![0; n] };
+        for w in 0..words.len() {
+            let r = words.range(w);
+            for p in r.clone() {
+                l.word[p] = w as u32;
+                if p > r.start {
+                    l.prev[p] = (p - 1) as u32;
+                }
+                if p + 1 < r.end {
+                    l.next[p] = (p + 1) as u32;
+                }
+            }
+        }
+        Ok(l)
+    }
+}
+
+/// Learns merges until there are `cfg.target_tokens` tokens, no pair is left, or the best
+/// pair occurs fewer than `cfg.min_frequency` times.
 ///
-/// `alphabet`: bytes of the base tokens (ids 0..alphabet.len()).
-/// `words`: (symbol ids, count) for every distinct word.
+/// `alphabet`: bytes of the base tokens (ids 0..alphabet.len()). `words`: every distinct word.
 /// `progress(done, total)` is called every few merges; `false` stops with `CoreError::Interrupted`.
 pub fn train(
     alphabet: Vec<Vec<u8>>,
-    mut words: Vec<(Vec<u32>, u64)>,
-    target_tokens: usize,
-    min_frequency: u64,
+    mut words: Words,
+    cfg: &TrainConfig,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<TrainOutput, CoreError> {
-    let mut tokens: Vec<Arc<[u8]>> = alphabet.into_iter().map(Arc::from).collect();
-    let mut by_bytes: FxHashMap<Arc<[u8]>, u32> =
-        tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+    let mut tokens: Vec<Vec<u8>> = alphabet;
+    let mut heads: Vec<u64> = tokens.iter().map(|t| head(t)).collect();
+    let mut by_bytes: FxHashMap<Vec<u8>, u32> = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
     let mut merges = Vec::new();
 
-    // 1. index
-    let mut pair_counts: FxHashMap<Pair, u64> = FxHashMap::default();
-    let mut where_: FxHashMap<Pair, FxHashSet<u32>> = FxHashMap::default();
-    for (wi, (syms, c)) in words.iter().enumerate() {
-        for p in syms.windows(2) {
-            let pair = (p[0], p[1]);
-            *pair_counts.entry(pair).or_insert(0) += c;
-            where_.entry(pair).or_default().insert(wi as u32);
+    // 1. index: pair slots, their counts and the positions where they start.
+    let mut links = Links::new(&mut words)?;
+    let mut slot_of: FxHashMap<u64, u32> = FxHashMap::default();
+    let mut pairs: Vec<u64> = Vec::new();
+    let mut counts: Vec<i64> = Vec::new();
+    let mut at: Vec<Vec<u32>> = Vec::new();
+    for p in 0..links.sym.len() {
+        let q = links.next[p];
+        if q == NONE {
+            continue;
         }
+        let k = key(links.sym[p], links.sym[q as usize]);
+        let s = *slot_of.entry(k).or_insert_with(|| {
+            pairs.push(k);
+            counts.push(0);
+            at.push(Vec::new());
+            (pairs.len() - 1) as u32
+        }) as usize;
+        counts[s] += words.counts[links.word[p] as usize] as i64;
+        at[s].push(p as u32);
     }
-    let candidate = |pair: Pair, count: u64, tokens: &[Arc<[u8]>]| Candidate {
-        count,
-        pair,
-        left: tokens[pair.0 as usize].clone(),
-        right: tokens[pair.1 as usize].clone(),
+    let mut banned: Vec<bool> = vec![false; pairs.len()];
+    let too_long = |k: u64, tokens: &[Vec<u8>]| {
+        cfg.max_token_bytes > 0
+            && tokens[(k >> 32) as usize].len() + tokens[(k & 0xFFFF_FFFF) as usize].len() > cfg.max_token_bytes
     };
-    let mut heap: BinaryHeap<Candidate> = pair_counts.iter().map(|(&p, &c)| candidate(p, c, &tokens)).collect();
+    let mut heap = Heap { v: (0..pairs.len() as u32).map(|s| (counts[s as usize] as u64, s)).collect() };
+    heap.heapify(&Order { tokens: &tokens, heads: &heads, pairs: &pairs });
 
     // 2. merge
-    let wanted = target_tokens.saturating_sub(tokens.len()) as u64;
-    let mut deltas: Vec<(Pair, i64)> = Vec::new();
-    let mut grown: FxHashMap<Pair, ()> = FxHashMap::default();
-    while tokens.len() < target_tokens {
-        let Some(top) = heap.pop() else { break };
-        let current = pair_counts.get(&top.pair).copied().unwrap_or(0);
-        if current != top.count {
-            if current > 0 {
-                heap.push(candidate(top.pair, current, &tokens));
+    let mut pending: Vec<usize> = cfg.snapshots.clone();
+    pending.sort_unstable();
+    pending.dedup();
+    let mut taken: FxHashMap<usize, Snapshot> = FxHashMap::default();
+    let segment_counts = |links: &Links, n: usize| {
+        let mut tc = vec![0u64; n];
+        for w in 0..words.len() {
+            let mut p = words.range(w).start as u32;
+            while p != NONE {
+                tc[links.sym[p as usize] as usize] += words.counts[w];
+                p = links.next[p as usize];
+            }
+        }
+        tc
+    };
+    let wanted = cfg.target_tokens.saturating_sub(tokens.len()) as u64;
+    if pending.first() == Some(&tokens.len()) {
+        let size = pending.remove(0);
+        taken.insert(size, Snapshot { tokens: size, merges: 0, token_counts: segment_counts(&links, size) });
+    }
+    // Pair-count changes of one merge, as (pair, change) pushes summed after a sort, and the
+    // positions where the merge made a pair: (pair, position).
+    let mut delta: Vec<(u64, i64)> = Vec::new();
+    let mut created: Vec<(u64, u32)> = Vec::new();
+    while tokens.len() < cfg.target_tokens {
+        let Some((count, s)) = heap.pop(&Order { tokens: &tokens, heads: &heads, pairs: &pairs }) else { break };
+        let s = s as usize;
+        let current = counts[s].max(0) as u64;
+        if current != count {
+            if current > 0 && !banned[s] {
+                heap.push((current, s as u32), &Order { tokens: &tokens, heads: &heads, pairs: &pairs });
             }
             continue;
         }
-        if current == 0 || current < min_frequency {
+        if current == 0 || current < cfg.min_frequency {
             break;
         }
-        let (a, b) = top.pair;
-        let mut joined = tokens[a as usize].to_vec();
+        let k = pairs[s];
+        if too_long(k, &tokens) {
+            banned[s] = true;
+            continue;
+        }
+        let (a, b) = ((k >> 32) as u32, (k & 0xFFFF_FFFF) as u32);
+        let mut joined = tokens[a as usize].clone();
         joined.extend_from_slice(&tokens[b as usize]);
-        let joined: Arc<[u8]> = Arc::from(joined);
         let z = match by_bytes.get(&joined) {
             Some(&id) => id,
             None => {
                 let id = tokens.len() as u32;
+                heads.push(head(&joined));
                 tokens.push(joined.clone());
                 by_bytes.insert(joined, id);
                 id
@@ -137,35 +341,89 @@ pub fn train(
         };
         merges.push(Merge { left: a, right: b, result: z, count: current });
 
-        let mut affected: Vec<u32> = where_.remove(&top.pair).unwrap_or_default().into_iter().collect();
-        affected.sort_unstable();
-        grown.clear();
-        for wi in affected {
-            let (syms, c) = &mut words[wi as usize];
-            if !merge_word(syms, a, b, z, &mut deltas) {
+        // Left to right, so that in a run like `a a a` the leftmost pair is joined first.
+        let mut positions = std::mem::take(&mut at[s]);
+        positions.sort_unstable();
+        positions.dedup();
+        delta.clear();
+        created.clear();
+        for &p in &positions {
+            let p = p as usize;
+            let q = links.next[p];
+            // A stale position: an earlier join changed this symbol or its neighbour.
+            if links.sym[p] != a || q == NONE || links.sym[q as usize] != b {
                 continue;
             }
-            for &(pair, d) in &deltas {
-                let e = pair_counts.entry(pair).or_insert(0);
-                *e = (*e as i64 + d * *c as i64) as u64;
-                if d > 0 {
-                    where_.entry(pair).or_default().insert(wi);
-                    grown.insert(pair, ());
+            let q = q as usize;
+            let c = words.counts[links.word[p] as usize] as i64;
+            let (left, right) = (links.prev[p], links.next[q]);
+            if left != NONE {
+                let l = links.sym[left as usize];
+                delta.push((key(l, a), -c));
+                delta.push((key(l, z), c));
+                created.push((key(l, z), left));
+            }
+            if right != NONE {
+                let r = links.sym[right as usize];
+                delta.push((key(b, r), -c));
+                delta.push((key(z, r), c));
+                created.push((key(z, r), p as u32));
+                links.prev[right as usize] = p as u32;
+            }
+            links.sym[p] = z;
+            links.next[p] = right;
+            links.sym[q] = NONE;
+            links.next[q] = NONE;
+            links.prev[q] = NONE;
+        }
+        counts[s] = 0;
+        delta.sort_unstable_by_key(|d| d.0);
+        let mut grown: Vec<u32> = Vec::new();
+        let mut i = 0;
+        while i < delta.len() {
+            let pk = delta[i].0;
+            let mut d = 0i64;
+            while i < delta.len() && delta[i].0 == pk {
+                d += delta[i].1;
+                i += 1;
+            }
+            if d == 0 || pk == k {
+                continue;
+            }
+            let ps = match slot_of.get(&pk) {
+                Some(&ps) => ps as usize,
+                None => {
+                    pairs.push(pk);
+                    counts.push(0);
+                    at.push(Vec::new());
+                    banned.push(false);
+                    slot_of.insert(pk, (pairs.len() - 1) as u32);
+                    pairs.len() - 1
                 }
+            };
+            counts[ps] += d;
+            if d > 0 {
+                grown.push(ps as u32);
             }
         }
-        pair_counts.remove(&top.pair);
-        let mut grown: Vec<Pair> = grown.keys().copied().collect();
-        grown.sort_unstable();
-        for pair in grown {
-            if let Some(&c) = pair_counts.get(&pair) {
-                if c > 0 {
-                    heap.push(candidate(pair, c, &tokens));
-                }
+        for &(pk, p) in &created {
+            if let Some(&ps) = slot_of.get(&pk) {
+                at[ps as usize].push(p);
             }
+        }
+        for ps in grown {
+            let c = counts[ps as usize];
+            if c > 0 && !banned[ps as usize] {
+                heap.push((c as u64, ps), &Order { tokens: &tokens, heads: &heads, pairs: &pairs });
+            }
+        }
+        if pending.first() == Some(&tokens.len()) {
+            let size = pending.remove(0);
+            let token_counts = segment_counts(&links, tokens.len());
+            taken.insert(size, Snapshot { tokens: size, merges: merges.len(), token_counts });
         }
         let done = merges.len() as u64;
-        if done % 64 == 0 && !progress(done, wanted) {
+        if done % 256 == 0 && !progress(done, wanted) {
             return Err(CoreError::Interrupted);
         }
     }
@@ -174,37 +432,49 @@ pub fn train(
     }
 
     // 3. finish
-    let mut token_counts = vec![0u64; tokens.len()];
-    for (syms, c) in &words {
-        for &s in syms {
-            token_counts[s as usize] += c;
-        }
-    }
-    Ok(TrainOutput { tokens: tokens.iter().map(|t| t.to_vec()).collect(), token_counts, merges })
+    let token_counts = segment_counts(&links, tokens.len());
+    // Sizes the corpus did not reach end where training ended.
+    let snapshots = cfg
+        .snapshots
+        .iter()
+        .map(|size| {
+            taken.get(size).cloned().unwrap_or_else(|| Snapshot {
+                tokens: tokens.len(),
+                merges: merges.len(),
+                token_counts: token_counts.clone(),
+            })
+        })
+        .collect();
+    Ok(TrainOutput { tokens, token_counts, merges, snapshots })
 }
 
-/// Byte-level words: the alphabet is the 256 bytes (id = byte value); words are sorted by
-/// bytes so nothing downstream depends on hash-map order.
-pub fn byte_words(counts: crate::pretok::count::PieceCounts) -> Words {
+/// Byte-level words: the alphabet is the 256 bytes (id = byte value), a word per counted
+/// piece, in the counts' order (sorted by bytes).
+pub fn byte_words(counts: &Counts) -> (Vec<Vec<u8>>, Words) {
     let alphabet: Vec<Vec<u8>> = (0u8..=255).map(|b| vec![b]).collect();
-    let mut words: Vec<(Vec<u32>, u64)> =
-        counts.into_iter().map(|(w, c)| (w.iter().map(|&b| b as u32).collect(), c)).collect();
-    words.sort_unstable();
+    let mut words = Words::default();
+    words.arena.reserve(counts.iter().map(|(p, _)| p.len()).sum());
+    for (p, c) in counts.iter() {
+        words.push(p.iter().map(|&b| b as u32), c);
+    }
     (alphabet, words)
 }
 
 /// Character-level words: the alphabet is every character of the corpus plus the optional
 /// end-of-word symbol, sorted by their UTF-8 bytes; each word ends with that symbol.
-pub fn char_words(counts: crate::pretok::count::PieceCounts, end_of_word: Option<&str>) -> Result<Words, CoreError> {
-    let mut words: Vec<(String, u64)> = Vec::with_capacity(counts.len());
-    for (w, c) in counts {
-        let s = String::from_utf8(w).map_err(|e| {
+pub fn char_words(counts: &Counts, end_of_word: Option<&str>) -> Result<(Vec<Vec<u8>>, Words), CoreError> {
+    let mut alphabet: Vec<String> = Vec::new();
+    let mut seen: rustc_hash::FxHashSet<char> = Default::default();
+    for (p, _) in counts.iter() {
+        let s = std::str::from_utf8(p).map_err(|e| {
             CoreError::input(format!("character-level BPE needs UTF-8 text, and the corpus is not ({e}); convert it"))
         })?;
-        words.push((s, c));
+        for ch in s.chars() {
+            if seen.insert(ch) {
+                alphabet.push(ch.to_string());
+            }
+        }
     }
-    words.sort_unstable();
-    let mut alphabet: Vec<String> = words.iter().flat_map(|(w, _)| w.chars().map(String::from)).collect();
     if let Some(e) = end_of_word {
         alphabet.push(e.to_string());
     }
@@ -212,65 +482,35 @@ pub fn char_words(counts: crate::pretok::count::PieceCounts, end_of_word: Option
     alphabet.dedup();
     let ids: FxHashMap<&str, u32> = alphabet.iter().enumerate().map(|(i, s)| (s.as_str(), i as u32)).collect();
     let eow = end_of_word.map(|e| ids[e]);
-    let mut out = Vec::with_capacity(words.len());
+    let mut words = Words::default();
     let mut buf = [0u8; 4];
-    for (w, c) in &words {
-        let mut syms: Vec<u32> = w.chars().map(|ch| ids[&*ch.encode_utf8(&mut buf)]).collect();
-        syms.extend(eow);
-        out.push((syms, *c));
+    for (p, c) in counts.iter() {
+        let s = std::str::from_utf8(p).unwrap_or("");
+        let syms = s.chars().map(|ch| ids[&*ch.encode_utf8(&mut buf)]).collect::<Vec<u32>>();
+        words.push(syms.into_iter().chain(eow), c);
     }
     let alphabet = alphabet.into_iter().map(String::into_bytes).collect();
-    Ok((alphabet, out))
-}
-
-/// Rewrites `syms`, replacing every non-overlapping `a b` (left to right) with `z`.
-/// Fills `deltas` with the net change of each adjacent pair of this word (per occurrence of
-/// the word) and returns whether anything changed.
-fn merge_word(syms: &mut Vec<u32>, a: u32, b: u32, z: u32, deltas: &mut Vec<(Pair, i64)>) -> bool {
-    deltas.clear();
-    if !syms.windows(2).any(|p| p[0] == a && p[1] == b) {
-        return false;
-    }
-    let mut out = Vec::with_capacity(syms.len());
-    let mut i = 0;
-    while i < syms.len() {
-        if i + 1 < syms.len() && syms[i] == a && syms[i + 1] == b {
-            out.push(z);
-            i += 2;
-        } else {
-            out.push(syms[i]);
-            i += 1;
-        }
-    }
-    for p in syms.windows(2) {
-        deltas.push(((p[0], p[1]), -1));
-    }
-    for p in out.windows(2) {
-        deltas.push(((p[0], p[1]), 1));
-    }
-    // Net the changes so a pair that is merely carried over costs nothing downstream.
-    deltas.sort_unstable_by_key(|d| d.0);
-    let mut w = 0;
-    for r in 0..deltas.len() {
-        if w > 0 && deltas[w - 1].0 == deltas[r].0 {
-            deltas[w - 1].1 += deltas[r].1;
-        } else {
-            deltas[w] = deltas[r];
-            w += 1;
-        }
-    }
-    deltas.truncate(w);
-    deltas.retain(|d| d.1 != 0);
-    *syms = out;
-    true
+    Ok((alphabet, words))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn run(alphabet: Vec<Vec<u8>>, words: Vec<(Vec<u32>, u64)>, target: usize, min_frequency: u64) -> TrainOutput {
+        let mut w = Words::default();
+        for (syms, c) in words {
+            w.push(syms, c);
+        }
+        let cfg = TrainConfig { target_tokens: target, min_frequency, ..Default::default() };
+        train(alphabet, w, &cfg, &mut |_, _| true).unwrap()
+    }
+
     /// Character-level words with an end-of-word symbol, as in the classic examples.
-    fn char_words(table: &[(&str, u64)], eow: &str) -> Words {
+    type Table = (Vec<Vec<u8>>, Vec<(Vec<u32>, u64)>);
+
+    /// (alphabet, words as symbol ids with counts)
+    fn char_words(table: &[(&str, u64)], eow: &str) -> Table {
         let mut alphabet: Vec<Vec<u8>> = vec![eow.as_bytes().to_vec()];
         for (w, _) in table {
             for ch in w.chars() {
@@ -304,7 +544,7 @@ mod tests {
     fn low_lower_newest_widest() {
         let (alphabet, words) = char_words(&[("low", 5), ("lower", 2), ("newest", 6), ("widest", 3)], "</w>");
         let n = alphabet.len();
-        let out = train(alphabet, words, n + 5, 0, &mut |_, _| true).unwrap();
+        let out = run(alphabet, words, n + 5, 0);
         assert_eq!(merge_strings(&out), ["e+s", "es+t", "est+</w>", "l+o", "lo+w"]);
         assert_eq!(out.merges.iter().map(|m| m.count).collect::<Vec<_>>(), [9, 9, 9, 7, 7]);
     }
@@ -313,7 +553,7 @@ mod tests {
     fn the_cat_the_car_the_rat() {
         let (alphabet, words) = char_words(&[("the", 3), ("cat", 1), ("car", 1), ("rat", 1)], "");
         let n = alphabet.len();
-        let out = train(alphabet, words, n + 3, 0, &mut |_, _| true).unwrap();
+        let out = run(alphabet, words, n + 3, 0);
         // h+e beats t+h (both 3) because "h" < "t"; then a+t (2) beats c+a (2) as "a" < "c".
         assert_eq!(merge_strings(&out), ["h+e", "t+he", "a+t"]);
     }
@@ -324,14 +564,14 @@ mod tests {
         // and aa+a, both 2, goes to the smaller left bytes "a"), then X=ZY.
         let alphabet: Vec<Vec<u8>> = (0u8..=255).map(|b| vec![b]).collect();
         let word: Vec<u32> = b"aaabdaaabac".iter().map(|&b| b as u32).collect();
-        let out = train(alphabet, vec![(word, 1)], 259, 0, &mut |_, _| true).unwrap();
+        let out = run(alphabet, vec![(word, 1)], 259, 0);
         assert_eq!(merge_strings(&out), ["a+a", "a+b", "aa+ab"]);
     }
 
     #[test]
     fn overlapping_pairs_are_counted_once_per_merge() {
         let alphabet: Vec<Vec<u8>> = vec![b"a".to_vec()];
-        let out = train(alphabet, vec![(vec![0; 5], 1)], 3, 0, &mut |_, _| true).unwrap();
+        let out = run(alphabet, vec![(vec![0; 5], 1)], 3, 0);
         assert_eq!(out.merges[0].count, 4);
         // After a+a: [aa, aa, a] -> pairs (aa,aa)=1, (aa,a)=1; the tie goes to "aa"+"a" < "aa"+"aa".
         assert_eq!(merge_strings(&out), ["a+a", "aa+a"]);
@@ -343,7 +583,7 @@ mod tests {
         // The alphabet already spells "ab": merging a+b records a merge onto that token.
         let alphabet: Vec<Vec<u8>> = vec![b"a".to_vec(), b"b".to_vec(), b"ab".to_vec()];
         let words = vec![(vec![0, 1], 5), (vec![2], 1)];
-        let out = train(alphabet, words, 10, 0, &mut |_, _| true).unwrap();
+        let out = run(alphabet, words, 10, 0);
         assert_eq!(out.merges, vec![Merge { left: 0, right: 1, result: 2, count: 5 }]);
         assert_eq!(out.tokens.len(), 3);
         assert_eq!(out.token_counts, vec![0, 0, 6]);
@@ -352,7 +592,39 @@ mod tests {
     #[test]
     fn min_frequency_stops_training() {
         let (alphabet, words) = char_words(&[("low", 5), ("lower", 2), ("newest", 6), ("widest", 3)], "</w>");
-        let out = train(alphabet, words, 100, 8, &mut |_, _| true).unwrap();
+        let out = run(alphabet, words, 100, 8);
         assert_eq!(out.merges.len(), 3);
+    }
+
+    #[test]
+    fn snapshots_are_prefixes_with_their_own_counts() {
+        let (alphabet, words) = char_words(&[("low", 5), ("lower", 2), ("newest", 6), ("widest", 3)], "</w>");
+        let n = alphabet.len();
+        let mut w = Words::default();
+        for (syms, c) in words.clone() {
+            w.push(syms, c);
+        }
+        let cfg = TrainConfig { target_tokens: n + 5, snapshots: vec![n + 2, n + 5, n + 50], ..Default::default() };
+        let out = train(alphabet.clone(), w, &cfg, &mut |_, _| true).unwrap();
+        let small = run(alphabet, words, n + 2, 0);
+        assert_eq!(out.snapshots[0].merges, 2);
+        assert_eq!(out.snapshots[0].token_counts, small.token_counts);
+        assert_eq!(&out.merges[..2], &small.merges[..]);
+        assert_eq!(out.snapshots[1].token_counts, out.token_counts);
+        // A size the corpus does not reach ends where training ended.
+        assert_eq!(out.snapshots[2].tokens, n + 5);
+    }
+
+    #[test]
+    fn max_token_bytes_bounds_every_token() {
+        let (alphabet, words) = char_words(&[("low", 5), ("lower", 2), ("newest", 6), ("widest", 3)], "");
+        let mut w = Words::default();
+        for (syms, c) in words {
+            w.push(syms, c);
+        }
+        let cfg = TrainConfig { target_tokens: 100, max_token_bytes: 2, ..Default::default() };
+        let out = train(alphabet, w, &cfg, &mut |_, _| true).unwrap();
+        assert!(!out.merges.is_empty());
+        assert!(out.tokens.iter().all(|t| t.len() <= 2));
     }
 }

@@ -9,7 +9,7 @@
 //! | WordPiece | kind `special` | 0..n without gaps |
 //! | Unigram, SentencePiece BPE | kinds `control` and `unknown` | 0..n without gaps |
 
-use super::Tokenizer;
+use super::{check_id_span, Tokenizer};
 use crate::bpe::{MergeEncoder, RankEncoder};
 use crate::content::{self, Content};
 use crate::error::CoreError;
@@ -21,9 +21,10 @@ use crate::{spbpe, unigram, wordpiece};
 type Specials = Vec<(String, u32)>;
 
 impl Tokenizer {
-    /// Byte-level BPE over a rank map (tiktoken's rule), pre-tokenized by `pattern`.
-    pub fn byte_bpe(content: &[u8], pattern: &str) -> Result<Tokenizer, CoreError> {
-        let splitter = Splitter::new(pattern)?;
+    /// Byte-level BPE over a rank map (tiktoken's rule), pre-tokenized by `pattern` (with
+    /// `keep_gaps`, the text between its matches is pieces too).
+    pub fn byte_bpe(content: &[u8], pattern: &str, keep_gaps: bool) -> Result<Tokenizer, CoreError> {
+        let splitter = splitter(pattern, keep_gaps)?;
         let c = content::parse(content)?;
         let mut ordinary = Vec::with_capacity(c.tokens.len());
         let mut specials = Vec::new();
@@ -36,6 +37,8 @@ impl Tokenizer {
                 ordinary.push((t.id, t.bytes));
             }
         }
+        let max_id = ordinary.iter().map(|t| t.0).chain(specials.iter().map(|s| s.1)).max().unwrap_or(0);
+        check_id_span(max_id, ordinary.len() + specials.len())?;
         let encoder = RankEncoder::new(ordinary, specials.clone(), splitter)?;
         Ok(Tokenizer::new(Box::new(encoder), specials))
     }
@@ -45,11 +48,18 @@ impl Tokenizer {
     pub fn char_bpe(
         content: &[u8],
         pattern: &str,
+        keep_gaps: bool,
         end_of_word: Option<&str>,
         unk_token: Option<&str>,
     ) -> Result<Tokenizer, CoreError> {
-        let splitter = Splitter::new(pattern)?;
+        let splitter = splitter(pattern, keep_gaps)?;
         let c = content::parse(content)?;
+        // The encoder numbers tokens by their place; ids must say the same.
+        if c.tokens.iter().enumerate().any(|(i, t)| t.id as usize != i) {
+            return Err(CoreError::input(
+                "character-level BPE token ids must be 0..n without gaps; renumber the tokens",
+            ));
+        }
         let alphabet = c.tokens.iter().take_while(|t| t.kind == "char").count();
         let unk = unk_token
             .and_then(|u| c.tokens.iter().find(|t| t.kind == "special" && t.bytes == u.as_bytes()).map(|t| t.id));
@@ -75,12 +85,21 @@ impl Tokenizer {
         let c = content::parse(content)?;
         let mut vocab = Vec::with_capacity(c.tokens.len());
         let mut specials = Vec::new();
+        let mut seen = rustc_hash::FxHashMap::default();
         for (i, t) in c.tokens.into_iter().enumerate() {
             if t.id as usize != i {
                 return Err(CoreError::input("WordPiece token ids must be 0..n without gaps; renumber the tokens"));
             }
             let s = String::from_utf8(t.bytes)
                 .map_err(|_| CoreError::input(format!("WordPiece token {i} is not UTF-8 text; fix the vocabulary")))?;
+            if s.is_empty() {
+                return Err(CoreError::input(format!("WordPiece token {i} is empty; remove it")));
+            }
+            if let Some(first) = seen.insert(s.clone(), i) {
+                return Err(CoreError::input(format!(
+                    "WordPiece token {s:?} appears twice (ids {first} and {i}); keep one"
+                )));
+            }
             if t.kind == "special" {
                 specials.push((s.clone(), t.id));
             }
@@ -103,6 +122,14 @@ impl Tokenizer {
         let (pieces, specials) = sp_pieces(content::parse(content)?, "SentencePiece BPE")?;
         let encoder = spbpe::Encoder::new(&pieces)?;
         Ok(Tokenizer::new(Box::new(spbpe::SpBpe::new(encoder, normalizer)), specials))
+    }
+}
+
+fn splitter(pattern: &str, keep_gaps: bool) -> Result<Splitter, CoreError> {
+    if keep_gaps {
+        Splitter::keeping_gaps(pattern)
+    } else {
+        Splitter::new(pattern)
     }
 }
 

@@ -110,6 +110,26 @@ pub(crate) fn unknown_id(id: u32, bound: usize) -> CoreError {
     CoreError::UnknownId { id: id.into(), bound }
 }
 
+/// Refuses ids that leave more room than a vocabulary of `count` tokens can explain. Ids may
+/// have gaps (tiktoken's specials sit past a few unused ids), but an encoder keeps a table
+/// indexed by id, so a file with a few tokens at ids near 2^32 would ask for gigabytes: memory
+/// must follow the vocabulary's real size. The highest id must stay below twice the number of
+/// tokens plus `ID_SLACK`.
+pub(crate) fn check_id_span(max_id: u32, count: usize) -> Result<(), CoreError> {
+    let limit = count.saturating_mul(2).saturating_add(ID_SLACK);
+    if max_id as usize >= limit {
+        return Err(CoreError::input(format!(
+            "the highest token id is {max_id}, but there are only {count} tokens; tokreg allows at most {} unused \
+             ids below the highest (its tables are indexed by id): renumber the tokens",
+            limit - count
+        )));
+    }
+    Ok(())
+}
+
+/// Unused ids a vocabulary may leave beyond one per token (see `check_id_span`).
+pub(crate) const ID_SLACK: usize = 1024;
+
 /// The first id of `ids` that is `bound` or more, as an error.
 pub(crate) fn check_ids(ids: &[u32], bound: usize) -> Result<(), CoreError> {
     match ids.iter().find(|&&i| i as usize >= bound) {

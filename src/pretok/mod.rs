@@ -1,13 +1,10 @@
 //! Pre-tokenization: cutting text into the pieces that BPE merges never cross.
 //!
 //! A `Splitter` wraps the regex of a tokenizer (the official GPT-2 / cl100k / o200k patterns or
-//! a user's own). `count_pieces` is the training-side use: it cuts a corpus line by line and
-//! counts distinct pieces in parallel.
+//! a user's own). The training-side use is `count::Counter`, which cuts a corpus line by line
+//! and counts distinct pieces in parallel.
 
-pub mod count;
 pub mod fast;
-
-pub use count::{count_pieces, count_words};
 
 use fancy_regex::Regex;
 
@@ -47,12 +44,15 @@ pub fn canonical(pattern: &str) -> &str {
 }
 
 /// Cuts text into pieces, keeping only the matches (as tiktoken does: text that the pattern
-/// does not match is dropped, which never happens with the official patterns). The official
-/// patterns run on hand-written splitters (`fast`), equal to the regex and many times faster;
-/// any other pattern runs on fancy-regex.
+/// does not match is dropped, which never happens with the official patterns), or with
+/// `Splitter::keeping_gaps` the text between matches as pieces too (Hugging Face's `Split`
+/// with the `Isolated` behavior). The official patterns run on hand-written splitters
+/// (`fast`), equal to the regex and many times faster; any other pattern runs on fancy-regex.
 pub enum Splitter {
     Fast(fast::Builtin),
     Regex(Regex),
+    /// A pattern whose matches and the text between them are pieces.
+    RegexWithGaps(Regex),
 }
 
 impl Splitter {
@@ -64,6 +64,15 @@ impl Splitter {
         Splitter::new_regex(pattern)
     }
 
+    /// A splitter that keeps the text between the matches too, each gap one piece. The
+    /// official patterns match all text, so for them this is `new`.
+    pub fn keeping_gaps(pattern: &str) -> Result<Splitter, CoreError> {
+        match Splitter::new(pattern)? {
+            Splitter::Regex(re) => Ok(Splitter::RegexWithGaps(re)),
+            other => Ok(other),
+        }
+    }
+
     /// The same pattern on the regex engine (for tests and benchmarks of the fast path).
     pub fn new_regex(pattern: &str) -> Result<Splitter, CoreError> {
         Regex::new(pattern).map(Splitter::Regex).map_err(|e| CoreError::Pattern(e.to_string()))
@@ -71,26 +80,39 @@ impl Splitter {
 
     /// Calls `f(start, end)` with the byte range of each piece, in order. A regex can fail on
     /// an input (fancy-regex gives up past its backtracking limit); the official patterns never do.
-    pub fn split(&self, text: &str, mut f: impl FnMut(usize, usize)) -> Result<(), CoreError> {
+    pub fn split(&self, text: &str, f: impl FnMut(usize, usize)) -> Result<(), CoreError> {
         match self {
             Splitter::Fast(b) => {
                 fast::split(*b, text, f);
                 Ok(())
             }
-            Splitter::Regex(regex) => {
-                for m in regex.find_iter(text) {
-                    let m = m.map_err(|e| {
-                        let what = "the pre-tokenizer pattern failed on this input";
-                        CoreError::input(format!("{what} ({e}); simplify the pattern or split the text"))
-                    })?;
-                    if m.end() > m.start() {
-                        f(m.start(), m.end());
-                    }
-                }
-                Ok(())
-            }
+            Splitter::Regex(regex) => regex_split(regex, text, false, f),
+            Splitter::RegexWithGaps(regex) => regex_split(regex, text, true, f),
         }
     }
+}
+
+/// The non-empty matches of `regex` in order and, with `gaps`, the non-empty text before,
+/// between and after them.
+fn regex_split(regex: &Regex, text: &str, gaps: bool, mut f: impl FnMut(usize, usize)) -> Result<(), CoreError> {
+    let mut last = 0;
+    for m in regex.find_iter(text) {
+        let m = m.map_err(|e| {
+            let what = "the pre-tokenizer pattern failed on this input";
+            CoreError::input(format!("{what} ({e}); simplify the pattern or split the text"))
+        })?;
+        if m.end() > m.start() {
+            if gaps && m.start() > last {
+                f(last, m.start());
+            }
+            f(m.start(), m.end());
+            last = m.end();
+        }
+    }
+    if gaps && text.len() > last {
+        f(last, text.len());
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -123,6 +145,22 @@ mod tests {
             }
             assert!(matches!(Splitter::new(alias).unwrap(), Splitter::Fast(_)));
         }
+    }
+
+    #[test]
+    fn keeping_gaps_keeps_the_text_between_matches() {
+        let pieces = |s: &Splitter, text: &str| {
+            let mut out = vec![];
+            s.split(text, |a, b| out.push(text[a..b].to_string())).unwrap();
+            out
+        };
+        let digits = Splitter::keeping_gaps(r"\d+").unwrap();
+        assert_eq!(pieces(&digits, "room 101 is here"), ["room ", "101", " is here"]);
+        assert_eq!(pieces(&digits, "12ab34"), ["12", "ab", "34"]);
+        assert_eq!(pieces(&Splitter::new(r"\d+").unwrap(), "room 101 is here"), ["101"]);
+        // Empty matches are no pieces and cut nothing.
+        assert_eq!(pieces(&Splitter::keeping_gaps(r"\d*").unwrap(), "a1b"), ["a", "1", "b"]);
+        assert!(matches!(Splitter::keeping_gaps(GPT2).unwrap(), Splitter::Fast(_)));
     }
 
     #[test]

@@ -23,8 +23,7 @@ impl Encode for SpBpe {
     }
 
     fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> Result<(), CoreError> {
-        self.encoder.encode_into(&self.normalizer.normalize(text), out);
-        Ok(())
+        self.encoder.encode_into(&self.normalizer.normalize(text), out)
     }
 
     /// Piece texts (a byte piece gives its byte, a control piece nothing), `▁` back to spaces.

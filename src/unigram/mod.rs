@@ -35,7 +35,7 @@ mod script;
 mod trainer;
 mod trie;
 
-pub use corpus::{train_corpus, CorpusOutput};
+pub use corpus::{splitting, train_counts, CorpusOutput};
 pub use encoder::{with_scratch, Encoder, Scratch};
 pub use normalize::{SpNormalizer, SPACE_MARK};
 pub use pipeline::Unigram;
@@ -118,6 +118,9 @@ pub struct TrainerConfig {
     /// Fraction of character occurrences that must be covered by single-character pieces;
     /// rarer characters become unknown for training.
     pub character_coverage: f64,
+    /// Smaller vocabulary sizes to finalize on the way (several sizes from one run): each is
+    /// taken at the first round whose pruning reaches its own target (see `trainer.rs`).
+    pub snapshots: Vec<usize>,
 }
 
 impl Default for TrainerConfig {
@@ -133,6 +136,7 @@ impl Default for TrainerConfig {
             control_pieces: vec!["<s>".to_string(), "</s>".to_string()],
             user_defined: Vec::new(),
             character_coverage: 1.0,
+            snapshots: Vec::new(),
         }
     }
 }
@@ -151,6 +155,16 @@ pub struct Round {
 pub struct TrainResult {
     pub pieces: Vec<Piece>,
     pub rounds: Vec<Round>,
+    /// The smaller sizes asked for (`TrainerConfig::snapshots`), in the order asked.
+    pub sized: Vec<Sized>,
+}
+
+/// One smaller vocabulary of a run: its pieces, and how many of the run's rounds led to it.
+#[derive(Clone, Debug)]
+pub struct Sized {
+    pub vocab_size: usize,
+    pub pieces: Vec<Piece>,
+    pub rounds: usize,
 }
 
 /// Text of the byte piece for `b`, SentencePiece's spelling (`<0x0A>`, upper-case hex).

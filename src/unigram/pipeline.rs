@@ -53,7 +53,12 @@ impl Encode for Unigram {
     }
 
     /// One segmentation drawn with probability proportional to P(segmentation)^alpha.
+    /// A NaN, infinite, zero or negative alpha is refused: NaN weights would draw an arbitrary
+    /// path and say nothing.
     fn sample(&self, text: &str, alpha: f64, seed: u64) -> Result<Vec<u32>, CoreError> {
+        if !(alpha.is_finite() && alpha > 0.0) {
+            return Err(CoreError::input(format!("sampling needs a finite alpha > 0 (e.g. 0.1), not {alpha}")));
+        }
         Ok(self.encoder.sample(&self.normalizer.normalize(text), alpha, seed))
     }
 }

@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::script::{script_of, Script};
-use super::{byte_piece_text, Piece, PieceKind, Round, TrainResult, TrainerConfig};
+use super::{byte_piece_text, Piece, PieceKind, Round, Sized, TrainResult, TrainerConfig};
 use crate::error::CoreError;
 
 /// Placeholder for characters outside `character_coverage` (SP's kUNKChar); never in a piece.
@@ -359,14 +359,19 @@ pub fn train(
             }
         }
     }
-    if cfg.vocab_size <= meta.len() {
+    // Every size asked for, largest first: the run ends at the smallest.
+    let mut sizes: Vec<usize> = cfg.snapshots.iter().copied().chain([cfg.vocab_size]).collect();
+    sizes.sort_unstable_by(|a, b| b.cmp(a));
+    sizes.dedup();
+    let smallest = *sizes.last().unwrap_or(&cfg.vocab_size);
+    if smallest <= meta.len() {
         return Err(CoreError::VocabTooSmall {
-            requested: cfg.vocab_size,
+            requested: smallest,
             needed: meta.len() + 1,
             base: meta_description(meta.len(), 0),
         });
     }
-    let budget = cfg.vocab_size - meta.len();
+    let budget = smallest - meta.len();
 
     // ---- 1. Words: strip meta texts, merge, sort ----
     let meta_texts: Vec<&str> = meta.iter().filter(|p| p.kind != PieceKind::Byte).map(|p| p.text.as_str()).collect();
@@ -403,7 +408,7 @@ pub fn train(
     }
     if required.len() > budget {
         return Err(CoreError::VocabTooSmall {
-            requested: cfg.vocab_size,
+            requested: smallest,
             needed: meta.len() + required.len(),
             base: meta_description(meta.len(), required.len()),
         });
@@ -520,9 +525,12 @@ pub fn train(
         .collect();
     tick!("lattice", nwords, nwords);
 
-    let desired = (cfg.vocab_size as f64 * 1.1) as usize;
-    // SP compares the learned-piece count (no meta pieces) with vocab_size * 1.1.
-    let desired_pieces = desired;
+    // SP compares the learned-piece count (no meta pieces) with vocab_size * 1.1. With several
+    // sizes, the largest one not yet taken sets the target: each size is finalized at the first
+    // round that reaches its own target, exactly as a run for that size alone would be.
+    let desired = |size: usize| (size as f64 * 1.1) as usize;
+    let mut pending = sizes.clone();
+    let mut finished: Vec<(usize, Vec<Piece>, usize)> = Vec::new();
     let mut rounds: Vec<Round> = Vec::new();
     let mut round = 0u32;
     let mut expected = vec![0f64; nseed];
@@ -576,14 +584,19 @@ pub fn train(
                     model.score[i] = digamma(expected[i]) - dsum;
                 }
             }
-            tick!("em", round, 0);
+            tick!("em", round, model.active_count());
         }
         let size = model.active_count();
         rounds.push(Round { round, vocab_size: size, log_likelihood: ll });
         round += 1;
-        if size <= desired_pieces {
-            break;
+        while let Some(&next) = pending.first() {
+            if size > desired(next) {
+                break;
+            }
+            finished.push((next, finalize(&model, &required, &meta, next)?, rounds.len()));
+            pending.remove(0);
         }
+        let Some(&next) = pending.first() else { break };
 
         // ---- Pruning ----
         let unk_score = model.min_score() - UNK_PENALTY;
@@ -689,7 +702,7 @@ pub fn train(
             b.1.total_cmp(&a.1)
                 .then_with(|| model.texts[a.0 as usize].as_bytes().cmp(model.texts[b.0 as usize].as_bytes()))
         });
-        let target = desired_pieces.max((cfg.shrinking_factor * act.len() as f64) as usize);
+        let target = desired(next).max((cfg.shrinking_factor * act.len() as f64) as usize);
         for &(p, _) in &cands {
             if keep.len() >= target {
                 break;
@@ -704,7 +717,25 @@ pub fn train(
         tick!("prune", 3, 3);
     }
 
-    // ---- 4. Finalize ----
+    // ---- 4. Finalize: each size as asked ----
+    tick!("done", 1, 1);
+    let mut out: Option<TrainResult> = None;
+    let mut sized = Vec::new();
+    for &size in cfg.snapshots.iter().chain([&cfg.vocab_size]) {
+        let Some((_, pieces, n)) = finished.iter().find(|f| f.0 == size) else { continue };
+        sized.push(Sized { vocab_size: size, pieces: pieces.clone(), rounds: *n });
+    }
+    if let Some(main) = sized.pop() {
+        out = Some(TrainResult { pieces: main.pieces, rounds, sized });
+    }
+    out.ok_or_else(|| CoreError::input("the Unigram trainer ended without a vocabulary; report this"))
+}
+
+/// The vocabulary of `size` pieces from the model as it stands: every kept character, then the
+/// best-scoring pieces (SentencePiece's finalization), sorted by score descending, then bytes.
+fn finalize(model: &Model, required: &[(char, u64)], meta: &[Piece], size: usize) -> Result<Vec<Piece>, CoreError> {
+    let budget = size - meta.len();
+    let nseed = model.texts.len();
     let mut final_pieces: Vec<(String, f64)> = Vec::with_capacity(budget);
     let mut in_final = vec![false; nseed];
     let min_score = model.min_score();
@@ -733,13 +764,12 @@ pub fn train(
         final_pieces.push((model.texts[p as usize].clone(), model.score[p as usize]));
     }
     if final_pieces.len() < budget {
-        return Err(CoreError::VocabTooLarge { requested: cfg.vocab_size, reachable: final_pieces.len() + meta.len() });
+        return Err(CoreError::VocabTooLarge { requested: size, reachable: final_pieces.len() + meta.len() });
     }
     final_pieces.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.as_bytes().cmp(b.0.as_bytes())));
-    let mut pieces = meta;
+    let mut pieces = meta.to_vec();
     pieces.extend(final_pieces.into_iter().map(|(text, score)| Piece { text, score, kind: PieceKind::Normal }));
-    tick!("done", 1, 1);
-    Ok(TrainResult { pieces, rounds })
+    Ok(pieces)
 }
 
 /// The base alphabet of a Unigram model in words: its meta pieces (unknown, control,

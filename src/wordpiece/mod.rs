@@ -21,7 +21,7 @@ mod trainer;
 #[cfg(test)]
 mod trainer_tests;
 
-pub use corpus::{train_corpus, CorpusOutput};
+pub use corpus::{splitting, train_counts, CorpusOutput};
 pub use decode::decode;
 pub use encoder::Encoder;
 pub use normalize::{pre_tokenize, BertNormalizer, Form};

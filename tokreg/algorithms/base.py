@@ -31,10 +31,11 @@ if TYPE_CHECKING:
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-def exact_keys(raw: Mapping[str, Any], keys: set[str], title: str) -> None:
+def exact_keys(raw: Mapping[str, Any], keys: set[str], title: str, optional: frozenset[str] = frozenset()) -> None:
     """Refuses a stored config with missing keys, or with keys this tokreg does not know: those
-    come from a newer tokreg and would change encoding, so ignoring them would be a lie."""
-    missing, unknown = sorted(keys - set(raw)), sorted(set(raw) - keys)
+    come from a newer tokreg and would change encoding, so ignoring them would be a lie.
+    `optional` keys may be absent (settings stored only when used, so older hashes stay)."""
+    missing, unknown = sorted(keys - set(raw)), sorted(set(raw) - keys - optional)
     if unknown:
         raise InputError(
             f"this {title} version's config has settings this tokreg does not know ({', '.join(unknown)}); "
@@ -96,9 +97,23 @@ class Algorithm(ABC, Generic[C]):
         """Whether `options` are this algorithm's training options."""
         return self.options_type is not None and isinstance(options, self.options_type)
 
-    def train(
-        self, files: Sequence[PathLike], options: TrainOptions, progress: Optional[Progress] = None
-    ) -> TokenizerData:
+    def check(self, options: TrainOptions, sizes: Sequence[int]) -> None:
+        """Refuses options (and vocabulary sizes) that cannot train, before the corpus is read."""
+        raise InputError(f"{self.title} tokenizers are imported, not trained by tokreg")
+
+    def counting(self, options: TrainOptions) -> dict[str, Any]:
+        """How this algorithm counts a corpus with `options`: a counting spec (counting.py)."""
+        raise InputError(f"{self.title} tokenizers are imported, not trained by tokreg")
+
+    def utf8_hint(self, options: TrainOptions) -> Optional[str]:
+        """When the corpus must be UTF-8: what to tell a user whose corpus is not; else None."""
+        return None
+
+    def train_counts(
+        self, counts: _core.Counts, options: TrainOptions, sizes: Sequence[int], progress: Optional[Progress] = None
+    ) -> tuple[list[TokenizerData], dict[str, Any]]:
+        """Trains on counts: one TokenizerData per size in `sizes` (ascending), without their
+        runs, and what the run records of the training (`train_seconds`, ...)."""
         raise InputError(f"{self.title} tokenizers are imported, not trained by tokreg")
 
     # -- other tools' files -------------------------------------------------------------------

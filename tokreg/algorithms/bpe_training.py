@@ -1,6 +1,7 @@
 """Training BPE, shared by its two flavours: byte-level (GPT-2 style, 256 byte tokens; module
 byte_bpe) and classic character-level with an optional end-of-word suffix (Sennrich et al.;
-module char_bpe). Counting and merging run in the Rust core (`bpe::train_corpus`).
+module char_bpe). Counting (`counting.py`, by the pieces of the pattern) and merging
+(`bpe::train_counts`) run in the Rust core.
 
 Token ids: the base alphabet first (bytes 0..255 by value; or the corpus' characters sorted by
 their UTF-8 bytes), then merge results in the order they were learned, then special tokens.
@@ -9,18 +10,14 @@ their UTF-8 bytes), then merge results in the order they were learned, then spec
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any, Optional
 
 from .. import _core, patterns
-from ..corpus import read_corpus
 from ..data import MergeRow, TokenizerData, TokenRow
 from ..errors import InputError, VocabularySizeError
-from .base import PathLike
-from .training import Progress, TrainOptions, flag, run_record
+from .training import Progress, TrainOptions, flag
 
 #: The unknown token every character-level version carries, for characters never seen in training.
 CHAR_LEVEL_UNK = "<unk>"
@@ -43,9 +40,13 @@ class BpeOptions(TrainOptions):
     end_of_word_suffix: Optional[str] = flag(
         None, metavar="S", help="End-of-word symbol for --char-level, e.g. '</w>'."
     )
+    max_token_length: int = flag(0, metavar="N", help="Never learn a token longer than N bytes (0: no limit).")
     min_frequency: int = 0
     special: tuple[str, ...] = ()
     threads: int = 0  # 0 = one per core; never changes the result
+    memory_limit: Optional[int] = None  # bytes; None: the machine's default (memory.py)
+    max_piece_bytes: int = 0  # pieces longer than this are cut when counting (0: no limit)
+    sample_bytes: int = 0  # read only about this many bytes of text (0: all)
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> BpeOptions:
@@ -61,67 +62,70 @@ def _specials(opts: BpeOptions) -> list[str]:
     return list(dict.fromkeys(wanted))
 
 
-def train(files: Sequence[PathLike], opts: BpeOptions, progress: Optional[Progress]) -> tuple[TokenizerData, str]:
-    """Trains BPE on `files`; returns the plain result (nothing is written) and the regex used.
-    The caller (byte_bpe or char_bpe) fills in its config."""
-    started = datetime.now(timezone.utc)
-    t0 = time.perf_counter()
+def check(opts: BpeOptions, sizes: Sequence[int]) -> None:
+    """The checks made before reading the corpus."""
     opts.check_common()
-    pattern_name, regex = patterns.resolve(opts.pattern_or_default())
     if opts.end_of_word_suffix is not None and not opts.char_level:
         raise InputError("--end-of-word-suffix applies to character-level BPE; add --char-level")
     specials = _specials(opts)
     base = 0 if opts.char_level else 256
-    if opts.vocab_size < base + len(specials) + (1 if opts.char_level else 0):
+    smallest = min(sizes)
+    if smallest < base + len(specials) + (1 if opts.char_level else 0):
         raise InputError(
-            f"--vocab-size {opts.vocab_size} is smaller than the base alphabet: byte-level BPE needs at least "
+            f"--vocab-size {smallest} is smaller than the base alphabet: byte-level BPE needs at least "
             f"{base + len(specials)} (256 bytes + {len(specials)} special tokens)"
             if not opts.char_level
-            else f"--vocab-size {opts.vocab_size} is too small for character-level BPE"
+            else f"--vocab-size {smallest} is too small for character-level BPE"
         )
-    corpus = read_corpus(
-        files,
-        require_utf8=opts.char_level,
-        utf8_hint="character-level BPE needs UTF-8 text (convert the file, or drop --char-level to train byte-level)",
-    )
+
+
+def counting(opts: BpeOptions) -> dict[str, Any]:
+    """How BPE counts a corpus: the pieces of its pattern (see counting.py)."""
+    _, regex = patterns.resolve(opts.pattern_or_default())
+    return {"splitting": "pieces", "pattern": regex, "max_piece_bytes": opts.max_piece_bytes}
+
+
+def train_counts(
+    counts: _core.Counts, opts: BpeOptions, sizes: Sequence[int], progress: Optional[Progress]
+) -> tuple[list[TokenizerData], dict[str, Any]]:
+    """One TokenizerData per size (ascending; each a prefix of the next one's merges), and what
+    the run records of the training itself. The caller (byte_bpe or char_bpe) sets the config."""
+    specials = _specials(opts)
     try:
         out: dict[str, Any] = _core.train_bpe(
-            corpus.data,
-            regex,
-            opts.vocab_size - len(specials),
+            counts,
+            max(sizes) - len(specials),
             min_frequency=opts.min_frequency,
             char_level=opts.char_level,
             end_of_word=opts.end_of_word_suffix,
+            max_token_bytes=opts.max_token_length,
+            snapshots=[s - len(specials) for s in sizes],
             threads=opts.threads,
             progress=progress,
         )
     except VocabularySizeError as e:
         symbols = "characters" if opts.char_level else "bytes"
         raise InputError(
-            f"--vocab-size {opts.vocab_size} is smaller than the base alphabet: the corpus has {e.needed:,} "
-            f"{symbols} (+ {len(specials)} special tokens); raise --vocab-size to at least "
+            f"--vocab-size {e.requested + len(specials)} is smaller than the base alphabet: the corpus has "
+            f"{e.needed:,} {symbols} (+ {len(specials)} special tokens); raise --vocab-size to at least "
             f"{(e.needed or 0) + len(specials):,}"
         ) from None
     tokens: list[bytes] = out["tokens"]
-    counts: list[int] = out["token_counts"]
     n_base = out["alphabet_size"]
     base_kind = "char" if opts.char_level else "byte"
-    rows = [
-        TokenRow(id=i, bytes=b, kind=base_kind if i < n_base else "merged", count=counts[i])
-        for i, b in enumerate(tokens)
-    ]
-    for s in specials:
-        rows.append(TokenRow(id=len(rows), bytes=s.encode("utf-8"), kind="special"))
     merges = [MergeRow(rank=r, left=a, right=b, result=z, count=c) for r, (a, b, z, c) in enumerate(out["merges"])]
-    run = run_record(
-        opts,
-        corpus,
-        started=started,
-        t0=t0,
-        count_seconds=out["count_seconds"],
-        train_seconds=out["merge_seconds"],
-        extra_config={"pattern_name": pattern_name},
-        distinct_pieces=out["distinct_pieces"],
-    )
-    data = TokenizerData(algorithm="bpe", config={}, tokens=rows, merges=merges, run=run)
-    return data, regex
+    datas = []
+    for n_tokens, n_merges, counts_at in out["snapshots"]:
+        rows = [
+            TokenRow(id=i, bytes=tokens[i], kind=base_kind if i < n_base else "merged", count=counts_at[i])
+            for i in range(n_tokens)
+        ]
+        for s in specials:
+            rows.append(TokenRow(id=len(rows), bytes=s.encode("utf-8"), kind="special"))
+        datas.append(TokenizerData(algorithm="bpe", config={}, tokens=rows, merges=merges[:n_merges]))
+    info = {
+        "train_seconds": out["merge_seconds"],
+        "distinct_pieces": out["distinct_pieces"],
+        "extra_config": {"pattern_name": patterns.resolve(opts.pattern_or_default())[0]},
+    }
+    return datas, info

@@ -2,7 +2,9 @@
 tiktoken's encoding rule, so a trained version and an imported `.tiktoken` file share one
 encoder (`_core.Encoder.byte_bpe`). Lossless: any text decodes back to itself.
 
-Config (hashed): {"byte_level": true, "pattern": REGEX}.
+Config (hashed): {"byte_level": true, "pattern": REGEX}, plus "keep_gaps": true when the text
+between the pattern's matches is pieces too (Hugging Face's `Split` with `Isolated`; stored
+only then, so other versions' hashes never change).
 """
 
 from __future__ import annotations
@@ -16,16 +18,17 @@ from ..data import MergeRow, TokenizerData, TokenRow
 from ..errors import InputError
 from ..formats import hf_json, tiktoken_file
 from . import bpe_hf, bpe_training
-from .base import Algorithm, PathLike, exact_keys
+from .base import Algorithm, exact_keys
 from .training import Progress, TrainOptions
 
 
 @dataclass(frozen=True)
 class ByteBpeConfig:
     pattern: str
+    keep_gaps: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"byte_level": True, "pattern": self.pattern}
+        return {"byte_level": True, "pattern": self.pattern, **bpe_hf.gaps_json(self.keep_gaps)}
 
 
 class ByteBpe(Algorithm[ByteBpeConfig]):
@@ -39,11 +42,11 @@ class ByteBpe(Algorithm[ByteBpeConfig]):
         return config.get("byte_level") is True and "model" not in config
 
     def parse_config(self, raw: Mapping[str, Any]) -> ByteBpeConfig:
-        exact_keys(raw, {"byte_level", "pattern"}, self.title)
-        return ByteBpeConfig(pattern=str(raw["pattern"]))
+        exact_keys(raw, {"byte_level", "pattern"}, self.title, bpe_hf.GAPS_KEYS)
+        return ByteBpeConfig(pattern=str(raw["pattern"]), keep_gaps=bpe_hf.gaps_of(raw, self.title))
 
     def compile(self, content: bytes, config: ByteBpeConfig) -> _core.Encoder:
-        return _core.Encoder.byte_bpe(content, config.pattern)
+        return _core.Encoder.byte_bpe(content, config.pattern, keep_gaps=config.keep_gaps)
 
     def lossless(self, config: ByteBpeConfig) -> bool:
         return True
@@ -51,18 +54,30 @@ class ByteBpe(Algorithm[ByteBpeConfig]):
     def trains(self, options: TrainOptions) -> bool:
         return isinstance(options, bpe_training.BpeOptions) and not options.char_level
 
-    def train(
-        self, files: Sequence[PathLike], options: TrainOptions, progress: Optional[Progress] = None
-    ) -> TokenizerData:
+    def check(self, options: TrainOptions, sizes: Sequence[int]) -> None:
         assert isinstance(options, bpe_training.BpeOptions)
-        data, regex = bpe_training.train(files, options, progress)
-        data.config = ByteBpeConfig(regex).to_json()
-        return data
+        bpe_training.check(options, sizes)
+
+    def counting(self, options: TrainOptions) -> dict[str, Any]:
+        assert isinstance(options, bpe_training.BpeOptions)
+        return bpe_training.counting(options)
+
+    def train_counts(
+        self, counts: _core.Counts, options: TrainOptions, sizes: Sequence[int], progress: Optional[Progress] = None
+    ) -> tuple[list[TokenizerData], dict[str, Any]]:
+        assert isinstance(options, bpe_training.BpeOptions)
+        datas, info = bpe_training.train_counts(counts, options, sizes, progress)
+        regex = self.counting(options)["pattern"]
+        for data in datas:
+            data.config = ByteBpeConfig(regex).to_json()
+        return datas, info
 
     def export(self, fmt: str, data: TokenizerData, ref: str) -> bytes:
         config = self.parse_config(data.config)
         if fmt == "hf":
-            return hf_json.dumps(bpe_hf.export(data, ref, byte_level=True, pattern=config.pattern, unk=None))
+            return hf_json.dumps(
+                bpe_hf.export(data, ref, byte_level=True, pattern=config.pattern, keep_gaps=config.keep_gaps, unk=None)
+            )
         if fmt == "tiktoken":
             return tiktoken_file.dumps([(t.id, t.bytes) for t in data.tokens if t.kind != "special"])
         return super().export(fmt, data, ref)
@@ -71,8 +86,8 @@ class ByteBpe(Algorithm[ByteBpeConfig]):
         return model_type == "BPE" and bpe_hf.is_byte_level(doc)
 
     def from_hf(self, doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> TokenizerData:
-        data, regex = bpe_hf.read(doc, model, where, byte_level=True)
-        data.config = ByteBpeConfig(regex).to_json()
+        data, regex, keep_gaps = bpe_hf.read(doc, model, where, byte_level=True)
+        data.config = ByteBpeConfig(regex, keep_gaps).to_json()
         return data
 
     def from_tiktoken(

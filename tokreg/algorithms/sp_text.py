@@ -56,7 +56,9 @@ class SpNormalizerConfig:
 
 
 def lossless(normalizer: SpNormalizerConfig, byte_fallback: bool) -> bool:
-    """With byte fallback nothing is unknown; whitespace kept as it is decodes back."""
+    """With byte fallback nothing is unknown; whitespace kept as it is decodes back. One
+    character is the exception, as in SentencePiece itself: ▁ (U+2581) in the input is the
+    space marker, so it decodes as a space."""
     return byte_fallback and not normalizer.remove_extra_whitespaces and normalizer.escape_whitespaces
 
 

@@ -1,20 +1,15 @@
 """What every trainer shares: the options base class (its JSON form, as stored with the run,
-and the metadata the CLI builds its per-algorithm flags from), the progress callback type,
-and the training-run record (options, corpus fingerprint, tokreg's version, timings)."""
+and the metadata the CLI builds its per-algorithm flags from) and the progress callback type.
+The run around a trainer (reading, counting, the run record) is tokreg/train_run.py."""
 
 from __future__ import annotations
 
 import dataclasses
-import os
-import time
-from datetime import datetime
 from typing import Any, Callable, ClassVar, Optional, TypeVar
 
-from ..corpus import Corpus
 from ..errors import InputError
-from ..package_version import __version__
 
-# phase ("count", "merge", "em", "prune"), done, total -> None
+# phase ("read", "finish", "merge", "em", "prune", ...), done, total -> None
 Progress = Callable[[str, int, int], None]
 OptionsT = TypeVar("OptionsT", bound="TrainOptions")
 
@@ -49,6 +44,9 @@ class TrainOptions:
     vocab_size: int
     special: tuple[str, ...]
     threads: int
+    memory_limit: Optional[int]
+    max_piece_bytes: int
+    sample_bytes: int
 
     def to_json(self) -> dict[str, Any]:
         """The options as stored with the training run (`special`, a tuple, as a list)."""
@@ -66,7 +64,7 @@ class TrainOptions:
 
     @classmethod
     def from_json(cls: type[OptionsT], d: dict[str, Any]) -> OptionsT:
-        d = dict(d)
+        d = {k: v for k, v in d.items() if k != "run_sizes"}  # the sizes of the run, recorded beside them
         d["special"] = tuple(d.get("special", ()))
         unknown = sorted(set(d) - cls.field_names())
         if unknown:
@@ -85,31 +83,6 @@ class TrainOptions:
         for s in self.special:
             if not s:
                 raise InputError("a special token must not be empty")
-
-
-def run_record(
-    options: TrainOptions,
-    corpus: Corpus,
-    *,
-    started: datetime,
-    t0: float,
-    count_seconds: float,
-    train_seconds: float,
-    extra_config: Optional[dict[str, Any]] = None,
-    **extra: Any,
-) -> dict[str, Any]:
-    """The `training_runs` row of a run (keys that are not columns stay in memory only)."""
-    threads = options.threads
-    return {
-        "config": {"algorithm": options.run_name, **options.to_json(), **(extra_config or {})},
-        "corpus_fingerprint": corpus.fingerprint,
-        "corpus_files": corpus.files,
-        "corpus_bytes": corpus.size,
-        "tokreg_version": __version__,
-        "threads": threads or (os.cpu_count() or 1),
-        "count_seconds": count_seconds,
-        "train_seconds": train_seconds,
-        "total_seconds": time.perf_counter() - t0,
-        "started_at": started,
-        **extra,
-    }
+        for name in ("max_piece_bytes", "sample_bytes"):
+            if getattr(self, name) < 0:
+                raise InputError(f"--{name.replace('_', '-')} must be 0 (no limit) or more")

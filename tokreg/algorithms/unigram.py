@@ -16,22 +16,20 @@ Config (hashed): {"normalizer": {...} (sp_text.py), "byte_fallback", "unk_token"
 
 from __future__ import annotations
 
-import time
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any, Optional
 
 from .. import _core
-from ..corpus import read_corpus
 from ..data import RoundRow, TokenizerData, TokenRow
 from ..errors import InputError, VocabularySizeError
 from ..formats import hf_json
 from ..formats.sentencepiece_proto import Model as SpModel
 from . import sp_text
-from .base import Algorithm, PathLike, exact_keys
+from .base import Algorithm, exact_keys
 from .sp_text import SpNormalizerConfig
-from .training import Progress, TrainOptions, flag, run_record
+from .training import Progress, TrainOptions, flag
 
 
 @dataclass(frozen=True)
@@ -68,6 +66,9 @@ class UnigramOptions(TrainOptions):
         False, name="--collapse-whitespace", help="Collapse runs of spaces, as SentencePiece (lossy)."
     )
     threads: int = 0
+    memory_limit: Optional[int] = None  # bytes; None: the machine's default (memory.py)
+    max_piece_bytes: int = 0  # words longer than this are cut when counting (0: no limit)
+    sample_bytes: int = 0  # read only about this many bytes of text (0: all)
 
     def config(self) -> UnigramConfig:
         return UnigramConfig(
@@ -122,22 +123,35 @@ class Unigram(Algorithm[UnigramConfig]):
 
     # -- training -------------------------------------------------------------------------------
 
-    def train(
-        self, files: Sequence[PathLike], options: TrainOptions, progress: Optional[Progress] = None
-    ) -> TokenizerData:
+    def check(self, options: TrainOptions, sizes: Sequence[int]) -> None:
+        assert isinstance(options, UnigramOptions)
+        options.check_common()
+        if not 0.0 < options.shrinking_factor < 1.0:
+            raise InputError(f"--shrinking-factor {options.shrinking_factor} must be between 0 and 1 (e.g. 0.75)")
+
+    def counting(self, options: TrainOptions) -> dict[str, Any]:
+        assert isinstance(options, UnigramOptions)
+        normalizer = {
+            "add_dummy_prefix": options.add_dummy_prefix,
+            "remove_extra_whitespaces": options.remove_extra_whitespaces,
+        }
+        return {"splitting": "sentencepiece", "normalizer": normalizer, "max_piece_bytes": options.max_piece_bytes}
+
+    def utf8_hint(self, options: TrainOptions) -> Optional[str]:
+        return "Unigram trains on UTF-8 text; convert the file to UTF-8"
+
+    def train_counts(
+        self, counts: _core.Counts, options: TrainOptions, sizes: Sequence[int], progress: Optional[Progress] = None
+    ) -> tuple[list[TokenizerData], dict[str, Any]]:
+        """Trains to the smallest size; each larger one is finalized at the first pruning round
+        that reaches its own target (1.1 x its size, as SentencePiece), exactly as a run to that
+        size alone would be, with the rounds up to it."""
         assert isinstance(options, UnigramOptions)
         opts = options
-        started, t0 = datetime.now(timezone.utc), time.perf_counter()
-        opts.check_common()
-        if not 0.0 < opts.shrinking_factor < 1.0:
-            raise InputError(f"--shrinking-factor {opts.shrinking_factor} must be between 0 and 1 (e.g. 0.75)")
-        corpus = read_corpus(
-            files, require_utf8=True, utf8_hint="Unigram trains on UTF-8 text; convert the file to UTF-8"
-        )
         try:
             out: dict[str, Any] = _core.train_unigram(
-                corpus.data,
-                opts.vocab_size,
+                counts,
+                max(sizes),
                 byte_fallback=opts.byte_fallback,
                 shrinking_factor=opts.shrinking_factor,
                 max_piece_length=opts.max_piece_length,
@@ -146,27 +160,25 @@ class Unigram(Algorithm[UnigramConfig]):
                 unk_piece=opts.unk_token,
                 control_pieces=list(opts.special),
                 character_coverage=opts.character_coverage,
-                add_dummy_prefix=opts.add_dummy_prefix,
-                remove_extra_whitespaces=opts.remove_extra_whitespaces,
+                snapshots=[s for s in sizes if s != max(sizes)],
                 threads=opts.threads,
                 progress=progress,
             )
         except VocabularySizeError as e:
-            raise InputError(f"--vocab-size {opts.vocab_size}: {e}") from None
-        tokens = [
-            TokenRow(id=i, bytes=text.encode("utf-8"), kind=kind, score=score)
-            for i, (text, score, kind) in enumerate(out["pieces"])
-        ]
+            raise InputError(f"--vocab-size {e.requested}: {e}") from None
         rounds = [RoundRow(round=r, phase="em", vocab_size=n, log_likelihood=ll) for r, n, ll in out["rounds"]]
-        run = run_record(
-            opts,
-            corpus,
-            started=started,
-            t0=t0,
-            count_seconds=out["count_seconds"],
-            train_seconds=out["train_seconds"],
-        )
-        return TokenizerData(algorithm="unigram", config=opts.config().to_json(), tokens=tokens, run=run, rounds=rounds)
+        by_size = {size: (pieces, n) for size, pieces, n in out["sized"]}
+        by_size[max(sizes)] = (out["pieces"], len(rounds))
+        config = opts.config().to_json()
+        datas = []
+        for size in sizes:
+            pieces, n_rounds = by_size[size]
+            tokens = [
+                TokenRow(id=i, bytes=text.encode("utf-8"), kind=kind, score=score)
+                for i, (text, score, kind) in enumerate(pieces)
+            ]
+            datas.append(TokenizerData(algorithm="unigram", config=config, tokens=tokens, rounds=rounds[:n_rounds]))
+        return datas, {"train_seconds": out["train_seconds"], "distinct_pieces": out["distinct_words"]}
 
     # -- other tools' files ---------------------------------------------------------------------
 
@@ -238,14 +250,27 @@ class Unigram(Algorithm[UnigramConfig]):
         vocab = model.get("vocab")
         if not isinstance(vocab, list) or not vocab:
             raise InputError(f"{where}: the Unigram model has no vocab")
-        if not all(isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) for v in vocab):
-            raise InputError(f"{where}: the Unigram vocab is not a list of [piece, score]")
+        for i, v in enumerate(vocab):
+            if not (isinstance(v, list) and len(v) == 2 and isinstance(v[0], str)):
+                raise InputError(f"{where}: the Unigram vocab is not a list of [piece, score] (entry {i})")
+            score = v[1]
+            # abs() < max float, not isfinite(): an int too large for a float raises OverflowError.
+            if not isinstance(score, (int, float)) or isinstance(score, bool) or not abs(score) < sys.float_info.max:
+                raise InputError(
+                    f"{where}: the Unigram piece {v[0][:40]!r} has the score {score!r:.30}, not a finite number"
+                )
+            if not v[0]:
+                raise InputError(f"{where}: the Unigram vocab has an empty piece (id {i}); remove it")
         unk_id = model.get("unk_id")
-        if not isinstance(unk_id, int) or not 0 <= unk_id < len(vocab):
+        if not isinstance(unk_id, int) or isinstance(unk_id, bool) or not 0 <= unk_id < len(vocab):
             raise refuse("a Unigram model without an unknown piece")
-        byte_fallback = bool(model.get("byte_fallback"))
-        added = doc.get("added_tokens") or []
-        specials = {a.get("content") for a in added if isinstance(a, dict) and a.get("special")}
+        byte_fallback = model.get("byte_fallback", False)
+        if not isinstance(byte_fallback, bool):
+            raise InputError(f"{where}: byte_fallback is {byte_fallback!r:.20}, not true or false")
+        added = hf_json.read_added(doc, where, normalized_ok=False)
+        if any(i >= len(vocab) or vocab[i][0] != t for i, t in added.items()):
+            raise InputError(f"{where}: an added token is not in the vocab with its id; the file is damaged")
+        specials = set(added.values())
 
         def kind(i: int, piece: str) -> str:
             if i == unk_id:
@@ -256,13 +281,14 @@ class Unigram(Algorithm[UnigramConfig]):
                 return "byte"
             return "normal"
 
-        try:
-            tokens = [
-                TokenRow(id=i, bytes=p.encode("utf-8"), kind=kind(i, p), score=float(s))
-                for i, (p, s) in enumerate(vocab)
-            ]
-        except (TypeError, ValueError) as e:
-            raise InputError(f"{where}: a Unigram score is not a number ({e})") from None
+        tokens = [
+            TokenRow(id=i, bytes=p.encode("utf-8"), kind=kind(i, p), score=float(s)) for i, (p, s) in enumerate(vocab)
+        ]
+        n_bytes = sum(1 for t in tokens if t.kind == "byte")
+        if byte_fallback and n_bytes != 256:
+            # HF turns a character with a missing byte piece into one unknown token, SentencePiece
+            # (and tokreg) only that byte: a partial set would encode differently.
+            raise InputError(f"{where}: byte_fallback is on but the vocab has {n_bytes} byte pieces, not 256")
         normalizer = SpNormalizerConfig(add_dummy_prefix=dummy_prefix, remove_extra_whitespaces=collapse)
         config = UnigramConfig(normalizer, byte_fallback, vocab[unk_id][0])
         return TokenizerData(algorithm="unigram", config=config.to_json(), tokens=tokens, source="import:hf")

@@ -16,19 +16,16 @@ unicode_form}, "pre_tokenizer": "bert", "continuing_prefix", "unk_token",
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any, Optional
 
 from .. import _core
-from ..corpus import read_corpus
 from ..data import MergeRow, TokenizerData, TokenRow
 from ..errors import InputError
 from ..formats import hf_json, wordpiece_vocab
-from .base import Algorithm, PathLike, exact_keys
-from .training import Progress, TrainOptions, flag, run_record
+from .base import Algorithm, exact_keys
+from .training import Progress, TrainOptions, flag
 
 FORMS = ("none", "nfc", "nfkc", "nfd", "nfkd")
 _HF_FORMS = {"NFC": "nfc", "NFKC": "nfkc", "NFD": "nfd", "NFKD": "nfkd"}
@@ -93,7 +90,13 @@ class WordPieceOptions(TrainOptions):
     max_input_chars_per_word: int = flag(
         100, name="--max-word-chars", metavar="N", help="Longer words encode as the unknown token."
     )
+    max_token_length: int = flag(
+        0, metavar="N", help="Never learn a token longer than N characters, prefix not counted (0: no limit)."
+    )
     threads: int = 0
+    memory_limit: Optional[int] = None  # bytes; None: the machine's default (memory.py)
+    max_piece_bytes: int = 0  # words longer than this are cut when counting (0: no limit)
+    sample_bytes: int = 0  # read only about this many bytes of text (0: all)
 
     def config(self) -> WordPieceConfig:
         """The encoding config these options give a trained (or vocab.txt-imported) version."""
@@ -134,9 +137,28 @@ class WordPiece(Algorithm[WordPieceConfig]):
             self.title,
         )
         n = raw["normalizer"]
+        if not isinstance(n, dict):
+            raise InputError(f"this {self.title} version's normalizer config is {n!r:.40}; the version is damaged")
         exact_keys(n, {"clean_text", "handle_chinese_chars", "strip_accents", "lowercase", "unicode_form"}, self.title)
         if raw["pre_tokenizer"] != "bert":
-            raise InputError(f"WordPiece pre-tokenizer {raw['pre_tokenizer']!r} is not implemented by this tokreg")
+            raise InputError(f"WordPiece pre-tokenizer {raw['pre_tokenizer']!r:.40} is not implemented by this tokreg")
+        # Stored configs can come from a file (a tokreg file's content is only as good as its
+        # hash): every value must have its type before it reaches the core.
+        max_chars = raw["max_input_chars_per_word"]
+        if (
+            not all(isinstance(n[k], bool) for k in ("clean_text", "handle_chinese_chars", "lowercase"))
+            or not isinstance(n["strip_accents"], (bool, type(None)))
+            or n["unicode_form"] not in (None, *FORMS[1:])
+            or not isinstance(raw["continuing_prefix"], str)
+            or not raw["continuing_prefix"]
+            or not isinstance(raw["unk_token"], str)
+            or not isinstance(max_chars, int)
+            or isinstance(max_chars, bool)
+            or not 1 <= max_chars <= 2**32
+        ):
+            raise InputError(
+                f"this {self.title} version's config has a setting of the wrong type; the version is damaged"
+            )
         return WordPieceConfig(
             normalizer=BertNormalizerConfig(**n),
             continuing_prefix=str(raw["continuing_prefix"]),
@@ -158,34 +180,45 @@ class WordPiece(Algorithm[WordPieceConfig]):
 
     # -- training -------------------------------------------------------------------------------
 
-    def train(
-        self, files: Sequence[PathLike], options: TrainOptions, progress: Optional[Progress] = None
-    ) -> TokenizerData:
+    def check(self, options: TrainOptions, sizes: Sequence[int]) -> None:
         assert isinstance(options, WordPieceOptions)
         opts = options
-        started, t0 = datetime.now(timezone.utc), time.perf_counter()
         opts.check_common()
         if opts.unicode_normalization not in FORMS:
             raise InputError(f"--normalization {opts.unicode_normalization!r} is not one of {', '.join(FORMS)}")
         if not opts.continuing_prefix:
             raise InputError("--prefix must not be empty (BERT uses '##')")
         specials = list(dict.fromkeys([opts.unk_token, *opts.special]))
-        if opts.vocab_size <= len(specials):
-            raise InputError(f"--vocab-size {opts.vocab_size} leaves no room beside {len(specials)} special tokens")
-        config = opts.config()
-        corpus = read_corpus(
-            files, require_utf8=True, utf8_hint="WordPiece trains on UTF-8 text; convert the file to UTF-8"
-        )
+        if min(sizes) <= len(specials):
+            raise InputError(f"--vocab-size {min(sizes)} leaves no room beside {len(specials)} special tokens")
+
+    def counting(self, options: TrainOptions) -> dict[str, Any]:
+        assert isinstance(options, WordPieceOptions)
+        normalizer = options.config().normalizer.to_json()
+        return {"splitting": "bert", "normalizer": normalizer, "max_piece_bytes": options.max_piece_bytes}
+
+    def utf8_hint(self, options: TrainOptions) -> Optional[str]:
+        return "WordPiece trains on UTF-8 text; convert the file to UTF-8"
+
+    def train_counts(
+        self, counts: _core.Counts, options: TrainOptions, sizes: Sequence[int], progress: Optional[Progress] = None
+    ) -> tuple[list[TokenizerData], dict[str, Any]]:
+        """Trains to the largest size; each smaller one is a prefix of it (tokens in id order
+        up to its size, and the merges that made them), which is what training to that size
+        alone gives."""
+        assert isinstance(options, WordPieceOptions)
+        opts = options
+        specials = list(dict.fromkeys([opts.unk_token, *opts.special]))
         out: dict[str, Any] = _core.train_wordpiece(
-            corpus.data,
-            opts.vocab_size,
+            counts,
+            max(sizes),
             specials,
             continuing_prefix=opts.continuing_prefix,
             min_frequency=opts.min_frequency,
             limit_alphabet=opts.limit_alphabet,
+            max_token_len=opts.max_token_length or None,
             threads=opts.threads,
             progress=progress,
-            **config.normalizer.to_json(),
         )
         merged = {m[2] for m in out["merges"]}
         tokens = []
@@ -196,10 +229,10 @@ class WordPiece(Algorithm[WordPieceConfig]):
             )
         if len(tokens) - len(specials) == 0:
             raise InputError("the corpus has no words after normalization; give files that contain text")
-        if len(tokens) > opts.vocab_size:
-            alphabet = sum(1 for t in tokens if t.kind == "char")
+        alphabet = sum(1 for t in tokens if t.kind == "char")
+        if len(specials) + alphabet > min(sizes):
             raise InputError(
-                f"--vocab-size {opts.vocab_size} is smaller than the base alphabet: the corpus has {alphabet:,} "
+                f"--vocab-size {min(sizes)} is smaller than the base alphabet: the corpus has {alphabet:,} "
                 f"characters and continuation characters (+ {len(specials)} special tokens); raise --vocab-size "
                 "or keep fewer characters with --limit-alphabet"
             )
@@ -207,15 +240,17 @@ class WordPiece(Algorithm[WordPieceConfig]):
             MergeRow(rank=k, left=a, right=b, result=z, count=pc, score=sc, left_count=lc, right_count=rc)
             for k, (a, b, z, sc, pc, lc, rc) in enumerate(out["merges"])
         ]
-        run = run_record(
-            opts,
-            corpus,
-            started=started,
-            t0=t0,
-            count_seconds=out["count_seconds"],
-            train_seconds=out["merge_seconds"],
-        )
-        return TokenizerData(algorithm="wordpiece", config=config.to_json(), tokens=tokens, merges=merges, run=run)
+        config = opts.config().to_json()
+        datas = []
+        for size in sizes:
+            n_merges = len(merges)
+            if size < len(tokens):
+                # The merges up to the one that made token `size - 1`: where a run to `size` stops.
+                n_merges = next(k + 1 for k, m in enumerate(merges) if m.result == size - 1)
+            datas.append(
+                TokenizerData(algorithm="wordpiece", config=config, tokens=tokens[:size], merges=merges[:n_merges])
+            )
+        return datas, {"train_seconds": out["merge_seconds"], "distinct_pieces": out["distinct_words"]}
 
     # -- other tools' files ---------------------------------------------------------------------
 
@@ -295,37 +330,54 @@ class WordPiece(Algorithm[WordPieceConfig]):
                 or not isinstance(steps[0], dict)
                 or (steps[0].get("type") not in _HF_FORMS)
             ):
-                raise refuse(f"the normalizer sequence {steps!r:.80}")
+                raise refuse(f"the normalizer sequence {str(steps)[:80]}")
             form, norm = _HF_FORMS[steps[0]["type"]], steps[1]
         if not isinstance(norm, dict) or norm.get("type") != "BertNormalizer":
-            raise refuse(f"the normalizer {None if not isinstance(norm, dict) else norm.get('type')}")
+            raise refuse(f"the normalizer {str(norm.get('type') if isinstance(norm, dict) else None)[:40]}")
         pre = doc.get("pre_tokenizer")
         if not isinstance(pre, dict) or pre.get("type") != "BertPreTokenizer":
-            raise refuse(f"the pre-tokenizer {None if not isinstance(pre, dict) else pre.get('type')}")
+            raise refuse(f"the pre-tokenizer {str(pre.get('type') if isinstance(pre, dict) else None)[:40]}")
         vocab = model.get("vocab")
-        if not isinstance(vocab, dict) or not vocab or not all(isinstance(i, int) for i in vocab.values()):
+        if (
+            not isinstance(vocab, dict)
+            or not vocab
+            or not all(isinstance(i, int) and not isinstance(i, bool) for i in vocab.values())
+        ):
             raise InputError(f"{where}: the WordPiece model has no vocab of token -> id")
         ids = sorted(vocab.values())
         if ids != list(range(len(ids))):
             raise refuse("a vocab whose ids are not 0..n-1")
+        if "" in vocab:
+            raise InputError(f"{where}: the vocab has an empty token (id {vocab['']}); remove it")
         unk, prefix = model.get("unk_token", "[UNK]"), model.get("continuing_subword_prefix", "##")
-        if unk not in vocab:
-            raise InputError(f"{where}: the unknown token {unk!r} is not in the vocab")
-        added = doc.get("added_tokens") or []
-        specials = {str(a.get("content")) for a in added if isinstance(a, dict) and a.get("special")}
+        if not isinstance(unk, str) or unk not in vocab:
+            raise InputError(f"{where}: the unknown token {unk!r:.40} is not in the vocab")
+        if not isinstance(prefix, str) or not prefix:
+            raise InputError(f"{where}: continuing_subword_prefix {prefix!r:.40} is not a non-empty string")
+        max_chars = model.get("max_input_chars_per_word", 100)
+        if not isinstance(max_chars, int) or isinstance(max_chars, bool) or not 1 <= max_chars <= 2**32:
+            raise InputError(f"{where}: max_input_chars_per_word {max_chars!r:.40} is not a positive integer")
+        flags = {k: norm.get(k, True) for k in ("clean_text", "handle_chinese_chars", "lowercase")}
+        strip = norm.get("strip_accents")
+        if not all(isinstance(v, bool) for v in flags.values()) or not isinstance(strip, (bool, type(None))):
+            raise InputError(f"{where}: a BertNormalizer setting is not true, false (or null for strip_accents)")
+        added = hf_json.read_added(doc, where, normalized_ok=False)
+        if any(vocab.get(t) != i for i, t in added.items()):
+            raise InputError(f"{where}: an added token is not in the vocab with its id; the file is damaged")
+        specials = set(added.values())
         by_id = sorted(vocab.items(), key=lambda kv: kv[1])
         tokens = [TokenRow(id=i, bytes=t.encode("utf-8"), kind=token_kind(t, prefix, specials)) for t, i in by_id]
         config = WordPieceConfig(
             normalizer=BertNormalizerConfig(
-                clean_text=bool(norm.get("clean_text", True)),
-                handle_chinese_chars=bool(norm.get("handle_chinese_chars", True)),
-                strip_accents=norm.get("strip_accents"),
-                lowercase=bool(norm.get("lowercase", True)),
+                clean_text=flags["clean_text"],
+                handle_chinese_chars=flags["handle_chinese_chars"],
+                strip_accents=strip,
+                lowercase=flags["lowercase"],
                 unicode_form=form,
             ),
-            continuing_prefix=str(prefix),
-            unk_token=str(unk),
-            max_input_chars_per_word=int(model.get("max_input_chars_per_word", 100)),
+            continuing_prefix=prefix,
+            unk_token=unk,
+            max_input_chars_per_word=max_chars,
         )
         return TokenizerData(algorithm="wordpiece", config=config.to_json(), tokens=tokens, source="import:hf")
 

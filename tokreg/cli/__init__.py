@@ -9,9 +9,12 @@ from typing import Optional
 
 from .app import cli
 from .browse import list_, log, show
+from .count import count
 from .db import db
 from .diff import diff
 from .encode import decode, encode
+from .evaluate import audit, eval_
+from .serve import serve
 from .sql import sql
 from .train import train
 from .transfer import export, import_
@@ -19,6 +22,7 @@ from .versions import pin, reproduce, rm, tag, verify
 
 for command in (
     train,
+    count,
     list_,
     show,
     encode,
@@ -29,11 +33,14 @@ for command in (
     log,
     rm,
     diff,
+    eval_,
+    audit,
     pin,
     verify,
     export,
     import_,
     reproduce,
+    serve,
 ):
     cli.add_command(command)
 

@@ -1,27 +1,67 @@
 """The `tokreg` group: the one place where library errors and Ctrl-C become one line on stderr
-and the exit code of their class (see errors.py); never a traceback."""
+and the exit code of their class (see errors.py); never a traceback.
+
+An interruption is reported from what the registry holds, not from where the KeyboardInterrupt
+happened to land: the command's `Registry` remembers the write it attempted and asks the
+database whether that write was committed (`Registry.interruption`).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import click
 
+from ..console import finished
 from ..errors import Interrupted, TokregError
+
+#: Where a command keeps the Registry it opened (click's `meta` is shared by nested contexts).
+REGISTRY = "tokreg.registry"
+
+
+def _interruption(ctx: Optional[click.Context]) -> str:
+    reg = ctx.meta.get(REGISTRY) if ctx is not None else None
+    return str(
+        reg.interruption() if reg is not None else Interrupted("interrupted; nothing was written to the registry")
+    )
+
+
+def _fail(ctx: click.Context, message: str, code: int) -> None:
+    finished()
+    click.echo(f"tokreg: error: {message}", err=True)
+    ctx.exit(code)
 
 
 class TokregGroup(click.Group):
     """Turns library errors and Ctrl-C into one line and an exit code."""
 
+    def make_context(
+        self, info_name: Optional[str], args: list[str], parent: Optional[click.Context] = None, **extra: Any
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except KeyboardInterrupt:
+            finished()
+            click.echo(f"tokreg: error: {_interruption(None)}", err=True)
+            raise click.exceptions.Exit(Interrupted.exit_code) from None
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            rv = super().invoke(ctx)
+            finished()
+            return rv
         except TokregError as e:
-            click.echo(f"tokreg: error: {e}", err=True)
-            ctx.exit(e.exit_code)
+            _fail(ctx, str(e), e.exit_code)
         except KeyboardInterrupt:
-            click.echo(f"tokreg: error: {Interrupted('interrupted')}", err=True)
-            ctx.exit(Interrupted.exit_code)
+            _fail(ctx, _interruption(ctx), Interrupted.exit_code)
+        except click.Abort as e:
+            if isinstance(e.__context__, KeyboardInterrupt):  # Ctrl-C at a prompt
+                _fail(ctx, _interruption(ctx), Interrupted.exit_code)
+            raise
+        finally:
+            reg = ctx.meta.pop(REGISTRY, None)
+            if reg is not None:
+                reg.close()
 
 
 @click.group(cls=TokregGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

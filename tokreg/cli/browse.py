@@ -30,7 +30,7 @@ def list_(name: Optional[str], as_json: bool, db: Optional[str]) -> None:
         click.echo("the registry is empty; train one with: tokreg train NAME FILE... --vocab-size N", err=True)
         return
     echo_table(
-        ["ref", "algorithm", "vocab", "hash", "created", "message"],
+        ["ref", "algorithm", "vocab", "hash", "created", "same run", "message"],
         [
             [
                 v.ref,
@@ -38,6 +38,7 @@ def list_(name: Optional[str], as_json: bool, db: Optional[str]) -> None:
                 v.vocab_size,
                 v.content_hash[:25] + "…",
                 v.created_at.strftime("%Y-%m-%d %H:%M"),
+                " ".join("@" + r.rsplit("@", 1)[1] for r in v.same_run),
                 v.message or "",
             ]
             for v in versions
@@ -84,6 +85,8 @@ def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: b
     click.echo(f"  {'created':<14}{info['created_at']}")
     if info["message"]:
         click.echo(f"  {'message':<14}{info['message']}")
+    if info["same_run"]:
+        click.echo(f"  {'same run as':<14}{', '.join(info['same_run'])} (other sizes of one training run)")
     for k, val in sorted(info["config"].items()):
         click.echo(f"  {k:<14}{val}")
     run = info.get("training_run")
@@ -94,7 +97,18 @@ def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: b
             f"{len(run['corpus_files'])} file(s)"
         )
         for f in run["corpus_files"][:5]:
-            click.echo(f"      {f['path']}  {f['size']:,} bytes")
+            click.echo(f"      {f['path'] or f['name']}  {f['size']:,} bytes")
+        if len(run["corpus_files"]) > 5:
+            click.echo(f"      … and {len(run['corpus_files']) - 5:,} more")
+        counting = run.get("counting") or {}
+        if counting:
+            dropped = counting.get("dropped_pieces") or 0
+            click.echo(
+                f"    counting    {counting.get('pieces', 0):,} pieces kept, {dropped:,} dropped "
+                f"({100 * (counting.get('dropped_mass') or 0):.3f}% of the corpus) within "
+                f"{(counting.get('memory_limit') or 0) / 2**30:.1f} GiB; {counting.get('engine', 'local')}"
+                + (f", sample of {counting['sample_bytes']:,} bytes" if counting.get("sample_bytes") else "")
+            )
         click.echo(
             f"    timings     count {run['count_seconds']:.2f} s, train {run['train_seconds']:.2f} s, "
             f"total {run['total_seconds']:.2f} s, {run['threads']} thread(s)"

@@ -10,6 +10,7 @@ from typing import Any, Callable, Optional, TypeVar
 import click
 
 from ..registry import Registry
+from .app import REGISTRY
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,7 +29,19 @@ def json_option(f: F) -> F:
 
 
 def open_registry(db: Optional[str]) -> Registry:
-    return Registry(db)
+    """The registry the command works on, remembered so that an interruption is reported from
+    what it holds (app.py)."""
+    reg = Registry(db)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta[REGISTRY] = reg
+    return reg
+
+
+def say_created(reg: Registry) -> None:
+    """The note a write prints when it created the registry (on stderr: stdout may be JSON)."""
+    if reg.created:
+        click.echo(f"created a new registry at {reg.where}", err=True)
 
 
 def pinned(reg: Registry, ref: str) -> str:
@@ -45,7 +58,7 @@ def cell(v: Any) -> str:
     return str(v)
 
 
-def _json_default(v: Any) -> Any:
+def json_default(v: Any) -> Any:
     if isinstance(v, (bytes, memoryview)):
         return "0x" + bytes(v).hex()
     if hasattr(v, "isoformat"):
@@ -54,7 +67,7 @@ def _json_default(v: Any) -> Any:
 
 
 def echo_json(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=_json_default))
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=json_default))
 
 
 def echo_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:

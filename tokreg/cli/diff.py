@@ -6,6 +6,7 @@ from typing import Any, Optional
 
 import click
 
+from ..metrics import METRICS, Metric
 from .common import db_option, echo_json, echo_table, json_option, open_registry, pinned
 
 
@@ -59,22 +60,22 @@ def _print_diff(d: dict[str, Any]) -> None:
         click.echo(_h("\nconfig") + " identical")
     text = d.get("text")
     if text:
-        click.echo(_h("\neffect on text"))
-        echo_table(
-            ["file", "bytes", "tokens A", "tokens B", "tok/byte A", "tok/byte B"],
-            [
+        for f in text["files"]:
+            click.echo(_h(f"\neffect on text: {f['file']}") + f" ({f['bytes']:,} bytes)")
+            echo_table(
+                ["metric", "A", "B", "B - A"],
                 [
-                    f["file"],
-                    f"{f['bytes']:,}",
-                    f"{f['tokens_a']:,}",
-                    f"{f['tokens_b']:,}",
-                    f"{f['tokens_per_byte_a']:.4f}",
-                    f"{f['tokens_per_byte_b']:.4f}",
-                ]
-                for f in text["files"]
-            ],
-        )
+                    [
+                        m.label,
+                        _metric(m, f["a"][m.name]),
+                        _metric(m, f["b"][m.name]),
+                        _metric(m, f["delta"][m.name], "+"),
+                    ]
+                    for m in METRICS
+                ],
+            )
         w = text["words"]
+        click.echo(_h("\nwords") + " (whitespace-separated, each encoded on its own)")
         click.echo(
             f"  words segmented differently: {w['changed_distinct']:,} of {w['distinct']:,} distinct "
             f"({w['changed_occurrences']:,} of {w['occurrences']:,} occurrences)"
@@ -84,6 +85,12 @@ def _print_diff(d: dict[str, Any]) -> None:
                 ["word", "count", "A", "B"],
                 [[r["word"], r["count"], " ".join(r["a"]), " ".join(r["b"])] for r in text["top_changed"]],
             )
+
+
+def _metric(m: Metric, v: float, sign: str = "") -> str:
+    if m.name == "tokens":
+        return f"{int(v):{sign},}"
+    return f"{100 * v:{sign}.2f}%" if m.percent else f"{v:{sign}.4f}"
 
 
 def _opt(x: Optional[str]) -> str:
@@ -110,7 +117,8 @@ def _examples(items: list[str]) -> str:
 @db_option
 def diff(a: str, b: str, texts: tuple[str, ...], top: int, as_json: bool, db: Optional[str]) -> None:
     """Compare versions A and B: tokens (by bytes), merges, scores, config; with --text, the
-    effect on real text.
+    metrics of `tokreg eval` for both on each file, with B - A, and the words they split
+    differently.
 
     \b
     Example:

@@ -11,11 +11,12 @@ from typing import Any, Optional
 import click
 
 from .. import algorithms
+from .. import memory as memory_mod
 from ..errors import InputError
 from ..progress import Progress
-from .common import db_option, echo_json, json_option, open_registry
+from .common import db_option, echo_json, json_option, open_registry, say_created
 
-_COMMON = {"vocab_size", "min_frequency", "special", "threads"}
+_COMMON = {"vocab_size", "min_frequency", "special", "threads", "memory_limit", "max_piece_bytes", "sample_bytes"}
 
 
 def _flags() -> dict[str, list[tuple[str, dataclasses.Field[Any], type]]]:
@@ -88,9 +89,61 @@ def _with_algorithm_options(f: Any) -> Any:
     return f
 
 
+def vocab_sizes(text: str) -> list[int]:
+    """`32000` or `8000,16000,32000`."""
+    try:
+        sizes = [int(x) for x in str(text).split(",")]
+    except ValueError:
+        raise InputError(f"--vocab-size {text!r} is not a size or a comma-separated list of sizes") from None
+    return sizes
+
+
+def input_options(f: Any) -> Any:
+    """How the corpus is read: shared by `train` and `count`."""
+    f = click.option(
+        "--glob", metavar="PATTERN", help="In folders, read only files whose name matches (e.g. '*.txt')."
+    )(f)
+    f = click.option(
+        "--field", metavar="NAME", help="JSON Lines / Parquet: the field holding the text [default: text]."
+    )(f)
+    f = click.option(
+        "--memory-limit",
+        metavar="SIZE",
+        help="Memory budget, e.g. 4G: counting spills to disk beyond it, and training keeps the most frequent "
+        "pieces that fit [default: half the machine's memory].",
+    )(f)
+    f = click.option("--max-piece-bytes", type=int, default=0, help="Cut longer pieces when counting (0: no limit).")(f)
+    f = click.option("--sample-bytes", type=int, default=0, help="Read only about N bytes of text (0: all).")(f)
+    f = click.option(
+        "--threads", type=int, default=0, show_default=True, help="Counting and training threads (0 = one per core)."
+    )(f)
+    f = click.option("--dask", "engine", metavar="ADDRESS", help="Count on this Dask scheduler (tcp://host:8786).")(f)
+    return click.option(
+        "--progress",
+        "progress_mode",
+        type=click.Choice(["auto", "bar", "json", "none"]),
+        default="auto",
+        show_default=True,
+        help="Progress on stderr: a bar on a terminal (auto), always (bar), one JSON object per line (json), or none.",
+    )(f)
+
+
+def common_options(
+    vocab_size: int, min_frequency: int, special: tuple[str, ...], threads: int, memory: Optional[str], **more: Any
+) -> dict[str, Any]:
+    return {
+        "vocab_size": vocab_size,
+        "min_frequency": min_frequency,
+        "special": special,
+        "threads": threads,
+        "memory_limit": memory_mod.parse(memory) if memory else None,
+        **more,
+    }
+
+
 @click.command()
 @click.argument("name")
-@click.argument("files", nargs=-1, required=True, type=click.Path())
+@click.argument("inputs", nargs=-1, type=click.Path(allow_dash=True))
 @click.option(
     "--algo",
     type=click.Choice(sorted(c.run_name for c in algorithms.option_types())),
@@ -98,59 +151,109 @@ def _with_algorithm_options(f: Any) -> Any:
     show_default=True,
     help="Training algorithm.",
 )
-@click.option("--vocab-size", type=int, required=True, help="Total tokens, base alphabet and special tokens included.")
+@click.option(
+    "--vocab-size",
+    "vocab_size_text",
+    required=True,
+    metavar="N[,N...]",
+    help="Total tokens, base alphabet and special tokens included; several sizes (8000,16000,32000) record one "
+    "linked version each from one run.",
+)
 @click.option("--min-frequency", type=int, default=0, show_default=True, help="Never merge a rarer pair.")
 @click.option("--special", "special", multiple=True, metavar="TOKEN", help="Add a special token (repeatable).")
-@click.option("--threads", type=int, default=0, show_default=True, help="Counting threads (0 = one per core).")
+@click.option("--from-counts", "counts", type=click.Path(dir_okay=False), help="Train from a `tokreg count` file.")
 @click.option("--message", "-m", help="A note stored with the version.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display (same as --progress none).")
+@input_options
 @_with_algorithm_options
 @json_option
 @db_option
 def train(
     name: str,
-    files: tuple[str, ...],
+    inputs: tuple[str, ...],
     algo: str,
-    vocab_size: int,
+    vocab_size_text: str,
     min_frequency: int,
     special: tuple[str, ...],
-    threads: int,
+    counts: Optional[str],
     message: Optional[str],
     quiet: bool,
+    glob: Optional[str],
+    field: Optional[str],
+    memory_limit: Optional[str],
+    max_piece_bytes: int,
+    sample_bytes: int,
+    threads: int,
+    engine: Optional[str],
+    progress_mode: str,
     as_json: bool,
     db: Optional[str],
     **given: Any,
 ) -> None:
-    """Train a tokenizer on FILES and record it as the next version of NAME.
+    """Train a tokenizer on INPUTS and record it as the next version of NAME.
+
+    An input is a file, a folder (every file under it; --glob filters), a .gz/.xz/.zst file,
+    - for standard input, or a JSON Lines / Parquet file (--field names the text).
 
     \b
     Example:
-        tokreg train gpt-mini corpus/*.txt --vocab-size 32000 --pattern cl100k
+        tokreg train web web.jsonl.zst --field text --vocab-size 32000 --memory-limit 4G
         tokreg train bert-mini corpus/*.txt --algo wordpiece --vocab-size 8000 --lowercase --special [CLS]
         tokreg train sp-mini corpus/*.txt --algo unigram --vocab-size 8000 --byte-fallback
+        tokreg train gpt-mini corpus/ --glob '*.txt' --vocab-size 8000,16000,32000 --pattern cl100k
     """
-    opts = _options_for(
-        algo,
-        given,
-        {"vocab_size": vocab_size, "min_frequency": min_frequency, "special": special, "threads": threads},
+    sizes = vocab_sizes(vocab_size_text)
+    if not inputs and counts is None:
+        raise click.UsageError("give corpus INPUTS (files, folders, -) or --from-counts FILE")
+    common = common_options(
+        max(sizes),
+        min_frequency,
+        special,
+        threads,
+        memory_limit,
+        max_piece_bytes=max_piece_bytes,
+        sample_bytes=sample_bytes,
     )
+    opts = _options_for(algo, given, common)
     reg = open_registry(db)
-    progress = Progress(enabled=False if quiet or as_json else None)
+    progress = Progress.for_mode("none" if quiet or (as_json and progress_mode == "auto") else progress_mode)
     try:
-        v = reg.train(name, files, opts, message=message, progress=progress)
+        versions = reg.train_sizes(
+            name,
+            list(inputs),
+            opts,
+            sizes,
+            message=message,
+            progress=progress,
+            glob=glob,
+            field=field,
+            counts=counts,
+            engine=engine,
+        )
     finally:
         progress.clear()
+    say_created(reg)
     if as_json:
-        echo_json(v.to_json())
+        echo_json([v.to_json() for v in versions] if len(sizes) > 1 else versions[-1].to_json())
         return
-    info = reg.show(v.ref, merges=0)
-    run = info.get("training_run", {})
-    kinds = ", ".join(f"{n:,} {k}" for k, n in sorted(info["tokens_by_kind"].items()))
-    click.echo(f"{v.ref}  {v.content_hash}")
-    merges = f", {info['merges']:,} merges" if info["merges"] else ""
-    click.echo(f"  {info['title']}, {v.vocab_size:,} tokens ({kinds}){merges}")
-    if run:
+    for v in versions:
+        info = reg.show(v.ref, merges=0)
+        run = info.get("training_run", {})
+        kinds = ", ".join(f"{n:,} {k}" for k, n in sorted(info["tokens_by_kind"].items()))
+        click.echo(f"{v.ref}  {v.content_hash}")
+        merges = f", {info['merges']:,} merges" if info["merges"] else ""
+        click.echo(f"  {info['title']}, {v.vocab_size:,} tokens ({kinds}){merges}")
+        if run:
+            dropped = (run.get("counting") or {}).get("dropped_pieces") or 0
+            note = f"; {dropped:,} rare pieces dropped to fit the memory limit" if dropped else ""
+            click.echo(
+                f"  corpus {run['corpus_bytes'] / 1e6:,.1f} MB in {len(run['corpus_files'])} file(s), "
+                f"trained in {run['total_seconds']:.2f} s{note}"
+            )
+    if len(versions) > 1:
+        click.echo(f"  {len(versions)} sizes from one run: {', '.join(v.ref for v in versions)}")
+    if len(versions) < len(set(sizes)):
         click.echo(
-            f"  corpus {run['corpus_bytes'] / 1e6:,.1f} MB in {len(run['corpus_files'])} file(s), "
-            f"trained in {run['total_seconds']:.2f} s"
+            f"  the corpus gave only {versions[-1].vocab_size:,} tokens: sizes above it were recorded once, as "
+            f"{versions[-1].ref}"
         )

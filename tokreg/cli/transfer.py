@@ -11,12 +11,14 @@ import click
 from ..algorithms import WordPieceOptions
 from ..formats.tiktoken_file import parse_specials
 from ..formats.wordpiece_vocab import BERT_SPECIALS
+from ..registry import Registry
 from ..store.refs import VersionInfo
 from ..transfer import EXPORT_FORMATS
-from .common import db_option, echo_json, json_option, open_registry, pinned
+from .common import db_option, echo_json, json_option, open_registry, pinned, say_created
 
 
-def _done(v: VersionInfo, file: str, as_json: bool) -> None:
+def _done(reg: Registry, v: VersionInfo, file: str, as_json: bool) -> None:
+    say_created(reg)
     if as_json:
         echo_json(v.to_json())
     else:
@@ -61,7 +63,8 @@ def import_tiktoken(
     Example:
         tokreg import tiktoken cl100k_base.tiktoken --name cl100k_base --pattern cl100k --special '<|endoftext|>=100257'
     """
-    v = open_registry(db).import_tiktoken(
+    reg = open_registry(db)
+    v = reg.import_tiktoken(
         name,
         file,
         pattern=pattern,
@@ -69,7 +72,7 @@ def import_tiktoken(
         expect_sha256=expect_sha256,
         message=message,
     )
-    _done(v, file, as_json)
+    _done(reg, v, file, as_json)
 
 
 @import_.command(name="hf")
@@ -82,7 +85,8 @@ def import_hf(file: str, name: str, message: Optional[str], as_json: bool, db: O
     Example:
         tokreg import hf tokenizer.json --name gpt-mini
     """
-    _done(open_registry(db).import_hf(name, file, message=message), file, as_json)
+    reg = open_registry(db)
+    _done(reg, reg.import_hf(name, file, message=message), file, as_json)
 
 
 @import_.command(name="wordpiece")
@@ -124,7 +128,8 @@ def import_wordpiece(
         unk_token=unk_token,
         continuing_prefix=prefix,
     )
-    _done(open_registry(db).import_wordpiece(name, file, opts, specials=special, message=message), file, as_json)
+    reg = open_registry(db)
+    _done(reg, reg.import_wordpiece(name, file, opts, specials=special, message=message), file, as_json)
 
 
 @import_.command(name="sentencepiece")
@@ -139,7 +144,8 @@ def import_sentencepiece(file: str, name: str, message: Optional[str], as_json: 
     Example:
         tokreg import sentencepiece tokenizer.model --name llama-sp
     """
-    _done(open_registry(db).import_sentencepiece(name, file, message=message), file, as_json)
+    reg = open_registry(db)
+    _done(reg, reg.import_sentencepiece(name, file, message=message), file, as_json)
 
 
 @click.command()

@@ -20,6 +20,7 @@ from typing import Any, Optional, Union
 from .. import patterns
 from ..errors import InputError
 from ..files import read_input
+from . import strict_json
 
 
 def _bytes_to_unicode() -> dict[int, str]:
@@ -96,29 +97,41 @@ def from_onig(regex: str) -> str:
 
 # -- the Split pre-tokenizer ----------------------------------------------------------------------
 
-# tokreg keeps only what the pattern matches. `Isolated` would also emit the text between
-# matches, which the built-in gpt2 / cl100k / o200k patterns never leave; any other pattern is
-# written as Split(Removed, invert=true), which keeps exactly the matches. Import reads both.
+# HF's Split cuts the text at the pattern's matches and, by its `behavior`, keeps the matches
+# and the text between them as pieces (`Isolated`), or only the matches (`Removed` with
+# `invert=true`: the text between them is removed). tokreg keeps only the matches unless a
+# version's config says `keep_gaps`. The built-in gpt2 / cl100k / o200k patterns match all text,
+# so for them the two are the same and they are written as `Isolated`, as HF's own files do.
 ISOLATED_OK = {patterns.BUILTIN[n] for n in ("gpt2", "cl100k", "o200k") if n in patterns.BUILTIN}
 
 
-def split_step(pattern: str) -> dict[str, Any]:
-    behavior, invert = ("Isolated", False) if pattern in ISOLATED_OK else ("Removed", True)
+def split_step(pattern: str, keep_gaps: bool = False) -> dict[str, Any]:
+    isolated = keep_gaps or pattern in ISOLATED_OK
+    behavior, invert = ("Isolated", False) if isolated else ("Removed", True)
     return {"type": "Split", "pattern": {"Regex": to_onig(pattern)}, "behavior": behavior, "invert": invert}
 
 
-def read_split(step: Mapping[str, Any], where: str) -> str:
-    """The tokreg regex of a Split step (Isolated, or Removed with invert=true)."""
+def read_split(step: Mapping[str, Any], where: str) -> tuple[str, bool]:
+    """(tokreg regex, keep_gaps) of a Split step: `Isolated` (either `invert`: the pieces are the
+    same) keeps the gaps, `Removed` with `invert=true` only the matches. The other behaviors
+    (`Removed` without invert, `MergedWithPrevious`, `MergedWithNext`, `Contiguous`) are
+    refused: tokreg's pre-tokenizer does not implement them."""
     pattern = step.get("pattern")
     if not isinstance(pattern, dict) or not isinstance(pattern.get("Regex"), str):
         raise InputError(f"{where}: a Split on a literal string is not supported by tokreg (nothing was imported)")
-    behavior, invert = step.get("behavior"), bool(step.get("invert"))
-    if (behavior, invert) not in (("Isolated", False), ("Removed", True)):
-        raise InputError(
-            f"{where}: a Split with behavior {behavior} and invert={invert} is not supported by tokreg "
-            "(nothing was imported)"
-        )
-    return from_onig(pattern["Regex"])
+    behavior, invert = step.get("behavior"), step.get("invert", False)
+    if not isinstance(invert, bool) or not isinstance(behavior, str):
+        raise InputError(f"{where}: a Split step's behavior {behavior!r:.40} / invert {invert!r:.20} is malformed")
+    regex = patterns.canonical_regex(from_onig(pattern["Regex"]), f"{where}: the Split pattern")
+    if behavior == "Isolated":
+        return regex, regex not in ISOLATED_OK
+    if (behavior, invert) == ("Removed", True):
+        return regex, False
+    raise InputError(
+        f"{where}: a Split with behavior {behavior} and invert={str(invert).lower()} is not supported by tokreg "
+        "(it keeps the pattern's matches, with behavior Removed and invert=true, or the matches and the text "
+        "between them, with Isolated); nothing was imported"
+    )
 
 
 # -- added tokens -------------------------------------------------------------------------------
@@ -140,6 +153,38 @@ def added_tokens(specials: Iterable[tuple[int, str]]) -> list[dict[str, Any]]:
     ]
 
 
+def read_added(doc: Mapping[str, Any], where: str, *, normalized_ok: bool) -> dict[int, str]:
+    """id -> content of the `added_tokens`, which tokreg reads as its special tokens. Refuses
+    the entries whose matching tokreg does not reproduce: tokens that are not special (HF
+    matches them inside ordinary text), `lstrip`, `rstrip` and `single_word` (HF widens or
+    narrows the match), and `normalized` where the pipeline has a normalizer and `normalized_ok`
+    is false (HF matches them in normalized text)."""
+    added = doc.get("added_tokens") or []
+    if not isinstance(added, list) or not all(isinstance(a, dict) for a in added):
+        raise InputError(f"{where}: added_tokens is not a list of tokens")
+    out: dict[int, str] = {}
+    for a in added:
+        content, i = a.get("content"), a.get("id")
+        if not isinstance(content, str) or not content:
+            raise InputError(f"{where}: an added token's content is {content!r:.40}, not a non-empty string")
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32:
+            raise InputError(f"{where}: the added token {content[:40]!r} has the id {i!r:.30}; ids are 0..4294967295")
+        if i in out:
+            raise InputError(f"{where}: the added tokens {out[i][:40]!r} and {content[:40]!r} share the id {i}")
+        flags = [k for k in ("lstrip", "rstrip", "single_word") if a.get(k, False) is not False]
+        if a.get("special", False) is not True:
+            flags.append("special=false")
+        if not normalized_ok and a.get("normalized", False) is not False:
+            flags.append("normalized")
+        if flags:
+            raise InputError(
+                f"{where}: the added token {content[:40]!r} has {', '.join(flags)}, which tokreg's special tokens do "
+                "not implement (they match their exact text); nothing was imported"
+            )
+        out[i] = content
+    return out
+
+
 # -- the document --------------------------------------------------------------------------------
 
 
@@ -151,12 +196,11 @@ def read(path: Union[str, os.PathLike[str]]) -> tuple[dict[str, Any], dict[str, 
     """(document, model, model type) of a tokenizer.json; refuses what is not one."""
     where = os.fspath(path)
     raw = read_input(path, "give the tokenizer.json file")
-    try:
-        doc = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
-        raise InputError(f"{where}: not a Hugging Face tokenizer.json ({type(e).__name__}: {e})") from None
+    doc = strict_json.loads(raw, where, "Hugging Face tokenizer.json")
     model = doc.get("model") if isinstance(doc, dict) else None
     if not isinstance(model, dict):
         raise InputError(f'{where}: not a Hugging Face tokenizer.json (no "model")')
     kind = model.get("type") or ("BPE" if "merges" in model else None)
-    return doc, model, str(kind)
+    if not isinstance(kind, str):
+        raise InputError(f'{where}: not a Hugging Face tokenizer.json (its model "type" is {kind!r:.40})')
+    return doc, model, kind

@@ -13,6 +13,9 @@ from collections.abc import Iterable
 
 from ..errors import InputError
 
+#: Token ids are u32.
+MAX_ID = 2**32 - 1
+
 
 def parse_ranks(raw: bytes, source: str) -> dict[bytes, int]:
     """token bytes -> rank, with a clear error naming the line that is malformed."""
@@ -24,11 +27,15 @@ def parse_ranks(raw: bytes, source: str) -> dict[bytes, int]:
         parts = line.split()
         if len(parts) != 2 or not parts[1].isdigit():
             raise InputError(f"{source}: line {n} is not 'BASE64 RANK': {line[:60]!r}; is this a .tiktoken file?")
+        if len(parts[1]) > 10 or int(parts[1]) > MAX_ID:
+            raise InputError(f"{source}: line {n} has the rank {parts[1][:20].decode()}; ranks are 0..{MAX_ID}")
         try:
             token = base64.b64decode(parts[0], validate=True)
         except (binascii.Error, ValueError):
             raise InputError(f"{source}: line {n} has invalid base64 {parts[0][:40]!r}") from None
         rank = int(parts[1])
+        if not token:
+            raise InputError(f"{source}: line {n} has an empty token; is this a .tiktoken file?")
         if token in ranks or rank in seen:
             raise InputError(f"{source}: line {n} repeats a token or rank ({rank})")
         ranks[token] = rank
@@ -43,8 +50,12 @@ def parse_specials(items: Iterable[str]) -> dict[str, int]:
     out: dict[str, int] = {}
     for item in items:
         token, sep, num = item.rpartition("=")
-        if not sep or not token or not num.isdigit():
+        if not sep or not token or not (num.isascii() and num.isdigit()):
             raise InputError(f"--special {item!r} is not TOKEN=ID, e.g. --special '<|endoftext|>=100257'")
+        if len(num) > 10 or int(num) > MAX_ID:
+            raise InputError(f"--special {item!r}: ids are 0..{MAX_ID}")
+        if token in out:
+            raise InputError(f"--special {token!r} is given twice; give each special token once")
         out[token] = int(num)
     return out
 

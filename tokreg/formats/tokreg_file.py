@@ -17,13 +17,13 @@ import base64
 import binascii
 import json
 import os
-import struct
-from typing import Optional
+from typing import Any, Optional
 
 from .. import content
 from ..data import MergeRow, TokenizerData, TokenRow
 from ..errors import InputError, IntegrityError
 from ..files import read_input
+from . import strict_json
 
 FORMAT = "tokreg-tokenizer"
 FORMAT_VERSION = 1
@@ -45,48 +45,74 @@ def dumps(data: TokenizerData, ref: str) -> bytes:
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
+def _int(v: Any) -> int:
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise TypeError(f"{v!r:.30} is not an integer")
+    return v
+
+
+def _str(v: Any, what: str) -> str:
+    if not isinstance(v, str):
+        raise TypeError(f"{what} is {v!r:.30}, not a string")
+    return v
+
+
+def _dict(v: Any, what: str) -> dict[str, Any]:
+    if not isinstance(v, dict):
+        raise TypeError(f"{what} is {v!r:.30}, not an object")
+    return v
+
+
+def _list(v: Any, what: str) -> list[Any]:
+    if not isinstance(v, list):
+        raise TypeError(f"{what} is {v!r:.30}, not a list")
+    return v
+
+
+def _token(t: Any) -> TokenRow:
+    """[id, kind, base64 bytes, score or null]"""
+    i, k, b, s = _list(t, "a token")
+    if s is not None and (not isinstance(s, (int, float)) or isinstance(s, bool)):
+        raise TypeError(f"a token score is {s!r:.30}, not a number")
+    return TokenRow(
+        id=_int(i),
+        kind=_str(k, "a token kind"),
+        bytes=base64.b64decode(_str(b, "a token"), validate=True),
+        score=None if s is None else float(s),
+    )
+
+
 def read(path: str | os.PathLike[str], *, expect_hash: Optional[str] = None) -> tuple[str, str, TokenizerData]:
     """(ref, hash, data) of a tokreg file, after checking its label, version and hash."""
     where = str(path)
     raw = read_input(path, "give the file that `tokreg export --format tokreg` wrote")
-    try:
-        doc = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise InputError(
-            f"{where}: not a tokreg tokenizer file ({e}); write one with `tokreg export REF --format tokreg -o FILE`"
-        ) from None
+    doc = strict_json.loads(raw, where, "tokreg tokenizer file (write one with `tokreg export REF --format tokreg`)")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise InputError(
             f'{where}: not a tokreg tokenizer file (no "format": "{FORMAT}"); write one with '
             "`tokreg export REF --format tokreg -o FILE`"
         )
-    if not isinstance(doc.get("format_version"), int) or doc["format_version"] > FORMAT_VERSION:
+    version = doc.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version > FORMAT_VERSION:
         raise InputError(
-            f"{where}: format_version {doc.get('format_version')!r} is newer than this tokreg reads "
-            f"({FORMAT_VERSION}); upgrade tokreg"
+            f"{where}: format_version {version!r:.20} is newer than this tokreg reads ({FORMAT_VERSION}); "
+            "upgrade tokreg"
         )
     try:
         data = TokenizerData(
-            algorithm=str(doc["algorithm"]),
-            config=dict(doc["config"]),
-            tokens=[
-                TokenRow(
-                    id=int(i),
-                    kind=str(k),
-                    bytes=base64.b64decode(b, validate=True),
-                    score=None if s is None else float(s),
-                )
-                for i, k, b, s in doc["tokens"]
-            ],
+            algorithm=_str(doc["algorithm"], "algorithm"),
+            config=_dict(doc["config"], "config"),
+            tokens=[_token(t) for t in _list(doc["tokens"], "tokens")],
             merges=[
-                MergeRow(rank=r, left=int(a), right=int(b), result=int(z)) for r, (a, b, z) in enumerate(doc["merges"])
+                MergeRow(rank=r, left=_int(a), right=_int(b), result=_int(z))
+                for r, (a, b, z) in enumerate(_list(doc["merges"], "merges"))
             ],
             source="file",
         )
-        claimed = str(doc["hash"])
+        claimed = _str(doc["hash"], "hash")
         raw = data.content()
-    except (KeyError, TypeError, ValueError, binascii.Error, struct.error, UnicodeError, OverflowError) as e:
-        raise InputError(f"{where}: malformed tokreg tokenizer file ({type(e).__name__}: {e})") from None
+    except (KeyError, TypeError, ValueError, binascii.Error, UnicodeError, OverflowError) as e:
+        raise InputError(f"{where}: malformed tokreg tokenizer file ({type(e).__name__}: {str(e)[:100]})") from None
     actual = content.check(
         raw, claimed, where, claimed_by="the file says", hint="the file was changed or damaged after export"
     )

@@ -1,6 +1,14 @@
 """Alembic, driven from code: the migrations ship inside the package (`tokreg.migrations`),
 so an installed tokreg can create and upgrade a registry with no alembic.ini around.
 
+Creating or upgrading is all-or-nothing: every migration from the registry's revision to the
+head runs in ONE transaction (DDL included: PostgreSQL's DDL is transactional, and on SQLite
+tokreg emits BEGIN itself, see engine.py, so the driver never runs DDL outside it), under the
+database's write lock (SQLite `BEGIN IMMEDIATE`) or an advisory lock (PostgreSQL). So a crash
+at any statement leaves the registry at its old revision, as if nothing had run, and processes
+that open a new registry at the same moment take turns: the first creates it, the others find
+it made.
+
 Opening a registry that is already at the newest revision (the usual case) reads the
 `alembic_version` row with plain SQL and compares it with `HEAD`; Alembic itself is imported
 only when there is something to upgrade. That keeps ~12 MB and ~80 ms of imports out of every
@@ -12,15 +20,19 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
-from sqlalchemy import Engine, inspect, text
+from sqlalchemy import Connection, Engine, inspect, text
 
 if TYPE_CHECKING:
     from alembic.config import Config
 
 #: The newest migration's revision id (tests/test_store.py checks it against the scripts).
-HEAD = "0003"
+HEAD = "0006"
+#: Every revision this tokreg knows, oldest first.
+KNOWN = ("0001", "0002", "0003", "0004", "0005", "0006")
+#: PostgreSQL advisory lock key held while migrating (any constant; this one spells "tokreg").
+LOCK_KEY = 0x746F6B726567
 
 
 def config(engine: Engine | None = None) -> Config:
@@ -40,20 +52,36 @@ def head() -> str | None:
     return ScriptDirectory.from_config(config()).get_current_head()
 
 
-def current(engine: Engine) -> str | None:
-    """The registry's schema revision, or None for an empty database."""
-    with engine.connect() as conn:
-        if not inspect(conn).has_table("alembic_version"):
-            return None
-        rows = conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+def revision_of(conn: Connection) -> str | None:
+    """The schema revision seen on `conn`, or None for a database without one."""
+    if not inspect(conn).has_table("alembic_version"):
+        return None
+    rows = conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
     return rows[0] if len(rows) == 1 else None
 
 
-def upgrade(engine: Engine, revision: str = "head") -> None:
+def current(engine: Engine) -> str | None:
+    """The registry's schema revision, or None for an empty database."""
+    with engine.connect() as conn:
+        return revision_of(conn)
+
+
+def lock(conn: Connection) -> None:
+    """Takes the migration lock for the rest of `conn`'s transaction. On SQLite the transaction
+    already holds the write lock (BEGIN IMMEDIATE); PostgreSQL takes an advisory lock."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": LOCK_KEY})
+
+
+def upgrade(engine: Engine, revision: str = "head") -> Optional[str]:
     """Brings the schema to `revision`; does nothing (cheaply, without Alembic) when it is
-    already at the head."""
+    already at the head. Returns the revision it started from as seen under the lock (None: this
+    call created the registry), or HEAD when there was nothing to do."""
     if revision == "head" and current(engine) == HEAD:
-        return
+        return HEAD
     from alembic import command  # deferred: see above
 
-    command.upgrade(config(engine), revision)
+    cfg = config(engine)
+    command.upgrade(cfg, revision)
+    start: Optional[str] = cfg.attributes.get("started_from")
+    return start

@@ -9,14 +9,14 @@ Resolution reads the database only. Pins from a project's `tokreg.lock` are appl
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Optional
 
 from sqlalchemy import Connection, select
 
 from ..errors import InputError, NotFoundError
-from .schema import Alias, Version, table
+from .schema import Alias, TrainingRun, Version, table
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 #: A bare hex string at least this long is also tried as a hash prefix.
@@ -45,6 +45,8 @@ class VersionInfo:
     source: str
     created_at: datetime
     message: Optional[str]
+    #: refs of the other versions trained in the same run (several sizes), by number
+    same_run: tuple[str, ...] = ()
 
     @property
     def ref(self) -> str:
@@ -63,6 +65,7 @@ class VersionInfo:
             "created_at": self.created_at.isoformat(),
             "message": self.message,
             "config": self.config,
+            "same_run": list(self.same_run),
         }
 
 
@@ -91,7 +94,27 @@ def all_versions(conn: Connection, name: Optional[str] = None) -> list[VersionIn
     stmt = select(t).order_by(t.c.name, t.c.number)
     if name is not None:
         stmt = stmt.where(t.c.name == name)
-    return _rows(conn, stmt)
+    return with_same_run(conn, _rows(conn, stmt))
+
+
+def with_same_run(conn: Connection, versions: list[VersionInfo]) -> list[VersionInfo]:
+    """`versions` with `same_run` filled: the other versions whose run shares their run group."""
+    r, v = table(TrainingRun), table(Version)
+    rows = conn.execute(
+        select(r.c.run_group, v.c.id, v.c.name, v.c.number)
+        .join(v, v.c.id == r.c.version_id)
+        .where(r.c.run_group.is_not(None))
+        .order_by(v.c.number)
+    ).all()
+    groups: dict[str, list[tuple[int, str]]] = {}
+    group_of: dict[int, str] = {}
+    for g, vid, name, number in rows:
+        groups.setdefault(g, []).append((vid, f"{name}@{number}"))
+        group_of[vid] = g
+    return [
+        replace(x, same_run=tuple(ref for vid, ref in groups[group_of[x.id]] if vid != x.id)) if x.id in group_of else x
+        for x in versions
+    ]
 
 
 def by_id(conn: Connection, version_id: int) -> Optional[VersionInfo]:

@@ -1,0 +1,39 @@
+//! Counting and BPE merging on a corpus, timed apart: `TOKREG_TRAIN_CORPUS=FILE cargo bench
+//! --bench train` (default: the shared kjv.txt). Prints seconds per phase and distinct pieces.
+
+use std::time::Instant;
+
+use _core::bpe::{train_counts, CorpusConfig};
+use _core::count::{Counter, Splitting};
+use _core::pretok::{Splitter, CL100K};
+
+fn main() {
+    let path = std::env::var("TOKREG_TRAIN_CORPUS").unwrap_or_else(|_| "../shared/data/kjv.txt".into());
+    let vocab: usize = std::env::var("TOKREG_TRAIN_VOCAB").ok().and_then(|v| v.parse().ok()).unwrap_or(32_000);
+    let data = std::fs::read(&path).expect("corpus");
+    let t0 = Instant::now();
+    let mut c = Counter::new(Splitting::Pieces(Splitter::new(CL100K).unwrap()), 0, usize::MAX, std::env::temp_dir());
+    for chunk in data.chunks(16 << 20) {
+        c.feed(chunk).unwrap();
+    }
+    let counts = c.finish(None).unwrap();
+    let t1 = Instant::now();
+    let cfg = CorpusConfig {
+        max_tokens: vocab,
+        min_frequency: 0,
+        char_level: false,
+        end_of_word: None,
+        max_token_bytes: 0,
+        snapshots: vec![],
+    };
+    let out = train_counts(&counts, &cfg, &mut |_, _, _| true).unwrap();
+    let t2 = Instant::now();
+    println!(
+        "{path}: {:.1} MB, {} distinct pieces, count {:.3} s, merge {:.3} s, {} merges",
+        data.len() as f64 / 1e6,
+        counts.len(),
+        (t1 - t0).as_secs_f64(),
+        (t2 - t1).as_secs_f64(),
+        out.trained.merges.len()
+    );
+}

@@ -1,0 +1,161 @@
+"""Training at corpus scale: whole processes (`/usr/bin/time -f '%e %M'`: wall seconds and
+peak resident memory), tokreg's `tokreg train` (recording in the registry included) beside
+the other trainers, interleaved, the best and the median of several runs (one run on the
+largest corpora), every run in a fresh process with the same vocabulary size.
+
+Corpora (`../corpus`, made by `../shared/tools/big-corpus.sh`; TOKREG_BIG_CORPUS overrides):
+the kernel documentation in six languages (kernel-docs/*.txt, concatenated), the first
+100 MB and the whole 1 GB of kernel.txt, 1 GB of kernel text with randomly varied words
+(benchmarks/varied.py), and the shared data (kjv.txt, dr.en.txt, dr.zh-cn.txt).
+
+BPE uses GPT-2's split for every trainer that takes a pattern (gigabpe has only that one);
+SentencePiece and fast-bpe-rs split their own way. A run that fails, passes TIMEOUT seconds
+or needs more than MEMORY_CAP is reported as such: that is a result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
+from benchmarks.common import DATA, ROOT, table
+
+BIG = Path(os.environ.get("TOKREG_BIG_CORPUS", ROOT.parent / "corpus"))
+TIMEOUT = int(os.environ.get("TOKREG_BENCH_TIMEOUT", "1800"))
+MEMORY_CAP = os.environ.get("TOKREG_BENCH_MEMORY_CAP", "20G")
+BPE_PEERS = ["gigabpe", "fast-bpe-rs", "rustbpe", "bpeasy", "sentencepiece", "hf"]
+
+
+def _cap_bytes() -> int:
+    units = {"G": 1 << 30, "M": 1 << 20}
+    return int(float(MEMORY_CAP[:-1]) * units[MEMORY_CAP[-1]])
+
+
+def run_one(who: str, algo: str, corpus: Path, vocab: int, out: str) -> dict[str, Any]:
+    """One fresh process under /usr/bin/time; {"seconds", "peak_mb", "vocab"} or {"failed"}."""
+    if who == "tokreg":  # a registry that exists: creating one runs the migrations, a one-time cost
+        subprocess.run(
+            [sys.executable, "-c", "import sys, tokreg; tokreg.Registry(sys.argv[1])", out + ".db"], check=True
+        )
+    cmd = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "benchmarks.scale_child"]
+    cmd += [who, algo, str(corpus), str(vocab), "gpt2", out]
+
+    def limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (_cap_bytes(), _cap_bytes()))
+
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=TIMEOUT, preexec_fn=limit)
+    except subprocess.TimeoutExpired:
+        return {"failed": f"> {TIMEOUT} s"}
+    last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
+    if p.returncode != 0:
+        why = "out of memory" if "memory" in p.stderr.lower() or "alloc" in p.stderr.lower() else f"exit {p.returncode}"
+        return {"failed": f"{why} (cap {MEMORY_CAP})"}
+    seconds, kb = last.split()
+    reached = json.loads(p.stdout.strip().splitlines()[-1])["vocab"]
+    return {"seconds": float(seconds), "peak_mb": int(kb) / 1024, "vocab": reached}
+
+
+def compare(title: str, algo: str, corpus: Path, vocab: int, who: list[str], runs: int) -> list[dict[str, Any]]:
+    out = tempfile.mkdtemp(prefix="tokreg-scale-")
+    results: dict[str, list[dict[str, Any]]] = {w: [] for w in who}
+    for r in range(runs):
+        for w in who:  # interleaved: a slow moment of the machine falls on every contender
+            if results[w] and "failed" in results[w][-1]:
+                continue
+            results[w].append(run_one(w, algo, corpus, vocab, f"{out}/{w}{r}"))
+    rows = []
+    summary = []
+    tk = [x for x in results.get("tokreg", []) if "failed" not in x]
+    tk_best = min(x["seconds"] for x in tk) if tk else None
+    for w in who:
+        ok = [x for x in results[w] if "failed" not in x]
+        if not ok:
+            rows.append([w, results[w][-1]["failed"], "", "", "", ""])
+            continue
+        best = min(x["seconds"] for x in ok)
+        med = statistics.median(x["seconds"] for x in ok)
+        peak = max(x["peak_mb"] for x in ok)
+        ratio = f"{best / tk_best:.2f}x" if tk_best else ""
+        rows.append([w, f"{best:.2f}", f"{med:.2f}", f"{peak:,.0f}", f"{ok[0]['vocab']:,}", ratio])
+        summary.append({"who": w, "best": best, "median": med, "peak_mb": peak})
+    size = corpus.stat().st_size / 1e6
+    table(
+        f"{title} ({size:,.0f} MB), vocab {vocab:,}, {runs} run(s)",
+        ["trainer", "best s", "median s", "peak MB", "vocab", "time vs tokreg"],
+        rows,
+    )
+    return summary
+
+
+def _concat(paths: list[Path], dest: Path) -> Path:
+    if not dest.exists():
+        with dest.open("wb") as out:
+            for p in paths:
+                out.write(p.read_bytes())
+    return dest
+
+
+def _head(src: Path, dest: Path, size: int) -> Path:
+    if not dest.exists():
+        with src.open("rb") as fh:
+            raw = fh.read(size)
+        dest.write_bytes(raw[: raw.rindex(b"\n") + 1])
+    return dest
+
+
+def corpora(work: Path) -> dict[str, Optional[Path]]:
+    docs = sorted((BIG / "kernel-docs").glob("*.txt"))
+    kernel = BIG / "kernel.txt"
+    varied = work / "varied-1g.txt"
+    if kernel.exists() and not varied.exists():
+        subprocess.run(
+            [sys.executable, "-m", "benchmarks.varied", str(kernel), str(varied), "1000"], check=True, cwd=ROOT
+        )
+    shared = [DATA / n for n in ("kjv.txt", "dr.en.txt", "dr.zh-cn.txt")]
+    return {
+        "docs": _concat(docs, work / "kernel-docs.txt") if docs else None,
+        "kernel100": _head(kernel, work / "kernel-100mb.txt", 100_000_000) if kernel.exists() else None,
+        "kernel1g": kernel if kernel.exists() else None,
+        "varied1g": varied if varied.exists() else None,
+        "shared": _concat(shared, work / "shared.txt") if all(p.exists() for p in shared) else None,
+    }
+
+
+def run() -> None:
+    work = Path(os.environ.get("TOKREG_BENCH_WORK", tempfile.gettempdir())) / "tokreg-scale-corpora"
+    work.mkdir(exist_ok=True)
+    c = corpora(work)
+    if c["docs"] is None:
+        print(f"\n(corpus-scale suite skipped: no {BIG}/kernel-docs; run ../shared/tools/big-corpus.sh {BIG})")
+        return
+    only = os.environ.get("TOKREG_SCALE_ONLY", "")
+    plan = [
+        ("docs", "Byte-level BPE, kernel documentation in six languages", "bpe", BPE_PEERS, 3),
+        ("shared", "Byte-level BPE, kjv + dr.en + dr.zh-cn", "bpe", BPE_PEERS, 3),
+        ("kernel100", "Byte-level BPE, kernel.txt first 100 MB", "bpe", BPE_PEERS, 2),
+        ("kernel100", "WordPiece, kernel.txt first 100 MB", "wordpiece", ["hf"], 1),
+        ("kernel100", "Unigram, kernel.txt first 100 MB", "unigram", ["sentencepiece", "hf"], 1),
+        ("kernel1g", "Byte-level BPE, kernel.txt 1 GB", "bpe", ["gigabpe", "sentencepiece", "hf"], 1),
+        ("varied1g", "Byte-level BPE, 1 GB of kernel text with randomly varied words", "bpe", ["gigabpe"], 1),
+    ]
+    for key, title, algo, peers, runs in plan:
+        if only and key not in only.split(","):
+            continue
+        corpus = c[key]
+        if corpus is None:
+            print(f"\n({title}: corpus not found, skipped)")
+            continue
+        compare(title, algo, corpus, 32_000, ["tokreg", *peers], runs)
+
+
+if __name__ == "__main__":
+    run()

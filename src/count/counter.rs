@@ -1,0 +1,403 @@
+//! `Counter`: counts the pieces (or words) of a stream of line-aligned chunks, in parallel,
+//! within a memory budget (spilling sorted runs to disk beyond it).
+//!
+//! Lines are the unit: every line (with its `\n`) is split on its own, so the counts are a
+//! function of the multiset of lines of the inputs. Chunks may end anywhere: the unfinished
+//! last line is kept until the next chunk, and `end_input` closes an input (its last line
+//! need not end with `\n`, and never joins the next input's first line). A line longer than
+//! `LONG_LINE` bytes is cut every `LONG_LINE` bytes (at a character boundary) so that a file
+//! without line ends cannot hold the whole file in memory; the cuts depend only on the line.
+
+use std::borrow::Cow;
+use std::hash::{Hash, Hasher};
+use std::path::PathBuf;
+
+use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHasher};
+
+use super::counts::{CountStats, Counts};
+use super::spill::{merge_runs, Run};
+use crate::error::CoreError;
+use crate::pretok::Splitter;
+
+/// Sub-chunks counted by one task each: two per thread, of 1 to 8 MB. A bigger sub-chunk
+/// repeats fewer of its distinct pieces in the table merge; two per thread balance the load.
+/// (The size never changes a count.)
+const SUB_CHUNK_MIN: usize = 1 << 20;
+const SUB_CHUNK_MAX: usize = 8 << 20;
+/// Shards of the table: filled in parallel, one task per shard.
+const SHARDS: usize = 64;
+/// Lines longer than this are cut (see the module header).
+pub const LONG_LINE: usize = 16 << 20;
+/// Estimated bytes of one table entry besides its key (hash slot, box header, count).
+const ENTRY_OVERHEAD: usize = 48;
+
+/// How a line becomes pieces.
+pub enum Splitting {
+    /// BPE: the pieces of a pre-tokenizer pattern; a byte that is not UTF-8 is a piece of its own.
+    Pieces(Splitter),
+    /// WordPiece, Unigram: the trainer's own normalization and word split of a line (bytes that
+    /// are not UTF-8 become U+FFFD first).
+    Words(WordSplit),
+}
+
+/// A trainer's own line splitter: calls `emit` with each word of a line.
+pub type WordSplit = Box<dyn Fn(&str, &mut dyn FnMut(&str)) + Send + Sync>;
+
+/// One sub-chunk's counts split by shard, and its number of lines.
+type Partitioned<'a> = (Vec<Vec<(Cow<'a, [u8]>, u64)>>, u64);
+
+#[derive(Default)]
+struct Shard {
+    map: FxHashMap<Box<[u8]>, u64>,
+    bytes: usize,
+}
+
+pub struct Counter {
+    split: Splitting,
+    /// Pieces longer than this are cut into pieces of at most this many bytes (0: no limit).
+    max_piece_bytes: usize,
+    shards: Vec<Shard>,
+    /// Estimated bytes of the table above which it is spilled to a run on disk.
+    table_budget: usize,
+    spill_dir: PathBuf,
+    runs: Vec<Run>,
+    tail: Vec<u8>,
+    stats: CountStats,
+}
+
+type Local<'a> = FxHashMap<Cow<'a, [u8]>, u64>;
+
+fn shard_of(key: &[u8]) -> usize {
+    let mut h = FxHasher::default();
+    key.hash(&mut h);
+    // Bits the hash table itself does not use (it takes the lowest bits for the bucket and
+    // the top 7 for its tag), so a shard's keys still spread over its table.
+    ((h.finish() >> 40) as usize) % SHARDS
+}
+
+/// The end of the longest prefix of `s` (at most `max` bytes, at least one character) that
+/// ends at a character boundary.
+fn cut(s: &[u8], max: usize) -> usize {
+    if s.len() <= max {
+        return s.len();
+    }
+    let mut end = max.max(1);
+    // Continuation bytes are 0b10xx_xxxx: back off to the start of a character.
+    while end > 0 && end < s.len() && (s[end] & 0xC0) == 0x80 {
+        end -= 1;
+    }
+    if end == 0 {
+        // One character longer than `max`: keep it whole.
+        end = 1;
+        while end < s.len() && (s[end] & 0xC0) == 0x80 {
+            end += 1;
+        }
+    }
+    end
+}
+
+impl Counter {
+    /// `table_budget`: estimated bytes of counts held in memory before a spill to `spill_dir`.
+    pub fn new(split: Splitting, max_piece_bytes: usize, table_budget: usize, spill_dir: PathBuf) -> Counter {
+        Counter {
+            split,
+            max_piece_bytes,
+            shards: (0..SHARDS).map(|_| Shard::default()).collect(),
+            table_budget: table_budget.max(4096),
+            spill_dir,
+            runs: Vec::new(),
+            tail: Vec::new(),
+            stats: CountStats::default(),
+        }
+    }
+
+    /// Counts the complete lines of `data` (after the unfinished line of the previous chunk).
+    pub fn feed(&mut self, data: &[u8]) -> Result<(), CoreError> {
+        self.stats.input_bytes += data.len() as u64;
+        let Some(last) = data.iter().rposition(|&b| b == b'\n') else {
+            self.tail.extend_from_slice(data);
+            return self.cut_long_tail();
+        };
+        let mut body = &data[..=last];
+        if !self.tail.is_empty() {
+            let first = body.iter().position(|&b| b == b'\n').unwrap_or(0);
+            let mut line = std::mem::take(&mut self.tail);
+            line.extend_from_slice(&body[..=first]);
+            self.count_block(&line)?;
+            body = &body[first + 1..];
+        }
+        self.count_block(body)?;
+        self.tail.extend_from_slice(&data[last + 1..]);
+        self.cut_long_tail()
+    }
+
+    /// Ends one input: its last line is counted even without a final `\n`.
+    pub fn end_input(&mut self) -> Result<(), CoreError> {
+        let line = std::mem::take(&mut self.tail);
+        self.count_block(&line)
+    }
+
+    /// Bytes fed so far.
+    pub fn input_bytes(&self) -> u64 {
+        self.stats.input_bytes
+    }
+
+    /// Distinct pieces in memory now, and runs spilled so far.
+    pub fn table_size(&self) -> (usize, usize) {
+        (self.shards.iter().map(|s| s.map.len()).sum(), self.runs.len())
+    }
+
+    /// The counts. With `keep_budget`, the budget rule keeps the most frequent pieces whose
+    /// estimated training memory fits it (see `Counts::keep_within`).
+    pub fn finish(mut self, keep_budget: Option<usize>) -> Result<Counts, CoreError> {
+        self.end_input()?;
+        let mut stats = self.stats;
+        let mut table = self.take_sorted();
+        if self.runs.is_empty() {
+            stats.total = table.iter().map(|e| e.1).sum();
+            let counts = Counts::from_sorted(table.into_iter(), stats);
+            return Ok(match keep_budget {
+                Some(b) => counts.keep_within(b),
+                None => counts,
+            });
+        }
+        if !table.is_empty() {
+            self.runs.push(Run::write(&self.spill_dir, &table)?);
+            table.clear();
+        }
+        stats.spilled_runs = self.runs.len() as u64;
+        let merged = merge_runs(std::mem::take(&mut self.runs))?;
+        Counts::select(merged, stats, keep_budget.unwrap_or(usize::MAX))
+    }
+
+    fn cut_long_tail(&mut self) -> Result<(), CoreError> {
+        while self.tail.len() > LONG_LINE {
+            let end = cut(&self.tail, LONG_LINE);
+            let rest = self.tail.split_off(end);
+            let line = std::mem::replace(&mut self.tail, rest);
+            self.count_block(&line)?;
+        }
+        Ok(())
+    }
+
+    fn count_block(&mut self, block: &[u8]) -> Result<(), CoreError> {
+        if block.is_empty() {
+            return Ok(());
+        }
+        let per_thread = block.len() / (2 * rayon::current_num_threads().max(1));
+        let subs = sub_chunks(block, per_thread.clamp(SUB_CHUNK_MIN, SUB_CHUNK_MAX));
+        let split = &self.split;
+        let max = self.max_piece_bytes;
+        let locals: Vec<Result<Partitioned, CoreError>> = subs
+            .par_iter()
+            .map(|sub| {
+                let mut local: Local = FxHashMap::default();
+                let mut lines = 0u64;
+                for line in sub.split_inclusive(|&b| b == b'\n') {
+                    lines += 1;
+                    count_line(split, max, line, &mut local)?;
+                }
+                let mut parts: Vec<Vec<(Cow<[u8]>, u64)>> = (0..SHARDS).map(|_| Vec::new()).collect();
+                for (k, v) in local {
+                    parts[shard_of(&k)].push((k, v));
+                }
+                Ok((parts, lines))
+            })
+            .collect();
+        let mut parts = Vec::with_capacity(locals.len());
+        for l in locals {
+            let (p, lines) = l?;
+            self.stats.lines += lines;
+            parts.push(p);
+        }
+        self.shards.par_iter_mut().enumerate().for_each(|(s, shard)| {
+            for p in &parts {
+                for (k, v) in &p[s] {
+                    match shard.map.get_mut(k.as_ref()) {
+                        Some(c) => *c += v,
+                        None => {
+                            shard.bytes += k.len() + ENTRY_OVERHEAD;
+                            shard.map.insert(Box::from(k.as_ref()), *v);
+                        }
+                    }
+                }
+            }
+        });
+        drop(parts);
+        if self.shards.iter().map(|s| s.bytes).sum::<usize>() > self.table_budget {
+            let table = self.take_sorted();
+            self.runs.push(Run::write(&self.spill_dir, &table)?);
+        }
+        Ok(())
+    }
+
+    /// Empties the table into a list sorted by bytes.
+    fn take_sorted(&mut self) -> Vec<(Box<[u8]>, u64)> {
+        let mut all: Vec<(Box<[u8]>, u64)> = Vec::with_capacity(self.shards.iter().map(|s| s.map.len()).sum());
+        for s in &mut self.shards {
+            all.extend(std::mem::take(&mut s.map));
+            s.bytes = 0;
+        }
+        all.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        all
+    }
+}
+
+/// Cuts `block` into pieces of about `size` bytes that end just after a `\n` (or at the end).
+fn sub_chunks(block: &[u8], size: usize) -> Vec<&[u8]> {
+    let mut out = vec![];
+    let mut start = 0;
+    while start < block.len() {
+        let mut end = (start + size).min(block.len());
+        if end < block.len() {
+            end = match block[end..].iter().position(|&b| b == b'\n') {
+                Some(p) => end + p + 1,
+                None => block.len(),
+            };
+        }
+        out.push(&block[start..end]);
+        start = end;
+    }
+    out
+}
+
+fn add<'a>(local: &mut Local<'a>, piece: Cow<'a, [u8]>, max: usize) {
+    let mut rest: &[u8] = &piece;
+    if max > 0 && rest.len() > max {
+        // Bounded pieces: cut every `max` bytes at character boundaries.
+        while !rest.is_empty() {
+            let end = cut(rest, max);
+            let part = &rest[..end];
+            match local.get_mut(part) {
+                Some(c) => *c += 1,
+                None => {
+                    let key = match &piece {
+                        Cow::Borrowed(b) => {
+                            let off = part.as_ptr() as usize - b.as_ptr() as usize;
+                            Cow::Borrowed(&b[off..off + end])
+                        }
+                        Cow::Owned(_) => Cow::Owned(part.to_vec()),
+                    };
+                    local.insert(key, 1);
+                }
+            }
+            rest = &rest[end..];
+        }
+        return;
+    }
+    match local.get_mut(rest) {
+        Some(c) => *c += 1,
+        None => {
+            local.insert(piece, 1);
+        }
+    }
+}
+
+fn count_line<'a>(split: &Splitting, max: usize, line: &'a [u8], local: &mut Local<'a>) -> Result<(), CoreError> {
+    match split {
+        Splitting::Pieces(splitter) => {
+            let mut line = line;
+            while !line.is_empty() {
+                let (valid, rest) = match std::str::from_utf8(line) {
+                    Ok(s) => (s, &line[line.len()..]),
+                    Err(e) => {
+                        let (ok, bad) = line.split_at(e.valid_up_to());
+                        // `ok` is exactly the prefix that from_utf8 validated.
+                        (std::str::from_utf8(ok).unwrap_or(""), bad)
+                    }
+                };
+                splitter.split(valid, |a, b| add(local, Cow::Borrowed(&valid.as_bytes()[a..b]), max))?;
+                if rest.is_empty() {
+                    break;
+                }
+                // One invalid byte becomes a piece of its own; continue after it.
+                add(local, Cow::Borrowed(&rest[..1]), max);
+                line = &rest[1..];
+            }
+        }
+        Splitting::Words(words) => {
+            let text = String::from_utf8_lossy(line);
+            words(&text, &mut |w: &str| match local.get_mut(w.as_bytes()) {
+                Some(c) if max == 0 || w.len() <= max => *c += 1,
+                _ => add(local, Cow::Owned(w.as_bytes().to_vec()), max),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pretok::GPT2;
+
+    fn counter(budget: usize) -> Counter {
+        Counter::new(Splitting::Pieces(Splitter::new(GPT2).unwrap()), 0, budget, std::env::temp_dir())
+    }
+
+    fn count(inputs: &[&[u8]], feed: usize, threads: usize, budget: usize) -> Counts {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let mut c = counter(budget);
+            for input in inputs {
+                for chunk in input.chunks(feed) {
+                    c.feed(chunk).unwrap();
+                }
+                c.end_input().unwrap();
+            }
+            c.finish(None).unwrap()
+        })
+    }
+
+    fn text() -> Vec<u8> {
+        let mut s = String::new();
+        let mut x = 1u64;
+        for i in 0..40_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s.push_str(&format!("w{} the cat {} sat\n", x >> 50, i % 97));
+            if i % 1000 == 0 {
+                s.push_str("no newline at the end of this one, then a \u{e9}t\u{e9}");
+            }
+        }
+        s.into_bytes()
+    }
+
+    #[test]
+    fn same_counts_for_any_chunk_size_thread_count_and_budget() {
+        let t = text();
+        let a = count(&[&t, b"tail without newline"], 1 << 20, 1, usize::MAX);
+        for (feed, threads, budget) in [(7, 2, usize::MAX), (4096, 3, usize::MAX), (100_000, 2, 1)] {
+            let b = count(&[&t, b"tail without newline"], feed, threads, budget);
+            assert_eq!(a.to_bytes().len(), b.to_bytes().len());
+            assert!(a.same_pieces(&b), "feed {feed} threads {threads} budget {budget}");
+        }
+        // The last line of one input never joins the next input.
+        let c = count(&[b"ab", b"cd"], 1, 1, usize::MAX);
+        assert_eq!(c.iter().map(|(p, _)| p.to_vec()).collect::<Vec<_>>(), vec![b"ab".to_vec(), b"cd".to_vec()]);
+    }
+
+    #[test]
+    fn invalid_utf8_bytes_are_pieces_of_their_own() {
+        let c = count(&[b"ab\xffcd"], 100, 1, usize::MAX);
+        let got: Vec<(Vec<u8>, u64)> = c.iter().map(|(p, n)| (p.to_vec(), n)).collect();
+        assert_eq!(got, vec![(b"ab".to_vec(), 1), (b"cd".to_vec(), 1), (b"\xff".to_vec(), 1)]);
+    }
+
+    #[test]
+    fn long_pieces_are_cut_at_character_boundaries() {
+        let mut c = Counter::new(Splitting::Pieces(Splitter::new(GPT2).unwrap()), 4, 1 << 30, std::env::temp_dir());
+        c.feed("abcdefghij \u{e9}\u{e9}\u{e9}".as_bytes()).unwrap();
+        let got: Vec<String> =
+            c.finish(None).unwrap().iter().map(|(p, _)| String::from_utf8(p.to_vec()).unwrap()).collect();
+        assert_eq!(got, [" \u{e9}", "abcd", "efgh", "ij", "\u{e9}\u{e9}"]);
+        assert!(got.iter().all(|p| p.len() <= 4));
+    }
+
+    #[test]
+    fn cut_keeps_characters_whole() {
+        assert_eq!(cut("\u{e9}\u{e9}".as_bytes(), 3), 2);
+        assert_eq!(cut("\u{1F600}".as_bytes(), 2), 4);
+        assert_eq!(cut(b"abc", 5), 3);
+    }
+}

@@ -1,0 +1,132 @@
+"""Shared by the `tokreg serve` tests: one registry for the whole session (a trained byte-level
+BPE in two versions, one with an alias, a WordPiece, a Unigram, and the imported cl100k_base when
+the shared data has it), the app over it opened read-only, and a live server on loopback for the
+browser."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tokreg import BpeOptions, Registry, UnigramOptions, WordPieceOptions
+
+from ..conftest import DATA, corpus_slice
+
+if TYPE_CHECKING:
+    from starlette.testclient import TestClient
+
+#: Each test module skips itself with this reason when the serve extra is missing.
+NEEDS = "tokreg serve's tests need the serve extra: pip install 'tokreg[serve]'"
+#: Where the browser tests saved their screenshots, printed at the end of the run.
+SCREENSHOTS = pytest.StashKey[Path]()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    folder = config.stash.get(SCREENSHOTS, None)
+    if folder is not None:
+        terminalreporter.write_line(f"tokreg serve: screenshots of every page in {folder}")
+
+
+#: Lines that put markup into token text, a message and the samples' neighbourhood: every page
+#: must show them as text.
+HOSTILE = "<script>alert('x')</script> <b>bold</b> & \"quoted\" 'single'\n" * 40
+
+
+@dataclass
+class Served:
+    db: Path
+    corpus: Path
+    refs: dict[str, str]  # what -> ref: bpe, bpe2, wordpiece, unigram, cl100k (when the data has it)
+    digest: str = ""  # of the registry file and its WAL after it was built
+
+
+def file_digest(db: Path) -> str:
+    """Of the registry's content: its file and its WAL (reading in WAL mode creates an empty
+    WAL and a -shm index beside the file, which hold nothing of the registry)."""
+    h = hashlib.sha256(db.read_bytes())
+    wal = db.with_name(db.name + "-wal")
+    h.update(wal.read_bytes() if wal.exists() else b"")
+    return h.hexdigest()
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Served:
+    folder = tmp_path_factory.mktemp("serve")
+    corpus = folder / "corpus.txt"
+    if (DATA / "kjv.txt").exists():
+        corpus_slice(corpus, 60_000)
+    else:
+        import sysconfig  # only without the shared data: the standard library's own text instead
+
+        stdlib = Path(sysconfig.get_path("stdlib"))
+        corpus.write_text((stdlib / "textwrap.py").read_text(encoding="utf-8") * 4, encoding="utf-8")
+    with corpus.open("a", encoding="utf-8") as f:
+        f.write(HOSTILE)
+    db = folder / "registry.db"
+    refs = {}
+    with Registry(db) as reg:
+        refs["bpe"] = reg.train("web", [corpus], BpeOptions(vocab_size=600, special=("<|endoftext|>",))).ref
+        refs["bpe2"] = reg.train(
+            "web", [corpus], BpeOptions(vocab_size=900), message="<script>alert('message')</script> second"
+        ).ref
+        reg.tag(refs["bpe2"], "prod")
+        refs["wordpiece"] = reg.train("wp", [corpus], WordPieceOptions(vocab_size=2500, lowercase=True)).ref
+        refs["unigram"] = reg.train("uni", [corpus], UnigramOptions(vocab_size=2500, byte_fallback=True)).ref
+        cl100k = DATA / "cl100k_base.tiktoken"
+        if cl100k.exists():
+            refs["cl100k"] = reg.import_tiktoken(
+                "cl100k_base", cl100k, pattern="cl100k", specials={"<|endoftext|>": 100257}
+            ).ref
+        reg.evaluate([refs["bpe"], refs["bpe2"]], [corpus], languages=["en"])  # shown on the version page
+        # Fold the WAL into the file, so that the digest covers everything the registry holds.
+        with reg.engine.connect() as conn:
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    return Served(db=db, corpus=corpus, refs=refs, digest=file_digest(db))
+
+
+@pytest.fixture(scope="session")
+def ro_registry(served: Served) -> Iterator[Registry]:
+    reg = Registry.read_only(served.db)
+    yield reg
+    reg.close()
+
+
+@pytest.fixture(scope="session")
+def client(ro_registry: Registry) -> Iterator[TestClient]:
+    from starlette.testclient import TestClient  # the serve extra: each module skips without it
+
+    from tokreg.serve import create_app
+
+    with TestClient(create_app(ro_registry), raise_server_exceptions=False) as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def live(ro_registry: Registry) -> Iterator[str]:
+    """A real uvicorn server on 127.0.0.1 (a free port), in a thread, for the browser."""
+    import uvicorn  # the serve extra: each module skips without it
+
+    from tokreg.serve import create_app
+    from tokreg.serve.app import loopback_hosts
+    from tokreg.serve.server import bind, url_of
+
+    sock = bind("127.0.0.1", 0)
+    app = create_app(ro_registry, allowed_hosts=loopback_hosts("127.0.0.1", sock.getsockname()[1]))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the test server did not start"
+        time.sleep(0.02)
+    yield url_of(sock).rstrip("/")
+    server.should_exit = True
+    thread.join(10)
+    sock.close()

@@ -1,0 +1,87 @@
+"""The `tokreg` console script (and `python -m tokreg`): Ctrl-C handling installed before
+anything heavy is imported, so that an interruption at any moment, start-up included, ends in
+one line on stderr and exit status 130, never a traceback.
+
+The first Ctrl-C raises KeyboardInterrupt as usual, and the command says in one line what it
+had done (cli/app.py asks the registry whether its write was committed). A second Ctrl-C while
+that line is being made stops the process at once: every write is all-or-nothing, so that is
+safe, and the line says how to see what the registry holds. Once a command has its outcome
+(`finished`), Ctrl-C is ignored and the process exits with that outcome. Only the standard
+library is imported here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+from types import FrameType
+from typing import Any, Optional
+
+_installed = False
+
+
+def _first(signum: int, frame: Optional[FrameType]) -> None:
+    signal.signal(signal.SIGINT, _second)
+    raise KeyboardInterrupt
+
+
+def _second(signum: int, frame: Optional[FrameType]) -> None:
+    os.write(
+        2,
+        b"tokreg: error: interrupted again; stopped at once (every write is all-or-nothing: "
+        b"`tokreg list` shows what the registry holds)\n",
+    )
+    os._exit(130)
+
+
+def finished() -> None:
+    """The command has its outcome (done, failed, or interrupted and said so): from here on
+    Ctrl-C is ignored. Does nothing unless the console script installed its handler."""
+    if _installed:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _unraisable(u: Any) -> None:
+    # A KeyboardInterrupt that lands in a finalizer is reported by the command's own line.
+    if not isinstance(u.exc_value, KeyboardInterrupt):
+        sys.__unraisablehook__(u)
+
+
+def main() -> None:
+    global _installed
+    try:
+        signal.signal(signal.SIGINT, _first)
+        _installed = True
+        sys.unraisablehook = _unraisable
+        # SQLAlchemy logs (with a traceback) an interruption that lands while it returns a
+        # connection to its pool; the command reports the interruption itself, in one line.
+        logging.getLogger("sqlalchemy").addHandler(logging.NullHandler())
+        logging.getLogger("sqlalchemy").propagate = False
+
+        from .cli import main as cli_main  # after the handler: these imports take most of start-up
+    except KeyboardInterrupt:
+        finished()
+        sys.stderr.write("tokreg: error: interrupted while starting; nothing was written to the registry\n")
+        _exit_interrupted()
+    try:
+        cli_main()
+    except SystemExit as e:
+        if e.code == Interrupted_EXIT:
+            _exit_interrupted()
+        raise
+
+
+#: The exit status of an interrupted command (errors.Interrupted.exit_code; not imported: see above).
+Interrupted_EXIT = 130
+
+
+def _exit_interrupted() -> None:
+    """Leaves with status 130 now that the one line is said. Not `sys.exit`: CPython (3.11)
+    remembers a KeyboardInterrupt that passed through any `eval` of a string (namedtuple does
+    that while modules import) even when it was caught, and at exit kills the process with
+    SIGINT instead of returning the status."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(Interrupted_EXIT)

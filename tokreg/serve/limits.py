@@ -1,0 +1,20 @@
+"""What one request to `tokreg serve` may ask for. Past these a request gets a 4xx naming the
+limit, so one browser tab (or script) cannot make the server hold or compute without bound."""
+
+#: Request bodies (the playground's JSON, the diff and SQL forms).
+MAX_BODY_BYTES = 1 << 20
+#: Text given to the playground or the diff page, in UTF-8 bytes.
+MAX_TEXT_BYTES = 200_000
+#: Versions side by side in the playground.
+MAX_VERSIONS = 4
+#: A SQL statement, in characters.
+MAX_SQL_CHARS = 20_000
+#: Rows a SQL result keeps (the page shows the first SQL_ROWS_SHOWN; JSON and CSV have them all).
+MAX_SQL_ROWS = 10_000
+SQL_ROWS_SHOWN = 1_000
+#: Wall-clock time one SQL statement may run.
+SQL_SECONDS = 5.0
+#: Tokens on one page of the token table.
+MAX_PAGE_SIZE = 500
+#: Examples per list on the diff page.
+MAX_TOP = 200
