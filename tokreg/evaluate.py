@@ -31,7 +31,7 @@ import xxhash
 from sqlalchemy import Connection, Engine
 
 from . import metrics
-from .corpus import fingerprint_files
+from .corpus import fingerprint as fingerprint_files
 from .errors import InputError
 from .files import read_text
 from .store import evaluations
