@@ -6,7 +6,8 @@
 //! distinct. A repeated piece then costs one hash and one comparison instead of a merge loop
 //! that probes the rank table for every pair it considers.
 //!
-//! Shape: two direct-mapped tables, one for short pieces (up to 32 bytes and 12 ids: words,
+//! Shape: a table of single multi-byte characters keyed by their bytes as one number, and two
+//! direct-mapped tables of pieces, one for short pieces (up to 32 bytes and 12 ids: words,
 //! identifiers) and one for long ones (up to 127 bytes and 64 ids: runs of CJK characters); a
 //! collision replaces the entry. Keys and ids sit in flat arrays, so a lookup reads three short
 //! runs of memory and an insert allocates nothing. Only pieces that needed merging are stored
@@ -15,8 +16,8 @@
 //! Ownership: every thread keeps one cache per encoder it used last, for at most
 //! `ENCODERS_PER_THREAD` encoders (the least recently used one is emptied and handed to the
 //! next encoder). No locks, and the threads of `encode_batch` never share a line. Memory is
-//! bounded: one cache is 1.8 MB (`tests::one_cache_is_under_1_9_mb`), allocated on first use,
-//! so a thread holds at most 3.6 MB however many encoders and calls there are.
+//! bounded: one cache is 2.4 MB (`tests::one_cache_is_under_2_5_mb`), allocated on first use,
+//! so a thread holds at most 4.8 MB however many encoders and calls there are.
 //!
 //! Beside the pieces sits a memo of token pairs: whether the bytes of two tokens, merged
 //! together, keep the boundary between them (`RankEncoder::encode_by_chars` asks this for
@@ -214,7 +215,7 @@ pub fn with_cache<T>(owner: u64, f: impl FnOnce(&mut PieceCache) -> T) -> T {
             None => {
                 // Reuse the least recently used cache's memory when the thread has its share:
                 // emptying it touches 0.2 MB of mapped memory, where a new one would take page
-                // faults all over 1.8 MB during the call (on a busy machine, ten times the
+                // faults all over 2.4 MB during the call (on a busy machine, ten times the
                 // cost of encoding a short document).
                 let fresh = if caches.len() >= ENCODERS_PER_THREAD {
                     let (_, mut c) = caches.pop().expect("a full list");
@@ -283,6 +284,14 @@ mod tests {
             assert!(c.get(piece, &mut out).is_err());
         }
         assert_eq!(out, [1, 2, 1, 2]);
+        // Characters: the same key and length, or a miss (a 2-byte key padded equals no 3-byte one).
+        let mut out = vec![];
+        let slot = c.char_get("中".as_bytes(), &mut out).unwrap_err();
+        c.char_insert(slot, "中".as_bytes(), &[5, 6]);
+        assert!(c.char_get("中".as_bytes(), &mut out).is_ok());
+        assert!(c.char_get(&"中".as_bytes()[..2], &mut out).is_err());
+        assert!(c.char_get("文".as_bytes(), &mut out).is_err());
+        assert_eq!(out, [5, 6]);
     }
 
     #[test]
