@@ -16,7 +16,9 @@ The ids of each contender's first timed call on every input (and on every docume
 compared with tiktoken's, outside the timed part; one that differs is reported as such, not
 timed.
 Runs are interleaved (contender order rotates every repetition) and the best of
-`REPEAT` is kept, which on a shared machine is the least disturbed run. Single-thread measures
+`REPEAT` is kept, which on a shared machine is the least disturbed run. Single-thread
+measures are CPU time of the process (`time.process_time`: what the contender ran, not the
+time slices other jobs took); batches on 2 threads are wall time, which is what a batch is for. Single-thread measures
 run in a child process with RAYON_NUM_THREADS=1 (so no Rust peer parallelizes one text), batches
 in another with 2.
 
@@ -86,7 +88,9 @@ def run() -> None:
             f"\nContenders ({vocab}): "
             + ", ".join(f"{n} {v} ({one['sources'][n]})" for n, v in one["versions"].items())
         )
-        _speed_table(f"Cold, {vocab}, one thread: MB/s (fresh encoder, text seen once)", one["single"], names, "cold")
-        _speed_table(f"Warm, {vocab}, one thread: MB/s (the same text again)", one["single"], names, "warm")
+        _speed_table(
+            f"Cold, {vocab}, one thread: MB/s of CPU time (fresh encoder, text seen once)", one["single"], names, "cold"
+        )
+        _speed_table(f"Warm, {vocab}, one thread: MB/s of CPU time (the same text again)", one["single"], names, "warm")
         rows = {one["stream_label"]: one["stream"], two["batch_label"]: two["batch"]}
-        _speed_table(f"Stream and batch, {vocab}: MB/s", rows, names, "seconds")
+        _speed_table(f"Stream (CPU time) and batch (wall time), {vocab}: MB/s", rows, names, "seconds")

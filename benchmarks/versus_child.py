@@ -1,5 +1,6 @@
 """One side of the peer benchmark in its own process (see `versus.py`):
-`python -m benchmarks.versus_child single|batch VOCAB` prints one JSON line of seconds."""
+`python -m benchmarks.versus_child single|batch VOCAB` prints one JSON line of seconds: CPU
+seconds for the single-thread measures, wall seconds for batches on 2 threads."""
 
 from __future__ import annotations
 
@@ -36,11 +37,20 @@ def fresh_str(s: str) -> str:
     return s.encode().decode()
 
 
+def cpu() -> float:
+    """The process's CPU time. Single-thread measures use it, not the wall clock: on a machine
+    shared with other jobs (load 6-10 on 2 cores when these tables were made) a call is
+    descheduled for whole time slices, which multiplies a 2 ms call's wall time by 10 or more
+    at random; CPU time counts only the time the contender ran (all its threads, so a peer that
+    runs threads of its own is not flattered)."""
+    return time.process_time()
+
+
 def timed(f: Callable[[], Any]) -> float:
     gc.collect()
-    t = time.perf_counter()
+    t = cpu()
     f()
-    return time.perf_counter() - t
+    return cpu() - t
 
 
 def guarded(f: Callable[[], Any]) -> tuple[Any, str | None]:
@@ -71,9 +81,9 @@ def single(vocab: str, cs: list[Contender]) -> dict[str, Any]:
                     continue
                 enc, s = c.fresh(vocab), fresh_str(text)
                 gc.collect()
-                t = time.perf_counter()
+                t = cpu()
                 ids, err = guarded(lambda: c.encode(enc, s))
-                cold = time.perf_counter() - t
+                cold = cpu() - t
                 if err or (rep == 0 and ids != want):
                     row[c.name] = {"error": err or "ids differ"}
                     continue
@@ -110,9 +120,9 @@ def documents(vocab: str, cs: list[Contender], docs: list[str], batch: bool) -> 
             else:
                 seconds, bad = 0.0, None
                 for k, d in enumerate(fresh):
-                    t = time.perf_counter()
+                    t = cpu()
                     ids, err = guarded(lambda: c.encode(enc, d))
-                    seconds += time.perf_counter() - t
+                    seconds += cpu() - t
                     if err or (rep == 0 and digest(ids) != want[k]):
                         bad = err or "ids differ"
                         break
