@@ -39,10 +39,11 @@ fuzz seconds="300":
         echo "cargo fuzz $t: $(grep -E '^Done [0-9]+ runs' "$log" | tail -1), $(grep -oE 'cov: [0-9]+' "$log" | tail -1) edges covered, no crash"
     done
 
-# The Rust core's own benchmarks: the hand-written pre-tokenizers against fancy-regex, WordPiece.
+# The Rust core's own benchmarks: the hand-written pre-tokenizers against fancy-regex, WordPiece, the byte-level encoder.
 bench-core:
     cargo bench --bench pretok
     cargo bench --bench wordpiece
+    cargo bench --bench encode
 
 # Train two versions on Python's own standard library, then list, show and query them.
 demo db="/tmp/tokreg-demo.db":

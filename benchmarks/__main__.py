@@ -11,6 +11,7 @@ from benchmarks.common import ROOT, machine
 SUITES = [
     "train_bpe",
     "encode",
+    "versus",
     "worst_case",
     "load",
     "start",

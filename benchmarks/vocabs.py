@@ -39,6 +39,12 @@ def tokreg_tok(name: str) -> tokreg.Tokenizer:
 
 
 @cache
+def tokreg_content(name: str) -> bytes:
+    """The canonical content of the imported version (what a load compiles)."""
+    return registry().stored(f"{name}@1").content
+
+
+@cache
 def tiktoken_enc(name: str) -> Any:
     import tiktoken
     from tiktoken.load import load_tiktoken_bpe

@@ -100,31 +100,27 @@ impl<T> OrRaise<T> for Result<T, CoreError> {
     }
 }
 
-/// Python ints for the token ids of one encoder, made on its first encode: turning a result
-/// into a list then costs a reference-count increment per id instead of allocating an int
-/// object (CPython caches only -5..=256). Seen from Python that is about half the time of
-/// encoding English text, so it is worth its memory (40 bytes per id: 8 MB for o200k).
+/// Python ints for the token ids of one encoder, each made the first time an encode returns
+/// it: turning a result into a list then costs a reference-count increment per id instead of
+/// allocating an int object (CPython caches only -5..=256). Seen from Python that is about half
+/// the time of encoding English text, so it is worth its memory (8 bytes per id, plus 32 per id
+/// seen: at most 8 MB for o200k). Made lazily, so that a fresh encoder's first call pays for the
+/// ids it returns rather than for the whole vocabulary.
 struct IdInts {
-    ints: GILOnceCell<Vec<PyObject>>,
-    bound: usize,
+    ints: Vec<GILOnceCell<PyObject>>,
 }
 
 impl IdInts {
     fn new(bound: usize) -> IdInts {
-        IdInts { ints: GILOnceCell::new(), bound }
+        IdInts { ints: (0..bound).map(|_| GILOnceCell::new()).collect() }
     }
 
     fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        let ints = self.ints.get_or_init(py, || {
-            (0..self.bound as u32).map(|i| i.into_pyobject(py).map(|o| o.into_any().unbind()).unwrap()).collect()
-        });
-        PyList::new(
-            py,
-            ids.iter().map(|&i| match ints.get(i as usize) {
-                Some(o) => o.clone_ref(py).into_bound(py),
-                None => i.into_pyobject(py).map(|o| o.into_any()).unwrap(),
-            }),
-        )
+        let int = |i: u32| match self.ints.get(i as usize) {
+            Some(cell) => cell.get_or_init(py, || i.into_pyobject(py).unwrap().into_any().unbind()).clone_ref(py),
+            None => i.into_pyobject(py).unwrap().into_any().unbind(),
+        };
+        PyList::new(py, ids.iter().map(|&i| int(i).into_bound(py)))
     }
 
     /// One list per text of the flat buffers, with Python's cyclic GC paused meanwhile: every

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokreg
-from tokreg import InputError, IntegrityError, Registry, Tokenizer, content_cache
+from tokreg import InputError, IntegrityError, Registry, Tokenizer, _core, content_cache
 from tokreg._core import PATTERNS
 from tokreg.content import PREFIX
 
@@ -614,3 +614,53 @@ def test_load_by_ref_and_compiled_cache(
         rebuilt = reg.load("cl100k_base@1")
     assert rebuilt.hash == h and rebuilt.encode_ordinary(text) == want
     assert content_cache.get(h) is not None and os.path.getsize(cached) > 1_000_000
+
+
+# -- 9. long pieces and the caches: the same ids as tiktoken, first time, again, under threads --------
+
+
+def _long_pieces() -> dict[str, str]:
+    """Pieces long enough for the chunked path (8 KB and more), each one piece for both patterns."""
+    import random
+
+    rng = random.Random(9)
+    return {
+        "letter": "a" * 20_000,
+        "spaces": " " * 20_000 + "x",
+        "cjk": "中" * 7_000,
+        "two letters": "".join(rng.choice("ab") for _ in range(20_000)),
+        "lowercase": "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(20_000)),
+        "period 3": "abc" * 7_000,
+        "one change": "a" * 15_000 + "b" + "a" * 5_000,
+        "accents": "".join(rng.choice("eéèaàç") for _ in range(10_000)),
+        "kana": "".join(rng.choice("あいうえおかきくけこ") for _ in range(7_000)),
+        "replacement chars": "\ufffd" * 7_000,
+    }
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_long_pieces_equal_tiktoken(imported: Imported, encodings: dict[str, Any], name: str) -> None:
+    tok, enc = imported.toks[name], encodings[name]
+    for label, text in _long_pieces().items():
+        want = enc.encode_ordinary(text)
+        assert tok.encode_ordinary(text) == want, label
+        assert tok.encode_ordinary("x " + text + " y") == enc.encode_ordinary("x " + text + " y"), label
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_piece_cache_never_changes_a_result(imported: Imported, encodings: dict[str, Any], name: str) -> None:
+    """Ids from a fresh encoder, from one whose cache holds the same pieces, from threads that each
+    keep their own, and after more encoders than a thread keeps caches for: always tiktoken's."""
+    enc = encodings[name]
+    raw = content_cache.get(imported.hashes[name])
+    assert raw is not None
+    text = data_file("dr.zh-cn.txt").read_text(encoding="utf-8")[:60_000] + data_file("kjv.txt").read_text()[:60_000]
+    docs = [text[i : i + 3000] for i in range(0, len(text), 3000)]
+    want = [enc.encode_ordinary(d) for d in docs]
+    # several compiled encoders of one version (a fresh one each: no shared cache)
+    fresh = [_core.Encoder.byte_bpe(raw, PATTERNS[PATTERN[name]]) for _ in range(4)]
+    for round_ in range(2):  # the second round hits the caches the first filled
+        for e in fresh:  # four encoders in turn on one thread: caches are dropped and remade
+            assert [e.encode_ordinary(d) for d in docs] == want, round_
+        for threads in (1, 2):
+            assert fresh[0].encode_batch(docs, [], threads) == want

@@ -1,53 +1,245 @@
-//! A small per-thread cache of recently merged pieces → ids, for the BPE encoder.
+//! A bounded cache of merged pieces → ids for the byte-level BPE encoder, kept across calls.
 //!
 //! Why: merging is where byte-level BPE spends its time on text whose pieces are not whole
-//! tokens (Chinese, Japanese, long identifiers), and real text repeats its pieces: in
-//! dr.zh-cn.txt only 18% of the pieces are distinct. A repeated piece then costs one hash and
-//! one comparison instead of a merge loop that makes a hash-table probe (usually a cache miss
-//! into a table of several MB) for every pair it considers.
+//! tokens (Chinese, Japanese, rare words, long identifiers), and text repeats its pieces, within
+//! a document and across the documents of a dataset: in dr.zh-cn.txt only 18% of the pieces are
+//! distinct. A repeated piece then costs one hash and one comparison instead of a merge loop
+//! that probes the rank table for every pair it considers.
 //!
-//! Shape: direct-mapped, `SLOTS` entries, each holding the last piece that hashed there and
-//! its ids; a collision simply replaces the entry. Buffers are reused, so after warm-up an
-//! insert allocates nothing. Only pieces that needed merging and take the flat merge path
-//! (shorter than 128 bytes) are stored (a whole-token piece is already one probe). The cache belongs to a thread (so
-//! there is no locking, and `encode_batch` threads do not share lines) and remembers which
-//! encoder filled it: another encoder on the same thread clears it first. Results never
-//! depend on the cache: a hit returns exactly the ids the merge loop computed for those bytes.
+//! Shape: a table of single multi-byte characters keyed by their bytes as one number, and two
+//! direct-mapped tables of pieces, one for short pieces (up to 32 bytes and 12 ids: words,
+//! identifiers) and one for long ones (up to 127 bytes and 64 ids: runs of CJK characters); a
+//! collision replaces the entry. Keys and ids sit in flat arrays, so a lookup reads three short
+//! runs of memory and an insert allocates nothing. Only pieces that needed merging are stored
+//! (a whole-token piece is already one probe of the rank table).
+//!
+//! Ownership: every thread keeps one cache per encoder it used last, for at most
+//! `ENCODERS_PER_THREAD` encoders (the least recently used one is emptied and handed to the
+//! next encoder). No locks, and the threads of `encode_batch` never share a line. Memory is
+//! bounded: one cache is 2.4 MB (`tests::one_cache_is_under_2_5_mb`), allocated on first use,
+//! so a thread holds at most 4.8 MB however many encoders and calls there are.
+//!
+//! Beside the pieces sits a memo of token pairs: whether the bytes of two tokens, merged
+//! together, keep the boundary between them (`RankEncoder::encode_by_chars` asks this for
+//! every pair of neighbouring characters, and text repeats its character pairs).
+//!
+//! Results never depend on the cache: an entry holds exactly the ids the merge loop computed for
+//! those bytes, and a hit needs the same length and the same bytes, not only the same hash
+//! (`tests::hits_need_the_same_bytes`).
 
 use std::cell::RefCell;
 
-const SLOTS: usize = 4096;
+const ENCODERS_PER_THREAD: usize = 2;
 
-#[derive(Default)]
-struct Entry {
+#[derive(Clone, Copy, Default)]
+struct Meta {
+    /// The piece's hash; 0 marks an empty slot (a piece's hash is never 0, see `hash`).
     hash: u64,
-    key: Vec<u8>,
+    len: u16,
+    nids: u16,
+}
+
+/// One direct-mapped table of `SLOTS` pieces of up to `KEY` bytes and `IDS` ids.
+struct Table<const SLOTS: usize, const KEY: usize, const IDS: usize> {
+    meta: Vec<Meta>,
+    keys: Vec<u8>,
     ids: Vec<u32>,
 }
 
+impl<const SLOTS: usize, const KEY: usize, const IDS: usize> Table<SLOTS, KEY, IDS> {
+    fn new() -> Self {
+        Table { meta: vec![Meta::default(); SLOTS], keys: vec![0; SLOTS * KEY], ids: vec![0; SLOTS * IDS] }
+    }
+
+    #[inline]
+    fn get(&self, piece: &[u8], h: u64, out: &mut Vec<u32>) -> Result<(), usize> {
+        let slot = (h as usize) & (SLOTS - 1);
+        let m = self.meta[slot];
+        if m.hash == h && m.len as usize == piece.len() {
+            let k = slot * KEY;
+            if &self.keys[k..k + piece.len()] == piece {
+                let i = slot * IDS;
+                out.extend_from_slice(&self.ids[i..i + m.nids as usize]);
+                return Ok(());
+            }
+        }
+        Err(slot)
+    }
+
+    #[inline]
+    fn insert(&mut self, slot: usize, h: u64, piece: &[u8], ids: &[u32]) {
+        if ids.len() > IDS {
+            return;
+        }
+        self.meta[slot] = Meta { hash: h, len: piece.len() as u16, nids: ids.len() as u16 };
+        let k = slot * KEY;
+        self.keys[k..k + piece.len()].copy_from_slice(piece);
+        let i = slot * IDS;
+        self.ids[i..i + ids.len()].copy_from_slice(ids);
+    }
+}
+
+/// Pieces up to this long go to the short table; the long one takes up to `LONG_KEY` bytes.
+const SHORT_KEY: usize = 32;
+const LONG_KEY: usize = 127;
+
+/// Slots of the pair memo (whether two tokens stay apart when their bytes are merged together).
+const PAIRS: usize = 65536;
+/// The pair memo's slot is the top bits of a multiplicative hash.
+const PAIR_SHIFT: u32 = 64 - PAIRS.trailing_zeros();
+
+/// Slots of the character table (the ids of one multi-byte character, by its bytes).
+const CHARS: usize = 8192;
+const CHAR_SHIFT: u32 = 32 - CHARS.trailing_zeros();
+
+/// One character's ids (a character of up to 4 bytes has at most 4); `len == 0`: empty.
+#[derive(Clone, Copy, Default)]
+struct CharEntry {
+    key: u32,
+    len: u8,
+    nids: u8,
+    ids: [u32; 4],
+}
+
 pub struct PieceCache {
-    owner: u64,
-    entries: Vec<Entry>,
+    /// Multi-byte characters, apart from the pieces: `encode_by_chars` asks for every
+    /// character of a Chinese or Japanese clause, and a key that is the character's bytes as
+    /// one `u32` needs no hash loop and no byte comparison.
+    chars: Vec<CharEntry>,
+    short: Table<8192, SHORT_KEY, 12>,
+    long: Table<2048, LONG_KEY, 64>,
+    /// (a << 32 | b) of each remembered pair, and 0 (empty), 1 (apart) or 2 (merged) for it.
+    pair_keys: Vec<u64>,
+    pair_vals: Vec<u8>,
+}
+
+impl PieceCache {
+    fn new() -> PieceCache {
+        PieceCache {
+            chars: vec![CharEntry::default(); CHARS],
+            short: Table::new(),
+            long: Table::new(),
+            pair_keys: vec![0; PAIRS],
+            pair_vals: vec![0; PAIRS],
+        }
+    }
+
+    /// Appends the cached ids of the character `ch` (2 to 4 bytes) to `out`; on a miss,
+    /// returns the slot `char_insert` takes.
+    #[inline]
+    pub fn char_get(&self, ch: &[u8], out: &mut Vec<u32>) -> Result<(), usize> {
+        debug_assert!((2..=4).contains(&ch.len()));
+        let key = char_key(ch);
+        let slot = (key.wrapping_mul(0x9e37_79b1) >> CHAR_SHIFT) as usize;
+        let e = &self.chars[slot];
+        if e.key == key && e.len as usize == ch.len() {
+            out.extend_from_slice(&e.ids[..e.nids as usize]);
+            return Ok(());
+        }
+        Err(slot)
+    }
+
+    #[inline]
+    pub fn char_insert(&mut self, slot: usize, ch: &[u8], ids: &[u32]) {
+        if ids.len() > 4 {
+            return;
+        }
+        let mut e = CharEntry { key: char_key(ch), len: ch.len() as u8, nids: ids.len() as u8, ids: [0; 4] };
+        e.ids[..ids.len()].copy_from_slice(ids);
+        self.chars[slot] = e;
+    }
+
+    /// Forgets every entry (the memory stays).
+    fn clear(&mut self) {
+        self.chars.fill(CharEntry::default());
+        self.short.meta.fill(Meta::default());
+        self.long.meta.fill(Meta::default());
+        self.pair_vals.fill(0);
+    }
+
+    /// Whether tokens `a` and `b` stay apart when their bytes are merged together, if known;
+    /// else the slot `set_pair` takes.
+    #[inline]
+    pub fn pair(&self, a: u32, b: u32) -> Result<bool, usize> {
+        let key = (a as u64) << 32 | b as u64;
+        let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> PAIR_SHIFT) as usize;
+        match self.pair_vals[slot] {
+            v @ 1..=2 if self.pair_keys[slot] == key => Ok(v == 1),
+            _ => Err(slot),
+        }
+    }
+
+    #[inline]
+    pub fn set_pair(&mut self, slot: usize, a: u32, b: u32, apart: bool) {
+        self.pair_keys[slot] = (a as u64) << 32 | b as u64;
+        self.pair_vals[slot] = if apart { 1 } else { 2 };
+    }
+
+    /// Appends the cached ids of `piece` to `out`; on a miss, returns what `insert` takes.
+    #[inline]
+    pub fn get(&self, piece: &[u8], out: &mut Vec<u32>) -> Result<(), (usize, u64)> {
+        let h = hash(piece);
+        let found = if piece.len() <= SHORT_KEY {
+            self.short.get(piece, h, out)
+        } else if piece.len() <= LONG_KEY {
+            self.long.get(piece, h, out)
+        } else {
+            Err(usize::MAX)
+        };
+        found.map_err(|slot| (slot, h))
+    }
+
+    /// Stores `ids` for `piece` where `get` said, if they fit.
+    #[inline]
+    pub fn insert(&mut self, (slot, h): (usize, u64), piece: &[u8], ids: &[u32]) {
+        if piece.len() <= SHORT_KEY {
+            self.short.insert(slot, h, piece, ids)
+        } else if piece.len() <= LONG_KEY {
+            self.long.insert(slot, h, piece, ids)
+        }
+    }
 }
 
 thread_local! {
-    static CACHE: RefCell<PieceCache> = const { RefCell::new(PieceCache { owner: 0, entries: Vec::new() }) };
+    /// This thread's caches, most recently used first, by encoder id.
+    static CACHES: RefCell<Vec<(u64, Box<PieceCache>)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Runs `f` with this thread's cache, emptied first if another encoder (`owner`) used it last.
+/// Runs `f` with this thread's cache for encoder `owner` (made empty if it has none).
 pub fn with_cache<T>(owner: u64, f: impl FnOnce(&mut PieceCache) -> T) -> T {
-    CACHE.with(|c| {
-        let mut c = c.borrow_mut();
-        if c.owner != owner || c.entries.is_empty() {
-            c.owner = owner;
-            c.entries.clear();
-            c.entries.resize_with(SLOTS, Entry::default);
+    CACHES.with(|c| {
+        let mut caches = c.borrow_mut();
+        match caches.iter().position(|(o, _)| *o == owner) {
+            Some(0) => {}
+            Some(k) => caches[..=k].rotate_right(1),
+            None => {
+                // Reuse the least recently used cache's memory when the thread has its share:
+                // emptying it touches 0.2 MB of mapped memory, where a new one would take page
+                // faults all over 2.4 MB during the call (on a busy machine, ten times the
+                // cost of encoding a short document).
+                let fresh = if caches.len() >= ENCODERS_PER_THREAD {
+                    let (_, mut c) = caches.pop().expect("a full list");
+                    c.clear();
+                    c
+                } else {
+                    Box::new(PieceCache::new())
+                };
+                caches.insert(0, (owner, fresh));
+            }
         }
-        f(&mut c)
+        f(&mut caches[0].1)
     })
 }
 
-/// FxHash-style: one multiply per 8 bytes, then the (overlapping) last word.
+/// A character's bytes as one number, zero-padded (with the length beside it, unambiguous).
+#[inline(always)]
+fn char_key(ch: &[u8]) -> u32 {
+    let mut w = [0u8; 4];
+    w[..ch.len()].copy_from_slice(ch);
+    u32::from_le_bytes(w)
+}
+
+/// FxHash-style: one multiply per 8 bytes, then the rest; never 0 (0 marks an empty slot).
 #[inline(always)]
 fn hash(piece: &[u8]) -> u64 {
     const K: u64 = 0xf135_7aea_2e62_a9c5;
@@ -62,33 +254,86 @@ fn hash(piece: &[u8]) -> u64 {
         w[..rest.len()].copy_from_slice(rest);
         h = (h.rotate_left(26) ^ u64::from_le_bytes(w)).wrapping_mul(K);
     }
-    h ^ (h >> 32)
+    (h ^ (h >> 32)) | 1
 }
 
-impl PieceCache {
-    /// Appends the cached ids of `piece` to `out`; on a miss, returns where `insert` should
-    /// put them (slot, hash).
-    #[inline]
-    pub fn get(&self, piece: &[u8], out: &mut Vec<u32>) -> Result<(), (usize, u64)> {
-        let h = hash(piece);
-        let slot = (h as usize) & (SLOTS - 1);
-        let e = &self.entries[slot];
-        if e.hash == h && e.key == piece {
-            out.extend_from_slice(&e.ids);
-            Ok(())
-        } else {
-            Err((slot, h))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hits_need_the_same_bytes() {
+        let mut c = PieceCache::new();
+        let mut out = vec![];
+        let long = [b'x'; 100];
+        for piece in [&b"abc"[..], &long[..]] {
+            let at = c.get(piece, &mut out).unwrap_err();
+            c.insert(at, piece, &[1, 2]);
+            assert!(c.get(piece, &mut out).is_ok());
         }
+        assert_eq!(out, [1, 2, 1, 2]);
+        // The same slot and hash, forced: another key of the same length is still a miss.
+        let (slot, _) = c.get(b"abc", &mut vec![]).map(|_| (0, 0)).unwrap_or_default();
+        let slot = slot.max((hash(b"abc") as usize) & 8191);
+        c.short.meta[slot].hash = hash(b"abd");
+        assert!(c.get(b"abd", &mut out).is_err());
+        // Too long, or too many ids, to store: never a hit.
+        for (piece, ids) in [(&[b'y'; LONG_KEY + 1][..], 1), (&b"abcdef"[..], 13), (&[b'z'; 40][..], 65)] {
+            let at = c.get(piece, &mut out).unwrap_err();
+            c.insert(at, piece, &vec![7; ids]);
+            assert!(c.get(piece, &mut out).is_err());
+        }
+        assert_eq!(out, [1, 2, 1, 2]);
+        // Characters: the same key and length, or a miss (a 2-byte key padded equals no 3-byte one).
+        let mut out = vec![];
+        let slot = c.char_get("中".as_bytes(), &mut out).unwrap_err();
+        c.char_insert(slot, "中".as_bytes(), &[5, 6]);
+        assert!(c.char_get("中".as_bytes(), &mut out).is_ok());
+        assert!(c.char_get(&"中".as_bytes()[..2], &mut out).is_err());
+        assert!(c.char_get("文".as_bytes(), &mut out).is_err());
+        assert_eq!(out, [5, 6]);
     }
 
-    /// Stores `ids` for `piece` in the slot `get` named.
-    #[inline]
-    pub fn insert(&mut self, (slot, h): (usize, u64), piece: &[u8], ids: &[u32]) {
-        let e = &mut self.entries[slot];
-        e.hash = h;
-        e.key.clear();
-        e.key.extend_from_slice(piece);
-        e.ids.clear();
-        e.ids.extend_from_slice(ids);
+    #[test]
+    fn one_cache_is_under_2_5_mb() {
+        let c = PieceCache::new();
+        let table = |meta: usize, keys: usize, ids: usize| meta * std::mem::size_of::<Meta>() + keys + 4 * ids;
+        let bytes = table(c.short.meta.len(), c.short.keys.len(), c.short.ids.len())
+            + table(c.long.meta.len(), c.long.keys.len(), c.long.ids.len())
+            + c.chars.len() * std::mem::size_of::<CharEntry>()
+            + c.pair_keys.len() * 8
+            + c.pair_vals.len();
+        assert!(bytes < 2_500_000, "{bytes}");
+    }
+
+    #[test]
+    fn each_thread_keeps_a_few_encoders() {
+        let fill = |owner: u64| {
+            with_cache(owner, |c| c.get(b"k", &mut vec![]).map_err(|s| c.insert(s, b"k", &[owner as u32])))
+        };
+        let seen = |owner: u64| {
+            let mut out = vec![];
+            with_cache(owner, |c| c.get(b"k", &mut out).is_ok().then(|| out[0]))
+        };
+        std::thread::spawn(move || {
+            let _ = fill(1);
+            let _ = fill(2);
+            assert_eq!(seen(1), Some(1));
+            assert_eq!(seen(2), Some(2));
+            let _ = fill(3); // takes over encoder 1's cache, the least recently used, emptied
+            assert_eq!(seen(2), Some(2));
+            assert_eq!(seen(3), Some(3));
+            assert_eq!(seen(1), None);
+            with_cache(1, |c| c.set_pair(c.pair(1, 2).unwrap_err(), 1, 2, true));
+            assert_eq!(
+                with_cache(3, |c| c.pair(1, 2)),
+                Err((0x9e37_79b9_7f4a_7c15u64.wrapping_mul(1 << 32 | 2) >> PAIR_SHIFT) as usize)
+            );
+            // encoder 4 gets encoder 1's memory, emptied
+            assert!(with_cache(4, |c| c.pair(1, 2)).is_err());
+            CACHES.with(|c| assert_eq!(c.borrow().len(), ENCODERS_PER_THREAD));
+        })
+        .join()
+        .unwrap();
     }
 }

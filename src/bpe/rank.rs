@@ -19,6 +19,19 @@ use crate::pretok::Splitter;
 
 /// Pieces at least this long take the `MinTree` path.
 const HEAP_FROM: usize = 128;
+/// Pieces at least this long that end in a multi-byte character are merged one character at a
+/// time (`encode_by_chars`); shorter ones merge as fast as a whole.
+const BY_CHARS_FROM: usize = 9;
+/// `encode_by_chars` gives up when it would merge again more than this many bytes at once.
+const BY_CHARS_SEGMENT: usize = 48;
+/// Pieces of at least twice this are merged by chunks of this many bytes (`encode_chunked`).
+const CHUNK: usize = 4096;
+/// Chunk results `encode_chunked` remembers (a run of a 3-byte character cut at token
+/// boundaries repeats with a period of up to 3 chunks).
+const MEMO: usize = 4;
+/// `compatible_cached` first looks for a token across the seam (`token_spans`) when that costs
+/// at most this many probes (two CJK characters: 9), else merges the two tokens' bytes.
+const SEAM_PROBES: usize = 16;
 
 pub struct RankEncoder {
     ranks: RankTable,
@@ -27,6 +40,8 @@ pub struct RankEncoder {
     /// id -> bytes, for ordinary and special tokens (None for ids that are unused)
     decoder: Vec<Option<Vec<u8>>>,
     splitter: Splitter,
+    /// the byte length of each token (0 for unused ids), for walking back over appended ids
+    lens: Vec<u32>,
     /// tells this encoder's entries in a thread's piece cache from another encoder's
     uid: u64,
 }
@@ -76,8 +91,9 @@ impl RankEncoder {
             }
             decoder[*id as usize] = Some(s.as_bytes().to_vec());
         }
+        let lens = decoder.iter().map(|d| d.as_ref().map_or(0, |b| b.len() as u32)).collect();
         let uid = NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(RankEncoder { ranks, byte_id, decoder, splitter, uid })
+        Ok(RankEncoder { ranks, byte_id, decoder, splitter, lens, uid })
     }
 
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
@@ -105,13 +121,194 @@ impl RankEncoder {
         }
         if piece.len() < HEAP_FROM {
             let Err(slot) = cache.get(piece, out) else { return };
+            let start = out.len();
+            let multibyte = piece.len() >= BY_CHARS_FROM && piece[piece.len() - 1] >= 0x80;
+            if multibyte && self.encode_by_chars(piece, parts, cache, out) {
+                cache.insert(slot, piece, &out[start..]);
+                return;
+            }
             let m = self.merge_flat(piece, NONE, parts);
             cache.insert(slot, piece, &parts.ids[..m]);
             out.extend_from_slice(&parts.ids[..m]);
-        } else {
+        } else if piece.len() < 2 * CHUNK {
             let (_, ids) = self.merge_long(piece, NONE);
             out.extend_from_slice(&ids);
+        } else {
+            self.encode_chunked(piece, out);
         }
+    }
+
+    /// The ids of a piece of multi-byte characters (a clause of Chinese or Japanese, which the
+    /// patterns keep as one piece of tens of bytes), one character at a time; false (and `out`
+    /// as it was) when it gives up, and the caller merges the piece as a whole.
+    ///
+    /// By the two facts of `encode_chunked`: if the ids so far are BPE(piece[..p]) and the next
+    /// character's ids are BPE(c), then BPE(piece[..p] ++ c) is their concatenation when the
+    /// last id so far and the first of c are compatible. When they are not (the two characters
+    /// form a token), the last token is given back (its start is a boundary of BPE(piece[..p]),
+    /// so the ids before it are still BPE of what they cover) and its bytes are merged again
+    /// together with the character, and so on back. A character's ids come from the piece
+    /// cache and compatibility from the pair memo, so a character usually costs two lookups
+    /// instead of a merge loop over the whole clause, whose cost grows with its square.
+    fn encode_by_chars(&self, piece: &[u8], parts: &mut FlatParts, cache: &mut PieceCache, out: &mut Vec<u32>) -> bool {
+        let base = out.len();
+        let mut p = 0;
+        while p < piece.len() {
+            let q = (p + utf8_len(piece[p])).min(piece.len());
+            let mut s = p; // the segment [s, q) is merged anew; out[base..] covers piece[..s]
+            loop {
+                let at = out.len();
+                if s == p && q - p > 1 {
+                    self.char_into(&piece[p..q], parts, cache, out);
+                } else {
+                    self.pure_into(&piece[s..q], parts, cache, out);
+                }
+                if at == base || self.compatible_cached(out[at - 1], out[at], parts, cache) {
+                    break;
+                }
+                out.truncate(at);
+                let last = out.pop().unwrap_or(0);
+                s -= self.lens[last as usize] as usize;
+                if q - s > BY_CHARS_SEGMENT {
+                    out.truncate(base);
+                    return false;
+                }
+            }
+            p = q;
+        }
+        true
+    }
+
+    /// Appends BPE(segment) by the merge loop alone (no whole-token shortcut: that is for whole
+    /// pieces only), through the piece cache.
+    #[inline]
+    fn pure_into(&self, segment: &[u8], parts: &mut FlatParts, cache: &mut PieceCache, out: &mut Vec<u32>) {
+        if segment.len() == 1 {
+            out.push(self.byte_id[segment[0] as usize]);
+            return;
+        }
+        let Err(slot) = cache.get(segment, out) else { return };
+        let m = self.merge_flat(segment, NONE, parts);
+        cache.insert(slot, segment, &parts.ids[..m]);
+        out.extend_from_slice(&parts.ids[..m]);
+    }
+
+    /// Appends BPE(ch) for one multi-byte character, through the cache's character table.
+    #[inline]
+    fn char_into(&self, ch: &[u8], parts: &mut FlatParts, cache: &mut PieceCache, out: &mut Vec<u32>) {
+        let Err(slot) = cache.char_get(ch, out) else { return };
+        let m = self.merge_flat(ch, NONE, parts);
+        cache.char_insert(slot, ch, &parts.ids[..m]);
+        out.extend_from_slice(&parts.ids[..m]);
+    }
+
+    /// `compatible`, remembered in the thread's pair memo.
+    #[inline]
+    fn compatible_cached(&self, a: u32, b: u32, parts: &mut FlatParts, cache: &mut PieceCache) -> bool {
+        match cache.pair(a, b) {
+            Ok(known) => known,
+            Err(slot) => {
+                let ok = match (self.token_bytes(a), self.token_bytes(b)) {
+                    (Some(x), Some(y)) if x.len() + y.len() < HEAP_FROM => {
+                        let mut joined = [0u8; HEAP_FROM];
+                        joined[..x.len()].copy_from_slice(x);
+                        joined[x.len()..x.len() + y.len()].copy_from_slice(y);
+                        let joined = &joined[..x.len() + y.len()];
+                        if x.len() * y.len() <= SEAM_PROBES && !self.token_spans(joined, x.len()) {
+                            true
+                        } else {
+                            let m = self.merge_flat(joined, NONE, parts);
+                            parts.starts[..m].contains(&(x.len() as u32))
+                        }
+                    }
+                    _ => self.compatible(a, b),
+                };
+                cache.set_pair(slot, a, b, ok);
+                ok
+            }
+        }
+    }
+
+    /// Whether some token is made of bytes on both sides of `seam` in `joined`.
+    ///
+    /// When none is, two tokens whose bytes are `joined[..seam]` and `joined[seam..]` are
+    /// compatible without a merge: a merge across the seam would first join a part ending at
+    /// the seam with one starting there (no part spans it before), and its result would be a
+    /// token spanning the seam. Between two Chinese characters such a token is rare (202 of
+    /// 51,325 distinct pairs of the kernel's zh_CN documentation with cl100k), so this takes
+    /// a few probes of the rank table where the merge took a thousand instructions.
+    #[inline]
+    fn token_spans(&self, joined: &[u8], seam: usize) -> bool {
+        (0..seam).any(|i| (seam + 1..=joined.len()).any(|j| self.ranks.get(&joined[i..j]).is_some()))
+    }
+
+    /// The ids of a long piece (10 MB of one letter is one piece), by chunks, in time linear in
+    /// its length with a small constant when its content repeats.
+    ///
+    /// Two facts about the merge rule make this exact (README, "The byte-level encoder"):
+    /// 1. If BPE(X) has a part boundary at p, then BPE(X) = BPE(X[..p]) ++ BPE(X[p..]): no merge
+    ///    ever crossed p, so each side saw the same merges, in the same order, as it would alone.
+    /// 2. If BPE(A) ends with token s and BPE(B) starts with token t, and BPE(bytes(s) ++
+    ///    bytes(t)) = [s, t] ("s and t are compatible"), then BPE(A ++ B) = BPE(A) ++ BPE(B):
+    ///    until a first merge across the seam, the two tokens' bytes merge exactly as they do on
+    ///    their own, so that merge would also happen in BPE(bytes(s) ++ bytes(t)).
+    ///
+    /// So: merge a chunk of `CHUNK` bytes, keep its parts up to a part boundary well inside it
+    /// (fact 1: those are the parts of that prefix alone), and append them if the last token
+    /// kept so far and their first token are compatible (fact 2). If not, give back the last
+    /// token and retry from its start with a chunk twice as long; at the piece's start there is
+    /// no seam, so this ends, at worst with `merge_long` over the whole piece. A chunk whose bytes
+    /// equal a recent one's reuses its result, which turns a long run of one character into a
+    /// few merges and many comparisons of `CHUNK` bytes.
+    fn encode_chunked(&self, piece: &[u8], out: &mut Vec<u32>) {
+        let base = out.len();
+        let mut memo = ChunkMemo::default();
+        let mut compatible = rustc_hash::FxHashMap::default();
+        let (mut at, mut len) = (0, CHUNK);
+        while at < piece.len() {
+            let whole_rest = at + len + CHUNK / 2 >= piece.len();
+            let chunk = if whole_rest { &piece[at..] } else { &piece[at..at + len] };
+            let (cut, seg_ids) = memo.get_or_merge(chunk, whole_rest, |c| self.merge_chunk(c, whole_rest));
+            if cut == 0 {
+                len *= 2; // one token as long as the chunk: look further
+                continue;
+            }
+            if let Some(&last) = out.get(base..).and_then(<[u32]>::last) {
+                let ok = *compatible.entry((last, seg_ids[0])).or_insert_with(|| self.compatible(last, seg_ids[0]));
+                if !ok {
+                    // Give back the last token: it started its length before `at`.
+                    let last = out.pop().unwrap_or(0);
+                    at -= self.lens[last as usize] as usize;
+                    len *= 2;
+                    continue;
+                }
+            }
+            out.extend_from_slice(seg_ids);
+            at += cut;
+            len = CHUNK;
+        }
+    }
+
+    /// Merges `chunk` and returns (cut, starts, ids): the parts before `cut`, a part boundary at
+    /// least `CHUNK / 8` bytes before the chunk's end (0 if there is none), or all of them with
+    /// `cut == chunk.len()` when the chunk ends the piece.
+    fn merge_chunk(&self, chunk: &[u8], ends_piece: bool) -> Merged {
+        let (mut starts, mut ids) = self.merge_long(chunk, NONE);
+        if ends_piece {
+            return (chunk.len(), starts, ids);
+        }
+        let keep = starts.partition_point(|&s| s as usize <= chunk.len() - CHUNK / 8) - 1;
+        let cut = starts[keep] as usize;
+        starts.truncate(keep);
+        ids.truncate(keep);
+        (cut, starts, ids)
+    }
+
+    /// Whether BPE(bytes(a) ++ bytes(b)) keeps the boundary between them (fact 2 above).
+    fn compatible(&self, a: u32, b: u32) -> bool {
+        let (Some(x), Some(y)) = (self.token_bytes(a), self.token_bytes(b)) else { return false };
+        let joined = [x, y].concat();
+        self.merge_bounds(&joined, NONE).contains(&x.len())
     }
 
     /// Part boundaries (0 = first, piece.len() = last) after merging with ranks < `max_rank`.
@@ -274,6 +471,49 @@ impl Encode for RankEncoder {
     }
 }
 
+/// The byte length of the UTF-8 character that starts with `lead`.
+#[inline(always)]
+fn utf8_len(lead: u8) -> usize {
+    match lead {
+        0..=0xBF => 1,
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    }
+}
+
+/// A merged chunk: (cut, starts, ids), see `merge_chunk`.
+type Merged = (usize, Vec<u32>, Vec<u32>);
+
+/// The last few chunks `encode_chunked` merged (bytes, whether it ended the piece, result).
+#[derive(Default)]
+struct ChunkMemo {
+    entries: Vec<(Vec<u8>, bool, Merged)>,
+    next: usize,
+}
+
+impl ChunkMemo {
+    fn get_or_merge(&mut self, chunk: &[u8], ends_piece: bool, merge: impl FnOnce(&[u8]) -> Merged) -> (usize, &[u32]) {
+        let k = match self.entries.iter().position(|(b, e, _)| *e == ends_piece && b.as_slice() == chunk) {
+            Some(k) => k,
+            None => {
+                let entry = (chunk.to_vec(), ends_piece, merge(chunk));
+                if self.entries.len() < MEMO {
+                    self.entries.push(entry);
+                    self.entries.len() - 1
+                } else {
+                    let k = self.next;
+                    self.next = (k + 1) % MEMO;
+                    self.entries[k] = entry;
+                    k
+                }
+            }
+        };
+        let (_, _, (cut, _, ids)) = &self.entries[k];
+        (*cut, ids)
+    }
+}
+
 /// Scratch space for merging a short piece, on the stack and reused for every piece of a
 /// call: `starts[k]` is part k's first byte (one extra entry holds the piece's end), `ids[k]`
 /// its token id, `ranks[k]` the rank of parts k and k+1 joined.
@@ -366,6 +606,97 @@ mod tests {
                     let mut out = vec![];
                     piece_cache::with_cache(e.uid, |c| e.encode_piece(&piece, &mut FlatParts::new(), c, &mut out));
                     assert_eq!(out, want_ids);
+                }
+            }
+        }
+    }
+
+    /// Long pieces: the chunked path (with its memo, its seam checks and its retries) gives
+    /// exactly what `merge_long` gives over the whole piece: runs of one letter, periodic
+    /// patterns, random mixes, and runs broken once far from the start.
+    #[test]
+    fn chunked_long_pieces_equal_one_merge_over_the_piece() {
+        let e = encoder(&[b"aa", b"aaaa", b"ab", b"ba", b"aba", b"bab", b"abab", b"bb", b"abb", b"aaaaaaaa", b"aaab"]);
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        let mut pieces: Vec<Vec<u8>> = vec![];
+        for n in [2 * CHUNK, 2 * CHUNK + 1, 3 * CHUNK + 7, 9 * CHUNK + 5] {
+            pieces.push(vec![b'a'; n]);
+            pieces.push(b"ab".repeat(n / 2));
+            pieces.push(b"aab".repeat(n / 3 + 1));
+            pieces.push((0..n).map(|_| if rnd(3) == 0 { b'b' } else { b'a' }).collect());
+            pieces.push((0..n).map(|_| if rnd(50) == 0 { b'b' } else { b'a' }).collect());
+            let mut once = vec![b'a'; n];
+            once[n - 1 - rnd(n as u64 / 2) as usize] = b'b';
+            pieces.push(once);
+        }
+        for piece in &pieces {
+            let (_, want) = e.merge_long(piece, NONE);
+            let mut got = vec![42];
+            e.encode_chunked(piece, &mut got);
+            assert_eq!(got[0], 42, "earlier ids are kept");
+            assert!(got[1..] == want[..], "piece of {} bytes starting {:?}", piece.len(), &piece[..20]);
+        }
+    }
+
+    /// Pieces of multi-byte characters, merged one character at a time, equal the plain rule,
+    /// with tokens inside characters, across character boundaries and over several characters.
+    #[test]
+    fn by_characters_equals_the_plain_rule() {
+        let chars = ["é", "中", "文", "😀", "a"];
+        let cat = |s: &[&str]| s.concat().into_bytes();
+        let extra: Vec<Vec<u8>> = vec![
+            vec![0xE4, 0xB8],
+            "中".into(),
+            vec![0xAD, 0xE6], // the end of 中 and the start of 文
+            vec![0xA9, 0xC3], // é é, across the boundary
+            "文".into(),
+            cat(&["中", "文"]),
+            cat(&["é", "é"]),
+            vec![0x96, 0x87, 0xE4, 0xB8], // the end of 文 and the start of 中
+            cat(&["文", "中", "文"]),
+            vec![0xF0, 0x9F],
+            "é".into(),
+            cat(&["a", "中"]),
+        ];
+        let e = encoder(&extra.iter().map(Vec::as_slice).collect::<Vec<_>>());
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        let mut rnd = move |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        for round in 0..3000 {
+            let n = 3 + rnd(30) as usize;
+            let text: String = (0..n).map(|_| chars[rnd(chars.len() as u64) as usize]).collect();
+            let piece = text.as_bytes();
+            if piece.len() >= HEAP_FROM {
+                continue;
+            }
+            let want: Vec<u32> = {
+                let b: Vec<usize> = naive_starts(&e, piece).iter().map(|&s| s as usize).chain([piece.len()]).collect();
+                b.windows(2).map(|w| e.rank(&piece[w[0]..w[1]]).unwrap()).collect()
+            };
+            for _ in 0..2 {
+                // the second time with the pair memo and the pieces of the first
+                let mut out = vec![7];
+                let done =
+                    piece_cache::with_cache(e.uid, |c| e.encode_by_chars(piece, &mut FlatParts::new(), c, &mut out));
+                if done {
+                    assert_eq!(out[1..], want[..], "round {round}: {text:?}");
+                } else {
+                    assert_eq!(out, [7]);
+                }
+                let mut out = vec![];
+                piece_cache::with_cache(e.uid, |c| e.encode_piece(piece, &mut FlatParts::new(), c, &mut out));
+                if e.rank(piece).is_none() {
+                    assert_eq!(out, want, "round {round}: {text:?}");
                 }
             }
         }

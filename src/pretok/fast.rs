@@ -179,6 +179,28 @@ fn run(b: &[u8], mut i: usize, pred: impl Fn(u8) -> bool) -> usize {
     }
 }
 
+/// End of the maximal run of letters (`\p{L}`) starting at `i`: ASCII letters by a plain byte
+/// test first (most of the bytes of English text and code), then any letter by its class.
+#[inline(always)]
+fn letters(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i].is_ascii_alphabetic() {
+        i += 1;
+    }
+    run(b, i, |x| x & F_L != 0)
+}
+
+/// `\p{N}{1,3}` at `i` when it starts with an ASCII digit and the plain byte test settles it
+/// (three ASCII digits, or fewer followed by an ASCII byte or the end): the piece's end. None
+/// when a non-ASCII character follows, which may be a number too (`run_max` decides).
+#[inline(always)]
+fn ascii_digits3(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    while j < b.len() && j < i + 3 && b[j].is_ascii_digit() {
+        j += 1;
+    }
+    (j == i + 3 || j == b.len() || b[j] < 0x80).then_some(j)
+}
+
 /// Like `run`, but at most `max` characters.
 #[inline(always)]
 fn run_max(b: &[u8], mut i: usize, mut max: usize, pred: impl Fn(u8) -> bool) -> usize {
@@ -309,7 +331,7 @@ fn split_gpt2(b: &[u8], f: &mut impl FnMut(usize, usize)) {
                 (i, f0)
             };
             if fl & F_L != 0 {
-                break 'm run(b, start, |x| x & F_L != 0);
+                break 'm letters(b, start);
             }
             if fl & F_N != 0 {
                 break 'm run(b, start, |x| x & F_N != 0);
@@ -337,6 +359,12 @@ fn split_cl100k(b: &[u8], f: &mut impl FnMut(usize, usize)) {
     while i < n {
         let c0 = b[i];
         let end = 'm: {
+            // A digit can only start branch 3 (it is no letter, no X prefix, no quote).
+            if c0.is_ascii_digit() {
+                if let Some(e) = ascii_digits3(b, i) {
+                    break 'm e;
+                }
+            }
             // 1. '(?i:[sdmt]|ll|ve|re): before branch 2, so "'s" beats "'" as a word prefix.
             if c0 == b'\'' {
                 let l = contraction_ci(b, i);
@@ -349,12 +377,12 @@ fn split_cl100k(b: &[u8], f: &mut impl FnMut(usize, usize)) {
             // character (which is never a letter) is a prefix if a letter follows it. (The
             // possessive `?+` changes nothing: without the prefix, c0 is not a letter.)
             if f0 & F_L != 0 {
-                break 'm run(b, i + l0, |x| x & F_L != 0);
+                break 'm letters(b, i + l0);
             }
             if is_x(f0) {
                 let (f1, l1) = at(b, i + l0);
                 if f1 & F_L != 0 {
-                    break 'm run(b, i + l0 + l1, |x| x & F_L != 0);
+                    break 'm letters(b, i + l0 + l1);
                 }
             }
             // 3. \p{N}{1,3}: greedy, at most three numbers.
@@ -439,6 +467,12 @@ fn split_o200k(b: &[u8], f: &mut impl FnMut(usize, usize)) {
     while i < n {
         let c0 = b[i];
         let end = 'm: {
+            // A digit can only start B3 (it is in neither U, W nor X).
+            if c0.is_ascii_digit() {
+                if let Some(e) = ascii_digits3(b, i) {
+                    break 'm e;
+                }
+            }
             let (f0, l0) = at(b, i);
             // B1/B2, in the order: B1 with prefix (p1), B1 without (q1), B2 with (p2),
             // B2 without (q2). Without the prefix, a word needs c0 in U or W (letter or mark).

@@ -1,0 +1,77 @@
+//! The byte-level BPE encoder alone (no Python), on cl100k_base / o200k_base from the shared
+//! `.tiktoken` files, in MB/s: `cargo bench --bench encode [-- VOCAB FILE...]`. With
+//! `TOKREG_BENCH_ONCE=1` each file is encoded once and nothing is timed, for instruction
+//! counts under `valgrind --tool=callgrind` (repeatable whatever the machine's load).
+
+mod data;
+
+use _core::bpe::RankEncoder;
+use _core::encode::Encode;
+use _core::pretok::{Splitter, CL100K, O200K};
+
+/// A `.tiktoken` file: one `base64(token) rank` per line.
+fn load(path: &std::path::Path) -> Vec<(u32, Vec<u8>)> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let (b64, rank) = l.split_once(' ').expect("a `base64 rank` line");
+            (rank.parse().expect("a rank"), base64(b64))
+        })
+        .collect()
+}
+
+fn base64(s: &str) -> Vec<u8> {
+    let val = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => panic!("not base64: {c}"),
+    } as u32;
+    let s = s.trim_end_matches('=').as_bytes();
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    for chunk in s.chunks(4) {
+        let mut acc = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            acc |= val(c) << (18 - 6 * i);
+        }
+        out.extend_from_slice(&acc.to_be_bytes()[1..chunk.len()]);
+    }
+    out
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let vocab = args.first().map(String::as_str).unwrap_or("cl100k_base");
+    let pattern = if vocab.starts_with("o200k") { O200K } else { CL100K };
+    let dir = std::env::var_os("TOKREG_TEST_DATA").unwrap_or_else(|| "../shared/data".into());
+    let tokens = load(&std::path::Path::new(&dir).join(format!("{vocab}.tiktoken")));
+    // (label, text): the files named, else the shared corpora.
+    let texts: Vec<(String, String)> = if args.len() > 1 {
+        args[1..]
+            .iter()
+            .map(|f| (f.clone(), std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{f}: {e}"))))
+            .collect()
+    } else {
+        ["kjv.txt", "dr.en.txt", "dr.zh-cn.txt"].iter().filter_map(|f| Some((f.to_string(), data::read(f)?))).collect()
+    };
+    let once = std::env::var_os("TOKREG_BENCH_ONCE").is_some();
+    for (f, text) in texts {
+        // A fresh encoder per file: nothing cached from another file.
+        let enc = RankEncoder::new(tokens.clone(), vec![], Splitter::new(pattern).unwrap()).unwrap();
+        if once {
+            let mut out = Vec::new();
+            enc.encode_into(&text, &mut out).unwrap();
+            println!("{f}: {} bytes, {} ids", text.len(), out.len());
+            continue;
+        }
+        let mbs = data::mb_per_s(text.len(), 5, &mut || {
+            let mut out = Vec::new();
+            enc.encode_into(&text, &mut out).unwrap();
+            out.len()
+        });
+        println!("{vocab} {f}: {mbs:.1} MB/s");
+    }
+}
