@@ -20,7 +20,7 @@ from itertools import chain
 from operator import attrgetter
 from typing import Any, Optional
 
-from sqlalchemy import Connection, Engine, func, insert, select, update
+from sqlalchemy import Connection, Engine, func, insert, inspect, select, update
 
 from ..content import digest
 from ..data import TokenizerData, texts
@@ -174,6 +174,10 @@ def written(engine: Engine, name: str, content_hash: str, created_at: datetime) 
     probe = fresh(engine)
     try:
         with probe.connect() as conn:
+            if not inspect(conn).has_table(vt.name):
+                # Interrupted while the registry itself was being made (its tables come before
+                # any version): nothing was written.
+                return None
             number = conn.execute(
                 select(vt.c.number).where(
                     vt.c.name == name, vt.c.content_hash == content_hash, vt.c.created_at == created_at
