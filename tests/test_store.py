@@ -13,6 +13,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, inspect, text
 
 from tokreg import BpeOptions, Registry
+from tokreg.data import MergeRow, TokenizerData, TokenRow, texts
 from tokreg.store import migrate
 from tokreg.store.engine import default_path, locate
 from tokreg.store.schema import Base
@@ -153,3 +154,26 @@ def test_the_upgrade_stores_every_versions_content_with_its_hash(tmp_path: Path,
         assert rows == [(len(hashes),)]
         assert {v.ref: v.content_hash for v in reg.versions()} == hashes
         assert all(r["ok"] for r in reg.verify())
+
+
+def test_rows_are_stored_as_the_data_says(registry: Registry) -> None:
+    """The writer leaves out columns that are NULL in every row and decodes token texts in one
+    pass; the stored rows are still exactly the data's, column for column."""
+    odd = [b"\xff", b"a\x00b", b"\xe4\xb8", b"\xed\xa0\x80", "中".encode(), b"\xf0\x9f\x98\x80", b"abc\xc3", b"ab"]
+    tokens = [TokenRow(id=i, bytes=bytes([i]), kind="byte") for i in range(256)]
+    tokens[ord("a")] = TokenRow(id=ord("a"), bytes=b"a", kind="byte", count=7)  # one count: the column stays
+    tokens.append(TokenRow(id=256, bytes=b"ab", kind="merged"))
+    data = TokenizerData(
+        "bpe", {"byte_level": True, "pattern": "gpt2"}, tokens, [MergeRow(rank=0, left=97, right=98, result=256)]
+    )
+    assert texts([TokenRow(id=0, bytes=b, kind="byte") for b in odd]) == [
+        TokenRow(id=0, bytes=b, kind="byte").text for b in odd
+    ]
+    vid = registry.add("rows", data).id
+    with registry.engine.connect() as conn:
+        got = conn.execute(
+            text("SELECT id, bytes, text, kind, count, score FROM tokens WHERE version_id = :v ORDER BY id"), {"v": vid}
+        ).all()
+        merges = conn.execute(text("SELECT * FROM merges WHERE version_id = :v"), {"v": vid}).all()
+    assert [tuple(r) for r in got] == [(t.id, t.bytes, t.text, t.kind, t.count, t.score) for t in tokens]
+    assert [tuple(r) for r in merges] == [(vid, 0, 97, 98, 256, None, None, None, None)]
