@@ -214,13 +214,21 @@ class Tokenizer:
             return self.encode_batch_flat(
                 texts, threads=threads, allowed_special=allowed_special, disallowed_special=disallowed_special
             ).split_numpy()
+        encoded: list[Any] = self._batch(texts, threads, allowed_special, disallowed_special, self._enc.encode_batch)
+        return encoded
+
+    def _batch(
+        self, texts: Iterable[str], threads: int, allowed_special: Specials, disallowed_special: Specials, call: Any
+    ) -> Any:
+        """The checks every batch call makes (texts, thread count, special-token rules, lone
+        surrogates), then `call(texts, allowed, threads)` on the core."""
         texts = self._texts(texts)
         threads = self._threads(threads)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         try:
             if disallowed:
                 self._refuse_disallowed_batch(texts, disallowed)
-            return self._enc.encode_batch(texts, sorted(allowed), threads)
+            return call(texts, sorted(allowed), threads)
         except UnicodeEncodeError:
             raise self._batch_surrogate(texts) from None
 
@@ -234,15 +242,8 @@ class Tokenizer:
     ) -> FlatIds:
         """`encode_batch` as two flat buffers, with no Python object per id: `.ids` (uint32)
         and `.offsets` (uint64; text k is `ids[offsets[k]:offsets[k+1]]`), see flat_ids.py."""
-        texts = self._texts(texts)
-        threads = self._threads(threads)
-        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
-        try:
-            if disallowed:
-                self._refuse_disallowed_batch(texts, disallowed)
-            return FlatIds(*self._enc.encode_batch_flat(texts, sorted(allowed), threads))
-        except UnicodeEncodeError:
-            raise self._batch_surrogate(texts) from None
+        flat = self._batch(texts, threads, allowed_special, disallowed_special, self._enc.encode_batch_flat)
+        return FlatIds(*flat)
 
     def count(
         self,
@@ -271,15 +272,8 @@ class Tokenizer:
         disallowed_special: Specials = "all",
     ) -> list[int]:
         """The number of ids of each text (`encode_batch` without the lists)."""
-        texts = self._texts(texts)
-        threads = self._threads(threads)
-        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
-        try:
-            if disallowed:
-                self._refuse_disallowed_batch(texts, disallowed)
-            return self._enc.count_batch(texts, sorted(allowed), threads)
-        except UnicodeEncodeError:
-            raise self._batch_surrogate(texts) from None
+        counts: list[int] = self._batch(texts, threads, allowed_special, disallowed_special, self._enc.count_batch)
+        return counts
 
     def encode_with_offsets(
         self, text: str, *, allowed_special: Specials = frozenset(), disallowed_special: Specials = "all"
