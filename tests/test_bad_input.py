@@ -46,6 +46,7 @@ CASES = {
     ),
     "bad memory limit": (["train", "x", "{corpus}", "--vocab-size", "300", "--memory-limit", "lots"], ["lots"]),
     "memory limit too small": (["train", "x", "{corpus}", "--vocab-size", "300", "--memory-limit", "1M"], ["raise it"]),
+    "memory limit in K": (["train", "x", "{corpus}", "--vocab-size", "300", "--memory-limit", "1K"], ["1K is below"]),
     "bad size list": (["train", "x", "{corpus}", "--vocab-size", "300,x"], ["--vocab-size", "300,x"]),
     "stdin twice": (["train", "x", "-", "-", "--vocab-size", "300"], ["standard input", "twice"]),
     "empty corpus": (["train", "x", "{tmp}/empty.txt", "--vocab-size", "300"], ["empty.txt", "empty"]),

@@ -49,9 +49,17 @@ def effective(limit: Optional[int]) -> int:
     value = machine_default() if limit is None else int(limit)
     if value < MINIMUM:
         raise InputError(
-            f"--memory-limit {value / 2**20:.0f}M is below the {MINIMUM >> 20}M tokreg needs to train; raise it"
+            f"--memory-limit {_size(value)} is below the {MINIMUM >> 20}M tokreg needs to train; raise it"
         )
     return value
+
+
+def _size(n: int) -> str:
+    """A byte count in the largest unit that keeps it whole or readable: 1K, 63.5M, 100."""
+    for unit in ("T", "G", "M", "K"):
+        if n >= _UNITS[unit]:
+            return f"{n / _UNITS[unit]:.3g}{unit}"
+    return str(n)
 
 
 def shares(limit: int) -> tuple[int, int]:
