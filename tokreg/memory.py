@@ -48,9 +48,7 @@ def machine_default() -> int:
 def effective(limit: Optional[int]) -> int:
     value = machine_default() if limit is None else int(limit)
     if value < MINIMUM:
-        raise InputError(
-            f"--memory-limit {_size(value)} is below the {MINIMUM >> 20}M tokreg needs to train; raise it"
-        )
+        raise InputError(f"--memory-limit {_size(value)} is below the {MINIMUM >> 20}M tokreg needs to train; raise it")
     return value
 
 
