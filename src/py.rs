@@ -536,17 +536,22 @@ fn extend_wordpiece<'py>(
             pool::install(threads, || wordpiece::extend(base, counts, &cfg, &mut |p, d, t| prog.report(p, d, t)))?
         })
         .map_err(|e| prog.fail(py, e))?;
+    let d = wordpiece_result(py, out.trained)?;
+    d.set_item("first_new", out.first_new)?;
+    d.set_item("new_symbols", out.new_symbols)?;
+    Ok(d)
+}
+
+/// A WordPiece training's tokens and merges as Python sees them (trained or extended).
+fn wordpiece_result(py: Python<'_>, trained: wordpiece::TrainResult) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("tokens", out.trained.tokens)?;
-    let merges: Vec<(u32, u32, u32, f64, u64, u64, u64)> = out
-        .trained
+    let merges: Vec<(u32, u32, u32, f64, u64, u64, u64)> = trained
         .merges
         .iter()
         .map(|m| (m.left, m.right, m.result, m.score, m.pair_count, m.left_count, m.right_count))
         .collect();
+    d.set_item("tokens", trained.tokens)?;
     d.set_item("merges", merges)?;
-    d.set_item("first_new", out.first_new)?;
-    d.set_item("new_symbols", out.new_symbols)?;
     Ok(d)
 }
 
@@ -595,15 +600,7 @@ fn train_wordpiece<'py>(
             pool::install(threads, || wordpiece::train_counts(counts, &cfg, &mut |p, d, t| prog.report(p, d, t)))?
         })
         .map_err(|e| prog.fail(py, e))?;
-    let d = PyDict::new(py);
-    d.set_item("tokens", out.trained.tokens)?;
-    let merges: Vec<(u32, u32, u32, f64, u64, u64, u64)> = out
-        .trained
-        .merges
-        .iter()
-        .map(|m| (m.left, m.right, m.result, m.score, m.pair_count, m.left_count, m.right_count))
-        .collect();
-    d.set_item("merges", merges)?;
+    let d = wordpiece_result(py, out.trained)?;
     d.set_item("distinct_words", out.distinct_words)?;
     d.set_item("merge_seconds", out.merge_seconds)?;
     Ok(d)
