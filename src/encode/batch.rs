@@ -82,16 +82,7 @@ impl Tokenizer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bpe::RankEncoder;
-    use crate::pretok::{Splitter, GPT2};
-
-    fn tok() -> Tokenizer {
-        let mut tokens: Vec<(u32, Vec<u8>)> = (0..=255u8).map(|b| (b as u32, vec![b])).collect();
-        tokens.extend([(256, b"ab".to_vec()), (257, b" ab".to_vec())]);
-        let specials = vec![("<s>".to_string(), 300)];
-        let enc = RankEncoder::new(tokens, specials.clone(), Splitter::new(GPT2).unwrap()).unwrap();
-        Tokenizer::new(Box::new(enc), specials)
-    }
+    use crate::encode::tiny_byte_level as tok;
 
     #[test]
     fn batches_equal_one_by_one_for_any_thread_count() {

@@ -162,3 +162,17 @@ pub(crate) fn check_ids(ids: &[u32], bound: usize) -> Result<(), CoreError> {
         None => Ok(()),
     }
 }
+
+/// A small byte-level tokenizer for the tests of this module: the 256 bytes, `ab` (256),
+/// ` ab` (257) and the special token `<s>` (300), split by GPT-2's pattern.
+#[cfg(test)]
+pub(crate) fn tiny_byte_level() -> Tokenizer {
+    use crate::bpe::RankEncoder;
+    use crate::pretok::{Splitter, GPT2};
+
+    let mut tokens: Vec<(u32, Vec<u8>)> = (0..=255u8).map(|b| (b as u32, vec![b])).collect();
+    tokens.extend([(256, b"ab".to_vec()), (257, b" ab".to_vec())]);
+    let specials = vec![("<s>".to_string(), 300)];
+    let enc = RankEncoder::new(tokens, specials.clone(), Splitter::new(GPT2).unwrap()).unwrap();
+    Tokenizer::new(Box::new(enc), specials)
+}

@@ -196,7 +196,29 @@ struct State<'c> {
     banned: FxHashSet<u32>,
 }
 
-impl State<'_> {
+impl<'c> State<'c> {
+    /// An empty trainer state: no symbols, words or pairs yet.
+    fn new(cfg: &'c TrainerConfig) -> Self {
+        State {
+            cfg,
+            strs: Vec::new(),
+            tok_counts: Vec::new(),
+            sym_count: Vec::new(),
+            sym_len: Vec::new(),
+            by_str: FxHashMap::default(),
+            words: Vec::new(),
+            pair_index: FxHashMap::default(),
+            pair_left: Vec::new(),
+            pair_right: Vec::new(),
+            pair_count: Vec::new(),
+            pair_words: Vec::new(),
+            partners: Vec::new(),
+            live_pairs: 0,
+            heap: Heap { v: Vec::new() },
+            banned: FxHashSet::default(),
+        }
+    }
+
     fn add_token(&mut self, s: String, count: u64, len: usize) -> u32 {
         let id = self.strs.len() as u32;
         self.by_str.insert(s.clone(), id);
@@ -438,24 +460,7 @@ pub fn train(
     let mut alphabet: Vec<(String, u64)> = alphabet.into_iter().collect();
     alphabet.sort_unstable_by(|x, y| x.0.as_bytes().cmp(y.0.as_bytes()));
 
-    let mut st = State {
-        cfg,
-        strs: Vec::new(),
-        tok_counts: Vec::new(),
-        sym_count: Vec::new(),
-        sym_len: Vec::new(),
-        by_str: FxHashMap::default(),
-        words: Vec::new(),
-        pair_index: FxHashMap::default(),
-        pair_left: Vec::new(),
-        pair_right: Vec::new(),
-        pair_count: Vec::new(),
-        pair_words: Vec::new(),
-        partners: Vec::new(),
-        live_pairs: 0,
-        heap: Heap { v: Vec::new() },
-        banned: FxHashSet::default(),
-    };
+    let mut st = State::new(cfg);
     for s in &cfg.special_tokens {
         if !st.by_str.contains_key(s) {
             let len = s.chars().count();
@@ -598,24 +603,7 @@ pub fn train_from(
     progress: &mut dyn FnMut(&str, u64, u64) -> bool,
 ) -> Result<TrainResult, CoreError> {
     let prefix = cfg.continuing_prefix.as_str();
-    let mut st = State {
-        cfg,
-        strs: Vec::new(),
-        tok_counts: Vec::new(),
-        sym_count: Vec::new(),
-        sym_len: Vec::new(),
-        by_str: FxHashMap::default(),
-        words: Vec::new(),
-        pair_index: FxHashMap::default(),
-        pair_left: Vec::new(),
-        pair_right: Vec::new(),
-        pair_count: Vec::new(),
-        pair_words: Vec::new(),
-        partners: Vec::new(),
-        live_pairs: 0,
-        heap: Heap { v: Vec::new() },
-        banned: FxHashSet::default(),
-    };
+    let mut st = State::new(cfg);
     for s in base {
         let len = s.strip_prefix(prefix).filter(|b| !b.is_empty()).unwrap_or(&s).chars().count();
         let id = st.strs.len() as u32;
