@@ -13,10 +13,9 @@
 //! corpus): the words' symbols stay in one `u32` arena, words separated by an edge cell, with
 //! a `word` array beside it (8 bytes per symbol, no allocation per word); a joined symbol's
 //! cell is marked dead and neighbours are found by skipping dead cells. A pair is a `u64` key
-//! (left << 32 | right) mapped to a slot index; per slot an `i64` count and a list of
+//! (left << 32 | right) found through a table of 4-byte slot indices; per slot an `i64` count and a list of
 //! positions in one pool of 8-byte nodes (`Positions`), which may hold stale or repeated
-//! entries (checked when used, deduplicated then); the lists of merged pairs and of pairs
-//! whose count fell to zero are recycled. The heap holds 12-byte (count, slot) entries,
+//! entries (checked when used, deduplicated then); the lists of merged pairs are recycled. The heap holds 12-byte (count, slot) entries,
 //! compares token bytes only on equal counts, and is rebuilt from the current counts when it
 //! has doubled since it was last built (stale entries would otherwise pile up).
 //!
@@ -278,9 +277,36 @@ impl Links {
     }
 }
 
+/// Pair key -> slot, 4 bytes an entry (and a control byte): the keys are read from the slots'
+/// `pairs` array, which the trainer keeps anyway, rather than stored twice.
+#[derive(Default)]
+struct SlotMap {
+    t: hashbrown::HashTable<u32>,
+}
+
+#[inline]
+fn hash(k: u64) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(k)
+}
+
+impl SlotMap {
+    #[inline]
+    fn get(&self, k: u64, pairs: &[u64]) -> Option<u32> {
+        self.t.find(hash(k), |&s| pairs[s as usize] == k).copied()
+    }
+
+    /// Adds the last slot of `pairs`, whose key is not in the table.
+    fn insert(&mut self, k: u64, pairs: &[u64]) {
+        let s = (pairs.len() - 1) as u32;
+        self.t.insert_unique(hash(k), s, |&s| hash(pairs[s as usize]));
+    }
+}
+
 /// Every pair's positions, as lists of 8-byte nodes in one pool: a list per slot, and the
-/// nodes of a merged pair (or of one whose count fell to zero) go back to a free list that the
-/// next pushes reuse, so the pool holds about the live positions. One `Vec` per pair would
+/// nodes of a merged pair go back to a free list that the next pushes reuse. (Recycling also
+/// the lists of pairs whose count fell to zero saved 2-4% of the peak and cost 15-25% of the
+/// merge time: not done.) One `Vec` per pair would
 /// cost a 24-byte header and an allocation each, for pairs most of which hold one or two.
 struct Positions {
     /// node -> (position, next node)
@@ -305,14 +331,12 @@ impl Positions {
         self.head[slot] = i;
     }
 
-    /// Empties a slot's list into `out` (when given), its nodes to the free list.
-    fn drain(&mut self, slot: usize, mut out: Option<&mut Vec<u32>>) {
+    /// Empties a slot's list into `out`, its nodes to the free list.
+    fn drain(&mut self, slot: usize, out: &mut Vec<u32>) {
         let mut i = std::mem::replace(&mut self.head[slot], NIL);
         while i != NIL {
             let (pos, next) = self.nodes[i as usize];
-            if let Some(out) = out.as_deref_mut() {
-                out.push(pos);
-            }
+            out.push(pos);
             self.nodes[i as usize].1 = self.free;
             self.free = i;
             i = next;
@@ -350,7 +374,7 @@ pub fn train_refusing(
 
     // 1. index: pair slots, their counts and the positions where they start.
     let mut links = Links::new(&mut words)?;
-    let mut slot_of: FxHashMap<u64, u32> = FxHashMap::default();
+    let mut slot_of = SlotMap::default();
     let mut pairs: Vec<u64> = Vec::new();
     let mut counts: Vec<i64> = Vec::new();
     // Each position's pair slot first, then the lists laid out slot by slot (a counting sort),
@@ -363,12 +387,16 @@ pub fn train_refusing(
             continue;
         }
         let k = key(x, y);
-        let s = *slot_of.entry(k).or_insert_with(|| {
-            pairs.push(k);
-            counts.push(0);
-            next_node.push(0);
-            (pairs.len() - 1) as u32
-        }) as usize;
+        let s = match slot_of.get(k, &pairs) {
+            Some(s) => s as usize,
+            None => {
+                pairs.push(k);
+                counts.push(0);
+                next_node.push(0);
+                slot_of.insert(k, &pairs);
+                pairs.len() - 1
+            }
+        };
         counts[s] += words.counts[links.word[p] as usize] as i64;
         next_node[s] += 1;
         slot_at[p] = s as u32;
@@ -475,7 +503,7 @@ pub fn train_refusing(
 
         // Left to right, so that in a run like `a a a` the leftmost pair is joined first.
         positions.clear();
-        pos.drain(s, Some(&mut positions));
+        pos.drain(s, &mut positions);
         positions.sort_unstable();
         positions.dedup();
         delta.clear();
@@ -521,27 +549,24 @@ pub fn train_refusing(
             if d == 0 || pk == k {
                 continue;
             }
-            let ps = match slot_of.get(&pk) {
-                Some(&ps) => ps as usize,
+            let ps = match slot_of.get(pk, &pairs) {
+                Some(ps) => ps as usize,
                 None => {
                     pairs.push(pk);
                     counts.push(0);
                     pos.head.push(NIL);
                     banned.push(false);
-                    slot_of.insert(pk, (pairs.len() - 1) as u32);
+                    slot_of.insert(pk, &pairs);
                     pairs.len() - 1
                 }
             };
             counts[ps] += d;
             if d > 0 {
                 grown.push(ps as u32);
-            } else if counts[ps] == 0 {
-                // No occurrence is left: every listed position is stale.
-                pos.drain(ps, None);
             }
         }
         for &(pk, p) in &created {
-            if let Some(&ps) = slot_of.get(&pk) {
+            if let Some(ps) = slot_of.get(pk, &pairs) {
                 pos.push(ps as usize, p);
             }
         }
