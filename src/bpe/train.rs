@@ -10,9 +10,10 @@
 //!    (also at each requested snapshot size, for several vocabulary sizes from one run).
 //!
 //! Data structures, chosen for memory first (the number of distinct words is what grows with a
-//! corpus): the words' symbols stay in one `u32` arena, words separated by an edge cell, with
-//! a `word` array beside it (8 bytes per symbol, no allocation per word); a joined symbol's
-//! cell is marked dead and neighbours are found by skipping dead cells. A pair is a `u64` key
+//! corpus): the words' symbols stay in one `u32` arena, words separated by an edge cell (4
+//! bytes per symbol, no allocation per word, a symbol's word found from a mark every 16
+//! cells); a joined symbol's cell is marked dead and neighbours are found by skipping dead
+//! cells. A pair is a `u64` key
 //! (left << 32 | right) found through a table of 4-byte slot indices; per slot an `i64` count and a list of
 //! positions in one pool of 8-byte nodes (`Positions`), which may hold stale or repeated
 //! entries (checked when used, deduplicated then); the lists of merged pairs are recycled. The heap holds 12-byte (count, slot) entries,
@@ -222,14 +223,20 @@ const EDGE: u32 = u32::MAX - 1;
 /// No node (the end of a position list).
 const NIL: u32 = u32::MAX;
 
+/// Cells per mark (see `Links::marks`).
+const MARK: usize = 16;
+
 /// The words as one arena of cells: `EDGE`, word 0's symbols, `EDGE`, word 1's symbols, `EDGE`,
-/// ...; `word[p]` is the word of cell `p`. A join keeps the left cell and marks the right one
-/// `DEAD`, so a word's first cell is always live, and a symbol's neighbours are the nearest
-/// live cells on either side (the scan crosses only the dead tail of one token, a few cells).
-/// 8 bytes per symbol: linked `prev`/`next` arrays would double that.
+/// ... A join keeps the left cell and marks the right one `DEAD`, so a word's first cell is
+/// always live, and a symbol's neighbours are the nearest live cells on either side (the scan
+/// crosses only the dead tail of one token, a few cells). 4 bytes per symbol and a quarter
+/// byte for the marks: linked `prev`/`next` arrays and a word id per cell would make it 16.
 struct Links {
     sym: Vec<u32>,
-    word: Vec<u32>,
+    /// The number of edges before every `MARK`-th cell: the word of cell `p` is the number of
+    /// edges before it, less one, found from the mark below `p` and a scan of at most
+    /// `MARK - 1` cells (one or two cache lines).
+    marks: Vec<u32>,
 }
 
 impl Links {
@@ -243,17 +250,29 @@ impl Links {
         }
         let arena = std::mem::take(&mut words.arena);
         let mut sym = Vec::with_capacity(n);
-        let mut word = Vec::with_capacity(n);
         sym.push(EDGE);
-        word.push(0);
         let mut start = 0;
-        for (w, &end) in words.ends.iter().enumerate() {
+        for &end in &words.ends {
             sym.extend_from_slice(&arena[start..end]);
             sym.push(EDGE);
-            word.resize(sym.len(), w as u32);
             start = end;
         }
-        Ok(Links { sym, word })
+        drop(arena);
+        let mut marks = Vec::with_capacity(n.div_ceil(MARK));
+        let mut edges = 0u32;
+        for block in sym.chunks(MARK) {
+            marks.push(edges);
+            edges += block.iter().filter(|&&x| x == EDGE).count() as u32;
+        }
+        Ok(Links { sym, marks })
+    }
+
+    /// The word of symbol cell `p`.
+    #[inline]
+    fn word(&self, p: usize) -> usize {
+        let from = p / MARK * MARK;
+        let edges = self.sym[from..p].iter().filter(|&&x| x == EDGE).count();
+        self.marks[p / MARK] as usize + edges - 1
     }
 
     /// The nearest live cell after `p`: a symbol, or the `EDGE` closing the word.
@@ -381,9 +400,14 @@ pub fn train_refusing(
     // so that the first merges, which hold most positions, walk their lists in order.
     let mut slot_at: Vec<u32> = vec![NIL; links.sym.len()];
     let mut next_node: Vec<u32> = Vec::new();
+    let mut w = usize::MAX; // the first cell, an edge, opens word 0
     for (p, xy) in links.sym.windows(2).enumerate() {
         let (x, y) = (xy[0], xy[1]);
-        if y == EDGE || x == EDGE {
+        if x == EDGE {
+            w = w.wrapping_add(1);
+            continue;
+        }
+        if y == EDGE {
             continue;
         }
         let k = key(x, y);
@@ -397,7 +421,7 @@ pub fn train_refusing(
                 pairs.len() - 1
             }
         };
-        counts[s] += words.counts[links.word[p] as usize] as i64;
+        counts[s] += words.counts[w] as i64;
         next_node[s] += 1;
         slot_at[p] = s as u32;
     }
@@ -438,9 +462,13 @@ pub fn train_refusing(
     let mut taken: FxHashMap<usize, Snapshot> = FxHashMap::default();
     let segment_counts = |links: &Links, n: usize| {
         let mut tc = vec![0u64; n];
-        for (&x, &w) in links.sym.iter().zip(&links.word) {
-            if x < EDGE {
-                tc[x as usize] += words.counts[w as usize];
+        // The first cell opens word 0; every later edge closes one word and opens the next.
+        let mut w = 0;
+        for &x in &links.sym[1..] {
+            if x == EDGE {
+                w += 1;
+            } else if x < EDGE {
+                tc[x as usize] += words.counts[w];
             }
         }
         tc
@@ -518,7 +546,7 @@ pub fn train_refusing(
             if links.sym[q] != b {
                 continue;
             }
-            let c = words.counts[links.word[p] as usize] as i64;
+            let c = words.counts[links.word(p)] as i64;
             let (left, right) = (links.before(p), links.after(q));
             let l = links.sym[left];
             if l != EDGE {
@@ -771,6 +799,25 @@ mod tests {
         assert_eq!(out.snapshots[1].token_counts, out.token_counts);
         // A size the corpus does not reach ends where training ended.
         assert_eq!(out.snapshots[2].tokens, n + 5);
+    }
+
+    #[test]
+    fn every_cell_finds_its_word_across_marks() {
+        // Words of 1..40 symbols, so that edges fall everywhere inside and across the marks.
+        let mut words = Words::default();
+        for w in 0..200u32 {
+            words.push((0..1 + w % 40).map(|i| i % 7), 1 + w as u64);
+        }
+        let links = Links::new(&mut words).unwrap();
+        let mut w = 0;
+        for p in 1..links.sym.len() {
+            if links.sym[p] == EDGE {
+                w += 1;
+            } else {
+                assert_eq!(links.word(p), w, "cell {p}");
+            }
+        }
+        assert_eq!(w, 200);
     }
 
     #[test]
