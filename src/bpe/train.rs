@@ -304,7 +304,7 @@ struct SlotMap {
 }
 
 #[inline]
-fn hash(k: u64) -> u64 {
+fn hash(k: impl std::hash::Hash) -> u64 {
     use std::hash::BuildHasher;
     rustc_hash::FxBuildHasher.hash_one(k)
 }
@@ -319,6 +319,30 @@ impl SlotMap {
     fn insert(&mut self, k: u64, pairs: &[u64]) {
         let s = (pairs.len() - 1) as u32;
         self.t.insert_unique(hash(k), s, |&s| hash(pairs[s as usize]));
+    }
+}
+
+/// Token bytes -> id, 4 bytes an entry: the bytes are read from the tokens themselves rather
+/// than copied into the table's keys.
+#[derive(Default)]
+struct TokenIds {
+    t: hashbrown::HashTable<u32>,
+}
+
+impl TokenIds {
+    fn get(&self, bytes: &[u8], tokens: &[Vec<u8>]) -> Option<u32> {
+        self.t.find(hash(bytes), |&i| tokens[i as usize] == bytes).copied()
+    }
+
+    /// Maps token `id`'s bytes to `id` (a later token with the same bytes replaces an earlier one).
+    fn put(&mut self, id: u32, tokens: &[Vec<u8>]) {
+        let bytes = &tokens[id as usize];
+        match self.t.find_mut(hash(bytes), |&i| tokens[i as usize] == *bytes) {
+            Some(i) => *i = id,
+            None => {
+                self.t.insert_unique(hash(bytes), id, |&i| hash(&tokens[i as usize]));
+            }
+        }
     }
 }
 
@@ -388,7 +412,10 @@ pub fn train_refusing(
 ) -> Result<TrainOutput, CoreError> {
     let mut tokens: Vec<Vec<u8>> = alphabet;
     let mut heads: Vec<u64> = tokens.iter().map(|t| head(t)).collect();
-    let mut by_bytes: FxHashMap<Vec<u8>, u32> = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+    let mut by_bytes = TokenIds::default();
+    for i in 0..tokens.len() {
+        by_bytes.put(i as u32, &tokens);
+    }
     let mut merges = Vec::new();
 
     // 1. index: pair slots, their counts and the positions where they start.
@@ -513,17 +540,18 @@ pub fn train_refusing(
         let (a, b) = ((k >> 32) as u32, (k & 0xFFFF_FFFF) as u32);
         let mut joined = tokens[a as usize].clone();
         joined.extend_from_slice(&tokens[b as usize]);
-        if !by_bytes.contains_key(&joined) && refused(&joined) {
+        let existing = by_bytes.get(&joined, &tokens);
+        if existing.is_none() && refused(&joined) {
             banned[s] = true;
             continue;
         }
-        let z = match by_bytes.get(&joined) {
-            Some(&id) => id,
+        let z = match existing {
+            Some(id) => id,
             None => {
                 let id = tokens.len() as u32;
                 heads.push(head(&joined));
-                tokens.push(joined.clone());
-                by_bytes.insert(joined, id);
+                tokens.push(joined);
+                by_bytes.put(id, &tokens);
                 id
             }
         };
