@@ -135,7 +135,7 @@ def run() -> None:
     work = Path(os.environ.get("TOKREG_BENCH_WORK", tempfile.gettempdir())) / "tokreg-scale-corpora"
     work.mkdir(exist_ok=True)
     only = os.environ.get("TOKREG_SCALE_ONLY", "")
-    c = corpora(work, set(only.split(",")) if only else {"varied1g"})
+    c = corpora(work, {x.split(":")[0] for x in only.split(",")} if only else {"varied1g"})
     if c["docs"] is None:
         print(f"\n(corpus-scale suite skipped: no {BIG}/kernel-docs; run ../shared/tools/big-corpus.sh {BIG})")
         return
@@ -148,9 +148,14 @@ def run() -> None:
         ("kernel1g", "Byte-level BPE, kernel.txt 1 GB", "bpe", ["gigabpe", "sentencepiece", "hf"], 1),
         ("varied1g", "Byte-level BPE, 1 GB of kernel text with randomly varied words", "bpe", ["gigabpe"], 1),
     ]
+    # TOKREG_SCALE_ONLY=docs,kernel100:bpe picks corpora (and an algorithm on one);
+    # TOKREG_SCALE_RUNS=1 caps the runs of each table.
+    picked = [x.split(":") for x in only.split(",")] if only else []
+    most = int(os.environ.get("TOKREG_SCALE_RUNS", "0")) or None
     for key, title, algo, peers, runs in plan:
-        if only and key not in only.split(","):
+        if picked and not any(p[0] == key and (len(p) == 1 or p[1] == algo) for p in picked):
             continue
+        runs = min(runs, most or runs)
         corpus = c[key]
         if corpus is None:
             print(f"\n({title}: corpus not found, skipped)")

@@ -1,8 +1,8 @@
 //! The BPE merge loop: from counted words to an ordered list of merges.
 //!
 //! Phases:
-//! 1. index: the distinct words' symbols are linked in place (`Links`); every adjacent pair
-//!    gets a slot (its count, weighted by word counts, and the positions where it starts).
+//! 1. index: the distinct words' symbols are laid out in one arena (`Links`); every adjacent
+//!    pair gets a slot (its count, weighted by word counts, and the positions where it starts).
 //! 2. merge: pop the best pair from a lazy max-heap of (count, slot), join the pair at each of
 //!    its positions that still holds it, and apply the pair-count changes around each join.
 //!    There is never a full recount, and a merge costs its occurrences, not its words' length.
@@ -10,13 +10,15 @@
 //!    (also at each requested snapshot size, for several vocabulary sizes from one run).
 //!
 //! Data structures, chosen for memory first (the number of distinct words is what grows with a
-//! corpus): the words' symbols stay in one `u32` arena with `prev`, `next` and `word` arrays
-//! beside it (16 bytes per symbol, no allocation per word); a pair is a `u64` key
-//! (left << 32 | right) mapped to a slot index; per slot an `i64` count and a `Vec<u32>` of
-//! positions that may hold stale or repeated entries (checked when used, deduplicated then);
-//! the heap holds (count, slot) entries and compares token bytes only on equal counts. A
-//! popped entry whose count is no longer the pair's is stale: it goes back with the current
-//! count (when above zero).
+//! corpus): the words' symbols stay in one `u32` arena, words separated by an edge cell (4
+//! bytes per symbol, no allocation per word, a symbol's word found from a mark every 16
+//! cells); a joined symbol's cell is marked dead and neighbours are found by skipping dead
+//! cells. A pair is a `u64` key
+//! (left << 32 | right) found through a table of 4-byte slot indices; per slot an `i64` count and a list of
+//! positions in one pool of 8-byte nodes (`Positions`), which may hold stale or repeated
+//! entries (checked when used, deduplicated then); the lists of merged pairs are recycled. The heap holds 12-byte (count, slot) entries,
+//! compares token bytes only on equal counts, and is rebuilt from the current counts when it
+//! has doubled since it was last built (stale entries would otherwise pile up).
 //!
 //! Tie rule (a total order over the pairs themselves, so the result depends on neither thread
 //! count nor input order): the higher pair count wins; on equal counts the pair whose left
@@ -97,10 +99,6 @@ impl Words {
     pub fn is_empty(&self) -> bool {
         self.counts.is_empty()
     }
-
-    fn range(&self, w: usize) -> std::ops::Range<usize> {
-        (if w == 0 { 0 } else { self.ends[w - 1] })..self.ends[w]
-    }
 }
 
 #[inline]
@@ -109,9 +107,28 @@ fn key(l: u32, r: u32) -> u64 {
 }
 
 /// A binary max-heap of (count, slot) ordered by the tie rule; it needs the token bytes to
-/// compare, which std's `BinaryHeap` cannot be given.
+/// compare, which std's `BinaryHeap` cannot be given. Entries are 12 bytes (the count as two
+/// `u32`s: a `(u64, u32)` would be padded to 16).
+///
+/// It is lazy: a pair whose count grew is pushed again, one whose count fell keeps its old
+/// entry, and a popped entry whose count is no longer the pair's goes back with the current
+/// count. Every mergeable pair so has an entry at least its count, so the first entry popped
+/// at its pair's current count is the best pair by the tie rule, whatever stale entries the
+/// heap holds: rebuilding it from the current counts changes nothing but its size.
 struct Heap {
-    v: Vec<(u64, u32)>,
+    v: Vec<Entry>,
+}
+
+type Entry = (u32, u32, u32);
+
+#[inline]
+fn pack(count: u64, slot: u32) -> Entry {
+    ((count >> 32) as u32, count as u32, slot)
+}
+
+#[inline]
+fn unpack(e: Entry) -> (u64, u32) {
+    ((e.0 as u64) << 32 | e.1 as u64, e.2)
 }
 
 struct Order<'a> {
@@ -154,11 +171,11 @@ impl Order<'_> {
 
 impl Heap {
     fn push(&mut self, e: (u64, u32), o: &Order) {
-        self.v.push(e);
+        self.v.push(pack(e.0, e.1));
         let mut i = self.v.len() - 1;
         while i > 0 {
             let p = (i - 1) / 2;
-            if !o.better(self.v[i], self.v[p]) {
+            if !o.better(unpack(self.v[i]), unpack(self.v[p])) {
                 break;
             }
             self.v.swap(i, p);
@@ -167,7 +184,7 @@ impl Heap {
     }
 
     fn pop(&mut self, o: &Order) -> Option<(u64, u32)> {
-        let top = *self.v.first()?;
+        let top = unpack(*self.v.first()?);
         let last = self.v.pop()?;
         if !self.v.is_empty() {
             self.v[0] = last;
@@ -183,8 +200,8 @@ impl Heap {
             if l >= n {
                 break;
             }
-            let c = if l + 1 < n && o.better(self.v[l + 1], self.v[l]) { l + 1 } else { l };
-            if !o.better(self.v[c], self.v[i]) {
+            let c = if l + 1 < n && o.better(unpack(self.v[l + 1]), unpack(self.v[l])) { l + 1 } else { l };
+            if !o.better(unpack(self.v[c]), unpack(self.v[i])) {
                 break;
             }
             self.v.swap(c, i);
@@ -199,43 +216,174 @@ impl Heap {
     }
 }
 
-/// No symbol (a position joined into its left neighbour, or the end of a word).
-const NONE: u32 = u32::MAX;
+/// A cell whose symbol was joined into its left neighbour.
+const DEAD: u32 = u32::MAX;
+/// The cell before and after every word.
+const EDGE: u32 = u32::MAX - 1;
+/// No node (the end of a position list).
+const NIL: u32 = u32::MAX;
 
-/// The words as linked symbols: position `p` of the arena holds symbol `sym[p]` of word
-/// `word[p]`, its neighbours are `prev[p]` and `next[p]`. A join keeps the left position and
-/// unlinks the right one, so a word's first position is always live.
+/// Cells per mark (see `Links::marks`).
+const MARK: usize = 16;
+
+/// The words as one arena of cells: `EDGE`, word 0's symbols, `EDGE`, word 1's symbols, `EDGE`,
+/// ... A join keeps the left cell and marks the right one `DEAD`, so a word's first cell is
+/// always live, and a symbol's neighbours are the nearest live cells on either side (the scan
+/// crosses only the dead tail of one token, a few cells). 4 bytes per symbol and a quarter
+/// byte for the marks: linked `prev`/`next` arrays and a word id per cell would make it 16.
 struct Links {
     sym: Vec<u32>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
-    word: Vec<u32>,
+    /// The number of edges before every `MARK`-th cell: the word of cell `p` is the number of
+    /// edges before it, less one, found from the mark below `p` and a scan of at most
+    /// `MARK - 1` cells (one or two cache lines).
+    marks: Vec<u32>,
 }
 
 impl Links {
     /// Takes the words' arena (the words keep their ends and counts).
     fn new(words: &mut Words) -> Result<Links, CoreError> {
-        let n = words.arena.len();
-        if n >= NONE as usize || words.len() >= NONE as usize {
+        let n = words.arena.len() + words.len() + 1;
+        if n >= EDGE as usize {
             return Err(CoreError::input(
                 "the counted pieces hold more than 4 billion symbols; lower --memory-limit so fewer are kept",
             ));
         }
-        let sym = std::mem::take(&mut words.arena);
-        let mut l = Links { sym, prev: vec![NONE; n], next: vec![NONE; n], word: vec![0; n] };
-        for w in 0..words.len() {
-            let r = words.range(w);
-            for p in r.clone() {
-                l.word[p] = w as u32;
-                if p > r.start {
-                    l.prev[p] = (p - 1) as u32;
-                }
-                if p + 1 < r.end {
-                    l.next[p] = (p + 1) as u32;
-                }
+        let arena = std::mem::take(&mut words.arena);
+        let mut sym = Vec::with_capacity(n);
+        sym.push(EDGE);
+        let mut start = 0;
+        for &end in &words.ends {
+            sym.extend_from_slice(&arena[start..end]);
+            sym.push(EDGE);
+            start = end;
+        }
+        drop(arena);
+        let mut marks = Vec::with_capacity(n.div_ceil(MARK));
+        let mut edges = 0u32;
+        for block in sym.chunks(MARK) {
+            marks.push(edges);
+            edges += block.iter().filter(|&&x| x == EDGE).count() as u32;
+        }
+        Ok(Links { sym, marks })
+    }
+
+    /// The word of symbol cell `p`.
+    #[inline]
+    fn word(&self, p: usize) -> usize {
+        let from = p / MARK * MARK;
+        let edges = self.sym[from..p].iter().filter(|&&x| x == EDGE).count();
+        self.marks[p / MARK] as usize + edges - 1
+    }
+
+    /// The nearest live cell after `p`: a symbol, or the `EDGE` closing the word.
+    #[inline]
+    fn after(&self, p: usize) -> usize {
+        let mut q = p + 1;
+        while self.sym[q] == DEAD {
+            q += 1;
+        }
+        q
+    }
+
+    /// The nearest live cell before `p`: a symbol, or the `EDGE` opening the word.
+    #[inline]
+    fn before(&self, p: usize) -> usize {
+        let mut q = p - 1;
+        while self.sym[q] == DEAD {
+            q -= 1;
+        }
+        q
+    }
+}
+
+/// Pair key -> slot, 4 bytes an entry (and a control byte): the keys are read from the slots'
+/// `pairs` array, which the trainer keeps anyway, rather than stored twice.
+#[derive(Default)]
+struct SlotMap {
+    t: hashbrown::HashTable<u32>,
+}
+
+#[inline]
+fn hash(k: impl std::hash::Hash) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(k)
+}
+
+impl SlotMap {
+    #[inline]
+    fn get(&self, k: u64, pairs: &[u64]) -> Option<u32> {
+        self.t.find(hash(k), |&s| pairs[s as usize] == k).copied()
+    }
+
+    /// Adds the last slot of `pairs`, whose key is not in the table.
+    fn insert(&mut self, k: u64, pairs: &[u64]) {
+        let s = (pairs.len() - 1) as u32;
+        self.t.insert_unique(hash(k), s, |&s| hash(pairs[s as usize]));
+    }
+}
+
+/// Token bytes -> id, 4 bytes an entry: the bytes are read from the tokens themselves rather
+/// than copied into the table's keys.
+#[derive(Default)]
+struct TokenIds {
+    t: hashbrown::HashTable<u32>,
+}
+
+impl TokenIds {
+    fn get(&self, bytes: &[u8], tokens: &[Vec<u8>]) -> Option<u32> {
+        self.t.find(hash(bytes), |&i| tokens[i as usize] == bytes).copied()
+    }
+
+    /// Maps token `id`'s bytes to `id` (a later token with the same bytes replaces an earlier one).
+    fn put(&mut self, id: u32, tokens: &[Vec<u8>]) {
+        let bytes = &tokens[id as usize];
+        match self.t.find_mut(hash(bytes), |&i| tokens[i as usize] == *bytes) {
+            Some(i) => *i = id,
+            None => {
+                self.t.insert_unique(hash(bytes), id, |&i| hash(&tokens[i as usize]));
             }
         }
-        Ok(l)
+    }
+}
+
+/// Every pair's positions, as lists of 8-byte nodes in one pool: a list per slot, and the
+/// nodes of a merged pair go back to a free list that the next pushes reuse. (Recycling also
+/// the lists of pairs whose count fell to zero saved 2-4% of the peak and cost 15-25% of the
+/// merge time: not done.) One `Vec` per pair would
+/// cost a 24-byte header and an allocation each, for pairs most of which hold one or two.
+struct Positions {
+    /// node -> (position, next node)
+    nodes: Vec<(u32, u32)>,
+    /// slot -> first node
+    head: Vec<u32>,
+    free: u32,
+}
+
+impl Positions {
+    fn push(&mut self, slot: usize, pos: u32) {
+        let node = (pos, self.head[slot]);
+        let i = if self.free != NIL {
+            let i = self.free;
+            self.free = self.nodes[i as usize].1;
+            self.nodes[i as usize] = node;
+            i
+        } else {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        };
+        self.head[slot] = i;
+    }
+
+    /// Empties a slot's list into `out`, its nodes to the free list.
+    fn drain(&mut self, slot: usize, out: &mut Vec<u32>) {
+        let mut i = std::mem::replace(&mut self.head[slot], NIL);
+        while i != NIL {
+            let (pos, next) = self.nodes[i as usize];
+            out.push(pos);
+            self.nodes[i as usize].1 = self.free;
+            self.free = i;
+            i = next;
+        }
     }
 }
 
@@ -264,37 +412,75 @@ pub fn train_refusing(
 ) -> Result<TrainOutput, CoreError> {
     let mut tokens: Vec<Vec<u8>> = alphabet;
     let mut heads: Vec<u64> = tokens.iter().map(|t| head(t)).collect();
-    let mut by_bytes: FxHashMap<Vec<u8>, u32> = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+    let mut by_bytes = TokenIds::default();
+    for i in 0..tokens.len() {
+        by_bytes.put(i as u32, &tokens);
+    }
     let mut merges = Vec::new();
 
     // 1. index: pair slots, their counts and the positions where they start.
     let mut links = Links::new(&mut words)?;
-    let mut slot_of: FxHashMap<u64, u32> = FxHashMap::default();
+    let mut slot_of = SlotMap::default();
     let mut pairs: Vec<u64> = Vec::new();
     let mut counts: Vec<i64> = Vec::new();
-    let mut at: Vec<Vec<u32>> = Vec::new();
-    for p in 0..links.sym.len() {
-        let q = links.next[p];
-        if q == NONE {
+    // Each position's pair slot first, then the lists laid out slot by slot (a counting sort),
+    // so that the first merges, which hold most positions, walk their lists in order.
+    let mut slot_at: Vec<u32> = vec![NIL; links.sym.len()];
+    let mut next_node: Vec<u32> = Vec::new();
+    let mut w = usize::MAX; // the first cell, an edge, opens word 0
+    for (p, xy) in links.sym.windows(2).enumerate() {
+        let (x, y) = (xy[0], xy[1]);
+        if x == EDGE {
+            w = w.wrapping_add(1);
             continue;
         }
-        let k = key(links.sym[p], links.sym[q as usize]);
-        let s = *slot_of.entry(k).or_insert_with(|| {
-            pairs.push(k);
-            counts.push(0);
-            at.push(Vec::new());
-            (pairs.len() - 1) as u32
-        }) as usize;
-        counts[s] += words.counts[links.word[p] as usize] as i64;
-        at[s].push(p as u32);
+        if y == EDGE {
+            continue;
+        }
+        let k = key(x, y);
+        let s = match slot_of.get(k, &pairs) {
+            Some(s) => s as usize,
+            None => {
+                pairs.push(k);
+                counts.push(0);
+                next_node.push(0);
+                slot_of.insert(k, &pairs);
+                pairs.len() - 1
+            }
+        };
+        counts[s] += words.counts[w] as i64;
+        next_node[s] += 1;
+        slot_at[p] = s as u32;
     }
+    let mut start = 0u32;
+    for n in next_node.iter_mut() {
+        start += std::mem::replace(n, start);
+    }
+    let mut pos = Positions { nodes: vec![(0, NIL); start as usize], head: vec![NIL; pairs.len()], free: NIL };
+    for (p, &s) in slot_at.iter().enumerate() {
+        if s != NIL {
+            let i = next_node[s as usize];
+            next_node[s as usize] += 1;
+            pos.nodes[i as usize] = (p as u32, pos.head[s as usize]);
+            pos.head[s as usize] = i;
+        }
+    }
+    drop((slot_at, next_node));
     let mut banned: Vec<bool> = vec![false; pairs.len()];
     let too_long = |k: u64, tokens: &[Vec<u8>]| {
         cfg.max_token_bytes > 0
             && tokens[(k >> 32) as usize].len() + tokens[(k & 0xFFFF_FFFF) as usize].len() > cfg.max_token_bytes
     };
-    let mut heap = Heap { v: (0..pairs.len() as u32).map(|s| (counts[s as usize] as u64, s)).collect() };
+    // Every pair that could be merged, at its current count (also after each compaction).
+    let fresh = |counts: &[i64], banned: &[bool]| {
+        (0..counts.len() as u32)
+            .filter(|&s| counts[s as usize] > 0 && !banned[s as usize])
+            .map(|s| pack(counts[s as usize] as u64, s))
+            .collect::<Vec<_>>()
+    };
+    let mut heap = Heap { v: fresh(&counts, &banned) };
     heap.heapify(&Order { tokens: &tokens, heads: &heads, pairs: &pairs });
+    let mut compact_at = (2 * heap.v.len()).max(1 << 16);
 
     // 2. merge
     let mut pending: Vec<usize> = cfg.snapshots.clone();
@@ -303,11 +489,13 @@ pub fn train_refusing(
     let mut taken: FxHashMap<usize, Snapshot> = FxHashMap::default();
     let segment_counts = |links: &Links, n: usize| {
         let mut tc = vec![0u64; n];
-        for w in 0..words.len() {
-            let mut p = words.range(w).start as u32;
-            while p != NONE {
-                tc[links.sym[p as usize] as usize] += words.counts[w];
-                p = links.next[p as usize];
+        // The first cell opens word 0; every later edge closes one word and opens the next.
+        let mut w = 0;
+        for &x in &links.sym[1..] {
+            if x == EDGE {
+                w += 1;
+            } else if x < EDGE {
+                tc[x as usize] += words.counts[w];
             }
         }
         tc
@@ -321,7 +509,17 @@ pub fn train_refusing(
     // positions where the merge made a pair: (pair, position).
     let mut delta: Vec<(u64, i64)> = Vec::new();
     let mut created: Vec<(u64, u32)> = Vec::new();
+    let mut positions: Vec<u32> = Vec::new();
+    let mut grown: Vec<u32> = Vec::new();
     while tokens.len() < cfg.target_tokens {
+        // The lazy heap keeps an entry per push; when most are stale, it is rebuilt from the
+        // current counts (the pair chosen is the same: see `Heap`).
+        if heap.v.len() >= compact_at {
+            heap.v.clear();
+            heap.v.extend(fresh(&counts, &banned));
+            heap.heapify(&Order { tokens: &tokens, heads: &heads, pairs: &pairs });
+            compact_at = (2 * heap.v.len()).max(1 << 16);
+        }
         let Some((count, s)) = heap.pop(&Order { tokens: &tokens, heads: &heads, pairs: &pairs }) else { break };
         let s = s as usize;
         let current = counts[s].max(0) as u64;
@@ -342,60 +540,60 @@ pub fn train_refusing(
         let (a, b) = ((k >> 32) as u32, (k & 0xFFFF_FFFF) as u32);
         let mut joined = tokens[a as usize].clone();
         joined.extend_from_slice(&tokens[b as usize]);
-        if !by_bytes.contains_key(&joined) && refused(&joined) {
+        let existing = by_bytes.get(&joined, &tokens);
+        if existing.is_none() && refused(&joined) {
             banned[s] = true;
             continue;
         }
-        let z = match by_bytes.get(&joined) {
-            Some(&id) => id,
+        let z = match existing {
+            Some(id) => id,
             None => {
                 let id = tokens.len() as u32;
                 heads.push(head(&joined));
-                tokens.push(joined.clone());
-                by_bytes.insert(joined, id);
+                tokens.push(joined);
+                by_bytes.put(id, &tokens);
                 id
             }
         };
         merges.push(Merge { left: a, right: b, result: z, count: current });
 
         // Left to right, so that in a run like `a a a` the leftmost pair is joined first.
-        let mut positions = std::mem::take(&mut at[s]);
+        positions.clear();
+        pos.drain(s, &mut positions);
         positions.sort_unstable();
         positions.dedup();
         delta.clear();
         created.clear();
         for &p in &positions {
             let p = p as usize;
-            let q = links.next[p];
             // A stale position: an earlier join changed this symbol or its neighbour.
-            if links.sym[p] != a || q == NONE || links.sym[q as usize] != b {
+            if links.sym[p] != a {
                 continue;
             }
-            let q = q as usize;
-            let c = words.counts[links.word[p] as usize] as i64;
-            let (left, right) = (links.prev[p], links.next[q]);
-            if left != NONE {
-                let l = links.sym[left as usize];
+            let q = links.after(p);
+            if links.sym[q] != b {
+                continue;
+            }
+            let c = words.counts[links.word(p)] as i64;
+            let (left, right) = (links.before(p), links.after(q));
+            let l = links.sym[left];
+            if l != EDGE {
                 delta.push((key(l, a), -c));
                 delta.push((key(l, z), c));
-                created.push((key(l, z), left));
+                created.push((key(l, z), left as u32));
             }
-            if right != NONE {
-                let r = links.sym[right as usize];
+            let r = links.sym[right];
+            if r != EDGE {
                 delta.push((key(b, r), -c));
                 delta.push((key(z, r), c));
                 created.push((key(z, r), p as u32));
-                links.prev[right as usize] = p as u32;
             }
             links.sym[p] = z;
-            links.next[p] = right;
-            links.sym[q] = NONE;
-            links.next[q] = NONE;
-            links.prev[q] = NONE;
+            links.sym[q] = DEAD;
         }
         counts[s] = 0;
         delta.sort_unstable_by_key(|d| d.0);
-        let mut grown: Vec<u32> = Vec::new();
+        grown.clear();
         let mut i = 0;
         while i < delta.len() {
             let pk = delta[i].0;
@@ -407,14 +605,14 @@ pub fn train_refusing(
             if d == 0 || pk == k {
                 continue;
             }
-            let ps = match slot_of.get(&pk) {
-                Some(&ps) => ps as usize,
+            let ps = match slot_of.get(pk, &pairs) {
+                Some(ps) => ps as usize,
                 None => {
                     pairs.push(pk);
                     counts.push(0);
-                    at.push(Vec::new());
+                    pos.head.push(NIL);
                     banned.push(false);
-                    slot_of.insert(pk, (pairs.len() - 1) as u32);
+                    slot_of.insert(pk, &pairs);
                     pairs.len() - 1
                 }
             };
@@ -424,11 +622,11 @@ pub fn train_refusing(
             }
         }
         for &(pk, p) in &created {
-            if let Some(&ps) = slot_of.get(&pk) {
-                at[ps as usize].push(p);
+            if let Some(ps) = slot_of.get(pk, &pairs) {
+                pos.push(ps as usize, p);
             }
         }
-        for ps in grown {
+        for &ps in &grown {
             let c = counts[ps as usize];
             if c > 0 && !banned[ps as usize] {
                 heap.push((c as u64, ps), &Order { tokens: &tokens, heads: &heads, pairs: &pairs });
@@ -447,7 +645,6 @@ pub fn train_refusing(
     if !progress(merges.len() as u64, wanted) {
         return Err(CoreError::Interrupted);
     }
-
     // 3. finish
     let token_counts = segment_counts(&links, tokens.len());
     // Sizes the corpus did not reach end where training ended.
@@ -630,6 +827,25 @@ mod tests {
         assert_eq!(out.snapshots[1].token_counts, out.token_counts);
         // A size the corpus does not reach ends where training ended.
         assert_eq!(out.snapshots[2].tokens, n + 5);
+    }
+
+    #[test]
+    fn every_cell_finds_its_word_across_marks() {
+        // Words of 1..40 symbols, so that edges fall everywhere inside and across the marks.
+        let mut words = Words::default();
+        for w in 0..200u32 {
+            words.push((0..1 + w % 40).map(|i| i % 7), 1 + w as u64);
+        }
+        let links = Links::new(&mut words).unwrap();
+        let mut w = 0;
+        for p in 1..links.sym.len() {
+            if links.sym[p] == EDGE {
+                w += 1;
+            } else {
+                assert_eq!(links.word(p), w, "cell {p}");
+            }
+        }
+        assert_eq!(w, 200);
     }
 
     #[test]
