@@ -13,6 +13,7 @@
 use super::min_tree::{MinTree, NONE};
 use super::piece_cache::{self, PieceCache};
 use super::rank_table::RankTable;
+use super::seams::Seams;
 use crate::encode::{unknown_id, Encode, Kind};
 use crate::error::CoreError;
 use crate::pretok::Splitter;
@@ -29,9 +30,6 @@ const CHUNK: usize = 4096;
 /// Chunk results `encode_chunked` remembers (a run of a 3-byte character cut at token
 /// boundaries repeats with a period of up to 3 chunks).
 const MEMO: usize = 4;
-/// `compatible_cached` first looks for a token across the seam (`token_spans`) when that costs
-/// at most this many probes (two CJK characters: 9), else merges the two tokens' bytes.
-const SEAM_PROBES: usize = 16;
 
 pub struct RankEncoder {
     ranks: RankTable,
@@ -49,6 +47,8 @@ pub struct RankEncoder {
     lens: Vec<u32>,
     /// tells this encoder's entries in a thread's piece cache from another encoder's
     uid: u64,
+    /// where each byte pair sits in the tokens, for `token_spans`
+    seams: Seams,
 }
 
 static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -118,8 +118,9 @@ impl RankEncoder {
         for (s, id) in &specials {
             put(*id, s.as_bytes());
         }
+        let seams = Seams::new(&tokens.iter().map(|(_, b)| b.as_ref()).collect::<Vec<_>>());
         let uid = NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(RankEncoder { ranks, byte_id, arena, ends, splitter, lens, uid })
+        Ok(RankEncoder { ranks, byte_id, arena, ends, splitter, lens, uid, seams })
     }
 
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
@@ -155,7 +156,7 @@ impl RankEncoder {
             }
             let m = self.merge_flat(piece, NONE, parts);
             cache.insert(slot, piece, &parts.ids[..m]);
-            out.extend_from_slice(&parts.ids[..m]);
+            piece_cache::append(out, &parts.ids[..m]);
         } else if piece.len() < 2 * CHUNK {
             let (_, ids) = self.merge_long(piece, NONE);
             out.extend_from_slice(&ids);
@@ -216,7 +217,7 @@ impl RankEncoder {
         let Err(slot) = cache.get(segment, out) else { return };
         let m = self.merge_flat(segment, NONE, parts);
         cache.insert(slot, segment, &parts.ids[..m]);
-        out.extend_from_slice(&parts.ids[..m]);
+        piece_cache::append(out, &parts.ids[..m]);
     }
 
     /// Appends BPE(ch) for one multi-byte character, through the cache's character table.
@@ -225,7 +226,7 @@ impl RankEncoder {
         let Err(slot) = cache.char_get(ch, out) else { return };
         let m = self.merge_flat(ch, NONE, parts);
         cache.char_insert(slot, ch, &parts.ids[..m]);
-        out.extend_from_slice(&parts.ids[..m]);
+        piece_cache::append(out, &parts.ids[..m]);
     }
 
     /// `compatible`, remembered in the thread's pair memo.
@@ -240,7 +241,7 @@ impl RankEncoder {
                         joined[..x.len()].copy_from_slice(x);
                         joined[x.len()..x.len() + y.len()].copy_from_slice(y);
                         let joined = &joined[..x.len() + y.len()];
-                        if x.len() * y.len() <= SEAM_PROBES && !self.token_spans(joined, x.len()) {
+                        if !self.token_spans(joined, x.len()) {
                             true
                         } else {
                             let m = self.merge_flat(joined, NONE, parts);
@@ -261,11 +262,12 @@ impl RankEncoder {
     /// compatible without a merge: a merge across the seam would first join a part ending at
     /// the seam with one starting there (no part spans it before), and its result would be a
     /// token spanning the seam. Between two Chinese characters such a token is rare (202 of
-    /// 51,325 distinct pairs of the kernel's zh_CN documentation with cl100k), so this takes
-    /// a few probes of the rank table where the merge took a thousand instructions.
+    /// 51,325 distinct pairs of the kernel's zh_CN documentation with cl100k), and `Seams`
+    /// names the few substrings that could be one, so this costs about one probe of the rank
+    /// table where the merge took a thousand instructions.
     #[inline]
     fn token_spans(&self, joined: &[u8], seam: usize) -> bool {
-        (0..seam).any(|i| (seam + 1..=joined.len()).any(|j| self.ranks.get(&joined[i..j]).is_some()))
+        self.seams.any_across(joined, seam, |i, j| self.ranks.get(&joined[i..j]).is_some())
     }
 
     /// The ids of a long piece (10 MB of one letter is one piece), by chunks, in time linear in
@@ -334,7 +336,7 @@ impl RankEncoder {
     fn compatible(&self, a: u32, b: u32) -> bool {
         let (Some(x), Some(y)) = (self.token_bytes(a), self.token_bytes(b)) else { return false };
         let joined = [x, y].concat();
-        self.merge_bounds(&joined, NONE).contains(&x.len())
+        !self.token_spans(&joined, x.len()) || self.merge_bounds(&joined, NONE).contains(&x.len())
     }
 
     /// Part boundaries (0 = first, piece.len() = last) after merging with ranks < `max_rank`.
