@@ -4,6 +4,7 @@ seconds for the single-thread measures, wall seconds for batches on 2 threads.""
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import json
 import os
@@ -46,8 +47,41 @@ def cpu() -> float:
     return time.process_time()
 
 
-def timed(f: Callable[[], Any]) -> float:
+def _libc() -> Any:
+    try:
+        libc = ctypes.CDLL(None)
+        libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+        libc.free.argtypes = [ctypes.c_void_p]
+        return libc
+    except (OSError, AttributeError):
+        return None
+
+
+LIBC = _libc()
+#: A block larger than any small-block bin, of a size no freed block is likely to have exactly.
+SETTLE_BYTES = (1 << 20) + 4016
+
+
+def settle() -> None:
+    """Make the process ready for a timed call: collect Python's garbage, and let glibc's
+    allocator finish filing the blocks freed so far.
+
+    glibc defers the work of a free: freed blocks wait in an unsorted list (and the fast bins)
+    until a later large allocation sorts them into bins, at most 10,000 per allocation. Each
+    contender's encoder of the previous turn is freed just before the next contender is timed
+    (HF tokenizers' alone is hundreds of thousands of blocks), so without this the first large
+    allocations of whichever contender comes next paid for it: perf showed 79-95% of tokreg's
+    cold calls on the 40 KB texts and the 1 MB runs inside `_int_malloc`, always after HF
+    tokenizers in the rotation. Allocating and freeing a large block until the list is empty
+    bills that work to no contender."""
     gc.collect()
+    if LIBC is not None:
+        for _ in range(200):
+            LIBC.free(LIBC.malloc(SETTLE_BYTES))
+
+
+def timed(f: Callable[[], Any]) -> float:
+    settle()
     t = cpu()
     f()
     return cpu() - t
@@ -80,7 +114,7 @@ def single(vocab: str, cs: list[Contender]) -> dict[str, Any]:
                 if "error" in r or (rep > 0 and r["cold"] > SLOW_S):
                     continue
                 enc, s = c.fresh(vocab), fresh_str(text)
-                gc.collect()
+                settle()
                 t = cpu()
                 ids, err = guarded(lambda: c.encode(enc, s))
                 cold = cpu() - t
@@ -111,7 +145,7 @@ def documents(vocab: str, cs: list[Contender], docs: list[str], batch: bool) -> 
             if "error" in r or (rep > 0 and r["seconds"] > SLOW_S):
                 continue
             enc, fresh = c.fresh(vocab), [fresh_str(d) for d in docs]
-            gc.collect()
+            settle()
             if batch:
                 t = time.perf_counter()
                 got, err = guarded(lambda: c.batch(enc, fresh))

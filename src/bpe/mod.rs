@@ -11,6 +11,7 @@ mod piece_cache;
 pub mod rank;
 mod rank_table;
 mod recover;
+mod seams;
 pub mod train;
 
 pub use corpus::{train_counts, CorpusConfig, CorpusOutput};

@@ -13,6 +13,7 @@
 use super::min_tree::{MinTree, NONE};
 use super::piece_cache::{self, PieceCache};
 use super::rank_table::RankTable;
+use super::seams::Seams;
 use crate::encode::{unknown_id, Encode, Kind};
 use crate::error::CoreError;
 use crate::pretok::Splitter;
@@ -29,21 +30,25 @@ const CHUNK: usize = 4096;
 /// Chunk results `encode_chunked` remembers (a run of a 3-byte character cut at token
 /// boundaries repeats with a period of up to 3 chunks).
 const MEMO: usize = 4;
-/// `compatible_cached` first looks for a token across the seam (`token_spans`) when that costs
-/// at most this many probes (two CJK characters: 9), else merges the two tokens' bytes.
-const SEAM_PROBES: usize = 16;
 
 pub struct RankEncoder {
     ranks: RankTable,
     /// the id of each single byte (where every merge loop starts)
     byte_id: [u32; 256],
-    /// id -> bytes, for ordinary and special tokens (None for ids that are unused)
-    decoder: Vec<Option<Vec<u8>>>,
+    /// The bytes of every token, ordinary and special, one after another in id order: one
+    /// block instead of one per token, so loading and dropping an encoder leaves the allocator
+    /// a handful of large blocks rather than 100k small ones to sort out during the next call.
+    arena: Vec<u8>,
+    /// Token `id`'s bytes are `arena[ends[id] - lens[id]..ends[id]]`.
+    ends: Vec<u32>,
     splitter: Splitter,
-    /// the byte length of each token (0 for unused ids), for walking back over appended ids
+    /// the byte length of each token (0 for unused ids: no token is empty), which also walks
+    /// back over appended ids
     lens: Vec<u32>,
     /// tells this encoder's entries in a thread's piece cache from another encoder's
     uid: u64,
+    /// where each byte pair sits in the tokens, for `token_spans`
+    seams: Seams,
 }
 
 static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -52,28 +57,29 @@ impl RankEncoder {
     /// `tokens`: (id, bytes) of the ordinary tokens; every single byte must be one of them.
     /// `specials`: (text, id) of the special tokens, which this encoder only decodes (the
     /// special-token rule is `encode::Specials`, in front of every encoder).
-    pub fn new(
-        tokens: Vec<(u32, Vec<u8>)>,
+    pub fn new<B: AsRef<[u8]>>(
+        tokens: Vec<(u32, B)>,
         specials: Vec<(String, u32)>,
         splitter: Splitter,
     ) -> Result<Self, CoreError> {
         let max_id = tokens.iter().map(|t| t.0).chain(specials.iter().map(|s| s.1)).max().unwrap_or(0);
-        let mut decoder: Vec<Option<Vec<u8>>> = vec![None; max_id as usize + 1];
+        let mut lens = vec![0u32; max_id as usize + 1];
         let mut ranks = RankTable::with_capacity(tokens.len());
-        for (id, bytes) in tokens {
-            if decoder[id as usize].is_some() {
+        for (id, bytes) in &tokens {
+            let (id, bytes) = (*id, bytes.as_ref());
+            if lens[id as usize] != 0 {
                 return Err(CoreError::input(format!("token id {id} appears twice; give every token its own id")));
             }
             if bytes.is_empty() {
                 return Err(CoreError::input(format!("token {id} is empty; remove it")));
             }
-            if !ranks.insert(&bytes, id) {
+            if !ranks.insert(bytes, id) {
                 return Err(CoreError::input(format!(
                     "two tokens have the bytes of token {id} ({:?}); keep one",
-                    String::from_utf8_lossy(&bytes)
+                    String::from_utf8_lossy(bytes)
                 )));
             }
-            decoder[id as usize] = Some(bytes);
+            lens[id as usize] = bytes.len() as u32;
         }
         let mut byte_id = [0u32; 256];
         for (b, slot) in byte_id.iter_mut().enumerate() {
@@ -84,16 +90,37 @@ impl RankEncoder {
             })?;
         }
         for (s, id) in &specials {
-            if decoder[*id as usize].is_some() {
+            if lens[*id as usize] != 0 {
                 return Err(CoreError::input(format!(
                     "special token {s:?} has id {id}, which another token already has; give it a free id"
                 )));
             }
-            decoder[*id as usize] = Some(s.as_bytes().to_vec());
+            if s.is_empty() {
+                return Err(CoreError::input(format!("special token {id} is empty; name it")));
+            }
+            lens[*id as usize] = s.len() as u32;
         }
-        let lens = decoder.iter().map(|d| d.as_ref().map_or(0, |b| b.len() as u32)).collect();
+        let mut ends = Vec::with_capacity(lens.len());
+        let mut end = 0u64;
+        for &len in &lens {
+            end += len as u64;
+            ends.push(u32::try_from(end).map_err(|_| CoreError::input("the tokens' bytes pass 4 GiB; shorten them"))?);
+        }
+        let mut arena = vec![0u8; end as usize];
+        let (ends_ref, lens_ref) = (&ends, &lens);
+        let mut put = |id: u32, bytes: &[u8]| {
+            let e = ends_ref[id as usize] as usize;
+            arena[e - lens_ref[id as usize] as usize..e].copy_from_slice(bytes);
+        };
+        for (id, bytes) in &tokens {
+            put(*id, bytes.as_ref());
+        }
+        for (s, id) in &specials {
+            put(*id, s.as_bytes());
+        }
+        let seams = Seams::new(&tokens.iter().map(|(_, b)| b.as_ref()).collect::<Vec<_>>());
         let uid = NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(RankEncoder { ranks, byte_id, decoder, splitter, lens, uid })
+        Ok(RankEncoder { ranks, byte_id, arena, ends, splitter, lens, uid, seams })
     }
 
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
@@ -102,7 +129,7 @@ impl RankEncoder {
 
     /// (id, bytes) of every token, ordinary and special, by id.
     pub fn tokens(&self) -> impl Iterator<Item = (u32, &[u8])> {
-        self.decoder.iter().enumerate().filter_map(|(id, b)| b.as_deref().map(|b| (id as u32, b)))
+        (0..self.lens.len() as u32).filter_map(|id| self.token_bytes(id).map(|b| (id, b)))
     }
 
     /// Encodes text with no special-token handling (tiktoken's `encode_ordinary`).
@@ -129,7 +156,7 @@ impl RankEncoder {
             }
             let m = self.merge_flat(piece, NONE, parts);
             cache.insert(slot, piece, &parts.ids[..m]);
-            out.extend_from_slice(&parts.ids[..m]);
+            piece_cache::append(out, &parts.ids[..m]);
         } else if piece.len() < 2 * CHUNK {
             let (_, ids) = self.merge_long(piece, NONE);
             out.extend_from_slice(&ids);
@@ -190,7 +217,7 @@ impl RankEncoder {
         let Err(slot) = cache.get(segment, out) else { return };
         let m = self.merge_flat(segment, NONE, parts);
         cache.insert(slot, segment, &parts.ids[..m]);
-        out.extend_from_slice(&parts.ids[..m]);
+        piece_cache::append(out, &parts.ids[..m]);
     }
 
     /// Appends BPE(ch) for one multi-byte character, through the cache's character table.
@@ -199,7 +226,7 @@ impl RankEncoder {
         let Err(slot) = cache.char_get(ch, out) else { return };
         let m = self.merge_flat(ch, NONE, parts);
         cache.char_insert(slot, ch, &parts.ids[..m]);
-        out.extend_from_slice(&parts.ids[..m]);
+        piece_cache::append(out, &parts.ids[..m]);
     }
 
     /// `compatible`, remembered in the thread's pair memo.
@@ -214,7 +241,7 @@ impl RankEncoder {
                         joined[..x.len()].copy_from_slice(x);
                         joined[x.len()..x.len() + y.len()].copy_from_slice(y);
                         let joined = &joined[..x.len() + y.len()];
-                        if x.len() * y.len() <= SEAM_PROBES && !self.token_spans(joined, x.len()) {
+                        if !self.token_spans(joined, x.len()) {
                             true
                         } else {
                             let m = self.merge_flat(joined, NONE, parts);
@@ -235,11 +262,12 @@ impl RankEncoder {
     /// compatible without a merge: a merge across the seam would first join a part ending at
     /// the seam with one starting there (no part spans it before), and its result would be a
     /// token spanning the seam. Between two Chinese characters such a token is rare (202 of
-    /// 51,325 distinct pairs of the kernel's zh_CN documentation with cl100k), so this takes
-    /// a few probes of the rank table where the merge took a thousand instructions.
+    /// 51,325 distinct pairs of the kernel's zh_CN documentation with cl100k), and `Seams`
+    /// names the few substrings that could be one, so this costs about one probe of the rank
+    /// table where the merge took a thousand instructions.
     #[inline]
     fn token_spans(&self, joined: &[u8], seam: usize) -> bool {
-        (0..seam).any(|i| (seam + 1..=joined.len()).any(|j| self.ranks.get(&joined[i..j]).is_some()))
+        self.seams.any_across(joined, seam, |i, j| self.ranks.get(&joined[i..j]).is_some())
     }
 
     /// The ids of a long piece (10 MB of one letter is one piece), by chunks, in time linear in
@@ -308,7 +336,7 @@ impl RankEncoder {
     fn compatible(&self, a: u32, b: u32) -> bool {
         let (Some(x), Some(y)) = (self.token_bytes(a), self.token_bytes(b)) else { return false };
         let joined = [x, y].concat();
-        self.merge_bounds(&joined, NONE).contains(&x.len())
+        !self.token_spans(&joined, x.len()) || self.merge_bounds(&joined, NONE).contains(&x.len())
     }
 
     /// Part boundaries (0 = first, piece.len() = last) after merging with ranks < `max_rank`.
@@ -333,44 +361,60 @@ impl RankEncoder {
         }
     }
 
-    /// tiktoken's loop for short pieces, on three arrays on the stack (no allocation):
-    /// `ranks[k]` is the rank of parts k and k+1 joined. Each step finds the lowest rank (the
-    /// first index holding it: leftmost on ties) with two passes over a `u32` array that the
-    /// compiler vectorizes, then closes the gap with `copy_within`. Quadratic in the piece
-    /// length, which is why it is used only below `HEAP_FROM` bytes.
+    /// tiktoken's loop for short pieces, on arrays on the stack (no allocation), indexed by
+    /// the byte where a part starts: `ranks[i]` is the rank of the part at i joined with the
+    /// next part (`NONE` once i is no longer a part's start), `next`/`prev` link the parts.
+    /// Each step finds the lowest rank (the first index holding it: the leftmost on ties, as
+    /// indexes follow the parts' order) in one pass over the `u32` array, which the compiler
+    /// vectorizes, then unlinks the absorbed part and re-ranks its two neighbours: nothing
+    /// moves, where closing the gap cost three `memmove` calls per merge. Quadratic in the
+    /// piece length, which is why it is used only below `HEAP_FROM` bytes.
     /// Returns the number of parts m; `parts.starts[..m]` and `parts.ids[..m]` describe them.
     fn merge_flat(&self, piece: &[u8], max_rank: u32, parts: &mut FlatParts) -> usize {
         let n = piece.len();
         debug_assert!(n > 0 && n < HEAP_FROM);
-        let FlatParts { starts, ids, ranks } = parts;
+        let FlatParts { starts, ids, ranks, next, prev } = parts;
         for (i, &b) in piece.iter().enumerate() {
-            starts[i] = i as u32;
             ids[i] = self.byte_id[b as usize];
+            next[i] = i as u8 + 1;
+            prev[i] = (i as u8).wrapping_sub(1);
         }
-        starts[n] = n as u32;
         for (i, r) in ranks[..n - 1].iter_mut().enumerate() {
             *r = self.pair_rank(piece, i as u32, i as u32 + 2, max_rank);
         }
         ranks[n - 1] = NONE;
-        let mut m = n;
-        while m > 1 {
-            let live = &ranks[..m - 1];
+        let live = &mut ranks[..n];
+        loop {
             let best = live.iter().copied().min().unwrap_or(NONE);
             if best == NONE {
                 break;
             }
+            // Part i absorbs part j, and is followed by part k.
             let i = live.iter().position(|&r| r == best).unwrap_or(0);
-            // Part i absorbs part i+1; the pair ranks right of the gap move down by one.
+            let j = next[i] as usize;
+            let k = next[j] as usize;
             ids[i] = best;
-            starts.copy_within(i + 2..=m, i + 1);
-            ids.copy_within(i + 2..m, i + 1);
-            ranks.copy_within(i + 1..m - 1, i);
-            m -= 1;
-            ranks[i] = if i + 1 < m { self.pair_rank(piece, starts[i], starts[i + 2], max_rank) } else { NONE };
-            if i > 0 {
-                ranks[i - 1] = self.pair_rank(piece, starts[i - 1], starts[i + 1], max_rank);
+            live[j] = NONE;
+            next[i] = k as u8;
+            live[i] = if k < n {
+                prev[k] = i as u8;
+                self.pair_rank(piece, i as u32, next[k] as u32, max_rank)
+            } else {
+                NONE
+            };
+            let p = prev[i];
+            if p != u8::MAX {
+                live[p as usize] = self.pair_rank(piece, p as u32, k as u32, max_rank);
             }
         }
+        let (mut i, mut m) = (0, 0);
+        while i < n {
+            starts[m] = i as u32;
+            ids[m] = ids[i];
+            m += 1;
+            i = next[i] as usize;
+        }
+        starts[m] = n as u32;
         m
     }
 
@@ -454,7 +498,8 @@ impl Encode for RankEncoder {
     }
 
     fn token_bytes(&self, id: u32) -> Option<&[u8]> {
-        self.decoder.get(id as usize).and_then(|d| d.as_deref())
+        let (end, len) = (*self.ends.get(id as usize)? as usize, self.lens[id as usize] as usize);
+        (len > 0).then(|| &self.arena[end - len..end])
     }
 
     fn concatenates(&self) -> bool {
@@ -462,12 +507,12 @@ impl Encode for RankEncoder {
     }
 
     fn vocab_size(&self) -> usize {
-        self.decoder.iter().filter(|d| d.is_some()).count()
+        self.lens.iter().filter(|&&n| n > 0).count()
     }
 
     /// One more than the largest id (ordinary or special).
     fn id_bound(&self) -> usize {
-        self.decoder.len()
+        self.lens.len()
     }
 }
 
@@ -521,11 +566,19 @@ struct FlatParts {
     starts: [u32; HEAP_FROM + 1],
     ids: [u32; HEAP_FROM],
     ranks: [u32; HEAP_FROM],
+    next: [u8; HEAP_FROM],
+    prev: [u8; HEAP_FROM],
 }
 
 impl FlatParts {
     fn new() -> FlatParts {
-        FlatParts { starts: [0; HEAP_FROM + 1], ids: [0; HEAP_FROM], ranks: [NONE; HEAP_FROM] }
+        FlatParts {
+            starts: [0; HEAP_FROM + 1],
+            ids: [0; HEAP_FROM],
+            ranks: [NONE; HEAP_FROM],
+            next: [0; HEAP_FROM],
+            prev: [0; HEAP_FROM],
+        }
     }
 }
 
@@ -708,5 +761,31 @@ mod tests {
         assert_eq!(e.decode_bytes(&[97, 1000]).unwrap(), b"a<|end|>");
         assert_eq!(e.decode_bytes(&[5000]), Err(CoreError::UnknownId { id: 5000, bound: 1001 }));
         assert_eq!((e.vocab_size(), e.id_bound()), (257, 1001));
+        // An id in the gap before the special token is no token.
+        assert_eq!(e.decode_bytes(&[500]), Err(CoreError::UnknownId { id: 500, bound: 1001 }));
+        assert_eq!(e.tokens().count(), 257);
+    }
+
+    #[test]
+    fn refuses_vocabularies_it_cannot_encode_with() {
+        let bytes: Vec<(u32, Vec<u8>)> = (0..=255u8).map(|b| (b as u32, vec![b])).collect();
+        let build = |extra: &[(u32, &[u8])], specials: &[(&str, u32)]| {
+            let mut t = bytes.clone();
+            t.extend(extra.iter().map(|(id, b)| (*id, b.to_vec())));
+            let s = specials.iter().map(|(s, id)| (s.to_string(), *id)).collect();
+            match RankEncoder::new(t, s, Splitter::new(GPT2).unwrap()) {
+                Ok(_) => String::new(),
+                Err(e) => e.to_string(),
+            }
+        };
+        assert_eq!(build(&[(256, b"ab")], &[("<|end|>", 300)]), "");
+        assert!(build(&[(97, b"ab")], &[]).contains("token id 97 appears twice"));
+        assert!(build(&[(256, b"")], &[]).contains("token 256 is empty"));
+        assert!(build(&[(256, b"a")], &[]).contains("two tokens have the bytes of token 256"));
+        assert!(build(&[], &[("<|end|>", 65)]).contains("which another token already has"));
+        assert!(build(&[], &[("", 300)]).contains("special token 300 is empty"));
+        let missing: Vec<(u32, Vec<u8>)> = (1..=255u8).map(|b| (b as u32, vec![b])).collect();
+        let e = RankEncoder::new(missing, vec![], Splitter::new(GPT2).unwrap()).err().unwrap();
+        assert!(e.to_string().contains("byte 0x00 has no token"));
     }
 }

@@ -30,9 +30,9 @@ impl Tokenizer {
         let mut specials = Vec::new();
         for t in c.tokens {
             if t.kind == "special" {
-                let text = String::from_utf8(t.bytes)
+                let text = std::str::from_utf8(t.bytes)
                     .map_err(|_| CoreError::input(format!("special token {} is not UTF-8 text; rename it", t.id)))?;
-                specials.push((text, t.id));
+                specials.push((text.to_string(), t.id));
             } else {
                 ordinary.push((t.id, t.bytes));
             }
@@ -67,14 +67,14 @@ impl Tokenizer {
             .tokens
             .iter()
             .filter(|t| t.kind == "special")
-            .map(|t| (String::from_utf8_lossy(&t.bytes).into_owned(), t.id))
+            .map(|t| (String::from_utf8_lossy(t.bytes).into_owned(), t.id))
             .collect();
         // Characters after the leading alphabet: an extension's new characters.
         let extra: Vec<(u32, char)> = c.tokens[alphabet..]
             .iter()
             .filter(|t| t.kind == "char")
             .filter_map(|t| {
-                let s = std::str::from_utf8(&t.bytes).ok()?;
+                let s = std::str::from_utf8(t.bytes).ok()?;
                 let mut it = s.chars();
                 match (it.next(), it.next()) {
                     (Some(ch), None) => Some((t.id, ch)),
@@ -82,7 +82,7 @@ impl Tokenizer {
                 }
             })
             .collect();
-        let tokens: Vec<Vec<u8>> = c.tokens.into_iter().map(|t| t.bytes).collect();
+        let tokens: Vec<Vec<u8>> = c.tokens.into_iter().map(|t| t.bytes.to_vec()).collect();
         let mut encoder = MergeEncoder::new(tokens, alphabet, &c.merges, end_of_word, unk, splitter)?;
         encoder.add_chars(&extra);
         Ok(Tokenizer::new(Box::new(encoder), specials))
@@ -104,8 +104,9 @@ impl Tokenizer {
             if t.id as usize != i {
                 return Err(CoreError::input("WordPiece token ids must be 0..n without gaps; renumber the tokens"));
             }
-            let s = String::from_utf8(t.bytes)
-                .map_err(|_| CoreError::input(format!("WordPiece token {i} is not UTF-8 text; fix the vocabulary")))?;
+            let s = std::str::from_utf8(t.bytes)
+                .map_err(|_| CoreError::input(format!("WordPiece token {i} is not UTF-8 text; fix the vocabulary")))?
+                .to_string();
             if s.is_empty() {
                 return Err(CoreError::input(format!("WordPiece token {i} is empty; remove it")));
             }
@@ -169,9 +170,10 @@ fn sp_pieces(c: Content, what: &str) -> Result<(Vec<Piece>, Specials), CoreError
         if t.id as usize != i {
             return Err(CoreError::input(format!("{what} piece ids must be 0..n without gaps; renumber the pieces")));
         }
-        let text = String::from_utf8(t.bytes)
-            .map_err(|_| CoreError::input(format!("{what} piece {i} is not UTF-8 text; fix the model")))?;
-        let kind = PieceKind::from_name(&t.kind)?;
+        let text = std::str::from_utf8(t.bytes)
+            .map_err(|_| CoreError::input(format!("{what} piece {i} is not UTF-8 text; fix the model")))?
+            .to_string();
+        let kind = PieceKind::from_name(t.kind)?;
         if matches!(kind, PieceKind::Control | PieceKind::Unknown) {
             specials.push((text.clone(), t.id));
         }
