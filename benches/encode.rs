@@ -1,7 +1,8 @@
 //! The byte-level BPE encoder alone (no Python), on cl100k_base / o200k_base from the shared
 //! `.tiktoken` files, in MB/s: `cargo bench --bench encode [-- VOCAB FILE...]`. With
 //! `TOKREG_BENCH_ONCE=1` each file is encoded once and nothing is timed, for instruction
-//! counts under `valgrind --tool=callgrind` (repeatable whatever the machine's load).
+//! counts under `valgrind --tool=callgrind` (repeatable whatever the machine's load). With
+//! `TOKREG_BENCH_COLD=1` each file is timed on the first call of a fresh encoder (best of 5).
 
 mod data;
 
