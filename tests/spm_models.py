@@ -72,6 +72,17 @@ def train(text: list[str], **options: Any) -> bytes:
     return buf.getvalue()
 
 
+def import_small_bpe(reg: Registry, corpus: Path) -> Tokenizer:
+    """A SentencePiece BPE model of 400 pieces with byte fallback, trained on `corpus` and
+    imported as `t` (the encoders-alike tests' SentencePiece BPE case)."""
+    model = corpus.parent / "sp-bpe.model"
+    lines = corpus.read_text(encoding="utf-8").splitlines()
+    model.write_bytes(
+        train(lines, model_type="bpe", vocab_size=400, byte_fallback=True, remove_extra_whitespaces=False)
+    )
+    return reg.import_sentencepiece("t", model)
+
+
 def with_denormalizer(model: bytes, charsmap: bytes) -> bytes:
     """`model` with a denormalizer_spec (no flags) appended: protobuf merges a repeated
     top-level message field, so SentencePiece reads it as if spm_train had written it (the

@@ -5,7 +5,6 @@ the five encoders (and an uncased WordPiece, which normalizes text)."""
 
 from __future__ import annotations
 
-import io
 import sysconfig
 from pathlib import Path
 
@@ -14,6 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokreg import BpeOptions, InputError, Registry, Tokenizer, UnigramOptions, WordPieceOptions
+
+from .spm_models import import_small_bpe
 
 
 @pytest.fixture(scope="module")
@@ -25,24 +26,6 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
     path.write_text(text, encoding="utf-8")
     return path
-
-
-def _sp_bpe(reg: Registry, corpus: Path) -> object:
-    spm = pytest.importorskip("sentencepiece")
-    buf = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(corpus.read_text(encoding="utf-8").splitlines()),
-        model_writer=buf,
-        model_type="bpe",
-        vocab_size=400,
-        normalization_rule_name="identity",
-        byte_fallback=True,
-        remove_extra_whitespaces=False,
-        minloglevel=2,
-    )
-    model = corpus.parent / "sp-bpe.model"
-    model.write_bytes(buf.getvalue())
-    return reg.import_sentencepiece("t", model)
 
 
 CASES = {
@@ -61,7 +44,7 @@ CASES = {
     "unigram_collapse": lambda reg, c: reg.train(
         "t", [c], UnigramOptions(vocab_size=400, remove_extra_whitespaces=True, special=("<s>",))
     ),
-    "sp_bpe": _sp_bpe,
+    "sp_bpe": import_small_bpe,
 }
 
 TEXTS = [

@@ -5,7 +5,6 @@ version of each of the five encoders, through `Tokenizer.encode` and `encode_bat
 
 from __future__ import annotations
 
-import io
 import re
 import sysconfig
 from pathlib import Path
@@ -13,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from tokreg import BpeOptions, InputError, Registry, Tokenizer, UnigramOptions, WordPieceOptions
+
+from .spm_models import import_small_bpe
 
 
 @pytest.fixture(scope="module")
@@ -23,28 +24,6 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
     path.write_text(text[:80_000], encoding="utf-8")
     return path
-
-
-def _sp_bpe_model(corpus: Path) -> bytes:
-    spm = pytest.importorskip("sentencepiece")
-    buf = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(corpus.read_text(encoding="utf-8").splitlines()),
-        model_writer=buf,
-        model_type="bpe",
-        vocab_size=400,
-        normalization_rule_name="identity",
-        byte_fallback=True,
-        remove_extra_whitespaces=False,
-        minloglevel=2,
-    )
-    return buf.getvalue()
-
-
-def _import_sp_bpe(reg: Registry, corpus: Path) -> object:
-    model = corpus.parent / "sp-bpe.model"
-    model.write_bytes(_sp_bpe_model(corpus))
-    return reg.import_sentencepiece("t", model)
 
 
 # encoder -> (what it is called, how to make a version of it, one of its special tokens)
@@ -69,7 +48,7 @@ CASES = {
         lambda reg, c: reg.train("t", [c], UnigramOptions(vocab_size=400, byte_fallback=True, special=("<s>", "</s>"))),
         "</s>",
     ),
-    "sp_bpe": ("SentencePiece BPE", _import_sp_bpe, "</s>"),
+    "sp_bpe": ("SentencePiece BPE", import_small_bpe, "</s>"),
 }
 
 
