@@ -90,13 +90,7 @@ mod tests {
 
     #[test]
     fn agrees_with_a_scan() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut rnd = crate::test_data::rng(0x2545_f491_4f6c_dd1d);
         for n in [1usize, 5, 31, 32, 33, 100, 1000, 4097] {
             let mut plain: Vec<u32> = (0..n).map(|_| if rnd(4) == 0 { NONE } else { rnd(50) as u32 }).collect();
             let mut t = MinTree::new(plain.clone());

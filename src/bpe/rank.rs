@@ -626,21 +626,10 @@ mod tests {
     #[test]
     fn long_path_and_flat_path_equal_the_plain_rule() {
         let e = encoder(&[b"aa", b"aaaa", b"ab", b"ba", b"aba", b"bab", b"abab", b"bb", b"abb"]);
-        let mut seed = 0x9e3779b97f4a7c15u64;
+        let mut rnd = crate::test_data::rng(0x9e3779b97f4a7c15);
         for len in [1usize, 2, 3, 7, 40, 127, 128, 130, 200, 517] {
             for _ in 0..50 {
-                let piece: Vec<u8> = (0..len)
-                    .map(|_| {
-                        seed ^= seed << 13;
-                        seed ^= seed >> 7;
-                        seed ^= seed << 17;
-                        if seed % 3 == 0 {
-                            b'b'
-                        } else {
-                            b'a'
-                        }
-                    })
-                    .collect();
+                let piece: Vec<u8> = (0..len).map(|_| if rnd(3) == 0 { b'b' } else { b'a' }).collect();
                 let want = naive_starts(&e, &piece);
                 let (long, ids) = e.merge_long(&piece, NONE);
                 assert_eq!(long, want, "long, len {len}");
@@ -670,13 +659,7 @@ mod tests {
     #[test]
     fn chunked_long_pieces_equal_one_merge_over_the_piece() {
         let e = encoder(&[b"aa", b"aaaa", b"ab", b"ba", b"aba", b"bab", b"abab", b"bb", b"abb", b"aaaaaaaa", b"aaab"]);
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = move |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut rnd = crate::test_data::rng(0x2545_f491_4f6c_dd1d);
         let mut pieces: Vec<Vec<u8>> = vec![];
         for n in [2 * CHUNK, 2 * CHUNK + 1, 3 * CHUNK + 7, 9 * CHUNK + 5] {
             pieces.push(vec![b'a'; n]);
@@ -718,13 +701,7 @@ mod tests {
             cat(&["a", "中"]),
         ];
         let e = encoder(&extra.iter().map(Vec::as_slice).collect::<Vec<_>>());
-        let mut seed = 0x1234_5678_9abc_def1u64;
-        let mut rnd = move |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut rnd = crate::test_data::rng(0x1234_5678_9abc_def1);
         for round in 0..3000 {
             let n = 3 + rnd(30) as usize;
             let text: String = (0..n).map(|_| chars[rnd(chars.len() as u64) as usize]).collect();

@@ -116,11 +116,8 @@ mod tests {
     fn finds_exactly_the_tokens_that_cross_a_seam() {
         let tokens: Vec<&[u8]> = vec![b"ab", b"bc", b"abc", b"xabcy", b"cab", "中文".as_bytes(), b"aa", b"aaa"];
         let seams = Seams::new(&tokens);
-        let mut rng = 12345u64;
-        let mut next = move |n: usize| {
-            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (rng >> 33) as usize % n
-        };
+        let mut rnd = crate::test_data::rng(12345);
+        let mut next = move |n: usize| rnd(n as u64) as usize;
         let alphabet: Vec<u8> = b"abcxy".iter().copied().chain("中文".bytes()).collect();
         for _ in 0..20_000 {
             let n = 2 + next(9);
