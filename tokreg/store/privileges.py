@@ -57,7 +57,8 @@ def role_warning(engine: Engine) -> Optional[str]:
                 {"t": tables},
             ).scalar()
             if writable:
-                return f"the registry's PostgreSQL role {user!r} may write or owns tokreg's tables ({writable}, …); {_ADVICE}"
+                what = f"may write or owns tokreg's tables ({writable}, …)"
+                return f"the registry's PostgreSQL role {user!r} {what}; {_ADVICE}"
     except Exception:  # a catalog we may not read: nothing to add to the query's own errors
         return None
     return None
