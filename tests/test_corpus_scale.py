@@ -57,6 +57,17 @@ def test_every_input_kind_gives_the_plain_text_hash(registry: Registry, tmp_path
     pa = pytest.importorskip("pyarrow")
     pq.write_table(pa.table({"text": lines}), tmp_path / "t.parquet")
     assert registry.train("pq", [tmp_path / "t.parquet"], opts).content_hash == want
+    # Damage found when the file is opened (its footer) and when a page is read: one line each.
+    good = (tmp_path / "t.parquet").read_bytes()
+    footer = good[:-10] + b"\xff\xff" + good[-8:]
+    pages = bytearray(good)
+    for i in range(64, len(good) // 2, 7):
+        pages[i] ^= 0x55
+    for name, data in [("footer", footer), ("pages", bytes(pages))]:
+        (tmp_path / f"{name}.parquet").write_bytes(data)
+        with pytest.raises(InputError, match=r"is not a readable Parquet file") as e:
+            registry.train(name, [tmp_path / f"{name}.parquet"], opts)
+        assert "\n" not in str(e.value)
 
 
 def test_reproduce_folders_and_compressed_files_but_not_stdin(

@@ -124,6 +124,11 @@ def test_cli_pin_and_encode_in_a_consumer_project(run: Cli, two: Registry, proje
     (project / "tokreg.lock").write_text("lock_version = [\n", encoding="utf-8")
     broken = run("encode", "m", "x", ok=False)
     assert broken.exit_code == 1 and "is not valid TOML" in broken.output
+    # However deep a lockfile's nesting, it is one line (tomllib reads nesting recursively).
+    (project / "tokreg.lock").write_text("[[pin]]\nname = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    deep = run("encode", "m", "x", ok=False)
+    assert deep.exit_code == 1 and "nested too deeply" in deep.output
+    assert len(deep.output.strip().splitlines()) == 1 and "Traceback" not in deep.output
 
 
 def test_a_pinned_name_loads_from_the_registry_it_was_pinned_from(

@@ -86,3 +86,38 @@ def test_cli_verify_exit_codes(run: Cli, reg: Registry) -> None:
     assert res.exit_code == 3
     assert "FAILED v@1" in res.output and "1 of 2 version(s) failed verification: v@1" in res.output
     assert run("verify", "v@2").exit_code == 0
+
+
+def test_a_directory_in_the_compiled_cache_is_a_note_not_a_failure(
+    run: Cli, reg: Registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tokreg import content_cache
+
+    monkeypatch.setenv("TOKREG_CACHE", str(tmp_path / "cache"))
+    where = content_cache.path_of(reg.resolve("v@1").content_hash)
+    assert where is not None
+    if where.exists():
+        where.unlink()
+    where.mkdir(parents=True)
+    for _ in range(2):  # the registry is intact: verify passes on every run, and leaves the folder alone
+        out = run("verify").output
+        assert out.count("ok ") == 2 and "removed" not in out
+        assert out.count("is not a regular file") == 1 and where.is_dir()
+    assert reg.load("v@1").encode("hello") == reg.load("v@1").encode("hello")
+
+
+def test_a_damaged_cache_file_is_reported_removed_only_when_it_was(
+    reg: Registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tokreg import content_cache
+
+    monkeypatch.setenv("TOKREG_CACHE", str(tmp_path / "cache"))
+    h = reg.resolve("v@1").content_hash
+    reg.load("v@1")  # fills the cache
+    where = content_cache.path_of(h)
+    assert where is not None and where.is_file()
+    where.write_bytes(b"not the content")
+    [result] = reg.verify("v@1")
+    assert result["ok"] is False and any("removed" in p for p in result["problems"]) and not where.exists()
+    [again] = reg.verify("v@1")
+    assert again["ok"] is True and again["problems"] == [] and again["notes"] == []

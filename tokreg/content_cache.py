@@ -76,17 +76,29 @@ def get(hash_label: str) -> Optional[bytes]:
     return data
 
 
-def check(hash_label: str) -> Optional[bool]:
-    """Whether the cache's copy of `hash_label` is intact: None when there is none (or none that
-    can be read), False when it does not hash right (it is then removed)."""
+#: What `check` found for a version's cached copy.
+ABSENT, INTACT, REMOVED, NOT_A_FILE, KEPT = "absent", "intact", "removed", "not a file", "kept"
+
+
+def check(hash_label: str) -> str:
+    """What the cache holds for `hash_label`: ABSENT (nothing, or a label that cannot be a hash),
+    INTACT, REMOVED (a regular file that did not hash right, now deleted), KEPT (one that did
+    not hash right and could not be deleted), or NOT_A_FILE (a directory, FIFO, symlink… that
+    loads skip and that is left alone)."""
     p = _path(hash_label)
     if p is None or not os.path.lexists(p):
-        return None
+        return ABSENT
+    try:
+        st = os.lstat(p)
+    except OSError:
+        return ABSENT
+    if not stat.S_ISREG(st.st_mode):
+        return NOT_A_FILE
     data = _read(p)
     if data is not None and content_hash(data) == hash_label:
-        return True
+        return INTACT
     _remove(p)
-    return False
+    return KEPT if os.path.lexists(p) else REMOVED
 
 
 def _remove(p: Path) -> None:

@@ -193,6 +193,8 @@ def _parse(text: str) -> dict[str, Any]:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise ValueError(str(e)) from None
+        except RecursionError:  # tomllib reads nested arrays and tables recursively
+            raise ValueError("its values are nested too deeply (a lockfile's are flat)") from None
     return _parse_subset(text)
 
 

@@ -2,7 +2,8 @@
 so must the content stored with it (what loads read) and its version row's algorithm and config
 must be the hashed ones, an encoder must build from it, its sample strings must encode to the
 ids stored when it was created, and a copy in the on-disk compiled cache must hash right (a bad
-one is removed; the next load rebuilds it).
+one is removed; the next load rebuilds it, and anything there that is not a regular file is
+reported as a note and left alone).
 
     >>> reg.verify()            # every version
     [{'ref': 'gpt-mini@1', 'ok': True, 'hash': 'xxh3-128:…', 'samples': 6, 'problems': []}, …]
@@ -46,10 +47,22 @@ def check(stored: StoredVersion, samples: Sequence[tuple[str, list[int]]]) -> di
             problems.append(
                 f"its version row's algorithm or config is not the hashed one: with it, it hashes to {e.actual}"
             )
-    if content_cache.check(v.content_hash) is False:
+    cached = content_cache.check(v.content_hash)
+    where = content_cache.path_of(v.content_hash)
+    if cached == content_cache.REMOVED:
         problems.append(
-            f"its compiled-cache file {content_cache.path_of(v.content_hash)} did not hash to {v.content_hash}; "
-            "removed (the next load rebuilds it)"
+            f"its compiled-cache file {where} did not hash to {v.content_hash}; removed (the next load rebuilds it)"
+        )
+    elif cached == content_cache.KEPT:
+        problems.append(
+            f"its compiled-cache file {where} does not hash to {v.content_hash} and could not be removed; delete it "
+            "(loads never use it)"
+        )
+    # Not a problem of the version: loads skip anything in the cache that is not a regular file.
+    notes: list[str] = []
+    if cached == content_cache.NOT_A_FILE:
+        notes.append(
+            f"{where} in the compiled cache is not a regular file; loads skip it (remove it to let them cache)"
         )
     checked = 0
     usable = stored.content if stored.hash == v.content_hash else stored.stored
@@ -71,4 +84,5 @@ def check(stored: StoredVersion, samples: Sequence[tuple[str, list[int]]]) -> di
         "ok": not problems,
         "samples": checked,
         "problems": problems,
+        "notes": notes,
     }

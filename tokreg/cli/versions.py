@@ -117,6 +117,8 @@ def verify(ref: Optional[str], as_json: bool, db: Optional[str]) -> None:
             click.echo(f"{mark} {r['ref']}  {r['hash']}  {r['samples']} sample(s) re-encoded")
             for p in r["problems"]:
                 click.echo(f"       {p}")
+            for note in r.get("notes", []):
+                click.echo(f"       note: {note}")
     if bad:
         raise IntegrityError(
             f"{len(bad)} of {len(results)} version(s) failed verification: " + ", ".join(r["ref"] for r in bad)

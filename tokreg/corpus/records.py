@@ -53,6 +53,11 @@ def jsonl_chunks(stream: IO[bytes], where: str, field: str, raw_sink: list[bytes
         yield "".join(out).encode("utf-8", "surrogatepass")
 
 
+def _unreadable(where: str, e: Exception) -> InputError:
+    first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+    return InputError(f"{where} is not a readable Parquet file ({first[:200]}); check the file or convert it again")
+
+
 def parquet_chunks(path: str, where: str, field: str) -> Iterator[bytes]:
     """Text chunks of one string column of a Parquet file, a row group batch at a time."""
     try:
@@ -61,12 +66,19 @@ def parquet_chunks(path: str, where: str, field: str) -> Iterator[bytes]:
         raise InputError(f"{where} is Parquet; install the parquet extra: pip install 'tokreg[parquet]'") from None
     try:
         pf = pq.ParquetFile(path)
+        names = pf.schema_arrow.names
     except Exception as e:  # pyarrow raises its own exception types for damaged files
-        raise InputError(f"{where} is not a readable Parquet file ({e})") from None
-    names = pf.schema_arrow.names
+        raise _unreadable(where, e) from None
     if field not in names:
         raise InputError(f"{where} has no column {field!r} (it has: {', '.join(names[:8])}); name it with --field")
-    for batch in pf.iter_batches(columns=[field], batch_size=8192):
+    batches = pf.iter_batches(columns=[field], batch_size=8192)
+    while True:
+        try:
+            batch = next(batches, None)
+        except Exception as e:  # a damaged page or row group, found only when it is read
+            raise _unreadable(where, e) from None
+        if batch is None:
+            return
         col = batch.column(0)
         values = col.to_pylist()
         if values and not all(isinstance(v, str) or v is None for v in values):
