@@ -485,7 +485,7 @@ def judge(reg: Registry, fmt: str, raw: bytes, folder: Path) -> Outcome:
 
 def _tie(reg: Registry, ref: str, got: list[int], want: list[int]) -> bool:
     """Whether two Unigram segmentations score the same: HF sums scores in f64, tokreg and
-    SentencePiece in f32, so on an exact tie either may win (README, "Hugging Face")."""
+    SentencePiece in f32, so on an exact tie either may win (docs/sentencepiece.md)."""
     data = reg.stored(ref).data()
     if data.algorithm != "unigram":
         return False

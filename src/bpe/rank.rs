@@ -273,7 +273,7 @@ impl RankEncoder {
     /// The ids of a long piece (10 MB of one letter is one piece), by chunks, in time linear in
     /// its length with a small constant when its content repeats.
     ///
-    /// Two facts about the merge rule make this exact (README, "The byte-level encoder"):
+    /// Two facts about the merge rule make this exact (docs/byte-level-encoder.md):
     /// 1. If BPE(X) has a part boundary at p, then BPE(X) = BPE(X[..p]) ++ BPE(X[p..]): no merge
     ///    ever crossed p, so each side saw the same merges, in the same order, as it would alone.
     /// 2. If BPE(A) ends with token s and BPE(B) starts with token t, and BPE(bytes(s) ++

@@ -19,7 +19,7 @@ use crate::error::CoreError;
 
 /// Estimated training memory of one piece besides its bytes (word record, pair index,
 /// occurrence lists), and per byte of it: the budget rule's unit. Measured on the BPE
-/// trainer, the hungriest of the three; see README "Training at corpus scale".
+/// trainer, the hungriest of the three; see docs/training-at-scale.md.
 pub const PIECE_OVERHEAD: usize = 96;
 pub const PIECE_BYTE_COST: usize = 24;
 
