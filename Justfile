@@ -54,6 +54,10 @@ demo db="/tmp/tokreg-demo.db":
     tokreg show stdlib@2 --db {{db}}
     tokreg sql "SELECT rank, left_text, right_text, count FROM merges_view WHERE tokenizer = 'stdlib@2' ORDER BY rank LIMIT 10" --db {{db}}
 
+# Write the CLI reference page (docs/cli.md) from the commands' own help; a test checks it is current.
+docs:
+    {{python}} -m tokreg.cli.reference > docs/cli.md
+
 # Format the Python and the Rust code.
 fmt:
     {{python}} -m ruff format tokreg tests benchmarks migrations

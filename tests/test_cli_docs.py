@@ -51,3 +51,12 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     assert "pip install ." in install_and_run and "tokreg train" in install_and_run and "tokreg diff" in install_and_run
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert ci.strip().splitlines()[-1] == test
+
+
+def test_the_cli_reference_page_is_made_from_the_commands() -> None:
+    from tokreg.cli.reference import page
+
+    written = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert written == page(cli), "docs/cli.md differs from the commands' help: run `just docs`"
+    for name, _ in ALL:
+        assert f"\n## tokreg {name}\n" in written
