@@ -28,6 +28,9 @@ pub enum CoreError {
     UnknownId { id: i64, bound: usize },
     /// An operation this kind of tokenizer does not have (n-best and sampling are Unigram's).
     Unsupported { operation: &'static str, kind: Kind },
+    /// A text holds `token`, which the call's special-token rule refuses (`encode::Rule`);
+    /// `index` is the text's place in a batch.
+    Refused { token: String, index: Option<usize> },
 }
 
 impl CoreError {
@@ -67,6 +70,13 @@ impl fmt::Display for CoreError {
             CoreError::Unsupported { operation, kind } => {
                 write!(f, "{kind} tokenizers have no {operation}; use a Unigram tokenizer for it")
             }
+            CoreError::Refused { token, index } => {
+                match index {
+                    Some(i) => write!(f, "text {i} of the batch")?,
+                    None => f.write_str("text")?,
+                }
+                write!(f, " contains the special token {token:?}; allow it to encode it as a special token, or refuse none to encode it as text")
+            }
         }
     }
 }
@@ -91,6 +101,7 @@ mod tests {
             CoreError::Interrupted,
             CoreError::UnknownId { id: 1_000_000, bound: 100_277 },
             CoreError::Unsupported { operation: "n-best segmentation", kind: Kind::ByteBpe },
+            CoreError::Refused { token: "<s>\n".into(), index: Some(3) },
         ];
         for e in all {
             let m = e.to_string();

@@ -16,7 +16,7 @@ use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyBytes, PyDict, PyList, PyType};
 
-use crate::encode::{Flat, StreamDecoder, Tokenizer};
+use crate::encode::{Flat, Rule, StreamDecoder, Tokenizer};
 use crate::error::CoreError;
 use crate::pretok::{canonical, Splitter, PATTERNS};
 use crate::{bpe, count, pool, unigram, wordpiece};
@@ -30,6 +30,14 @@ fn to_py_err(py: Python<'_>, e: CoreError) -> PyErr {
     static INPUT_ERROR: GILOnceCell<Py<PyType>> = GILOnceCell::new();
     static VOCAB_SIZE: GILOnceCell<Py<PyType>> = GILOnceCell::new();
     static INTERRUPTED: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+    static REFUSED: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+    if let CoreError::Refused { token, index } = e {
+        // Its message is worded in Python (errors.py), with the token as Python writes it.
+        return match REFUSED.import(py, "tokreg.errors", "SpecialTokenError").and_then(|c| c.call1((token, index))) {
+            Ok(exc) => PyErr::from_value(exc),
+            Err(err) => err,
+        };
+    }
     let (cell, name) = match e {
         CoreError::Interrupted => (&INTERRUPTED, "Interrupted"),
         CoreError::VocabTooSmall { .. } | CoreError::VocabTooLarge { .. } => (&VOCAB_SIZE, "VocabularySizeError"),
@@ -710,6 +718,11 @@ impl Encoder {
         let ints = IdInts::new(tok.id_bound());
         Ok(Encoder { tok, ints })
     }
+
+    /// A call's special-token rule from its two arguments (None: "all", see `encode`).
+    fn rule(&self, allowed: &Option<Vec<String>>, disallowed: &Option<Vec<String>>) -> Result<Rule, CoreError> {
+        self.tok.rule(allowed.as_deref(), disallowed.as_deref())
+    }
 }
 
 #[pymethods]
@@ -833,9 +846,21 @@ impl Encoder {
         self.ints.list(py, &ids)
     }
 
-    /// Occurrences of the `allowed_special` tokens become their ids; the rest is ordinary text.
-    fn encode<'py>(&self, py: Python<'py>, text: &str, allowed_special: Vec<String>) -> PyResult<Bound<'py, PyList>> {
-        let ids = py.allow_threads(|| self.tok.encode(text, &allowed_special)).or_raise(py)?;
+    /// The ids of `text` under tiktoken's special-token rule (`encode::Rule`): the
+    /// `allowed_special` tokens become their ids (None: all), and a text holding one of
+    /// `disallowed_special` raises SpecialTokenError (None: every special token not allowed);
+    /// the rest is ordinary text.
+    #[pyo3(signature = (text, allowed_special=Some(vec![]), disallowed_special=Some(vec![])))]
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed_special: Option<Vec<String>>,
+        disallowed_special: Option<Vec<String>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let ids = py
+            .allow_threads(|| self.tok.encode(text, &self.rule(&allowed_special, &disallowed_special)?))
+            .or_raise(py)?;
         self.ints.list(py, &ids)
     }
 
@@ -845,51 +870,66 @@ impl Encoder {
     }
 
     /// `encode` of every text, on `threads` threads (0: one per core) with the GIL released;
-    /// the texts are borrowed, not copied.
-    #[pyo3(signature = (texts, allowed_special=vec![], threads=0))]
+    /// the texts are borrowed, not copied. A refused string names the first text holding one.
+    #[pyo3(signature = (texts, allowed_special=Some(vec![]), threads=0, *, disallowed_special=Some(vec![])))]
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
         texts: Vec<PyBackedStr>,
-        allowed_special: Vec<String>,
+        allowed_special: Option<Vec<String>>,
         threads: usize,
+        disallowed_special: Option<Vec<String>>,
     ) -> PyResult<Vec<Bound<'py, PyList>>> {
-        let parts = py.allow_threads(|| self.tok.encode_batch(&texts, &allowed_special, threads)).or_raise(py)?;
+        let parts = py
+            .allow_threads(|| {
+                self.tok.encode_batch(&texts, &self.rule(&allowed_special, &disallowed_special)?, threads)
+            })
+            .or_raise(py)?;
         self.ints.lists(py, &parts)
     }
 
-    /// The number of ids `encode(text, allowed_special)` gives; no list is made.
-    #[pyo3(signature = (text, allowed_special=vec![]))]
-    fn count(&self, py: Python<'_>, text: &str, allowed_special: Vec<String>) -> PyResult<usize> {
-        py.allow_threads(|| self.tok.count(text, &allowed_special)).or_raise(py)
+    /// The number of ids `encode` gives; no list is made.
+    #[pyo3(signature = (text, allowed_special=Some(vec![]), disallowed_special=Some(vec![])))]
+    fn count(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed_special: Option<Vec<String>>,
+        disallowed_special: Option<Vec<String>>,
+    ) -> PyResult<usize> {
+        py.allow_threads(|| self.tok.count(text, &self.rule(&allowed_special, &disallowed_special)?)).or_raise(py)
     }
 
     /// The number of ids of each text (`encode_batch` without the lists).
-    #[pyo3(signature = (texts, allowed_special=vec![], threads=0))]
+    #[pyo3(signature = (texts, allowed_special=Some(vec![]), threads=0, *, disallowed_special=Some(vec![])))]
     fn count_batch(
         &self,
         py: Python<'_>,
         texts: Vec<PyBackedStr>,
-        allowed_special: Vec<String>,
+        allowed_special: Option<Vec<String>>,
         threads: usize,
+        disallowed_special: Option<Vec<String>>,
     ) -> PyResult<Vec<usize>> {
-        py.allow_threads(|| self.tok.count_batch(&texts, &allowed_special, threads)).or_raise(py)
+        py.allow_threads(|| self.tok.count_batch(&texts, &self.rule(&allowed_special, &disallowed_special)?, threads))
+            .or_raise(py)
     }
 
     /// `encode_batch` as two flat buffers and no Python object per id: the ids of every text
     /// one after another (native-endian u32), and n+1 offsets into them (native-endian u64):
     /// text k is ids[offsets[k]:offsets[k+1]].
-    #[pyo3(signature = (texts, allowed_special=vec![], threads=0))]
+    #[pyo3(signature = (texts, allowed_special=Some(vec![]), threads=0, *, disallowed_special=Some(vec![])))]
     fn encode_batch_flat<'py>(
         &self,
         py: Python<'py>,
         texts: Vec<PyBackedStr>,
-        allowed_special: Vec<String>,
+        allowed_special: Option<Vec<String>>,
         threads: usize,
+        disallowed_special: Option<Vec<String>>,
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
         let (ids, offsets) = py
             .allow_threads(|| {
-                let parts = self.tok.encode_batch(&texts, &allowed_special, threads)?;
+                let rule = self.rule(&allowed_special, &disallowed_special)?;
+                let parts = self.tok.encode_batch(&texts, &rule, threads)?;
                 let total: usize = parts.iter().map(|p| p.ids.len()).sum();
                 let mut ids: Vec<u8> = Vec::with_capacity(total * 4);
                 let mut offsets: Vec<u8> = Vec::with_capacity((texts.len() + 1) * 8);
@@ -906,17 +946,18 @@ impl Encoder {
     }
 
     /// `encode` with where each token came from: (ids, character spans, byte spans).
-    #[pyo3(signature = (text, allowed_special=vec![]))]
+    #[pyo3(signature = (text, allowed_special=Some(vec![]), disallowed_special=Some(vec![])))]
     #[allow(clippy::type_complexity)]
     fn encode_with_offsets<'py>(
         &self,
         py: Python<'py>,
         text: &str,
-        allowed_special: Vec<String>,
+        allowed_special: Option<Vec<String>>,
+        disallowed_special: Option<Vec<String>>,
     ) -> PyResult<(Bound<'py, PyList>, Vec<(usize, usize)>, Vec<(usize, usize)>)> {
         let (spans, chars) = py
             .allow_threads(|| {
-                let spans = self.tok.encode_with_offsets(text, &allowed_special)?;
+                let spans = self.tok.encode_with_offsets(text, &self.rule(&allowed_special, &disallowed_special)?)?;
                 let chars = spans.chars(text);
                 Ok::<_, CoreError>((spans, chars))
             })

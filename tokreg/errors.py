@@ -31,6 +31,21 @@ class VocabularySizeError(InputError):
     reachable: Optional[int] = None
 
 
+class SpecialTokenError(InputError):
+    """A text holding a string that `encode`'s special-token rule refuses (by default, the text
+    of any special token): `token` is the first found, `index` the text's place in a batch (None
+    for one text). Raised by the core, which applies the rule."""
+
+    def __init__(self, token: str, index: Optional[int] = None):
+        where = "text" if index is None else f"text {index} of the batch"
+        super().__init__(
+            f"{where} contains the special token {token!r}; pass allowed_special={{{token!r}}} to encode it as a "
+            "special token, or disallowed_special=() to encode it as text"
+        )
+        self.token = token
+        self.index = index
+
+
 class NotFoundError(TokregError):
     """A name, version, alias or hash prefix that the registry does not hold."""
 

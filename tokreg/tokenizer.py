@@ -90,6 +90,14 @@ def _names(value: Specials, what: str) -> Optional[set[str]]:
     return out
 
 
+def _rule(allowed_special: Specials, disallowed_special: Specials) -> tuple[Optional[list[str]], Optional[list[str]]]:
+    """The two arguments of tiktoken's special-token rule as the core takes them (None for
+    "all"); the core applies the rule (src/encode/specials.rs), in the same call that encodes."""
+    allowed = _names(allowed_special, "allowed_special")
+    disallowed = _names(disallowed_special, "disallowed_special")
+    return (None if allowed is None else sorted(allowed)), (None if disallowed is None else sorted(disallowed))
+
+
 class Encoding(NamedTuple):
     """`encode_with_offsets`: the ids, and for each id the (start, end) of its text as character
     offsets (`text[start:end]`) and as byte offsets into the UTF-8 text."""
@@ -170,10 +178,8 @@ class Tokenizer:
         without one), to `text` and, when given, the second text `pair`, as Hugging Face's
         `encode(text, pair, add_special_tokens=True)` does."""
         _text(text)
-        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         try:
-            self._refuse_disallowed(text, disallowed, "text")
-            ids = self._enc.encode(text, sorted(allowed)) if allowed else self._enc.encode_ordinary(text)
+            ids = self._enc.encode(text, *_rule(allowed_special, disallowed_special))
         except UnicodeEncodeError as e:
             raise _surrogate(e) from None
         if pair is not None:
@@ -220,15 +226,14 @@ class Tokenizer:
     def _batch(
         self, texts: Iterable[str], threads: int, allowed_special: Specials, disallowed_special: Specials, call: Any
     ) -> Any:
-        """The checks every batch call makes (texts, thread count, special-token rules, lone
-        surrogates), then `call(texts, allowed, threads)` on the core."""
+        """The checks every batch call makes (texts, thread count, the special-token arguments,
+        lone surrogates), then `call(texts, allowed, disallowed, threads)` on the core, which
+        applies the special-token rule."""
         texts = self._texts(texts)
         threads = self._threads(threads)
-        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        allowed, disallowed = _rule(allowed_special, disallowed_special)
         try:
-            if disallowed:
-                self._refuse_disallowed_batch(texts, disallowed)
-            return call(texts, sorted(allowed), threads)
+            return call(texts, allowed, threads, disallowed_special=disallowed)
         except UnicodeEncodeError:
             raise self._batch_surrogate(texts) from None
 
@@ -255,11 +260,9 @@ class Tokenizer:
     ) -> int:
         """`len(encode(text, ...))` without making the list."""
         _text(text)
-        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         extra = len(self._templated([])) if add_special_tokens else 0
         try:
-            self._refuse_disallowed(text, disallowed, "text")
-            return self._enc.count(text, sorted(allowed)) + extra
+            return self._enc.count(text, *_rule(allowed_special, disallowed_special)) + extra
         except UnicodeEncodeError as e:
             raise _surrogate(e) from None
 
@@ -287,10 +290,8 @@ class Tokenizer:
         text the token came from, without the whitespace the normalizer removed, as Hugging
         Face's offsets do; an unknown token spans the unknown text."""
         _text(text)
-        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         try:
-            self._refuse_disallowed(text, disallowed, "text")
-            ids, chars, spans = self._enc.encode_with_offsets(text, sorted(allowed))
+            ids, chars, spans = self._enc.encode_with_offsets(text, *_rule(allowed_special, disallowed_special))
         except UnicodeEncodeError as e:
             raise _surrogate(e) from None
         return Encoding(ids, chars, spans)
@@ -413,46 +414,6 @@ class Tokenizer:
         if not isinstance(threads, int) or isinstance(threads, bool) or not 0 <= threads <= MAX_THREADS:
             raise InputError(f"threads must be 0 (one per core) to {MAX_THREADS}, not {threads!r}")
         return threads
-
-    def _special_sets(self, allowed_special: Specials, disallowed_special: Specials) -> tuple[set[str], set[str]]:
-        allowed = _names(allowed_special, "allowed_special")
-        allowed = set(self.special_tokens) if allowed is None else allowed & set(self.special_tokens)
-        disallowed = _names(disallowed_special, "disallowed_special")
-        disallowed = set(self.special_tokens) - allowed if disallowed is None else disallowed
-        return allowed, disallowed
-
-    def _first_disallowed(self, text: str, disallowed: set[str]) -> Optional[str]:
-        specials = sorted(disallowed.intersection(self.special_tokens))
-        found = self._enc.find_special(text, specials) if specials else None
-        # tiktoken refuses any disallowed string found in the text, special token or not; the
-        # core searches special tokens only. Name the first in the text, as tiktoken does.
-        hits = [s for s in disallowed.difference(self.special_tokens) if s and s in text]
-        if hits:
-            hits += [found] if found is not None else []
-            found = min(hits, key=lambda s: (text.find(s), -len(s)))
-        return found
-
-    def _refuse_disallowed(self, text: str, disallowed: set[str], what: str) -> None:
-        if not disallowed:
-            return
-        found = self._first_disallowed(text, disallowed)
-        if found is not None:
-            raise InputError(
-                f"{what} contains the special token {found!r}; pass allowed_special={{{found!r}}} to encode "
-                f"it as a special token, or disallowed_special=() to encode it as text"
-            )
-
-    def _refuse_disallowed_batch(self, texts: list[str], disallowed: set[str]) -> None:
-        # One search over the joined texts instead of one call per text (batches of short lines
-        # would pay a call each); a NUL cannot join two texts into a special token that holds none.
-        if any("\x00" in s for s in disallowed):
-            candidates: Iterable[int] = range(len(texts))
-        elif self._first_disallowed("\x00".join(texts), disallowed) is None:
-            return
-        else:
-            candidates = range(len(texts))
-        for n in candidates:
-            self._refuse_disallowed(texts[n], disallowed, f"text {n} of the batch")
 
     @staticmethod
     def _batch_surrogate(texts: list[str]) -> InputError:

@@ -25,14 +25,20 @@ fuzz_target!(|data: &[u8]| {
     let tok = &tokenizers()[head[0] as usize % 5];
     let text = String::from_utf8_lossy(rest);
     let _ = tok.encode_ordinary(&text);
-    let _ = tok.encode(&text, &["<s>".to_string(), String::from_utf8_lossy(&head[1..3]).into_owned()]);
+    let allowed = ["<s>".to_string(), String::from_utf8_lossy(&head[1..3]).into_owned()];
+    if let Ok(rule) = tok.allowing(&allowed) {
+        let _ = tok.encode(&text, &rule);
+    }
+    if let Ok(rule) = tok.rule(Some(&[]), Some(&allowed)) {
+        let _ = tok.encode(&text, &rule);
+    }
     let ids: Vec<u32> = rest.chunks(4).map(|c| c.iter().fold(0u32, |a, &b| a << 8 | b as u32 % 300)).collect();
     let _ = tok.decode_bytes(&ids);
     let _ = tok.token_bytes(u32::from_le_bytes([head[1], head[2], head[3], head[4]]));
     // Threads: small counts run; an absurd one must be refused before any thread starts.
     let threads = if head[5] == 0xFF { usize::MAX } else { (head[5] % 3) as usize };
     let texts: Vec<&str> = text.split('\n').collect();
-    let _ = tok.encode_batch(&texts, &[], threads);
+    let _ = tok.encode_batch(&texts, &Default::default(), threads);
     let alpha = f64::from_le_bytes([head[2], head[3], head[4], head[5], head[6], head[7], head[8], head[9]]);
     let _ = tok.sample(&text, alpha, head[1] as u64);
     let _ = tok.nbest(&text, head[6] as usize * 1_000_000 + head[7] as usize);

@@ -13,7 +13,7 @@ use std::ops::Deref;
 
 use rayon::prelude::*;
 
-use super::Tokenizer;
+use super::{Rule, Tokenizer};
 use crate::error::CoreError;
 use crate::pool;
 
@@ -38,38 +38,42 @@ impl Flat {
 }
 
 impl Tokenizer {
-    /// `encode(text, allowed)` for every text, in order, as flat buffers (one per task).
-    pub fn encode_batch<T>(&self, texts: &[T], allowed: &[String], threads: usize) -> Result<Vec<Flat>, CoreError>
+    /// `encode(text, rule)` for every text, in order, as flat buffers (one per task). When
+    /// texts hold refused strings, the error names the first such text by its index.
+    pub fn encode_batch<T>(&self, texts: &[T], rule: &Rule, threads: usize) -> Result<Vec<Flat>, CoreError>
     where
         T: Deref<Target = str> + Sync,
     {
-        let matcher = self.specials.matcher(allowed)?;
-        let matcher = matcher.as_deref();
-        let encode = |texts: &[T]| -> Result<Flat, CoreError> {
+        let matcher = rule.emit.as_deref();
+        let encode = |first: usize, texts: &[T]| -> Result<Flat, CoreError> {
             let mut flat = Flat { ids: Vec::new(), ends: Vec::with_capacity(texts.len()) };
-            for t in texts {
+            for (i, t) in texts.iter().enumerate() {
+                rule.check(t, Some(first + i))?;
                 self.encode_with(matcher, t, &mut flat.ids)?;
                 flat.ends.push(flat.ids.len());
             }
             Ok(flat)
         };
         if threads == 1 {
-            return Ok(vec![encode(texts)?]);
+            return Ok(vec![encode(0, texts)?]);
         }
-        pool::install(threads, || {
+        let parts: Vec<Result<Flat, CoreError>> = pool::install(threads, || {
             let chunk = (texts.len() / (rayon::current_num_threads() * TASKS_PER_THREAD)).clamp(1, MAX_CHUNK);
-            texts.par_chunks(chunk).map(encode).collect()
-        })?
+            texts.par_chunks(chunk).enumerate().map(|(k, part)| encode(k * chunk, part)).collect()
+        })?;
+        // The first error in text order, whichever thread met it first: a result never depends
+        // on the thread count.
+        parts.into_iter().collect()
     }
 }
 
 impl Tokenizer {
     /// The number of ids of each text, in order (`encode_batch` without handing the ids out).
-    pub fn count_batch<T>(&self, texts: &[T], allowed: &[String], threads: usize) -> Result<Vec<usize>, CoreError>
+    pub fn count_batch<T>(&self, texts: &[T], rule: &Rule, threads: usize) -> Result<Vec<usize>, CoreError>
     where
         T: Deref<Target = str> + Sync,
     {
-        let parts = self.encode_batch(texts, allowed, threads)?;
+        let parts = self.encode_batch(texts, rule, threads)?;
         let mut out = Vec::with_capacity(texts.len());
         for part in &parts {
             let starts = std::iter::once(0).chain(part.ends.iter().copied());
@@ -89,7 +93,7 @@ mod tests {
         let t = tok();
         let texts: Vec<String> =
             (0..1000).map(|i| ["ab ab", "", "x<s>ab", "<s>", "abab ab"][i % 5].repeat(i % 7)).collect();
-        let allowed = vec!["<s>".to_string()];
+        let allowed = t.allowing(&["<s>".to_string()]).unwrap();
         let want: Vec<Vec<u32>> = texts.iter().map(|s| t.encode(s, &allowed).unwrap()).collect();
         for threads in [0, 1, 2, 3] {
             let parts = t.encode_batch(&texts, &allowed, threads).unwrap();
@@ -99,7 +103,7 @@ mod tests {
         let counts: Vec<usize> = want.iter().map(Vec::len).collect();
         assert_eq!(t.count_batch(&texts, &allowed, 2).unwrap(), counts);
         assert_eq!(t.count(&texts[9], &allowed).unwrap(), counts[9]);
-        let plain = t.encode_batch(&texts, &[], 2).unwrap();
+        let plain = t.encode_batch(&texts, &Rule::default(), 2).unwrap();
         let got: Vec<Vec<u32>> = plain.iter().flat_map(Flat::texts).map(<[u32]>::to_vec).collect();
         assert_eq!(got, texts.iter().map(|s| t.encode_ordinary(s).unwrap()).collect::<Vec<_>>());
     }
@@ -107,8 +111,12 @@ mod tests {
     #[test]
     fn a_few_long_texts_still_spread_over_tasks() {
         let texts = vec!["ab ".repeat(1000); 8];
-        let parts = tok().encode_batch(&texts, &[], 2).unwrap();
+        let parts = tok().encode_batch(&texts, &Rule::default(), 2).unwrap();
         assert_eq!(parts.len(), 8);
-        assert!(tok().encode_batch(&Vec::<String>::new(), &[], 2).unwrap().iter().all(|p| p.ends.is_empty()));
+        assert!(tok()
+            .encode_batch(&Vec::<String>::new(), &Rule::default(), 2)
+            .unwrap()
+            .iter()
+            .all(|p| p.ends.is_empty()));
     }
 }

@@ -4,7 +4,8 @@
 //!   tokens), implemented by byte-level BPE (`bpe::RankEncoder`), character-level BPE
 //!   (`bpe::MergeEncoder`), WordPiece (`wordpiece::WordPiece`), Unigram (`unigram::Unigram`) and
 //!   SentencePiece BPE (`spbpe::SpBpe`).
-//! - `Specials` (`specials.rs`): the one special-token rule, the same for every algorithm.
+//! - `Specials` and `Rule` (`specials.rs`): the one special-token rule (tiktoken's: allowed
+//!   specials become ids, refused strings fail the call), the same for every algorithm.
 //! - `Tokenizer` (`tokenizer.rs`): an encoder with its special tokens; its batch path
 //!   (`batch.rs`); its constructors from canonical content, one per algorithm (`load.rs`).
 //!
@@ -19,7 +20,7 @@ mod tokenizer;
 
 pub use batch::Flat;
 pub use offsets::Spans;
-pub use specials::Specials;
+pub use specials::{Rule, Specials};
 pub use stream::{Deltas, StreamDecoder};
 pub use tokenizer::Tokenizer;
 

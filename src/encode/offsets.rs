@@ -17,7 +17,7 @@
 //! whose first byte lies before a byte offset, so a character split between byte-level tokens
 //! belongs to the token holding its first byte, and the others get an empty character span.
 
-use super::{Deltas, Tokenizer};
+use super::{Deltas, Rule, Tokenizer};
 use crate::error::CoreError;
 
 /// An encoding with the byte span in the text of each token.
@@ -48,12 +48,12 @@ impl Spans {
 }
 
 impl Tokenizer {
-    /// `encode(text, allowed)` with the byte span of each token in `text`.
-    pub fn encode_with_offsets(&self, text: &str, allowed: &[String]) -> Result<Spans, CoreError> {
+    /// `encode(text, rule)` with the byte span of each token in `text`.
+    pub fn encode_with_offsets(&self, text: &str, rule: &Rule) -> Result<Spans, CoreError> {
+        rule.check(text, None)?;
         let mut spans = Spans::default();
-        let matcher = self.specials.matcher(allowed)?;
         let mut start = 0;
-        if let Some(re) = matcher.as_deref() {
+        if let Some(re) = rule.emit.as_deref() {
             for m in re.find_iter(text) {
                 let m = m.map_err(|e| CoreError::input(format!("matching special tokens failed: {e}")))?;
                 if m.start() > start {
@@ -187,8 +187,9 @@ mod tests {
     fn byte_level_spans_tile_the_text_and_split_characters_go_to_their_first_byte() {
         let t = tok();
         let text = "ab<s> ab€";
-        let s = t.encode_with_offsets(text, &["<s>".to_string()]).unwrap();
-        assert_eq!(s.ids, t.encode(text, &["<s>".to_string()]).unwrap());
+        let rule = t.allowing(&["<s>".to_string()]).unwrap();
+        let s = t.encode_with_offsets(text, &rule).unwrap();
+        assert_eq!(s.ids, t.encode(text, &rule).unwrap());
         assert_eq!(s.bytes, [(0, 2), (2, 5), (5, 8), (8, 9), (9, 10), (10, 11)]);
         assert_eq!(s.chars(text), [(0, 2), (2, 5), (5, 8), (8, 9), (9, 9), (9, 9)]);
     }

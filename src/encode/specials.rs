@@ -1,34 +1,74 @@
-//! The one special-token rule, in front of every encoder.
+//! The one special-token rule, in front of every encoder: tiktoken's.
 //!
 //! A version's special tokens are (text, id) pairs; which tokens those are comes from the
-//! content (see `load.rs`). Encoding with a set of allowed specials cuts the text at their
-//! occurrences: the leftmost occurrence first, and at one position the longest special wins.
-//! Each segment between them is encoded as an independent text (a SentencePiece segment gets
-//! its own dummy prefix, as it would alone), and each occurrence becomes its special's id.
-//! Specials that are not allowed are ordinary text.
+//! content (see `load.rs`). A call says which specials it allows and which strings it refuses,
+//! and `Specials::rule` makes that into a `Rule` once:
+//!
+//! - allowed (`None`: every special token) are cut out of the text at their occurrences: the
+//!   leftmost occurrence first, and at one position the longest special wins. Each segment
+//!   between them is encoded as an independent text (a SentencePiece segment gets its own dummy
+//!   prefix, as it would alone), and each occurrence becomes its special's id;
+//! - refused (`None`: every special token not allowed; a list may hold strings that are not
+//!   special tokens, as tiktoken's `disallowed_special` may) make the call fail with
+//!   `CoreError::Refused`, naming the leftmost (at one position the longest) found;
+//! - anything else, specials included, is ordinary text.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use fancy_regex::Regex;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::Encode;
 use crate::error::CoreError;
 
-/// Sets of allowed specials whose alternation is kept compiled; past it the cache starts over.
+/// Sets of strings whose alternation is kept compiled; past it the cache starts over.
 const CACHED_SETS: usize = 64;
 
 pub struct Specials {
     ids: FxHashMap<String, u32>,
-    /// Compiled alternations, by the (sorted) set of names asked for: a short text would
+    /// Compiled alternations, by the (sorted) set of strings asked for: a short text would
     /// otherwise spend ~40 µs compiling one per `encode` call.
     regexes: Mutex<FxHashMap<Vec<String>, Arc<Regex>>>,
+    /// The alternation of every special token: what a default call refuses.
+    every: OnceLock<Option<Arc<Regex>>>,
+}
+
+/// One call's special-token rule (see the module's doc), made by `Specials::rule`.
+#[derive(Clone, Default)]
+pub struct Rule {
+    /// The allowed specials' alternation, or None when the text is ordinary throughout.
+    pub(super) emit: Option<Arc<Regex>>,
+    /// The refused strings' alternation, or None when nothing is refused.
+    refuse: Option<Arc<Regex>>,
+}
+
+impl Rule {
+    /// Fails with `CoreError::Refused` when `text` holds a refused string (the leftmost, at one
+    /// position the longest); `index` is the text's place in a batch.
+    pub fn check(&self, text: &str, index: Option<usize>) -> Result<(), CoreError> {
+        match first(self.refuse.as_deref(), text)? {
+            Some(token) => Err(CoreError::Refused { token, index }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The leftmost match of `re` in `text` (at one position the longest: alternations are sorted
+/// longest first).
+fn first(re: Option<&Regex>, text: &str) -> Result<Option<String>, CoreError> {
+    let Some(re) = re else { return Ok(None) };
+    let m = re.find(text).map_err(|e| CoreError::input(format!("matching special tokens failed: {e}")))?;
+    Ok(m.map(|m| m.as_str().to_string()))
 }
 
 impl Specials {
     /// From (text, id) pairs; a text given twice keeps its last id.
     pub fn new(specials: Vec<(String, u32)>) -> Specials {
-        Specials { ids: specials.into_iter().collect(), regexes: Mutex::new(FxHashMap::default()) }
+        Specials {
+            ids: specials.into_iter().collect(),
+            regexes: Mutex::new(FxHashMap::default()),
+            every: OnceLock::new(),
+        }
     }
 
     /// (text, id) of every special token, by id.
@@ -43,28 +83,45 @@ impl Specials {
         self.ids[name]
     }
 
-    /// The matcher for the specials among `names` (others are ignored); `None` when none of
-    /// them is a special token, and the text is then ordinary throughout.
-    pub fn matcher(&self, names: &[String]) -> Result<Option<Arc<Regex>>, CoreError> {
-        let mut names: Vec<String> = names.iter().filter(|n| self.ids.contains_key(*n)).cloned().collect();
-        if names.is_empty() {
+    /// The rule of one call: `allowed` specials become their ids (None: all of them; names that
+    /// are not special tokens are ignored), and the text must not hold any of `refused` (None:
+    /// every special token not allowed; empty strings are ignored).
+    pub fn rule(&self, allowed: Option<&[String]>, refused: Option<&[String]>) -> Result<Rule, CoreError> {
+        let emit: FxHashSet<&String> = match allowed {
+            None => self.ids.keys().collect(),
+            Some(names) => names.iter().filter(|n| self.ids.contains_key(*n)).collect(),
+        };
+        let refuse = match refused {
+            // The default call (nothing allowed, every special refused) skips the key building.
+            None if emit.is_empty() => {
+                self.every.get_or_init(|| self.alternation(self.ids.keys().cloned().collect()).ok().flatten()).clone()
+            }
+            None => self.alternation(self.ids.keys().filter(|n| !emit.contains(n)).cloned().collect())?,
+            Some(strings) => self.alternation(strings.iter().filter(|s| !s.is_empty()).cloned().collect())?,
+        };
+        Ok(Rule { emit: self.alternation(emit.into_iter().cloned().collect())?, refuse })
+    }
+
+    /// The compiled alternation of `strings` (longest first, so that at one position the
+    /// longest wins), or None for no strings; cached by the set.
+    fn alternation(&self, mut strings: Vec<String>) -> Result<Option<Arc<Regex>>, CoreError> {
+        if strings.is_empty() {
             return Ok(None);
         }
-        // Longest first: regex alternation takes the first branch that matches at a position.
-        names.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
-        names.dedup();
+        strings.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+        strings.dedup();
         let mut cache = self.regexes.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(re) = cache.get(&names) {
+        if let Some(re) = cache.get(&strings) {
             return Ok(Some(re.clone()));
         }
-        let alternation: Vec<String> = names.iter().map(|n| fancy_regex::escape(n).into_owned()).collect();
+        let alternation: Vec<String> = strings.iter().map(|n| fancy_regex::escape(n).into_owned()).collect();
         let re = Regex::new(&alternation.join("|"))
-            .map_err(|e| CoreError::input(format!("cannot match the special tokens {names:?}: {e}")))?;
+            .map_err(|e| CoreError::input(format!("cannot match the special tokens {strings:?}: {e}")))?;
         let re = Arc::new(re);
         if cache.len() >= CACHED_SETS {
             cache.clear(); // callers asking for ever new sets: keep the memory bounded
         }
-        cache.insert(names, re.clone());
+        cache.insert(strings, re.clone());
         Ok(Some(re))
     }
 
@@ -97,13 +154,8 @@ impl Specials {
     /// The first of `names` (special tokens; others are ignored) that occurs in `text`, by
     /// position; at one position the longest.
     pub fn find(&self, text: &str, names: &[String]) -> Result<Option<String>, CoreError> {
-        match self.matcher(names)? {
-            Some(re) => {
-                let m = re.find(text).map_err(|e| CoreError::input(format!("matching special tokens failed: {e}")))?;
-                Ok(m.map(|m| m.as_str().to_string()))
-            }
-            None => Ok(None),
-        }
+        let names: Vec<String> = names.iter().filter(|n| self.ids.contains_key(*n)).cloned().collect();
+        first(self.alternation(names)?.as_deref(), text)
     }
 }
 
@@ -143,26 +195,70 @@ mod tests {
         n.iter().map(|s| s.to_string()).collect()
     }
 
+    /// `encode` with `allowed` specials and nothing refused.
+    fn enc(t: &Tokenizer, text: &str, allowed: &[String]) -> Vec<u32> {
+        t.encode(text, &t.allowing(allowed).unwrap()).unwrap()
+    }
+
     #[test]
     fn segments_are_independent_texts_and_specials_their_ids() {
         let t = tok();
-        assert_eq!(t.encode("xy<a>z", &names(&["<a>"])).unwrap(), [1120, 121, 1, 1122]);
-        assert_eq!(t.encode("<a><a>", &names(&["<a>"])).unwrap(), [1, 1]);
-        assert_eq!(t.encode("", &names(&["<a>"])).unwrap(), Vec::<u32>::new());
+        assert_eq!(enc(&t, "xy<a>z", &names(&["<a>"])), [1120, 121, 1, 1122]);
+        assert_eq!(enc(&t, "<a><a>", &names(&["<a>"])), [1, 1]);
+        assert_eq!(enc(&t, "", &names(&["<a>"])), Vec::<u32>::new());
         // not allowed, or not special: plain text
-        assert_eq!(t.encode("<c>", &names(&["<a>", "<zz>"])).unwrap(), t.encode_ordinary("<c>").unwrap());
-        assert_eq!(t.encode("<c>", &[]).unwrap().len(), 3);
+        assert_eq!(enc(&t, "<c>", &names(&["<a>", "<zz>"])), t.encode_ordinary("<c>").unwrap());
+        assert_eq!(enc(&t, "<c>", &[]).len(), 3);
     }
 
     #[test]
     fn leftmost_first_and_longest_at_one_position() {
         let t = tok();
         let all = names(&["<a>", "<a>b", "<c>"]);
-        assert_eq!(t.encode("<c><a>b", &all).unwrap(), [3, 2]);
-        assert_eq!(t.encode("<a>c", &all).unwrap(), [1, 1099]);
+        assert_eq!(enc(&t, "<c><a>b", &all), [3, 2]);
+        assert_eq!(enc(&t, "<a>c", &all), [1, 1099]);
         assert_eq!(t.find_special("x<c>y<a>b", &names(&["<a>b", "<c>"])).unwrap().as_deref(), Some("<c>"));
         assert_eq!(t.find_special("x<a>b", &all).unwrap().as_deref(), Some("<a>b"));
         assert_eq!(t.find_special("x", &all).unwrap(), None);
+    }
+
+    #[test]
+    fn refused_strings_fail_the_call_naming_the_leftmost_and_longest() {
+        let t = tok();
+        let refused = |text: &str, allowed: Option<&[String]>, refused: Option<&[String]>| match t
+            .encode(text, &t.rule(allowed, refused).unwrap())
+        {
+            Err(CoreError::Refused { token, index: None }) => Some(token),
+            Ok(_) => None,
+            Err(e) => panic!("{e}"),
+        };
+        // The default: nothing allowed, every special refused.
+        assert_eq!(refused("x<c>y<a>b", Some(&[]), None).as_deref(), Some("<c>"));
+        assert_eq!(refused("x<a>b<c>", Some(&[]), None).as_deref(), Some("<a>b"));
+        assert_eq!(refused("plain", Some(&[]), None), None);
+        // Allowed specials are not refused by default; the others still are.
+        assert_eq!(refused("x<a>b<c>", Some(&names(&["<c>"])), None).as_deref(), Some("<a>b"));
+        // As in tiktoken, an allowed special's text may hold a refused one: it is refused.
+        assert_eq!(refused("<a>b", Some(&names(&["<a>b"])), None).as_deref(), Some("<a>"));
+        assert_eq!(refused("<a>b<a>", Some(&names(&["<a>b", "<a>"])), None), None);
+        assert_eq!(refused("<c>", None, None), None);
+        // A refused list may hold any string, and is taken as given (empty strings ignored).
+        assert_eq!(refused("say foo", Some(&[]), Some(&names(&["foo", ""]))).as_deref(), Some("foo"));
+        assert_eq!(refused("<a>", None, Some(&names(&["<a>"]))).as_deref(), Some("<a>"));
+        assert_eq!(refused("<c>", Some(&[]), Some(&[])), None);
+        assert_eq!(t.count("x<a>", &t.rule(None, None).unwrap()).unwrap(), 2);
+    }
+
+    #[test]
+    fn a_batch_names_its_first_refused_text_whatever_the_thread_count() {
+        let t = tok();
+        let texts: Vec<String> = (0..5000).map(|i| if i % 1000 == 999 { "x<c>".into() } else { "ab".into() }).collect();
+        for threads in [1, 2, 3, 0] {
+            match t.encode_batch(&texts, &t.rule(Some(&[]), None).unwrap(), threads) {
+                Err(CoreError::Refused { token, index }) => assert_eq!((token.as_str(), index), ("<c>", Some(999))),
+                other => panic!("threads {threads}: {:?}", other.map(|p| p.len())),
+            }
+        }
     }
 
     #[test]
@@ -171,7 +267,7 @@ mod tests {
         assert_eq!(t.specials(), [("<a>".to_string(), 1), ("<a>b".to_string(), 2), ("<c>".to_string(), 3)]);
         for i in 0..200 {
             let set = if i % 2 == 0 { names(&["<a>", "<c>"]) } else { names(&["<c>", "<a>", "<a>"]) };
-            let _ = t.encode("<a>", &[set, names(&[&format!("<{i}>")])].concat()).unwrap();
+            let _ = enc(&t, "<a>", &[set, names(&[&format!("<{i}>")])].concat());
         }
         assert!(t.specials.regexes.lock().unwrap().len() <= CACHED_SETS);
     }

@@ -4,7 +4,7 @@
 
 use fancy_regex::Regex;
 
-use super::{unknown_id, Encode, Kind, Specials};
+use super::{unknown_id, Encode, Kind, Rule, Specials};
 use crate::error::CoreError;
 
 pub struct Tokenizer {
@@ -56,23 +56,34 @@ impl Tokenizer {
         Ok(out)
     }
 
-    /// Occurrences of the `allowed` special tokens become their ids (see `Specials`).
-    pub fn encode(&self, text: &str, allowed: &[String]) -> Result<Vec<u32>, CoreError> {
+    /// The special-token rule of a call (see `Specials::rule`): `allowed` specials become
+    /// their ids (None: all), and a text holding one of `refused` fails (None: every special
+    /// token not allowed).
+    pub fn rule(&self, allowed: Option<&[String]>, refused: Option<&[String]>) -> Result<Rule, CoreError> {
+        self.specials.rule(allowed, refused)
+    }
+
+    /// The rule that turns the `allowed` specials into their ids and refuses nothing.
+    pub fn allowing(&self, allowed: &[String]) -> Result<Rule, CoreError> {
+        self.specials.rule(Some(allowed), Some(&[]))
+    }
+
+    /// The ids of `text` under `rule`: refused strings fail, allowed specials become their ids.
+    pub fn encode(&self, text: &str, rule: &Rule) -> Result<Vec<u32>, CoreError> {
+        rule.check(text, None)?;
         let mut out = Vec::new();
-        self.encode_with(self.specials.matcher(allowed)?.as_deref(), text, &mut out)?;
+        self.encode_with(rule.emit.as_deref(), text, &mut out)?;
         Ok(out)
     }
 
-    /// `encode` with the matcher of the allowed specials already made (`Specials::matcher`).
+    /// `encode` with the matcher of the allowed specials already made (`Rule::emit`).
     pub(super) fn encode_with(&self, matcher: Option<&Regex>, text: &str, out: &mut Vec<u32>) -> Result<(), CoreError> {
         self.specials.encode_with(matcher, text, &*self.encoder, out)
     }
 
-    /// The number of ids `encode(text, allowed)` gives, without handing them out.
-    pub fn count(&self, text: &str, allowed: &[String]) -> Result<usize, CoreError> {
-        let mut ids = Vec::new();
-        self.encode_with(self.specials.matcher(allowed)?.as_deref(), text, &mut ids)?;
-        Ok(ids.len())
+    /// The number of ids `encode(text, rule)` gives, without handing them out.
+    pub fn count(&self, text: &str, rule: &Rule) -> Result<usize, CoreError> {
+        Ok(self.encode(text, rule)?.len())
     }
 
     /// The first of `names` (special tokens) that occurs in `text`, by position.
