@@ -1,5 +1,6 @@
-//! Reader of tokreg's canonical content serialization (`tokreg-content-v1`, written by
-//! tokreg/hashing.py): the same bytes the content hash is computed over. Loading an encoder
+//! The one reader of tokreg's canonical content serialization (`tokreg-content-v1`, specified
+//! and written by tokreg/content.py, which calls this reader through the binding): the same
+//! bytes the content hash is computed over. Loading an encoder
 //! from them needs no Python object per token, and checking their hash proves they are the
 //! stored version.
 
@@ -66,15 +67,26 @@ impl<'a> Reader<'a> {
     }
 }
 
-pub fn parse(data: &[u8]) -> Result<Content<'_>, CoreError> {
-    let mut r = Reader { data, pos: 0 };
+/// The magic line, checked, and the JSON line; the reader is left at the body.
+fn head<'a>(r: &mut Reader<'a>) -> Result<&'a str, CoreError> {
     let magic = r.line()?;
     if magic != "tokreg-content-v1" {
         return Err(CoreError::input(format!(
             "unknown tokenizer content format {magic:?}; this version of tokreg reads tokreg-content-v1"
         )));
     }
-    let header = r.line()?;
+    r.line()
+}
+
+/// The JSON line (`{"algorithm": ..., "config": ...}`) alone, without reading the body: a
+/// content is megabytes, its header a few hundred bytes.
+pub fn header(data: &[u8]) -> Result<&str, CoreError> {
+    head(&mut Reader { data, pos: 0 })
+}
+
+pub fn parse(data: &[u8]) -> Result<Content<'_>, CoreError> {
+    let mut r = Reader { data, pos: 0 };
+    let header = head(&mut r)?;
     let n = r.count("tokens")?;
     // Room for what the bytes can hold (a token record is at least 11 bytes), not for what the
     // count line claims: "tokens 99999999999" must be "truncated", not an allocation failure.
@@ -115,5 +127,7 @@ mod tests {
             assert!(e.to_string().contains("truncated"), "{e}");
         }
         assert!(parse(b"tokreg-content-v1\n{}\ntokens 0\nmerges 0\n").is_ok());
+        assert_eq!(header(b"tokreg-content-v1\n{\"a\":1}\ntokens 5\n...").unwrap(), "{\"a\":1}");
+        assert!(header(b"tokreg-content-v2\n{}\n").unwrap_err().to_string().contains("unknown"));
     }
 }

@@ -14,8 +14,9 @@
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::sync::GILOnceCell;
-use pyo3::types::{PyBytes, PyDict, PyList, PyType};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyType};
 
+use crate::content;
 use crate::encode::{Flat, Rule, StreamDecoder, Tokenizer};
 use crate::error::CoreError;
 use crate::pretok::{canonical, Splitter, PATTERNS};
@@ -225,6 +226,38 @@ fn check_pattern(py: Python<'_>, pattern: &str) -> PyResult<String> {
 
 /// (left, right, result) per token of a byte-level rank map that a merge of two lower-ranked
 /// tokens makes, in rank order. `tokens`: (id, bytes) of the ordinary tokens.
+/// The JSON header line of canonical content (`tokreg-content-v1`), its format checked.
+#[pyfunction]
+fn content_header(py: Python<'_>, content: &[u8]) -> PyResult<String> {
+    content::header(content).map(str::to_string).or_raise(py)
+}
+
+/// The tokens (id, kind, bytes, score) in id order and merges (left, right, result) in rank
+/// order of canonical content.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn content_rows<'py>(
+    py: Python<'py>,
+    content: &[u8],
+) -> PyResult<(Vec<(u32, Bound<'py, PyString>, Bound<'py, PyBytes>, Option<f64>)>, Vec<(u32, u32, u32)>)> {
+    let c = content::parse(content).or_raise(py)?;
+    // Kinds are a handful of short names: one str object each, shared by their tokens.
+    let mut kinds: Vec<(&str, Bound<'py, PyString>)> = Vec::new();
+    let mut tokens = Vec::with_capacity(c.tokens.len());
+    for t in &c.tokens {
+        let kind = match kinds.iter().find(|(k, _)| *k == t.kind) {
+            Some((_, s)) => s.clone(),
+            None => {
+                let s = PyString::new(py, t.kind);
+                kinds.push((t.kind, s.clone()));
+                s
+            }
+        };
+        tokens.push((t.id, kind, PyBytes::new(py, t.bytes), t.score));
+    }
+    Ok((tokens, c.merges))
+}
+
 #[pyfunction]
 fn merges_from_ranks(py: Python<'_>, tokens: Vec<(u32, PyBackedBytes)>) -> PyResult<Vec<(u32, u32, u32)>> {
     py.allow_threads(|| {
@@ -1042,6 +1075,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     }
     m.add("PATTERNS", patterns)?;
     m.add_function(wrap_pyfunction!(check_pattern, m)?)?;
+    m.add_function(wrap_pyfunction!(content_header, m)?)?;
+    m.add_function(wrap_pyfunction!(content_rows, m)?)?;
     m.add_function(wrap_pyfunction!(merges_from_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
     m.add_function(wrap_pyfunction!(extend_bpe, m)?)?;

@@ -12,6 +12,8 @@ from typing import Any, Callable, Optional, final
 __all__ = [
     "PATTERNS",
     "check_pattern",
+    "content_header",
+    "content_rows",
     "merges_from_ranks",
     "train_bpe",
     "extend_bpe",
@@ -27,6 +29,10 @@ __all__ = [
 PATTERNS: dict[str, str]
 
 def check_pattern(pattern: str) -> str: ...
+def content_header(content: bytes) -> str: ...
+def content_rows(
+    content: bytes,
+) -> tuple[list[tuple[int, str, bytes, Optional[float]]], list[tuple[int, int, int]]]: ...
 def merges_from_ranks(tokens: list[tuple[int, bytes]]) -> list[tuple[int, int, int]]: ...
 def train_bpe(
     counts: Counts,

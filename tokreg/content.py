@@ -16,7 +16,10 @@ Canonical serialization (format `tokreg-content-v1`), in this order:
 Training counts, times and messages are not part of it: they do not change encoding.
 The hash is ``xxh3-128:<32 hex>`` of those bytes; a sha256 of the same bytes sits beside it.
 Same content, same hash, on any machine. The content is also what an encoder is compiled
-from (src/content.rs reads it), so whatever is hashed is exactly what encodes.
+from, so whatever is hashed is exactly what encodes.
+
+One writer, one reader: `serialize` below writes the format; src/content.rs reads it, for the
+encoders and, through `header` and `rows` below, for Python.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from typing import Any, Optional
 
 import xxhash
 
+from . import _core
 from .errors import InputError, IntegrityError
 
 FORMAT = "tokreg-content-v1"
@@ -130,25 +134,16 @@ def _header_line(algorithm: str, config: dict[str, Any]) -> bytes:
     return canonical_json({"algorithm": algorithm, "config": config}).encode()
 
 
-def _split_header(content: bytes) -> tuple[bytes, bytes, int]:
-    """(magic line, JSON line, offset of the body), without copying the body (a content is
-    megabytes; its header a few hundred bytes)."""
-    first = content.find(b"\n")
-    second = content.find(b"\n", first + 1) if first >= 0 else -1
-    if second < 0:
-        return content[:first] if first >= 0 else content, b"", len(content)
-    return content[:first], content[first + 1 : second], second + 1
-
-
 def check_header(content: bytes, algorithm: str, config: dict[str, Any], expected: str, what: str) -> None:
     """Raises the IntegrityError of `check` when a version row's algorithm and config are not the
     ones inside its (hash-checked) content, naming the hash that content would have with the
     row's settings: the row was edited on its own, and would mislead whoever reads it."""
-    magic, line, body = _split_header(content)
+    line = _core.content_header(content).encode()
     row = _header_line(algorithm, config)
     if line != row:
+        body = len(FORMAT) + 1 + len(line) + 1
         check(
-            magic + b"\n" + row + b"\n" + content[body:],
+            FORMAT.encode() + b"\n" + row + b"\n" + content[body:],
             expected,
             what,
             hint="its version row's algorithm or config was changed outside tokreg; run `tokreg verify`",
@@ -159,9 +154,10 @@ def header(content: bytes) -> tuple[str, dict[str, Any]]:
     """(algorithm, config) from the content's JSON line. Only call this on content whose hash
     was checked: then the settings that shape encoding are the hashed ones, never a row that
     could have been edited on its own."""
-    magic, line, _ = _split_header(content)
-    if magic != FORMAT.encode():
-        raise IntegrityError(f"content of an unknown format {magic[:40]!r}; expected {FORMAT}")
+    try:
+        line = _core.content_header(content)
+    except InputError as e:
+        raise IntegrityError(f"{e}; expected {FORMAT}") from None
     doc = json.loads(line)
     return str(doc["algorithm"]), dict(doc["config"])
 
@@ -170,33 +166,4 @@ def rows(content: bytes) -> tuple[list[tuple[int, str, bytes, Optional[float]]],
     """The tokens (id, kind, bytes, score) and merges (left, right, result) of canonical content,
     as `serialize` wrote them: what a loaded `Tokenizer` hands to exports (`to_hf`) without a
     registry. Only call this on content whose hash was checked."""
-    _, _, pos = _split_header(content)
-    view = memoryview(content)
-    end = content.index(b"\n", pos)
-    count = int(content[pos:end].split(b" ")[1])
-    pos = end + 1
-    tokens: list[tuple[int, str, bytes, Optional[float]]] = []
-    for _ in range(count):
-        tid, klen = struct.unpack_from("<IH", content, pos)
-        pos += 6
-        kind = content[pos : pos + klen].decode("ascii")
-        pos += klen
-        (blen,) = struct.unpack_from("<I", content, pos)
-        pos += 4
-        raw = bytes(view[pos : pos + blen])
-        pos += blen
-        score: Optional[float] = None
-        if content[pos] == 1:
-            (score,) = _score.unpack_from(content, pos + 1)
-            pos += 9
-        else:
-            pos += 1
-        tokens.append((tid, kind, raw, score))
-    end = content.index(b"\n", pos)
-    merges_n = int(content[pos:end].split(b" ")[1])
-    flat = array(_U32_CODE)
-    flat.frombytes(content[end + 1 : end + 1 + 12 * merges_n])
-    if sys.byteorder == "big":
-        flat.byteswap()
-    merges = [(flat[i], flat[i + 1], flat[i + 2]) for i in range(0, len(flat), 3)]
-    return tokens, merges
+    return _core.content_rows(content)
