@@ -13,8 +13,9 @@ from click.testing import CliRunner
 from sqlalchemy import text
 
 import tokreg
-from tokreg import BpeOptions, IntegrityError, NotFoundError, Registry, lockfile, pins
+from tokreg import BpeOptions, IntegrityError, NotFoundError, Registry
 from tokreg.cli import cli
+from tokreg.versions import lockfile, pins
 
 from .conftest import Cli
 

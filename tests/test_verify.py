@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import text
 
 from tokreg import BpeOptions, Registry
-from tokreg.samples import SAMPLES
+from tokreg.versions.samples import SAMPLES
 
 from .conftest import Cli
 

@@ -19,24 +19,28 @@ from typing import Any, Callable, Optional, Union
 from sqlalchemy import Connection, Engine
 from sqlalchemy.engine import make_url
 
-from . import algorithms, ancestry, audit, content_cache, diff, evaluate, pins, reproduce, train_run, transfer, verify
-from . import extend as extending
-from .audit import AuditReport
+from . import algorithms
 from .content import check_header, content_hash
-from .corpus.sources import Input
 from .data import TokenizerData, TokenRow
+from .encoding import content_cache
+from .encoding.tokenizer import Tokenizer
 from .errors import InputError, IntegrityError, Interrupted, NotFoundError, TokregError
-from .evaluate import Evaluation
+from .evaluation import audit, evaluate
+from .evaluation.audit import AuditReport
+from .evaluation.evaluate import Evaluation
 from .files import write_atomic
-from .lockfile import FILENAME, Pin, new_pin
-from .lockfile import write as write_lock
-from .samples import SAMPLES, encode_all
 from .store import aliases, engine, evaluations, lineage, migrate, probe, reads, refs, writable, writer
 from .store.readonly_engine import open_read_only
 from .store.readonly_sql import DEFAULT_TIMEOUT, Rows, grant_read, query_rows
 from .store.reads import StoredVersion
 from .store.refs import VersionInfo, check_name
-from .tokenizer import Tokenizer
+from .training import extend as extending
+from .training import reproduce, train_run
+from .training.corpus.sources import Input
+from .versions import ancestry, diff, import_export, pins, verify
+from .versions.lockfile import FILENAME, Pin, new_pin
+from .versions.lockfile import write as write_lock
+from .versions.samples import SAMPLES, encode_all
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -276,7 +280,7 @@ class Registry:
         progress: Optional[algorithms.Progress] = None,
     ) -> VersionInfo:
         """Continues training `base` on `inputs` and records `base` + `add` new tokens as the
-        next version of `name` (tokreg/extend.py): every id of the base is kept, new tokens
+        next version of `name` (tokreg/training/extend.py): every id of the base is kept, new tokens
         follow the base's highest id. `keep_text`: a text whose encoding must not change (no
         token that would change it is learned); `check_text`: a text whose changed lines are
         counted. Both are recorded with the version's lineage."""
@@ -345,27 +349,27 @@ class Registry:
         """Registers a `.tiktoken` rank file as the next version of `name`."""
         check_name(name)
         self.check_writable()
-        data = transfer.read_tiktoken(path, pattern=pattern, specials=specials, expect_sha256=expect_sha256)
+        data = import_export.read_tiktoken(path, pattern=pattern, specials=specials, expect_sha256=expect_sha256)
         return self.add(name, data, message=message or _imported(path))
 
     def import_hf(self, name: str, path: PathLike, *, message: Optional[str] = None) -> VersionInfo:
         """Registers a Hugging Face `tokenizer.json` (BPE, WordPiece, Unigram) as the next version of `name`."""
         check_name(name)
         self.check_writable()
-        return self.add(name, transfer.read_hf(path), message=message or _imported(path))
+        return self.add(name, import_export.read_hf(path), message=message or _imported(path))
 
     def import_tekken(self, name: str, path: PathLike, *, message: Optional[str] = None) -> VersionInfo:
         """Registers a Mistral `tekken.json` as the next version of `name`."""
         check_name(name)
         self.check_writable()
-        return self.add(name, transfer.read_tekken(path), message=message or _imported(path))
+        return self.add(name, import_export.read_tekken(path), message=message or _imported(path))
 
     def import_tokreg(self, name: str, path: PathLike, *, message: Optional[str] = None) -> VersionInfo:
         """Registers a file written by `tokreg export --format tokreg` (its hash checked) as the
         next version of `name`; the version has the file's hash."""
         check_name(name)
         self.check_writable()
-        return self.add(name, transfer.read_tokreg(path), message=message or _imported(path))
+        return self.add(name, import_export.read_tokreg(path), message=message or _imported(path))
 
     def import_wordpiece(
         self,
@@ -379,7 +383,7 @@ class Registry:
         """Registers a bare WordPiece `vocab.txt` with the normalizer settings in `options`."""
         check_name(name)
         self.check_writable()
-        data = transfer.read_wordpiece_vocab(path, options, specials)
+        data = import_export.read_wordpiece_vocab(path, options, specials)
         return self.add(name, data, message=message or _imported(path))
 
     def import_sentencepiece(
@@ -391,7 +395,7 @@ class Registry:
         sentencepiece's `encode(..., add_bos=True, add_eos=True)` does."""
         check_name(name)
         self.check_writable()
-        data = transfer.read_sentencepiece(path, bos=bos, eos=eos)
+        data = import_export.read_sentencepiece(path, bos=bos, eos=eos)
         return self.add(name, data, message=message or _imported(path))
 
     # -- reading ------------------------------------------------------------------------------
@@ -499,7 +503,7 @@ class Registry:
             return reads.token_page(conn, v, contains=contains, kind=kind, order=order, offset=offset, limit=limit)
 
     def token(self, ref: str, token_id: int) -> dict[str, Any]:
-        """One token of `ref`: its row, its merge ancestry down to base tokens (ancestry.py), and
+        """One token of `ref`: its row, its merge ancestry down to base tokens (versions/ancestry.py), and
         every version (this one included) holding a token with the same bytes."""
         with self._reading() as conn:
             v = refs.resolve(conn, ref)
@@ -627,7 +631,7 @@ class Registry:
         recompute: bool = False,
     ) -> Evaluation:
         """Measures each version of `refs` on each file of `texts` (compression, fertility,
-        Rényi efficiency, vocabulary use, unknown rate: tokreg/metrics.py) and stores the
+        Rényi efficiency, vocabulary use, unknown rate: tokreg/evaluation/metrics.py) and stores the
         results beside the versions. A version already measured on the same text is read from
         the registry instead, unless `recompute`. `languages` labels the texts (one code per
         text); with `parallel` the texts hold the same content in different languages, and
@@ -659,7 +663,7 @@ class Registry:
 
     def audit(self, ref: str, *, rare_below: int = audit.RARE_BELOW, recompute: bool = False) -> AuditReport:
         """Every token of a version with its category (reachable, reachable in context,
-        unreachable, undecodable, special: tokreg/audit.py) and, for a trained version, whether
+        unreachable, undecodable, special: tokreg/evaluation/audit.py) and, for a trained version, whether
         it is under-trained (used or merged fewer than `rare_below` times in training). Stored
         beside the version; read back unless `recompute` or another `rare_below` is asked for."""
         audit.check_rare(rare_below)
@@ -696,7 +700,7 @@ class Registry:
             raise IntegrityError(
                 f"{e}; refusing to export damaged content", expected=e.expected, actual=e.actual
             ) from None
-        write_atomic(path, transfer.export(stored.data(), stored.info.ref, fmt))
+        write_atomic(path, import_export.export(stored.data(), stored.info.ref, fmt))
         return stored.info
 
     def reproduce(self, ref: str, files: Optional[Sequence[PathLike]] = None) -> dict[str, Any]:

@@ -7,8 +7,8 @@ from typing import Optional
 import click
 
 from .. import algorithms
-from ..chart import png_chart, text_chart
 from ..errors import InputError
+from ..evaluation.charts import png_chart, text_chart
 from .common import db_option, echo_json, echo_table, json_option, open_registry, pinned, when
 from .derived import lineage_line
 

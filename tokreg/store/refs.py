@@ -3,7 +3,7 @@ resolver for `name`, `name@N`, `name@latest`, `name@ALIAS` and hash prefixes
 (`xxh3-128:9f2c41`, `sha256:…`, or bare hex such as `9f2c41`).
 
 Resolution reads the database only. Pins from a project's `tokreg.lock` are applied by
-`tokreg.load` and the CLI (pins.py), never here.
+`tokreg.load` and the CLI (versions/lockfile.py), never here.
 """
 
 from __future__ import annotations
