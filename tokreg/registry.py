@@ -21,7 +21,7 @@ from sqlalchemy.engine import make_url
 
 from . import algorithms
 from .content import check_header, content_hash
-from .data import TokenizerData, TokenRow
+from .data import StoredVersion, TokenizerData, TokenRow, VersionInfo
 from .encoding import content_cache
 from .encoding.tokenizer import Tokenizer
 from .errors import InputError, IntegrityError, Interrupted, NotFoundError, TokregError
@@ -32,8 +32,7 @@ from .files import write_atomic
 from .store import aliases, engine, evaluations, lineage, migrate, probe, reads, refs, writable, writer
 from .store.readonly_engine import open_read_only
 from .store.readonly_sql import DEFAULT_TIMEOUT, Rows, grant_read, query_rows
-from .store.reads import StoredVersion
-from .store.refs import VersionInfo, check_name
+from .store.refs import check_name
 from .training import extend as extending
 from .training import reproduce, train_run
 from .training.corpus.sources import Input

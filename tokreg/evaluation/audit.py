@@ -36,11 +36,10 @@ from typing import Any, Callable, Optional
 from sqlalchemy import Engine
 
 from .. import algorithms
+from ..data import StoredVersion, VersionInfo
 from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError
 from ..store import evaluations
-from ..store.reads import StoredVersion
-from ..store.refs import VersionInfo
 
 CATEGORIES = ("reachable", "reachable_in_context", "unreachable", "undecodable", "special")
 UNDER_TRAINED = ("unused", "rare", "rare_merge")

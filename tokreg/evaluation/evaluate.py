@@ -30,12 +30,12 @@ from typing import Any, Callable, Optional, Union
 import xxhash
 from sqlalchemy import Connection, Engine
 
+from ..data import VersionInfo
 from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError
 from ..files import read_text
 from ..store import evaluations
 from ..store.evaluations import TextRow
-from ..store.refs import VersionInfo
 from ..training.corpus import fingerprint as fingerprint_files  # the corpus fingerprint, applied to texts
 from . import metrics
 

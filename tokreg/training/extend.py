@@ -20,10 +20,9 @@ from collections.abc import Sequence
 from typing import Any, Optional, Union
 
 from .. import algorithms
-from ..data import MergeRow, TokenizerData, TokenRow
+from ..data import MergeRow, StoredVersion, TokenizerData, TokenRow
 from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError
-from ..store.reads import StoredVersion
 from . import counting_local
 from .corpus import expand
 from .corpus.sources import Input

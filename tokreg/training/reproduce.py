@@ -20,9 +20,8 @@ from typing import Any, Optional
 import xxhash
 
 from .. import algorithms
-from ..data import TokenizerData
+from ..data import TokenizerData, VersionInfo
 from ..errors import InputError, NotFoundError
-from ..store.refs import VersionInfo
 from . import train_run
 from .corpus.reader import prefix_digest
 

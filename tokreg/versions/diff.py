@@ -17,11 +17,9 @@ from collections import Counter
 from typing import Any
 
 from .. import algorithms
-from ..data import TokenRow
+from ..data import StoredVersion, TokenRow, VersionInfo
 from ..encoding.tokenizer import Tokenizer
 from ..evaluation import evaluate
-from ..store.reads import StoredVersion
-from ..store.refs import VersionInfo
 from ..training.extend import ids_preserved
 
 

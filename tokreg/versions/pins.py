@@ -13,9 +13,9 @@ from sqlalchemy import Connection
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from ..data import VersionInfo
 from ..errors import IntegrityError, NotFoundError
 from ..store import refs
-from ..store.refs import VersionInfo
 from .lockfile import Lock, LockArg, Pin, lock_of, pin_for
 
 __all__ = ["LockArg", "lock_of", "pin_for", "resolve", "registry_for"]

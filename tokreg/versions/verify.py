@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..content import check_header, content_hash, digest
+from ..data import StoredVersion
 from ..encoding import content_cache
 from ..encoding.tokenizer import Tokenizer
 from ..errors import IntegrityError, TokregError
-from ..store.reads import StoredVersion
 
 
 def _short(ids: list[int]) -> str:
