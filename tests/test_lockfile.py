@@ -15,7 +15,8 @@ from sqlalchemy import text
 import tokreg
 from tokreg import BpeOptions, IntegrityError, NotFoundError, Registry
 from tokreg.cli import cli
-from tokreg.versions import lockfile, pins
+from tokreg.versions import lockfile
+from tokreg.versions import lockfile as pins
 
 from .conftest import Cli
 

@@ -36,9 +36,7 @@ from .store.refs import check_name
 from .training import extend as extending
 from .training import reproduce, train_run
 from .training.corpus.sources import Input
-from .versions import ancestry, diff, import_export, pins, verify
-from .versions.lockfile import FILENAME, Pin, new_pin
-from .versions.lockfile import write as write_lock
+from .versions import ancestry, diff, import_export, lockfile, verify
 from .versions.samples import SAMPLES, encode_all
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -399,11 +397,11 @@ class Registry:
 
     # -- reading ------------------------------------------------------------------------------
 
-    def resolve(self, ref: str, *, lock: pins.LockArg = False) -> VersionInfo:
+    def resolve(self, ref: str, *, lock: lockfile.LockArg = False) -> VersionInfo:
         """The version `ref` names; with `lock` (a Lock, or None to find the project's
         tokreg.lock), a bare pinned name is the pinned version, its hash checked."""
         with self._reading() as conn:
-            return pins.resolve(conn, ref, pins.lock_of(lock))[0]
+            return lockfile.resolve(conn, ref, lockfile.lock_of(lock))[0]
 
     def versions(self, name: Optional[str] = None) -> list[VersionInfo]:
         """Every version (of `name`, or of all names), by name then number."""
@@ -417,14 +415,14 @@ class Registry:
         with self._reading() as conn:
             return reads.read_version(conn, refs.resolve(conn, ref))
 
-    def load(self, ref: str, *, lock: pins.LockArg = None) -> Tokenizer:
+    def load(self, ref: str, *, lock: lockfile.LockArg = None) -> Tokenizer:
         """The version `ref` names, ready to encode. A bare name pinned in the project's
         tokreg.lock (or in `lock`) is the pinned version. Its content comes from the on-disk
         cache when a verified copy is there, else from the content stored with the version (one
         value, no row is read); either way it must hash to the recorded (and pinned) hash, and
         the version row's algorithm and config must be the hashed ones."""
         with self._reading() as conn:
-            v, _ = pins.resolve(conn, ref, pins.lock_of(lock))
+            v, _ = lockfile.resolve(conn, ref, lockfile.lock_of(lock))
             raw = content_cache.get(v.content_hash)
             if raw is None:
                 raw = reads.read_version(conn, v, rows=False).content
@@ -676,11 +674,11 @@ class Registry:
             recompute=recompute,
         )
 
-    def pin(self, ref: str, folder: Optional[PathLike] = None) -> Pin:
+    def pin(self, ref: str, folder: Optional[PathLike] = None) -> lockfile.Pin:
         """Writes `ref` (a bare name: the latest) into `folder`/tokreg.lock; returns the Pin."""
         v = self.resolve(ref)
-        p = new_pin(v.name, v.number, v.content_hash, v.sha256, self.location)
-        write_lock(os.path.join(os.fspath(folder) if folder is not None else os.getcwd(), FILENAME), p)
+        p = lockfile.new_pin(v.name, v.number, v.content_hash, v.sha256, self.location)
+        lockfile.write(os.path.join(os.fspath(folder) if folder is not None else os.getcwd(), lockfile.FILENAME), p)
         return p
 
     def verify(self, ref: Optional[str] = None) -> list[dict[str, Any]]:
@@ -738,8 +736,8 @@ def load(ref: str, *, db: Optional[PathLike] = None) -> Tokenizer:
     """Loads a tokenizer by ref (`name` for the latest or the pinned version, `name@N`, or a hash
     prefix) from the registry at `db`, `TOKREG_DB`, the one the project's lockfile names for
     that tokenizer (when reachable), or the default location, in that order."""
-    lock = pins.lock_of(None)
+    lock = lockfile.lock_of(None)
     if db is None and not os.environ.get("TOKREG_DB"):
-        db = pins.registry_for(ref, lock)
+        db = lockfile.registry_for(ref, lock)
     with Registry(db) as reg:
         return reg.load(ref, lock=lock if lock is not None else False)

@@ -19,8 +19,11 @@ It is read with `tomllib` on Python 3.11+, else with the small reader below, whi
 exactly the subset written here (comments, `key = "string"`, `key = integer`, `[[pin]]`).
 `TOKREG_LOCK` names a lockfile to use instead of searching, or `off` to ignore lockfiles.
 
-This module only finds, reads and writes the file. What a pin means when loading (the
-pinned version, its hash checked, from the registry it was pinned from) is pins.py's job.
+This module finds, reads, writes and applies the file. What a pin means when a ref is used: a
+bare `name` pinned here is the pinned version, which must still carry the pinned hash
+(`resolve`), and it is loaded from the registry it was pinned from when no other registry is
+named (`registry_for`). `tokreg.load`, the registry and the CLI apply pins through here, and
+only here; resolving a ref in the store never reads a file (store/refs.py).
 """
 
 from __future__ import annotations
@@ -33,10 +36,14 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
-from ..errors import InputError
+from ..data import VersionInfo
+from ..errors import InputError, IntegrityError, NotFoundError
 from ..files import write_atomic
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 FILENAME = "tokreg.lock"
 LOCK_VERSION = 1
@@ -172,6 +179,62 @@ def new_pin(name: str, version: int, content_hash: str, sha256: str, registry: s
         registry=registry,
         pinned_at=datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
     )
+
+
+# -- What a pin means when a ref is used ----------------------------------------------------------
+
+
+def resolve(conn: Connection, ref: str, lock: Optional[Lock]) -> tuple[VersionInfo, Optional[Pin]]:
+    """The version `ref` names with the pins of `lock` applied, and the pin used (if any)."""
+    # The store (and SQLAlchemy) on use only: `tokreg.load` reads pins from this module on its
+    # cached path, which must not import them.
+    from ..store import refs
+
+    pin = pin_for(lock, ref)
+    if pin is None:
+        return refs.resolve(conn, ref), None
+    assert lock is not None
+    where = f"{lock.path} pins {pin.ref} ({pin.hash})"
+    versions = refs.all_versions(conn, pin.name)
+    v = next((x for x in versions if x.number == pin.version), None)
+    if v is None:
+        have = ", ".join(str(x.number) for x in versions) or "none"
+        raise NotFoundError(
+            f"{where}, but this registry has no {pin.ref} (its versions of {pin.name}: {have}); "
+            f"it was pinned from {pin.registry or 'an unrecorded registry'}: point TOKREG_DB there, "
+            f"or re-pin with `tokreg pin {pin.name}@N`"
+        )
+    if v.content_hash != pin.hash:
+        raise IntegrityError(
+            f"{where}, but {v.ref} in this registry is {v.content_hash}; it is not the pinned "
+            f"tokenizer (re-pin deliberately with `tokreg pin {v.ref}`)",
+            expected=pin.hash,
+            actual=v.content_hash,
+        )
+    # The content itself is checked against this same hash wherever it is read, so rows changed
+    # behind tokreg's back are refused there, naming both hashes.
+    return v, pin
+
+
+def registry_for(ref: str, lock: Optional[Lock]) -> Optional[str]:
+    """The registry that `lock` names for `ref`'s tokenizer (a bare `name` or `name@...` pinned
+    there), when it can be reached from here: a SQLite file that exists, or another URL whose
+    password was not hidden when it was written. None otherwise, and then the usual location
+    applies; what is loaded is checked against the pinned hash either way."""
+    p = lock.pins.get(ref.split("@", 1)[0]) if lock is not None else None
+    if p is None or not p.registry or ":***@" in p.registry:
+        return None
+    # SQLAlchemy on use only, as in `resolve`.
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        url = make_url(p.registry)
+    except ArgumentError:
+        return None
+    if url.get_backend_name() == "sqlite":
+        return p.registry if url.database and Path(url.database).is_file() else None
+    return p.registry
 
 
 # -- TOML, the subset written above ---------------------------------------------------------------
