@@ -66,11 +66,11 @@ def _hf_file(vocab: str) -> str:
 def _tokreg(vocab: str) -> Any:
     # A new compiled encoder, not the one tokreg shares per content hash (`_compiled`): its
     # caches start empty, as in a fresh process.
-    import tokreg.tokenizer
+    import tokreg.encoding.tokenizer
     from benchmarks.vocabs import tokreg_content
 
     raw = tokreg_content(vocab)
-    tokreg.tokenizer._compiled.clear()
+    tokreg.encoding.tokenizer._compiled.clear()
     return tokreg.Tokenizer(raw, ref=f"{vocab}@1")
 
 

@@ -16,8 +16,9 @@ from benchmarks.common import DATA, need_data, table
 
 CHILD = """
 import json, sys, time, tokreg
+from tokreg.versions import import_export
 reg = tokreg.Registry(sys.argv[1])
-data = tokreg.transfer.read_tiktoken(sys.argv[2], pattern=sys.argv[3])
+data = import_export.read_tiktoken(sys.argv[2], pattern=sys.argv[3])
 if int(sys.argv[4]) < len(data.tokens):
     keep = int(sys.argv[4])
     data.tokens = data.tokens[:keep]

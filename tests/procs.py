@@ -119,15 +119,15 @@ def _install_hook(hook: dict[str, Any], marker: str) -> None:
         event.listen(Engine, "commit", committed)
         event.listen(Pool, "checkin", returned)
     elif at == "progress":
-        import tokreg.progress
+        import tokreg.training.progress
 
-        real = tokreg.progress.Progress.__call__
+        real = tokreg.training.progress.Progress.__call__
 
         def report(self: Any, phase: str, done: int, total: int) -> None:
             count()
             real(self, phase, done, total)
 
-        tokreg.progress.Progress.__call__ = report  # type: ignore[method-assign]
+        tokreg.training.progress.Progress.__call__ = report  # type: ignore[method-assign]
     else:
         raise ValueError(f"unknown hook point {at!r}")
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tokreg import Registry, UnigramOptions, WordPieceOptions
-from tokreg.audit import visible
 from tokreg.data import TokenizerData
+from tokreg.evaluation.audit import visible
 
 from .conftest import Cli
 from .tiny import tiktoken_file

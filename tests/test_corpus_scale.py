@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tokreg import BpeOptions, InputError, Registry, UnigramOptions, WordPieceOptions, _core, memory
+from tokreg import BpeOptions, InputError, Registry, UnigramOptions, WordPieceOptions, _core
+from tokreg.training import budget as memory
 
 from .conftest import Cli, head_lines
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tokreg import BpeOptions, Registry, WordPieceOptions
-from tokreg.metrics import METRICS
+from tokreg.evaluation.metrics import METRICS
 
 from .conftest import Cli, head_lines
 from .test_bad_input import one_error_line, snapshot

@@ -14,9 +14,9 @@ import pytest
 
 from tokreg import Registry, algorithms
 from tokreg.algorithms import BpeOptions, UnigramOptions, WordPieceOptions
+from tokreg.encoding.tokenizer import Tokenizer
 from tokreg.errors import InputError
-from tokreg.extend import ids_preserved
-from tokreg.tokenizer import Tokenizer
+from tokreg.training.extend import ids_preserved
 
 from .conftest import Cli, data_file
 

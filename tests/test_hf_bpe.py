@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tokreg import BpeOptions, InputError, Registry, transfer
+from tokreg import BpeOptions, InputError, Registry
 from tokreg.formats import hf_json
+from tokreg.versions import import_export as transfer
 
 from .conftest import CORPORA, Cli, corpus_slice, data_file
 

@@ -101,7 +101,7 @@ def test_a_rank_gap_is_refused_without_allocating_for_it(registry: Registry, tmp
     p.write_bytes(b"\n".join([*tiktoken_lines(), base64.b64encode(b"ab") + b" 4294967000"]) + b"\n")
     code = (
         "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20));"
-        "from tokreg import transfer, InputError\n"
+        "from tokreg import InputError\nfrom tokreg.versions import import_export as transfer\n"
         "try: transfer.read_tiktoken(sys.argv[1], pattern='cl100k')\n"
         "except InputError as e: print(e)"
     )

@@ -13,8 +13,10 @@ from click.testing import CliRunner
 from sqlalchemy import text
 
 import tokreg
-from tokreg import BpeOptions, IntegrityError, NotFoundError, Registry, lockfile, pins
+from tokreg import BpeOptions, IntegrityError, NotFoundError, Registry
 from tokreg.cli import cli
+from tokreg.versions import lockfile
+from tokreg.versions import lockfile as pins
 
 from .conftest import Cli
 

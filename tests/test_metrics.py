@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tokreg import InputError, Registry, metrics
+from tokreg import InputError, Registry
+from tokreg.evaluation import metrics
 
 from .tiny import tiktoken_file
 

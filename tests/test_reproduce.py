@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tokreg import BpeOptions, InputError, NotFoundError, Registry, train_run
-from tokreg import reproduce as reproduce_mod
+from tokreg import BpeOptions, InputError, NotFoundError, Registry
+from tokreg.training import reproduce as reproduce_mod
+from tokreg.training import train_run
 
 from .conftest import Cli, head_lines
 

@@ -14,8 +14,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from tokreg import InputError, NotFoundError, Registry, Tokenizer, transfer
+from tokreg import InputError, NotFoundError, Registry, Tokenizer
 from tokreg.formats import sentencepiece_proto
+from tokreg.versions import import_export as transfer
 
 from . import spm_models as spm_models_mod
 from .conftest import CORPORA, Cli, data_file

@@ -24,7 +24,8 @@ import pytest
 from sqlalchemy import text
 
 import tokreg
-from tokreg import BpeOptions, IntegrityError, Registry, UnigramOptions, content_cache
+from tokreg import BpeOptions, IntegrityError, Registry, UnigramOptions
+from tokreg.encoding import content_cache
 
 from .conftest import Cli
 

@@ -21,9 +21,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokreg
-from tokreg import InputError, IntegrityError, Registry, Tokenizer, _core, content_cache
+from tokreg import InputError, IntegrityError, Registry, Tokenizer, _core
 from tokreg._core import PATTERNS
 from tokreg.content import PREFIX
+from tokreg.encoding import content_cache
 
 from .conftest import CORPORA, Cli, data_file
 

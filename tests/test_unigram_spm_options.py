@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tokreg import Registry, UnigramOptions, transfer
+from tokreg import Registry, UnigramOptions
+from tokreg.versions import import_export as transfer
 
 from . import spm_models as spm_data
 from .conftest import Cli, corpus_slice

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import text
 
 from tokreg import BpeOptions, Registry
-from tokreg.samples import SAMPLES
+from tokreg.versions.samples import SAMPLES
 
 from .conftest import Cli
 
@@ -91,7 +91,7 @@ def test_cli_verify_exit_codes(run: Cli, reg: Registry) -> None:
 def test_a_directory_in_the_compiled_cache_is_a_note_not_a_failure(
     run: Cli, reg: Registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tokreg import content_cache
+    from tokreg.encoding import content_cache
 
     monkeypatch.setenv("TOKREG_CACHE", str(tmp_path / "cache"))
     where = content_cache.path_of(reg.resolve("v@1").content_hash)
@@ -109,7 +109,7 @@ def test_a_directory_in_the_compiled_cache_is_a_note_not_a_failure(
 def test_a_damaged_cache_file_is_reported_removed_only_when_it_was(
     reg: Registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tokreg import content_cache
+    from tokreg.encoding import content_cache
 
     monkeypatch.setenv("TOKREG_CACHE", str(tmp_path / "cache"))
     h = reg.resolve("v@1").content_hash

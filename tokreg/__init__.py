@@ -33,16 +33,16 @@ from .errors import InputError, IntegrityError, Interrupted, NotFoundError, Read
 
 if TYPE_CHECKING:
     from .algorithms import BpeOptions, UnigramOptions, WordPieceOptions
+    from .encoding.tokenizer import Tokenizer
     from .loading import load
     from .package_version import __version__
     from .registry import Registry
-    from .tokenizer import Tokenizer
 
 #: public name -> the module that defines it
 _LAZY = {
     "load": "loading",
     "Registry": "registry",
-    "Tokenizer": "tokenizer",
+    "Tokenizer": "encoding.tokenizer",
     "BpeOptions": "algorithms",
     "WordPieceOptions": "algorithms",
     "UnigramOptions": "algorithms",

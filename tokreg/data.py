@@ -1,5 +1,7 @@
 """The plain data of a tokenizer version, as trainers and importers produce it and as the
-store reads it back: tokens, merges, training rounds, config and run.
+store reads it back: tokens, merges, training rounds, config and run; and a stored version as
+the store hands it to the wings (`VersionInfo`, `StoredVersion`), so that no wing needs the
+store to name one.
 
 A trainer or importer returns a `TokenizerData`; the store's writer records it in one
 transaction; `Tokenizer` compiles its canonical content (content.py) into the core's encoder.
@@ -10,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from itertools import repeat
 from operator import attrgetter
 from typing import Any, Optional
@@ -122,3 +125,63 @@ class TokenizerData:
     @property
     def special_tokens(self) -> dict[str, int]:
         return {t.bytes.decode("utf-8"): t.id for t in self.tokens if t.kind == "special"}
+
+
+@dataclass(frozen=True)
+class VersionInfo:
+    """One row of `versions` (store/refs.py resolves a ref to it)."""
+
+    id: int
+    name: str
+    number: int
+    algorithm: str
+    config: dict[str, Any]
+    vocab_size: int
+    content_hash: str
+    sha256: str
+    source: str
+    created_at: datetime
+    message: Optional[str]
+    #: refs of the other versions trained in the same run (several sizes), by number
+    same_run: tuple[str, ...] = ()
+
+    @property
+    def ref(self) -> str:
+        return f"{self.name}@{self.number}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ref": self.ref,
+            "name": self.name,
+            "version": self.number,
+            "algorithm": self.algorithm,
+            "vocab_size": self.vocab_size,
+            "hash": self.content_hash,
+            "sha256": self.sha256,
+            "source": self.source,
+            "created_at": self.created_at.isoformat(),
+            "message": self.message,
+            "config": self.config,
+            "same_run": list(self.same_run),
+        }
+
+
+@dataclass
+class StoredVersion:
+    """A version read back with its canonical content (store/reads.py, `read_version`)."""
+
+    info: VersionInfo
+    content: bytes  # canonical content: the rows' (read with rows=True), else the stored copy
+    hash: str  # what `content` hashes to (== info.content_hash unless read with check=False)
+    tokens: list[TokenRow] = field(default_factory=list)  # id order (rows=True only)
+    merges: list[MergeRow] = field(default_factory=list)  # rank order (rows=True only)
+    stored: Optional[bytes] = None  # the content stored with the version (None: none stored)
+
+    def data(self) -> TokenizerData:
+        return TokenizerData(
+            algorithm=self.info.algorithm,
+            config=self.info.config,
+            tokens=self.tokens,
+            merges=self.merges,
+            source=self.info.source,
+        )

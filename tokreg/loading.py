@@ -2,7 +2,7 @@
 ready is short.
 
 A bare name pinned in the project's `tokreg.lock` whose pinned content is in the on-disk cache
-(content_cache.py: filed under its hash, and checked against that hash as it is read) loads
+(encoding/content_cache.py: filed under its hash, and checked against that hash as it is read) loads
 from there, without opening a registry: the pin names the content by hash, and the cache holds
 exactly that content, so the registry has nothing to add. This path imports neither
 SQLAlchemy nor Alembic. Everything else (a ref that is not a bare pinned name, a pin whose
@@ -16,8 +16,9 @@ from __future__ import annotations
 import os
 from typing import Optional, Union
 
-from . import content_cache, lockfile
-from .tokenizer import Tokenizer
+from .encoding import content_cache
+from .encoding.tokenizer import Tokenizer
+from .versions import lockfile
 
 PathLike = Union[str, "os.PathLike[str]"]
 

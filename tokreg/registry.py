@@ -19,24 +19,25 @@ from typing import Any, Callable, Optional, Union
 from sqlalchemy import Connection, Engine
 from sqlalchemy.engine import make_url
 
-from . import algorithms, ancestry, audit, content_cache, diff, evaluate, pins, reproduce, train_run, transfer, verify
-from . import extend as extending
-from .audit import AuditReport
+from . import algorithms
 from .content import check_header, content_hash
-from .corpus.sources import Input
-from .data import TokenizerData, TokenRow
+from .data import StoredVersion, TokenizerData, TokenRow, VersionInfo
+from .encoding import content_cache
+from .encoding.tokenizer import Tokenizer
 from .errors import InputError, IntegrityError, Interrupted, NotFoundError, TokregError
-from .evaluate import Evaluation
+from .evaluation import audit, evaluate
+from .evaluation.audit import AuditReport
+from .evaluation.evaluate import Evaluation
 from .files import write_atomic
-from .lockfile import FILENAME, Pin, new_pin
-from .lockfile import write as write_lock
-from .samples import SAMPLES, encode_all
 from .store import aliases, engine, evaluations, lineage, migrate, probe, reads, refs, writable, writer
 from .store.readonly_engine import open_read_only
 from .store.readonly_sql import DEFAULT_TIMEOUT, Rows, grant_read, query_rows
-from .store.reads import StoredVersion
-from .store.refs import VersionInfo, check_name
-from .tokenizer import Tokenizer
+from .store.refs import check_name
+from .training import extend as extending
+from .training import reproduce, train_run
+from .training.corpus.sources import Input
+from .versions import ancestry, diff, import_export, lockfile, verify
+from .versions.samples import SAMPLES, encode_all
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -276,7 +277,7 @@ class Registry:
         progress: Optional[algorithms.Progress] = None,
     ) -> VersionInfo:
         """Continues training `base` on `inputs` and records `base` + `add` new tokens as the
-        next version of `name` (tokreg/extend.py): every id of the base is kept, new tokens
+        next version of `name` (tokreg/training/extend.py): every id of the base is kept, new tokens
         follow the base's highest id. `keep_text`: a text whose encoding must not change (no
         token that would change it is learned); `check_text`: a text whose changed lines are
         counted. Both are recorded with the version's lineage."""
@@ -345,27 +346,27 @@ class Registry:
         """Registers a `.tiktoken` rank file as the next version of `name`."""
         check_name(name)
         self.check_writable()
-        data = transfer.read_tiktoken(path, pattern=pattern, specials=specials, expect_sha256=expect_sha256)
+        data = import_export.read_tiktoken(path, pattern=pattern, specials=specials, expect_sha256=expect_sha256)
         return self.add(name, data, message=message or _imported(path))
 
     def import_hf(self, name: str, path: PathLike, *, message: Optional[str] = None) -> VersionInfo:
         """Registers a Hugging Face `tokenizer.json` (BPE, WordPiece, Unigram) as the next version of `name`."""
         check_name(name)
         self.check_writable()
-        return self.add(name, transfer.read_hf(path), message=message or _imported(path))
+        return self.add(name, import_export.read_hf(path), message=message or _imported(path))
 
     def import_tekken(self, name: str, path: PathLike, *, message: Optional[str] = None) -> VersionInfo:
         """Registers a Mistral `tekken.json` as the next version of `name`."""
         check_name(name)
         self.check_writable()
-        return self.add(name, transfer.read_tekken(path), message=message or _imported(path))
+        return self.add(name, import_export.read_tekken(path), message=message or _imported(path))
 
     def import_tokreg(self, name: str, path: PathLike, *, message: Optional[str] = None) -> VersionInfo:
         """Registers a file written by `tokreg export --format tokreg` (its hash checked) as the
         next version of `name`; the version has the file's hash."""
         check_name(name)
         self.check_writable()
-        return self.add(name, transfer.read_tokreg(path), message=message or _imported(path))
+        return self.add(name, import_export.read_tokreg(path), message=message or _imported(path))
 
     def import_wordpiece(
         self,
@@ -379,7 +380,7 @@ class Registry:
         """Registers a bare WordPiece `vocab.txt` with the normalizer settings in `options`."""
         check_name(name)
         self.check_writable()
-        data = transfer.read_wordpiece_vocab(path, options, specials)
+        data = import_export.read_wordpiece_vocab(path, options, specials)
         return self.add(name, data, message=message or _imported(path))
 
     def import_sentencepiece(
@@ -391,16 +392,16 @@ class Registry:
         sentencepiece's `encode(..., add_bos=True, add_eos=True)` does."""
         check_name(name)
         self.check_writable()
-        data = transfer.read_sentencepiece(path, bos=bos, eos=eos)
+        data = import_export.read_sentencepiece(path, bos=bos, eos=eos)
         return self.add(name, data, message=message or _imported(path))
 
     # -- reading ------------------------------------------------------------------------------
 
-    def resolve(self, ref: str, *, lock: pins.LockArg = False) -> VersionInfo:
+    def resolve(self, ref: str, *, lock: lockfile.LockArg = False) -> VersionInfo:
         """The version `ref` names; with `lock` (a Lock, or None to find the project's
         tokreg.lock), a bare pinned name is the pinned version, its hash checked."""
         with self._reading() as conn:
-            return pins.resolve(conn, ref, pins.lock_of(lock))[0]
+            return lockfile.resolve(conn, ref, lockfile.lock_of(lock))[0]
 
     def versions(self, name: Optional[str] = None) -> list[VersionInfo]:
         """Every version (of `name`, or of all names), by name then number."""
@@ -414,14 +415,14 @@ class Registry:
         with self._reading() as conn:
             return reads.read_version(conn, refs.resolve(conn, ref))
 
-    def load(self, ref: str, *, lock: pins.LockArg = None) -> Tokenizer:
+    def load(self, ref: str, *, lock: lockfile.LockArg = None) -> Tokenizer:
         """The version `ref` names, ready to encode. A bare name pinned in the project's
         tokreg.lock (or in `lock`) is the pinned version. Its content comes from the on-disk
         cache when a verified copy is there, else from the content stored with the version (one
         value, no row is read); either way it must hash to the recorded (and pinned) hash, and
         the version row's algorithm and config must be the hashed ones."""
         with self._reading() as conn:
-            v, _ = pins.resolve(conn, ref, pins.lock_of(lock))
+            v, _ = lockfile.resolve(conn, ref, lockfile.lock_of(lock))
             raw = content_cache.get(v.content_hash)
             if raw is None:
                 raw = reads.read_version(conn, v, rows=False).content
@@ -499,7 +500,7 @@ class Registry:
             return reads.token_page(conn, v, contains=contains, kind=kind, order=order, offset=offset, limit=limit)
 
     def token(self, ref: str, token_id: int) -> dict[str, Any]:
-        """One token of `ref`: its row, its merge ancestry down to base tokens (ancestry.py), and
+        """One token of `ref`: its row, its merge ancestry down to base tokens (versions/ancestry.py), and
         every version (this one included) holding a token with the same bytes."""
         with self._reading() as conn:
             v = refs.resolve(conn, ref)
@@ -627,7 +628,7 @@ class Registry:
         recompute: bool = False,
     ) -> Evaluation:
         """Measures each version of `refs` on each file of `texts` (compression, fertility,
-        Rényi efficiency, vocabulary use, unknown rate: tokreg/metrics.py) and stores the
+        Rényi efficiency, vocabulary use, unknown rate: tokreg/evaluation/metrics.py) and stores the
         results beside the versions. A version already measured on the same text is read from
         the registry instead, unless `recompute`. `languages` labels the texts (one code per
         text); with `parallel` the texts hold the same content in different languages, and
@@ -659,7 +660,7 @@ class Registry:
 
     def audit(self, ref: str, *, rare_below: int = audit.RARE_BELOW, recompute: bool = False) -> AuditReport:
         """Every token of a version with its category (reachable, reachable in context,
-        unreachable, undecodable, special: tokreg/audit.py) and, for a trained version, whether
+        unreachable, undecodable, special: tokreg/evaluation/audit.py) and, for a trained version, whether
         it is under-trained (used or merged fewer than `rare_below` times in training). Stored
         beside the version; read back unless `recompute` or another `rare_below` is asked for."""
         audit.check_rare(rare_below)
@@ -673,11 +674,11 @@ class Registry:
             recompute=recompute,
         )
 
-    def pin(self, ref: str, folder: Optional[PathLike] = None) -> Pin:
+    def pin(self, ref: str, folder: Optional[PathLike] = None) -> lockfile.Pin:
         """Writes `ref` (a bare name: the latest) into `folder`/tokreg.lock; returns the Pin."""
         v = self.resolve(ref)
-        p = new_pin(v.name, v.number, v.content_hash, v.sha256, self.location)
-        write_lock(os.path.join(os.fspath(folder) if folder is not None else os.getcwd(), FILENAME), p)
+        p = lockfile.new_pin(v.name, v.number, v.content_hash, v.sha256, self.location)
+        lockfile.write(os.path.join(os.fspath(folder) if folder is not None else os.getcwd(), lockfile.FILENAME), p)
         return p
 
     def verify(self, ref: Optional[str] = None) -> list[dict[str, Any]]:
@@ -696,7 +697,7 @@ class Registry:
             raise IntegrityError(
                 f"{e}; refusing to export damaged content", expected=e.expected, actual=e.actual
             ) from None
-        write_atomic(path, transfer.export(stored.data(), stored.info.ref, fmt))
+        write_atomic(path, import_export.export(stored.data(), stored.info.ref, fmt))
         return stored.info
 
     def reproduce(self, ref: str, files: Optional[Sequence[PathLike]] = None) -> dict[str, Any]:
@@ -735,8 +736,8 @@ def load(ref: str, *, db: Optional[PathLike] = None) -> Tokenizer:
     """Loads a tokenizer by ref (`name` for the latest or the pinned version, `name@N`, or a hash
     prefix) from the registry at `db`, `TOKREG_DB`, the one the project's lockfile names for
     that tokenizer (when reachable), or the default location, in that order."""
-    lock = pins.lock_of(None)
+    lock = lockfile.lock_of(None)
     if db is None and not os.environ.get("TOKREG_DB"):
-        db = pins.registry_for(ref, lock)
+        db = lockfile.registry_for(ref, lock)
     with Registry(db) as reg:
         return reg.load(ref, lock=lock if lock is not None else False)

@@ -18,7 +18,7 @@ from .unigram import UnigramOptions
 from .wordpiece import WordPieceOptions
 
 if TYPE_CHECKING:
-    from ..store.refs import VersionInfo
+    from ..data import VersionInfo
 
 #: Every algorithm tokreg encodes. Their `owns` tests never overlap (three are stored as "bpe":
 #: byte-level, character-level and SentencePiece BPE, told apart by their config).

@@ -109,7 +109,7 @@ class Algorithm(ABC, Generic[C]):
         raise InputError(f"{self.title} tokenizers are imported, not trained by tokreg")
 
     def counting(self, options: TrainOptions) -> dict[str, Any]:
-        """How this algorithm counts a corpus with `options`: a counting spec (counting.py)."""
+        """How this algorithm counts a corpus with `options`: a counting spec (training/counting_local.py)."""
         raise InputError(f"{self.title} tokenizers are imported, not trained by tokreg")
 
     def utf8_hint(self, options: TrainOptions) -> Optional[str]:
@@ -127,7 +127,7 @@ class Algorithm(ABC, Generic[C]):
 
     def extend_counting(self, config: C) -> dict[str, Any]:
         """How a new corpus is counted to extend a version with `config`: as its trainer would
-        count it (a counting spec, counting.py)."""
+        count it (a counting spec, training/counting_local.py)."""
         raise InputError(f"{self.title} versions cannot be extended by training; add tokens with `tokreg add-tokens`")
 
     def extend(

@@ -1,6 +1,6 @@
 """Training BPE, shared by its two flavours: byte-level (GPT-2 style, 256 byte tokens; module
 byte_bpe) and classic character-level with an optional end-of-word suffix (Sennrich et al.;
-module char_bpe). Counting (`counting.py`, by the pieces of the pattern) and merging
+module char_bpe). Counting (`training/counting_local.py`, by the pieces of the pattern) and merging
 (`bpe::train_counts`) run in the Rust core.
 
 Token ids: the base alphabet first (bytes 0..255 by value; or the corpus' characters sorted by
@@ -45,7 +45,7 @@ class BpeOptions(TrainOptions):
     special: tuple[str, ...] = ()
     template: Optional[str] = None  # "[CLS] $A [SEP]": what add_special_tokens=True adds (template.py)
     threads: int = 0  # 0 = one per core; never changes the result
-    memory_limit: Optional[int] = None  # bytes; None: the machine's default (memory.py)
+    memory_limit: Optional[int] = None  # bytes; None: the machine's default (training/budget.py)
     max_piece_bytes: int = 0  # pieces longer than this are cut when counting (0: no limit)
     sample_bytes: int = 0  # read only about this many bytes of text (0: all)
 
@@ -81,7 +81,7 @@ def check(opts: BpeOptions, sizes: Sequence[int]) -> None:
 
 
 def counting(opts: BpeOptions) -> dict[str, Any]:
-    """How BPE counts a corpus: the pieces of its pattern (see counting.py)."""
+    """How BPE counts a corpus: the pieces of its pattern (see training/counting_local.py)."""
     _, regex = patterns.resolve(opts.pattern_or_default())
     return {"splitting": "pieces", "pattern": regex, "max_piece_bytes": opts.max_piece_bytes}
 

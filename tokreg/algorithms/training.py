@@ -1,6 +1,6 @@
 """What every trainer shares: the options base class (its JSON form, as stored with the run,
 and the metadata the CLI builds its per-algorithm flags from) and the progress callback type.
-The run around a trainer (reading, counting, the run record) is tokreg/train_run.py."""
+The run around a trainer (reading, counting, the run record) is tokreg/training/train_run.py."""
 
 from __future__ import annotations
 

@@ -96,7 +96,7 @@ class WordPieceOptions(TrainOptions):
         0, metavar="N", help="Never learn a token longer than N characters, prefix not counted (0: no limit)."
     )
     threads: int = 0
-    memory_limit: Optional[int] = None  # bytes; None: the machine's default (memory.py)
+    memory_limit: Optional[int] = None  # bytes; None: the machine's default (training/budget.py)
     max_piece_bytes: int = 0  # words longer than this are cut when counting (0: no limit)
     sample_bytes: int = 0  # read only about this many bytes of text (0: all)
 

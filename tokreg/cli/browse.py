@@ -7,8 +7,8 @@ from typing import Optional
 import click
 
 from .. import algorithms
-from ..chart import png_chart, text_chart
 from ..errors import InputError
+from ..evaluation.charts import rounds_png, rounds_text
 from .common import db_option, echo_json, echo_table, json_option, open_registry, pinned, when
 from .derived import lineage_line
 
@@ -71,7 +71,7 @@ def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: b
     if plot:
         if not rounds:
             raise InputError(f"{info['ref']} has no recorded training rounds (only Unigram training records them)")
-        png_chart(rounds, plot, title=f"{info['ref']} training")
+        rounds_png(rounds, plot, title=f"{info['ref']} training")
     if as_json:
         echo_json({**info, "rounds": rounds} if history else info)
         return
@@ -148,7 +148,7 @@ def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: b
             ["round", "phase", "vocab", "log-likelihood"],
             [[r["round"], r["phase"], f"{r['vocab_size']:,}", f"{r['log_likelihood']:,.1f}"] for r in rounds],
         )
-        for line in text_chart([r["log_likelihood"] for r in rounds], title="  log-likelihood by round"):
+        for line in rounds_text([r["log_likelihood"] for r in rounds], title="  log-likelihood by round"):
             click.echo("  " + line)
     if plot:
         click.echo(f"  wrote the training curve to {plot}")

@@ -7,8 +7,9 @@ from typing import Any, Optional
 
 import click
 
-from .. import algorithms, train_run
-from ..progress import Progress
+from .. import algorithms
+from ..training import train_run
+from ..training.progress import Progress
 from .common import echo_json, json_option
 from .train import _options_for, _with_algorithm_options, common_options, input_options
 

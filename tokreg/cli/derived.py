@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ..store.refs import VersionInfo
+from ..data import VersionInfo
 
 
 def lineage_line(entry: dict[str, Any]) -> str:

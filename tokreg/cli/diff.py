@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 import click
 
-from ..metrics import METRICS, Metric
+from ..evaluation.metrics import METRICS, Metric
 from .common import db_option, echo_json, echo_table, json_option, open_registry, pinned
 
 

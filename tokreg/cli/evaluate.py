@@ -9,10 +9,10 @@ from typing import Callable, Optional
 
 import click
 
-from ..audit import AuditedToken, AuditReport
-from ..eval_chart import png
-from ..evaluate import Evaluation
-from ..metrics import METRICS, Metric
+from ..evaluation.audit import AuditedToken, AuditReport
+from ..evaluation.charts import evaluation_png
+from ..evaluation.evaluate import Evaluation
+from ..evaluation.metrics import METRICS, Metric
 from .common import db_option, echo_json, json_option, open_registry, pinned
 
 
@@ -144,7 +144,7 @@ def eval_(
         recompute=recompute,
     )
     if plot:
-        png(ev, plot)
+        evaluation_png(ev, plot)
     if as_json:
         echo_json(ev.to_json())
     else:

@@ -7,8 +7,8 @@ from typing import Optional
 
 import click
 
-from .. import memory as memory_mod
-from ..progress import Progress
+from ..training import budget
+from ..training.progress import Progress
 from .common import db_option, echo_json, json_option, open_registry, pinned, say_created
 from .derived import echo_derived
 
@@ -82,7 +82,7 @@ def extend(
             keep_text=keep_text,
             check_text=check_text,
             threads=threads,
-            memory_limit=memory_mod.parse(memory_limit) if memory_limit else None,
+            memory_limit=budget.parse(memory_limit) if memory_limit else None,
             glob=glob,
             field=field,
             message=message,

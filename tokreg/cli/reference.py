@@ -30,14 +30,15 @@ def page(root: click.Group) -> str:
         "current. Every command also takes `--db PATH_OR_URL` (or `TOKREG_DB`) and `--help`.",
         "",
     ]
-    top = click.Context(root, info_name="tokreg", terminal_width=WIDTH, max_content_width=WIDTH)
+    # make_context applies each command's own settings (`-h` as well as `--help`), as a run does.
+    top = root.make_context("tokreg", [], resilient_parsing=True, terminal_width=WIDTH, max_content_width=WIDTH)
     for path, cmd in _commands(root, []):
         parent = top
         for name in path[:-1]:
             group = parent.command
             assert isinstance(group, click.Group)
-            parent = click.Context(group.commands[name], info_name=name, parent=parent)
-        ctx = click.Context(cmd, info_name=path[-1], parent=parent)
+            parent = group.commands[name].make_context(name, [], parent=parent, resilient_parsing=True)
+        ctx = cmd.make_context(path[-1], [], parent=parent, resilient_parsing=True)
         out += [f"## tokreg {' '.join(path)}", "", "```text", cmd.get_help(ctx).rstrip(), "```", ""]
     return "\n".join(out)
 

@@ -11,10 +11,10 @@ from typing import Any, Optional
 import click
 
 from .. import algorithms
-from .. import memory as memory_mod
 from ..algorithms import template
 from ..errors import InputError
-from ..progress import Progress
+from ..training import budget
+from ..training.progress import Progress
 from .common import db_option, echo_json, json_option, open_registry, say_created
 
 _COMMON = {
@@ -157,7 +157,7 @@ def common_options(
         "min_frequency": min_frequency,
         "special": special,
         "threads": threads,
-        "memory_limit": memory_mod.parse(memory) if memory else None,
+        "memory_limit": budget.parse(memory) if memory else None,
         **more,
     }
 

@@ -10,11 +10,11 @@ import click
 
 from .. import algorithms
 from ..algorithms import WordPieceOptions
+from ..data import VersionInfo
 from ..formats.tiktoken_file import parse_specials
 from ..formats.wordpiece_vocab import BERT_SPECIALS
 from ..registry import Registry
-from ..store.refs import VersionInfo
-from ..transfer import EXPORT_FORMATS
+from ..versions.import_export import EXPORT_FORMATS
 from .common import db_option, echo_json, json_option, open_registry, pinned, say_created
 
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Any
 
+from ..encoding.tokenizer import Tokenizer
 from ..registry import Registry
-from ..tokenizer import Tokenizer
 from . import show
 from .cache import Lru
 

@@ -11,8 +11,9 @@ from typing import Any, Optional
 
 from sqlalchemy import Connection, delete, insert, select, update
 
+from ..data import VersionInfo
 from ..errors import InputError, NotFoundError
-from .refs import VersionInfo, alias_target, aliases_of, all_versions, check_name, resolve
+from .refs import alias_target, aliases_of, all_versions, check_name, resolve
 from .schema import Alias, AliasEvent, Version, table
 
 ALIAS_RE = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,99}$")

@@ -13,9 +13,9 @@ from typing import Any, Optional
 
 from sqlalchemy import Connection, insert, select
 
-from ..data import TokenizerData
+from ..data import TokenizerData, VersionInfo
 from ..errors import InputError
-from .refs import VersionInfo, all_versions, by_id
+from .refs import all_versions, by_id
 from .schema import Lineage, Version, table
 
 

@@ -8,34 +8,13 @@ merge rows and check what they serialize to. The rest are the summaries `show` a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from sqlalchemy import ColumnElement, Connection, LargeBinary, cast, func, or_, select
 
 from .. import content
-from ..data import MergeRow, RoundRow, TokenizerData, TokenRow
-from .refs import VersionInfo
+from ..data import MergeRow, RoundRow, StoredVersion, TokenRow, VersionInfo
 from .schema import Alias, Merge, Sample, Token, TrainingRound, TrainingRun, VersionContent, table
-
-
-@dataclass
-class StoredVersion:
-    info: VersionInfo
-    content: bytes  # canonical content: the rows' (read with rows=True), else the stored copy
-    hash: str  # what `content` hashes to (== info.content_hash unless read with check=False)
-    tokens: list[TokenRow] = field(default_factory=list)  # id order (rows=True only)
-    merges: list[MergeRow] = field(default_factory=list)  # rank order (rows=True only)
-    stored: Optional[bytes] = None  # the content stored with the version (None: none stored)
-
-    def data(self) -> TokenizerData:
-        return TokenizerData(
-            algorithm=self.info.algorithm,
-            config=self.info.config,
-            tokens=self.tokens,
-            merges=self.merges,
-            source=self.info.source,
-        )
 
 
 def stored_content(conn: Connection, v: VersionInfo) -> Optional[bytes]:

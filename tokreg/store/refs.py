@@ -1,20 +1,20 @@
-"""Turning a ref into a version: `VersionInfo` (one row of `versions`, as plain data) and the
-resolver for `name`, `name@N`, `name@latest`, `name@ALIAS` and hash prefixes
-(`xxh3-128:9f2c41`, `sha256:…`, or bare hex such as `9f2c41`).
+"""Turning a ref into a version (a `VersionInfo`, data.py): the resolver for `name`, `name@N`,
+`name@latest`, `name@ALIAS` and hash prefixes (`xxh3-128:9f2c41`, `sha256:…`, or bare hex such
+as `9f2c41`).
 
 Resolution reads the database only. Pins from a project's `tokreg.lock` are applied by
-`tokreg.load` and the CLI (pins.py), never here.
+`tokreg.load` and the CLI (versions/lockfile.py), never here.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
-from datetime import datetime
+from dataclasses import replace
 from typing import Any, Optional
 
 from sqlalchemy import Connection, select
 
+from ..data import VersionInfo
 from ..errors import InputError, NotFoundError
 from .schema import Alias, TrainingRun, Version, table
 
@@ -30,43 +30,6 @@ def check_name(name: str) -> str:
             "with a letter or digit (no '@', which separates the version)"
         )
     return name
-
-
-@dataclass(frozen=True)
-class VersionInfo:
-    id: int
-    name: str
-    number: int
-    algorithm: str
-    config: dict[str, Any]
-    vocab_size: int
-    content_hash: str
-    sha256: str
-    source: str
-    created_at: datetime
-    message: Optional[str]
-    #: refs of the other versions trained in the same run (several sizes), by number
-    same_run: tuple[str, ...] = ()
-
-    @property
-    def ref(self) -> str:
-        return f"{self.name}@{self.number}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "ref": self.ref,
-            "name": self.name,
-            "version": self.number,
-            "algorithm": self.algorithm,
-            "vocab_size": self.vocab_size,
-            "hash": self.content_hash,
-            "sha256": self.sha256,
-            "source": self.source,
-            "created_at": self.created_at.isoformat(),
-            "message": self.message,
-            "config": self.config,
-            "same_run": list(self.same_run),
-        }
 
 
 _FIELDS = (

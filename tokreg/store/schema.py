@@ -226,7 +226,7 @@ EvalText = Table(
 )
 
 
-# One metric of one version on one text (tokreg/metrics.py defines each). `reference` is
+# One metric of one version on one text (tokreg/evaluation/metrics.py defines each). `reference` is
 # the fingerprint of the text a relative metric (premium, spread) is measured against.
 Evaluation = Table(
     "evaluations",

@@ -23,11 +23,11 @@ from typing import Any, Optional
 from sqlalchemy import Connection, Engine, func, insert, inspect, select, update
 
 from ..content import digest
-from ..data import TokenizerData, texts
+from ..data import TokenizerData, VersionInfo, texts
 from ..errors import Interrupted
 from . import lineage
 from .engine import fresh, write_transaction
-from .refs import VersionInfo, check_name, resolve
+from .refs import check_name, resolve
 from .schema import (
     Merge,
     Sample,

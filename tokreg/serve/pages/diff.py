@@ -11,9 +11,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ... import diff
-from ...evaluate import Text
+from ...evaluation.evaluate import Text
 from ...registry import Registry
+from ...versions import diff
 from .. import limits
 from ..cache import Lru
 from ..encoding import Encoders

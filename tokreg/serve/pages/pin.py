@@ -9,8 +9,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ... import lockfile
 from ...registry import Registry
+from ...versions import lockfile
 from ..http import blocking, respond
 
 

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ...metrics import METRICS
+from ...evaluation.metrics import METRICS
 from ...registry import Registry
 from .. import charts, show
 from ..http import blocking, respond

@@ -1,0 +1,118 @@
+"""An on-disk cache of canonical content (content.py), keyed by content hash, so that loading a
+200k-token vocabulary does not read and re-serialize 400k rows each time.
+
+A cached file is used only if its xxh3-128 equals the hash it is filed under, so a stale,
+damaged or tampered cache can never change what a version encodes to; it is deleted and
+rebuilt from the rows instead. Only regular files of plausible size are opened: a FIFO, a
+device or a symlink in the cache folder is ignored, never read. Location: `TOKREG_CACHE`, else
+`$XDG_CACHE_HOME/tokreg/compiled`, else `~/.cache/tokreg/compiled`. Deleting it is always safe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from pathlib import Path
+from typing import Optional
+
+from ..content import PREFIX, content_hash
+from ..errors import InputError
+from ..files import write_atomic
+
+#: No tokenizer's content comes near this (o200k_base's is 7 MB); a bigger file is not ours.
+MAX_BYTES = 256 << 20
+
+
+def cache_dir() -> Path:
+    if os.environ.get("TOKREG_CACHE"):
+        return Path(os.environ["TOKREG_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "tokreg" / "compiled"
+
+
+def _path(hash_label: str) -> Optional[Path]:
+    digest = hash_label[len(PREFIX) :]
+    if not hash_label.startswith(PREFIX) or len(digest) != 32 or not all(c in "0123456789abcdef" for c in digest):
+        return None
+    return cache_dir() / (digest + ".content")
+
+
+def path_of(hash_label: str) -> Optional[Path]:
+    """Where the content of `hash_label` is cached (None for a label that cannot be a hash)."""
+    return _path(hash_label)
+
+
+def _read(p: Path) -> Optional[bytes]:
+    """The bytes of a regular file of plausible size at `p`, opened without following a symlink
+    and without blocking on a FIFO; None for anything else."""
+    try:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(MAX_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data
+
+
+def get(hash_label: str) -> Optional[bytes]:
+    """The cached content for `hash_label`, verified; None when absent, unusable or not matching
+    (a file that does not match is removed, so the caller's `put` replaces it)."""
+    p = _path(hash_label)
+    data = None if p is None else _read(p)
+    if p is None or data is None:
+        return None
+    if content_hash(data) != hash_label:
+        _remove(p)
+        return None
+    return data
+
+
+#: What `check` found for a version's cached copy.
+ABSENT, INTACT, REMOVED, NOT_A_FILE, KEPT = "absent", "intact", "removed", "not a file", "kept"
+
+
+def check(hash_label: str) -> str:
+    """What the cache holds for `hash_label`: ABSENT (nothing, or a label that cannot be a hash),
+    INTACT, REMOVED (a regular file that did not hash right, now deleted), KEPT (one that did
+    not hash right and could not be deleted), or NOT_A_FILE (a directory, FIFO, symlink… that
+    loads skip and that is left alone)."""
+    p = _path(hash_label)
+    if p is None or not os.path.lexists(p):
+        return ABSENT
+    try:
+        st = os.lstat(p)
+    except OSError:
+        return ABSENT
+    if not stat.S_ISREG(st.st_mode):
+        return NOT_A_FILE
+    data = _read(p)
+    if data is not None and content_hash(data) == hash_label:
+        return INTACT
+    _remove(p)
+    return KEPT if os.path.lexists(p) else REMOVED
+
+
+def _remove(p: Path) -> None:
+    with contextlib.suppress(OSError):
+        p.unlink()
+
+
+def put(hash_label: str, content: bytes) -> None:
+    """Stores content under its hash; a cache that cannot be written is simply skipped."""
+    p = _path(hash_label)
+    if p is None:
+        return
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(p, content)
+    except (OSError, InputError):
+        pass

@@ -1,0 +1,426 @@
+"""`Tokenizer`: a version compiled into the core's encoder, ready to encode and decode.
+
+A tokenizer is built from canonical content bytes (content.py), never from rows or a config
+row on their own: the content is checked against the expected hash first, and the algorithm,
+pattern, normalizer and special tokens are read from that same checked content. So what
+encodes is exactly what the hash names. Compiled encoders are shared per content hash.
+
+>>> tok = tokreg.load("gpt-mini@1")
+>>> tok.encode("hello world")
+[31373, 995]
+>>> tok.decode([31373, 995])
+'hello world'
+
+Special tokens follow one rule for every algorithm, tiktoken's: by default a special token's
+text found in the input is an error (`disallowed_special="all"`); `allowed_special` lists the
+ones to turn into their ids; `disallowed_special=()` encodes them as ordinary text. The text
+between special tokens is encoded as if it were a text of its own.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Any, Literal, NamedTuple, Optional, Union
+
+from .. import _core, algorithms, content
+from ..algorithms import template
+from ..data import TokenizerData
+from ..errors import InputError
+from ..formats import tokreg_file
+from . import hf_objects
+from .flat_ids import FlatIds
+from .stream_decoder import StreamDecoder
+
+Specials = Union[Literal["all"], Collection[str]]
+
+#: Compiled encoders by content hash, most recently used last (a server may load many).
+_compiled: OrderedDict[str, _core.Encoder] = OrderedDict()
+_compiled_lock = threading.Lock()
+_COMPILED_MAX = 32
+#: Largest k of `nbest` and thread count of `encode_batch`: beyond them is a mistake.
+MAX_NBEST = 10_000
+MAX_THREADS = 256
+_ERROR_HANDLERS = ("strict", "replace", "ignore", "backslashreplace", "surrogateescape")
+
+
+def _compile(hash_label: str, raw: bytes, algo: algorithms.Algorithm[Any], config: Any) -> _core.Encoder:
+    with _compiled_lock:
+        enc = _compiled.get(hash_label)
+        if enc is not None:
+            _compiled.move_to_end(hash_label)
+            return enc
+    enc = algo.compile(raw, config)
+    with _compiled_lock:
+        _compiled[hash_label] = enc
+        while len(_compiled) > _COMPILED_MAX:
+            _compiled.popitem(last=False)
+    return enc
+
+
+def _text(s: object, what: str = "text") -> str:
+    if not isinstance(s, str):
+        raise InputError(f"{what} must be a str, not {type(s).__name__}")
+    return s
+
+
+def _surrogate(e: UnicodeEncodeError, what: str = "text") -> InputError:
+    """The one error for a str holding a lone surrogate (not encodable as UTF-8). tiktoken replaces
+    it with U+FFFD; the clean-up named here does the same, so it then gives tiktoken's ids."""
+    return InputError(
+        f"{what} contains a lone surrogate at index {e.start} (not valid Unicode); clean it first, e.g. "
+        "text.encode('utf-16', 'surrogatepass').decode('utf-16', 'replace') (U+FFFD for it, as tiktoken does)"
+    )
+
+
+def _names(value: Specials, what: str) -> Optional[set[str]]:
+    """A set of strings from "all" (None) or a collection of strings."""
+    if value == "all":
+        return None
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise InputError(
+            f"{what} must be 'all' or a collection of strings, e.g. {{'<|endoftext|>'}}, not {value!r:.40}"
+        )
+    out = set(value)
+    if not all(isinstance(s, str) for s in out):
+        raise InputError(f"{what} must hold strings only")
+    return out
+
+
+def _rule(allowed_special: Specials, disallowed_special: Specials) -> tuple[Optional[list[str]], Optional[list[str]]]:
+    """The two arguments of tiktoken's special-token rule as the core takes them (None for
+    "all"); the core applies the rule (src/encode/specials.rs), in the same call that encodes."""
+    allowed = _names(allowed_special, "allowed_special")
+    disallowed = _names(disallowed_special, "disallowed_special")
+    return (None if allowed is None else sorted(allowed)), (None if disallowed is None else sorted(disallowed))
+
+
+class Encoding(NamedTuple):
+    """`encode_with_offsets`: the ids, and for each id the (start, end) of its text as character
+    offsets (`text[start:end]`) and as byte offsets into the UTF-8 text."""
+
+    ids: list[int]
+    offsets: list[tuple[int, int]]
+    byte_offsets: list[tuple[int, int]]
+
+
+class Tokenizer:
+    """A tokenizer version ready to encode and decode. `ref` is `name@N` (or the file it came
+    from), `hash` its content hash, `algorithm` the stored algorithm ("bpe", "wordpiece",
+    "unigram"), `title` what it is for people ("byte-level BPE")."""
+
+    def __init__(self, raw_content: bytes, *, ref: str, expect_hash: Optional[str] = None):
+        """Compiles canonical content bytes; with `expect_hash`, they must hash to it."""
+        if expect_hash is not None:
+            self.hash = content.check(raw_content, expect_hash, ref)
+        else:
+            self.hash = content.content_hash(raw_content)
+        self.ref = ref
+        #: The hash-checked canonical content this tokenizer was compiled from.
+        self.content = raw_content
+        self.algorithm, self.config = content.header(raw_content)
+        algo = algorithms.of(self.algorithm, self.config)
+        parsed = algo.parse_config(self.config)
+        self.title = algo.title
+        self.lossless = algo.lossless(parsed)
+        self._enc = _compile(self.hash, raw_content, algo, parsed)
+        self.special_tokens: dict[str, int] = dict(self._enc.specials())
+        #: What `add_special_tokens=True` puts around a text (algorithms/template.py), or None.
+        self.template = template.of_config(self.config)
+        if self.template is not None:
+            template.check_tokens(self.template, self.special_tokens, ref)
+
+    @classmethod
+    def from_data(cls, data: TokenizerData, ref: str) -> Tokenizer:
+        """A tokenizer straight from trained or imported data, with no registry."""
+        return cls(data.content(), ref=ref)
+
+    @classmethod
+    def from_file(cls, path: Union[str, os.PathLike[str]], *, expect_hash: Optional[str] = None) -> Tokenizer:
+        """Loads a file written by `tokreg export REF --format tokreg`, with no registry. Its content
+        must hash to the hash it carries (and start with `expect_hash`, when given)."""
+        ref, hash_label, data = tokreg_file.read(path, expect_hash=expect_hash)
+        return cls(data.content(), ref=ref, expect_hash=hash_label)
+
+    def __repr__(self) -> str:
+        return f"<Tokenizer {self.ref} {self.hash[:22]}… {self.title} vocab={self.vocab_size}>"
+
+    @property
+    def vocab_size(self) -> int:
+        """The number of tokens (special ones included)."""
+        return self._enc.vocab_size
+
+    # -- encoding -------------------------------------------------------------------------------
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encodes `text`, treating special-token strings as ordinary text."""
+        try:
+            return self._enc.encode_ordinary(_text(text))
+        except UnicodeEncodeError as e:
+            raise _surrogate(e) from None
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+        add_special_tokens: bool = False,
+        pair: Optional[str] = None,
+    ) -> list[int]:
+        """Encodes `text` with tiktoken's special-token rules: an allowed special token becomes
+        its id; a disallowed one found in the text is an error (pass it in `allowed_special`,
+        or `disallowed_special=()` to encode it as ordinary text). With `add_special_tokens=True`
+        the version's template is applied (`[CLS] … [SEP]`, `<s> …`; nothing for a version
+        without one), to `text` and, when given, the second text `pair`, as Hugging Face's
+        `encode(text, pair, add_special_tokens=True)` does."""
+        _text(text)
+        try:
+            ids = self._enc.encode(text, *_rule(allowed_special, disallowed_special))
+        except UnicodeEncodeError as e:
+            raise _surrogate(e) from None
+        if pair is not None:
+            if not add_special_tokens:
+                raise InputError("pair= is for add_special_tokens=True; encode the two texts one by one otherwise")
+            second = self.encode(pair, allowed_special=allowed_special, disallowed_special=disallowed_special)
+            return self._templated(ids, second)
+        return self._templated(ids) if add_special_tokens else ids
+
+    def _templated(self, ids: list[int], pair: Optional[list[int]] = None) -> list[int]:
+        if self.template is None:
+            return ids + (pair or [])
+        return self.template.apply(ids, pair, self.special_tokens)
+
+    def encode_batch(
+        self,
+        texts: Iterable[str],
+        *,
+        threads: int = 0,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+        as_numpy: bool = False,
+        add_special_tokens: bool = False,
+    ) -> list[Any]:
+        """Encodes many texts in parallel on `threads` threads (0: one per core; the GIL is
+        released), with `encode`'s special-token rules; the order is kept and the thread count
+        never changes a result. With `as_numpy=True`, one numpy uint32 array per text (views of
+        one buffer, no Python object per id; needs numpy); see also `encode_batch_flat`. With
+        `add_special_tokens=True`, each text gets the version's template (lists only)."""
+        if add_special_tokens and as_numpy:
+            raise InputError("as_numpy=True gives the ids as encoded; add the template's ids yourself")
+        if add_special_tokens:
+            out = self.encode_batch(
+                texts, threads=threads, allowed_special=allowed_special, disallowed_special=disallowed_special
+            )
+            return [self._templated(ids) for ids in out]
+        if as_numpy:
+            return self.encode_batch_flat(
+                texts, threads=threads, allowed_special=allowed_special, disallowed_special=disallowed_special
+            ).split_numpy()
+        encoded: list[Any] = self._batch(texts, threads, allowed_special, disallowed_special, self._enc.encode_batch)
+        return encoded
+
+    def _batch(
+        self, texts: Iterable[str], threads: int, allowed_special: Specials, disallowed_special: Specials, call: Any
+    ) -> Any:
+        """The checks every batch call makes (texts, thread count, the special-token arguments,
+        lone surrogates), then `call(texts, allowed, disallowed, threads)` on the core, which
+        applies the special-token rule."""
+        texts = self._texts(texts)
+        threads = self._threads(threads)
+        allowed, disallowed = _rule(allowed_special, disallowed_special)
+        try:
+            return call(texts, allowed, threads, disallowed_special=disallowed)
+        except UnicodeEncodeError:
+            raise self._batch_surrogate(texts) from None
+
+    def encode_batch_flat(
+        self,
+        texts: Iterable[str],
+        *,
+        threads: int = 0,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+    ) -> FlatIds:
+        """`encode_batch` as two flat buffers, with no Python object per id: `.ids` (uint32)
+        and `.offsets` (uint64; text k is `ids[offsets[k]:offsets[k+1]]`), see flat_ids.py."""
+        flat = self._batch(texts, threads, allowed_special, disallowed_special, self._enc.encode_batch_flat)
+        return FlatIds(*flat)
+
+    def count(
+        self,
+        text: str,
+        *,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+        add_special_tokens: bool = False,
+    ) -> int:
+        """`len(encode(text, ...))` without making the list."""
+        _text(text)
+        extra = len(self._templated([])) if add_special_tokens else 0
+        try:
+            return self._enc.count(text, *_rule(allowed_special, disallowed_special)) + extra
+        except UnicodeEncodeError as e:
+            raise _surrogate(e) from None
+
+    def count_batch(
+        self,
+        texts: Iterable[str],
+        *,
+        threads: int = 0,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+    ) -> list[int]:
+        """The number of ids of each text (`encode_batch` without the lists)."""
+        counts: list[int] = self._batch(texts, threads, allowed_special, disallowed_special, self._enc.count_batch)
+        return counts
+
+    def encode_with_offsets(
+        self, text: str, *, allowed_special: Specials = frozenset(), disallowed_special: Specials = "all"
+    ) -> Encoding:
+        """`encode` with where each id came from: `Encoding(ids, offsets, byte_offsets)`, spans
+        `(start, end)` in characters (`text[start:end]`) and in UTF-8 bytes. For a lossless
+        version the spans tile the text: `"".join(text[s:e] for s, e in offsets) == text`. A
+        character split between byte-level tokens belongs to the token holding its first byte
+        (the others get an empty character span and their true byte span). For versions that
+        normalize (WordPiece, SentencePiece collapsing whitespace) a span covers the original
+        text the token came from, without the whitespace the normalizer removed, as Hugging
+        Face's offsets do; an unknown token spans the unknown text."""
+        _text(text)
+        try:
+            ids, chars, spans = self._enc.encode_with_offsets(text, *_rule(allowed_special, disallowed_special))
+        except UnicodeEncodeError as e:
+            raise _surrogate(e) from None
+        return Encoding(ids, chars, spans)
+
+    def encode_ordinary_batch(self, texts: Iterable[str], *, threads: int = 0) -> list[list[int]]:
+        """`encode_ordinary` of many texts in parallel (see `encode_batch`)."""
+        texts = self._texts(texts)
+        try:
+            return self._enc.encode_batch(texts, [], self._threads(threads))
+        except UnicodeEncodeError:
+            raise self._batch_surrogate(texts) from None
+
+    def nbest(self, text: str, k: int) -> list[tuple[list[int], float]]:
+        """The `k` most likely segmentations of `text`, best first, with their log probability
+        (Unigram only)."""
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_NBEST:
+            raise InputError(f"nbest needs k from 1 to {MAX_NBEST}, not {k!r}")
+        try:
+            return [(list(ids), score) for ids, score in self._enc.nbest(_text(text), k)]
+        except UnicodeEncodeError as e:
+            raise _surrogate(e) from None
+
+    def sample(self, text: str, *, alpha: float = 0.1, seed: Optional[int] = None) -> list[int]:
+        """One segmentation drawn with probability proportional to P(segmentation)**alpha, for
+        subword regularization (Unigram only). The same seed gives the same draw; no seed, a
+        fresh one."""
+        if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not (math.isfinite(alpha) and alpha > 0):
+            raise InputError(f"sample needs a finite alpha > 0 (e.g. 0.1), not {alpha!r}")
+        if seed is None:
+            seed = int.from_bytes(os.urandom(8), "little")
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise InputError(f"seed must be an int, not {type(seed).__name__}")
+        try:
+            return self._enc.sample(_text(text), float(alpha), seed & (2**64 - 1))
+        except UnicodeEncodeError as e:
+            raise _surrogate(e) from None
+
+    # -- decoding -------------------------------------------------------------------------------
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """The bytes of a token sequence (may end inside a UTF-8 character)."""
+        try:
+            return self._enc.decode_bytes(self._ids(ids))
+        except InputError as e:
+            raise InputError(f"cannot decode with {self.ref}: {e}") from None
+
+    def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
+        """Decodes to text. A token sequence can end inside a UTF-8 character: `errors="replace"`
+        (default) puts U+FFFD there, `errors="strict"` raises; any of Python's other error
+        handlers for bytes.decode works too."""
+        if errors not in _ERROR_HANDLERS:
+            raise InputError(f"errors must be one of {', '.join(_ERROR_HANDLERS)}, not {errors!r}")
+        raw = self.decode_bytes(ids)
+        try:
+            return raw.decode("utf-8", errors=errors)
+        except UnicodeDecodeError as e:
+            raise InputError(
+                f"the ids decode to bytes that are not valid UTF-8 at byte {e.start}; "
+                "use decode_bytes() or errors='replace'"
+            ) from None
+
+    def decoder(self) -> StreamDecoder:
+        """A streaming decoder for ids that arrive one at a time: `dec.step(id) -> str` emits
+        text only once its bytes form whole characters (see stream_decoder.py)."""
+        return StreamDecoder(self._enc.decoder(), self.ref)
+
+    # -- other libraries ------------------------------------------------------------------------
+
+    def to_hf(self) -> Any:
+        """This version as a `tokenizers.Tokenizer` giving the same ids (`pip install 'tokreg[hf]'`)."""
+        return hf_objects.to_hf(self)
+
+    def to_transformers(self) -> Any:
+        """This version as a `transformers.PreTrainedTokenizerFast` giving the same ids
+        (`pip install 'tokreg[transformers]'`)."""
+        return hf_objects.to_transformers(self)
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes of one token, as stored."""
+        if not isinstance(token_id, int) or isinstance(token_id, bool):
+            raise InputError(f"a token id must be an int, not {type(token_id).__name__}")
+        try:
+            if not 0 <= token_id < 2**32:
+                raise InputError("not a u32")
+            return self._enc.token_bytes(token_id)
+        except InputError:
+            raise InputError(f"{self.ref} has no token id {token_id} (ids are 0..{self._enc.id_bound - 1})") from None
+
+    # -- checks ---------------------------------------------------------------------------------
+
+    def _ids(self, ids: Sequence[int]) -> list[int]:
+        # A set or a mapping iterates in no meaningful order: decoding it would be a silent guess.
+        if isinstance(ids, (str, bytes, bytearray, memoryview, AbstractSet, Mapping)) or not isinstance(ids, Iterable):
+            raise InputError(f"ids must be a sequence of ints (a list, tuple or array), not {type(ids).__name__}")
+        out = list(ids)
+        for i in out:
+            if not isinstance(i, int) or isinstance(i, bool):
+                if type(i).__name__.startswith(("int", "uint")) and hasattr(i, "__index__"):
+                    continue  # numpy integers
+                raise InputError(f"ids must be ints, found {type(i).__name__} {i!r:.20}")
+            if not 0 <= i < 2**32:
+                raise InputError(
+                    f"cannot decode with {self.ref}: {i} is not a token id (ids are 0..{self._enc.id_bound - 1})"
+                )
+        return [int(i) for i in out]
+
+    @staticmethod
+    def _texts(texts: Iterable[str]) -> list[str]:
+        if isinstance(texts, (str, bytes)):
+            raise InputError("encode_batch takes a list of texts, not one text; use encode() for one")
+        if not isinstance(texts, Iterable) or isinstance(texts, (AbstractSet, Mapping)):
+            raise InputError(f"encode_batch takes a list of texts, not {type(texts).__name__}")
+        out = list(texts)
+        for n, t in enumerate(out):
+            _text(t, f"text {n} of the batch")
+        return out
+
+    @staticmethod
+    def _threads(threads: int) -> int:
+        if not isinstance(threads, int) or isinstance(threads, bool) or not 0 <= threads <= MAX_THREADS:
+            raise InputError(f"threads must be 0 (one per core) to {MAX_THREADS}, not {threads!r}")
+        return threads
+
+    @staticmethod
+    def _batch_surrogate(texts: list[str]) -> InputError:
+        for n, t in enumerate(texts):
+            try:
+                t.encode("utf-8")
+            except UnicodeEncodeError as e:
+                return _surrogate(e, f"text {n} of the batch")
+        return InputError("a text of the batch is not valid Unicode")

@@ -1,0 +1,134 @@
+"""Importing other tools' files as `TokenizerData`, and writing a version in another tool's
+format: each file format (formats/) connected to the algorithm that reads or writes it.
+
+    >>> data = read_hf("tokenizer.json")          # BPE, WordPiece or Unigram, by its model
+    >>> raw = export(data, "gpt@2", "tiktoken")   # byte-level BPE only
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from typing import Optional, Union
+
+from .. import algorithms
+from ..algorithms import byte_bpe, template, wordpiece
+from ..data import TokenizerData
+from ..encoding.tokenizer import Tokenizer
+from ..errors import InputError, IntegrityError
+from ..files import read_input
+from ..formats import hf_json, sentencepiece_proto, tekken, tiktoken_file, tokreg_file
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: Formats `export` writes: tokreg's own for every version, the others where the algorithm has them.
+EXPORT_FORMATS = ("tokreg", "hf", "tiktoken", "sentencepiece")
+
+
+def read_tiktoken(
+    path: PathLike, *, pattern: str, specials: Optional[dict[str, int]] = None, expect_sha256: Optional[str] = None
+) -> TokenizerData:
+    """A `.tiktoken` rank file, with its split pattern and special tokens (the file has neither)."""
+    where = os.fspath(path)
+    raw = read_input(path, "give the .tiktoken file")
+    if expect_sha256 is not None:
+        sha = hashlib.sha256(raw).hexdigest()
+        want = expect_sha256.lower().removeprefix("sha256:")
+        if sha != want:
+            raise IntegrityError(
+                f"{where}: sha256 is {sha}, expected {want}; the file is not the one you meant (nothing was written)",
+                expected=want,
+                actual=sha,
+            )
+    ranks = tiktoken_file.parse_ranks(raw, where)
+    return _usable(byte_bpe.ALGORITHM.from_tiktoken(ranks, where, pattern=pattern, specials=specials), where)
+
+
+def read_tekken(path: PathLike) -> TokenizerData:
+    """A Mistral `tekken.json`: ranks, pattern and special tokens (ids as mistral-common gives)."""
+    where = os.fspath(path)
+    t = tekken.read(read_input(path, "give the tekken.json file"), where)
+    data = byte_bpe.ALGORITHM.from_tiktoken(t.ranks, where, pattern=t.pattern, specials=t.specials)
+    data.source = "import:tekken"
+    return _usable(data, where)
+
+
+def read_tokreg(path: PathLike) -> TokenizerData:
+    """A file written by `tokreg export --format tokreg`, its hash checked."""
+    where = os.fspath(path)
+    _, _, data = tokreg_file.read(path)
+    data.source = "import:tokreg"
+    return _usable(data, where)
+
+
+def read_hf(path: PathLike) -> TokenizerData:
+    """A Hugging Face `tokenizer.json` (BPE byte- or character-level, WordPiece, Unigram)."""
+    where = os.fspath(path)
+    doc, model, kind = hf_json.read(path)
+    for algo in algorithms.ALGORITHMS:
+        if algo.reads_hf(kind, doc):
+            data = algo.from_hf(doc, model, where)
+            template.read_hf(doc, data, where)
+            return _usable(data, where)
+    if kind == "WordLevel":
+        raise InputError(f"{where}: hf WordLevel models are not supported (BPE, WordPiece and Unigram are)")
+    raise InputError(f"{where}: unknown hf model type {kind[:40]!r}")
+
+
+def read_sentencepiece(path: PathLike, *, bos: bool = False, eos: bool = False) -> TokenizerData:
+    """A SentencePiece `.model` (Unigram or BPE). A model file does not say whether its users
+    add BOS/EOS (sentencepiece's `add_bos`/`add_eos` are arguments of each encode call):
+    `bos`/`eos` make the model's own BOS/EOS pieces the version's template."""
+    where = os.fspath(path)
+    model = sentencepiece_proto.read(path)
+    for algo in algorithms.ALGORITHMS:
+        if algo.sentencepiece_model_type == model.model_type:
+            data = algo.from_sentencepiece(model, where)
+            if bos or eos:
+                named = [
+                    model.pieces[i].text.decode("utf-8", "replace") if 0 <= i < len(model.pieces) else None
+                    for i in (model.bos_id, model.eos_id)
+                ]
+                for flag, piece, what in ((bos, named[0], "BOS"), (eos, named[1], "EOS")):
+                    if flag and piece is None:
+                        raise InputError(f"{where}: the model has no {what} piece (its {what.lower()}_id is off)")
+                t = template.parse(bos=named[0] if bos else None, eos=named[1] if eos else None)
+                template.attach(data.config, t)
+            return _usable(data, where)
+    kind = sentencepiece_proto.MODEL_TYPES.get(model.model_type, f"type {model.model_type}")
+    raise InputError(
+        f"{where}: SentencePiece {kind} models are not supported (only UNIGRAM and BPE); nothing was written"
+    )
+
+
+def read_wordpiece_vocab(
+    path: PathLike, options: wordpiece.WordPieceOptions, specials: Sequence[str] = ()
+) -> TokenizerData:
+    """A bare BERT `vocab.txt`, with the normalizer settings in `options`."""
+    raw = read_input(path, "give the vocab.txt file")
+    where = os.fspath(path)
+    return _usable(wordpiece.ALGORITHM.from_vocab_txt(raw, where, options, specials), where)
+
+
+def _usable(data: TokenizerData, where: str) -> TokenizerData:
+    """`data`, once an encoder builds from it: an import that cannot encode is refused here,
+    naming the file (the compiled encoder is kept by hash, so recording it compiles nothing)."""
+    try:
+        Tokenizer.from_data(data, where)
+    except InputError as e:
+        raise InputError(f"{where}: not a usable tokenizer ({e}); nothing was imported") from None
+    return data
+
+
+def export(data: TokenizerData, ref: str, fmt: str) -> bytes:
+    """The file bytes of a version in format `fmt`."""
+    if fmt == "tokreg":
+        return tokreg_file.dumps(data, ref)
+    if fmt not in EXPORT_FORMATS:
+        raise InputError(f"unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}")
+    algo = algorithms.of(data.algorithm, data.config)
+    if fmt not in algo.export_formats:
+        can = ", ".join(("tokreg", *algo.export_formats))
+        raise InputError(f"{ref} is {algo.title}, which has no {fmt} form; export it as {can}")
+    return algo.export(fmt, data, ref)

@@ -1,0 +1,288 @@
+"""`tokreg.lock`: the versions a project pins, and where they came from.
+
+`tokreg pin REF` writes it in the current directory; inside that directory (or below it) a bare
+`name` resolves to the pinned version, and loading it checks the stored content against the
+pinned hash. The file is TOML, one `[[pin]]` table per tokenizer:
+
+    # tokreg.lock: written by `tokreg pin`; commit it with your project.
+    lock_version = 1
+
+    [[pin]]
+    name = "gpt-mini"
+    version = 2
+    hash = "xxh3-128:9f2c41…"
+    sha256 = "sha256:…"
+    registry = "sqlite:////home/me/.local/share/tokreg/registry.db"
+    pinned_at = "2026-11-21T10:00:00+00:00"
+
+It is read with `tomllib` on Python 3.11+, else with the small reader below, which knows
+exactly the subset written here (comments, `key = "string"`, `key = integer`, `[[pin]]`).
+`TOKREG_LOCK` names a lockfile to use instead of searching, or `off` to ignore lockfiles.
+
+This module finds, reads, writes and applies the file. What a pin means when a ref is used: a
+bare `name` pinned here is the pinned version, which must still carry the pinned hash
+(`resolve`), and it is loaded from the registry it was pinned from when no other registry is
+named (`registry_for`). `tokreg.load`, the registry and the CLI apply pins through here, and
+only here; resolving a ref in the store never reads a file (store/refs.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from ..data import VersionInfo
+from ..errors import InputError, IntegrityError, NotFoundError
+from ..files import write_atomic
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
+FILENAME = "tokreg.lock"
+LOCK_VERSION = 1
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+@dataclass(frozen=True)
+class Pin:
+    name: str
+    version: int
+    hash: str
+    sha256: str
+    registry: str
+    pinned_at: str
+
+    @property
+    def ref(self) -> str:
+        return f"{self.name}@{self.version}"
+
+
+@dataclass(frozen=True)
+class Lock:
+    path: Path
+    pins: dict[str, Pin]  # name -> pin
+
+
+def find(start: Optional[PathLike] = None) -> Optional[Path]:
+    """The lockfile in effect: `TOKREG_LOCK`, else the nearest `tokreg.lock` from `start` (the
+    current directory) upward; None when there is none (or `TOKREG_LOCK=off`)."""
+    env = os.environ.get("TOKREG_LOCK")
+    if env is not None and start is None:
+        if env.strip().lower() in ("", "off", "none", "0"):
+            return None
+        return Path(env)
+    here = Path(start if start is not None else os.getcwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / FILENAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read(path: PathLike) -> Lock:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"lockfile {str(path)!r} does not exist; write one with `tokreg pin REF`") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read lockfile {str(path)!r}: {e}") from None
+    try:
+        doc = _parse(text)
+    except ValueError as e:
+        raise InputError(f"lockfile {str(path)!r} is not valid TOML: {e}; fix it or delete it and re-pin") from None
+    if doc.get("lock_version", LOCK_VERSION) > LOCK_VERSION:
+        raise InputError(
+            f"lockfile {str(path)!r} has lock_version {doc['lock_version']}, newer than this tokreg "
+            f"reads ({LOCK_VERSION}); upgrade tokreg"
+        )
+    pins: dict[str, Pin] = {}
+    for n, entry in enumerate(doc.get("pin", []), 1):
+        try:
+            pin = Pin(
+                name=str(entry["name"]),
+                version=int(entry["version"]),
+                hash=str(entry["hash"]),
+                sha256=str(entry.get("sha256", "")),
+                registry=str(entry.get("registry", "")),
+                pinned_at=str(entry.get("pinned_at", "")),
+            )
+        except (KeyError, TypeError, ValueError):
+            raise InputError(
+                f"lockfile {str(path)!r}: pin {n} needs name, version and hash; re-pin it with `tokreg pin NAME@N`"
+            ) from None
+        pins[pin.name] = pin
+    return Lock(path=path, pins=pins)
+
+
+def current(lock: Union[PathLike, bool, None] = None) -> Optional[Lock]:
+    """The lock to apply: `lock` as a path, None to search (see `find`), False for none."""
+    if lock is False:
+        return None
+    path = find() if lock is None or lock is True else Path(lock)
+    return read(path) if path is not None else None
+
+
+#: What callers pass for "which lockfile": a Lock, None to search from the current directory
+#: (or TOKREG_LOCK), False for none.
+LockArg = Union[Lock, None, bool]
+
+
+def lock_of(lock: LockArg) -> Optional[Lock]:
+    if isinstance(lock, Lock):
+        return lock
+    return current(None if lock is None or lock is True else False)
+
+
+def pin_for(lock: Optional[Lock], ref: str) -> Optional[Pin]:
+    """The pin that applies to `ref`: only a bare name (no @version, no hash) is pinned."""
+    if lock is None or "@" in ref or ":" in ref:
+        return None
+    return lock.pins.get(ref.strip())
+
+
+def write(path: PathLike, pin: Pin) -> Lock:
+    """Adds or replaces `pin` in the lockfile at `path` (created if absent); keeps the others."""
+    path = Path(path)
+    pins = dict(read(path).pins) if path.exists() else {}
+    pins[pin.name] = pin
+    write_atomic(path, render(pins.values()).encode("utf-8"))
+    return Lock(path=path, pins=pins)
+
+
+def render(pins: Iterable[Pin]) -> str:
+    """The lockfile holding `pins` (sorted by name), as `write` writes it."""
+    lines = [
+        "# tokreg.lock: written by `tokreg pin`; commit it with your project.",
+        f"lock_version = {LOCK_VERSION}",
+    ]
+    for p in sorted(pins, key=lambda p: p.name):
+        lines += ["", "[[pin]]"]
+        for key, value in asdict(p).items():
+            lines.append(f"{key} = {value}" if isinstance(value, int) else f"{key} = {_quote(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def new_pin(name: str, version: int, content_hash: str, sha256: str, registry: str) -> Pin:
+    return Pin(
+        name=name,
+        version=version,
+        hash=content_hash,
+        sha256=sha256,
+        registry=registry,
+        pinned_at=datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
+    )
+
+
+# -- What a pin means when a ref is used ----------------------------------------------------------
+
+
+def resolve(conn: Connection, ref: str, lock: Optional[Lock]) -> tuple[VersionInfo, Optional[Pin]]:
+    """The version `ref` names with the pins of `lock` applied, and the pin used (if any)."""
+    # The store (and SQLAlchemy) on use only: `tokreg.load` reads pins from this module on its
+    # cached path, which must not import them.
+    from ..store import refs
+
+    pin = pin_for(lock, ref)
+    if pin is None:
+        return refs.resolve(conn, ref), None
+    assert lock is not None
+    where = f"{lock.path} pins {pin.ref} ({pin.hash})"
+    versions = refs.all_versions(conn, pin.name)
+    v = next((x for x in versions if x.number == pin.version), None)
+    if v is None:
+        have = ", ".join(str(x.number) for x in versions) or "none"
+        raise NotFoundError(
+            f"{where}, but this registry has no {pin.ref} (its versions of {pin.name}: {have}); "
+            f"it was pinned from {pin.registry or 'an unrecorded registry'}: point TOKREG_DB there, "
+            f"or re-pin with `tokreg pin {pin.name}@N`"
+        )
+    if v.content_hash != pin.hash:
+        raise IntegrityError(
+            f"{where}, but {v.ref} in this registry is {v.content_hash}; it is not the pinned "
+            f"tokenizer (re-pin deliberately with `tokreg pin {v.ref}`)",
+            expected=pin.hash,
+            actual=v.content_hash,
+        )
+    # The content itself is checked against this same hash wherever it is read, so rows changed
+    # behind tokreg's back are refused there, naming both hashes.
+    return v, pin
+
+
+def registry_for(ref: str, lock: Optional[Lock]) -> Optional[str]:
+    """The registry that `lock` names for `ref`'s tokenizer (a bare `name` or `name@...` pinned
+    there), when it can be reached from here: a SQLite file that exists, or another URL whose
+    password was not hidden when it was written. None otherwise, and then the usual location
+    applies; what is loaded is checked against the pinned hash either way."""
+    p = lock.pins.get(ref.split("@", 1)[0]) if lock is not None else None
+    if p is None or not p.registry or ":***@" in p.registry:
+        return None
+    # SQLAlchemy on use only, as in `resolve`.
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        url = make_url(p.registry)
+    except ArgumentError:
+        return None
+    if url.get_backend_name() == "sqlite":
+        return p.registry if url.database and Path(url.database).is_file() else None
+    return p.registry
+
+
+# -- TOML, the subset written above ---------------------------------------------------------------
+
+
+def _quote(s: str) -> str:
+    # A JSON string is a valid TOML basic string once non-ASCII escapes are left as characters.
+    return json.dumps(s, ensure_ascii=False)
+
+
+_KEY = re.compile(r"^([A-Za-z0-9_-]+)\s*=\s*(.+?)\s*$")
+
+
+def _parse(text: str) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib  # in the standard library from 3.11 on only
+
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ValueError(str(e)) from None
+        except RecursionError:  # tomllib reads nested arrays and tables recursively
+            raise ValueError("its values are nested too deeply (a lockfile's are flat)") from None
+    return _parse_subset(text)
+
+
+def _parse_subset(text: str) -> dict[str, Any]:
+    doc: dict[str, Any] = {}
+    table = doc
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line == "[[pin]]":
+            table = {}
+            doc.setdefault("pin", []).append(table)
+            continue
+        m = _KEY.match(line)
+        if not m:
+            raise ValueError(f"line {n}: expected `key = value` or [[pin]], found {raw!r}")
+        key, value = m.groups()
+        if value.startswith('"'):
+            try:
+                table[key] = json.loads(value)
+            except json.JSONDecodeError:
+                raise ValueError(f"line {n}: bad string {value!r}") from None
+        elif re.fullmatch(r"[+-]?\d+", value):
+            table[key] = int(value)
+        else:
+            raise ValueError(f"line {n}: unsupported value {value!r}")
+    return doc
