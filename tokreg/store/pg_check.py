@@ -1,0 +1,335 @@
+"""The PostgreSQL half of `tokreg sql`'s allow-list: a statement is parsed by PostgreSQL's own
+parser (libpg_query, through pglast) and its whole tree is walked; it may run only if it is one
+SELECT (WITH, UNION, VALUES, TABLE and EXPLAIN without ANALYZE included) that reads tokreg's
+tables and views and calls only the functions of sql_allow.py.
+
+Every node of the tree must be of a kind this module knows (`_NODES`); anything else (a
+statement other than a query, XML expressions, parameters, TABLESAMPLE, syntax a newer parser
+adds) is refused by default. On the known kinds:
+
+- every function call (FuncCall: bare, schema-qualified, quoted or U&-spelled names, as the
+  parser resolves them; the SQL-standard spellings such as TRIM or EXTRACT; table functions in
+  FROM) names a function of `PG_FUNCTIONS`, bare or in pg_catalog;
+- every relation read (RangeVar) is a CTE in scope, one of tokreg's tables and views (bare or in
+  the registry's schema), or one of `PG_CATALOG_RELATIONS`;
+- every type named (casts, typed literals, column definitions) is one of `PG_TYPES`;
+- every operator is bare or in pg_catalog; `x.name` and `(x).name` must name a column (written
+  that way, a name that is no column would call the function `name(x)`);
+- no SELECT INTO, no FOR UPDATE/SHARE, no data-modifying WITH, no EXPLAIN ANALYZE.
+
+    >>> check("SELECT lower(text) FROM vocab", Scope.of({"vocab"}, {"text"}))
+    >>> check("SELECT pg_read_file('/etc/hostname')", Scope.of({"vocab"}, {"text"}))
+    Traceback (most recent call last):
+    ...
+    tokreg.errors.ReadOnlyError: refused: the function pg_read_file() is not on the allow-list ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InputError, ReadOnlyError, TokregError
+from . import sql_text
+from .sql_allow import PG_CATALOG_RELATIONS, PG_EXPLAIN_OPTIONS, PG_FUNCTIONS, PG_TYPES
+
+HINT = "tokreg sql is read-only; what it allows is in docs/sql.md"
+
+#: Node kinds a query is made of. A kind not listed here is refused wherever it appears.
+_NODES = frozenset(
+    {
+        "RawStmt",
+        "SelectStmt",
+        "ExplainStmt",
+        "DefElem",
+        "WithClause",
+        "CommonTableExpr",
+        "CTESearchClause",
+        "CTECycleClause",
+        "ResTarget",
+        "ColumnRef",
+        "A_Star",
+        "A_Const",
+        "String",
+        "Integer",
+        "Float",
+        "Boolean",
+        "BitString",
+        "A_Expr",
+        "BoolExpr",
+        "FuncCall",
+        "TypeCast",
+        "TypeName",
+        "SubLink",
+        "CaseExpr",
+        "CaseWhen",
+        "CoalesceExpr",
+        "MinMaxExpr",
+        "NullTest",
+        "BooleanTest",
+        "RowExpr",
+        "A_ArrayExpr",
+        "A_Indices",
+        "A_Indirection",
+        "CollateClause",
+        "SortBy",
+        "WindowDef",
+        "RangeVar",
+        "RangeSubselect",
+        "RangeFunction",
+        "JoinExpr",
+        "Alias",
+        "ColumnDef",
+        "SQLValueFunction",
+        "GroupingSet",
+        "GroupingFunc",
+    }
+)
+#: What a refusal names for a node kind that is not allowed.
+_NODE_NAMES = {
+    "IntoClause": "SELECT INTO (it creates a table)",
+    "LockingClause": "FOR UPDATE/FOR SHARE (it locks rows)",
+    "XmlExpr": "XML expressions (XPath and XML functions are not on the allow-list)",
+    "XmlSerialize": "XMLSERIALIZE (XML functions are not on the allow-list)",
+    "RangeTableFunc": "XMLTABLE (XML functions are not on the allow-list)",
+    "ParamRef": "parameters ($1)",
+    "RangeTableSample": "TABLESAMPLE",
+    "VariableShowStmt": "SHOW (it reads the server's settings, not the registry)",
+}
+#: Names `x.name` may end with besides columns and the query's own aliases: system columns,
+#: WITH ORDINALITY's column and the columns of the allowed JSON table functions.
+_EXTRA_COLUMNS = frozenset({"ctid", "xmin", "xmax", "cmin", "cmax", "tableoid", "ordinality", "key", "value"})
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a statement may read: `relations` (tokreg's tables and views, bare names), the
+    registry's `schema`, and `columns` (every column name of those relations and of
+    `PG_CATALOG_RELATIONS`)."""
+
+    relations: frozenset[str]
+    columns: frozenset[str]
+    schema: str = "public"
+
+    @classmethod
+    def of(cls, relations: Iterable[str], columns: Iterable[str], schema: str = "public") -> Scope:
+        return cls(frozenset(relations), frozenset(columns), schema)
+
+
+def _refuse(what: str, why: str) -> ReadOnlyError:
+    return ReadOnlyError(f"refused: {what} {why}; {HINT}")
+
+
+def _names(nodes: Any) -> list[str]:
+    """The strings of a list of String nodes (a function, type or operator name)."""
+    return [getattr(n, "sval", "?") for n in nodes or ()]
+
+
+def _children(node: Any) -> Iterator[Any]:
+    for attr in type(node).__slots__:
+        value = getattr(node, attr, None)
+        if isinstance(value, tuple):
+            yield from _flatten(value)
+        elif _is_node(value):
+            yield value
+
+
+def _flatten(values: tuple[Any, ...]) -> Iterator[Any]:
+    for v in values:
+        if isinstance(v, tuple):
+            yield from _flatten(v)
+        elif _is_node(v):
+            yield v
+
+
+def _is_node(value: Any) -> bool:
+    from pglast import ast
+
+    return isinstance(value, ast.Node)
+
+
+def _all_nodes(node: Any) -> Iterator[Any]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(_children(n))
+
+
+def _defined_names(tree: Any) -> set[str]:
+    """Names the statement itself gives to columns and relations (aliases, CTE names and their
+    columns, column definitions): `x.name` may end with any of them."""
+    out: set[str] = set()
+    for n in _all_nodes(tree):
+        kind = type(n).__name__
+        if kind == "ResTarget" and n.name:
+            out.add(n.name)
+        elif kind == "Alias":
+            out.add(n.aliasname)
+            out.update(_names(n.colnames))
+        elif kind == "CommonTableExpr":
+            out.add(n.ctename)
+            out.update(_names(n.aliascolnames))
+        elif kind == "ColumnDef" and n.colname:
+            out.add(n.colname)
+    return out
+
+
+class _Walk:
+    def __init__(self, scope: Scope, defined: set[str]):
+        self.scope = scope
+        self.known = scope.columns | defined | _EXTRA_COLUMNS | PG_FUNCTIONS
+
+    def visit(self, node: Any, ctes: frozenset[str]) -> None:
+        kind = type(node).__name__
+        if kind not in _NODES:
+            raise _refuse(_NODE_NAMES.get(kind, f"{kind} (a kind of statement or expression)"), "is not allowed")
+        method = getattr(self, f"_{kind}", None)
+        if method is not None:
+            method(node, ctes)
+            return
+        for child in _children(node):
+            self.visit(child, ctes)
+
+    def _SelectStmt(self, node: Any, ctes: frozenset[str]) -> None:
+        if node.intoClause is not None:
+            raise _refuse(_NODE_NAMES["IntoClause"], "is not allowed")
+        if node.lockingClause:
+            raise _refuse(_NODE_NAMES["LockingClause"], "is not allowed")
+        inner = ctes
+        if node.withClause is not None:
+            w = node.withClause
+            names = [c.ctename for c in w.ctes]
+            for i, cte in enumerate(w.ctes):
+                if type(cte.ctequery).__name__ != "SelectStmt":
+                    what = type(cte.ctequery).__name__.removesuffix("Stmt").upper()
+                    raise _refuse(f"WITH {cte.ctename} AS ({what} …)", "would change data (only SELECT may run)")
+                # A WITH RECURSIVE query sees every sibling; a plain one only those before it
+                # (a later name would be read as a table, not as the CTE).
+                seen = names if w.recursive else names[:i]
+                for child in _children(cte):
+                    self.visit(child, ctes | frozenset(seen))
+            inner = ctes | frozenset(names)
+        for attr in type(node).__slots__:
+            if attr == "withClause":
+                continue
+            value = getattr(node, attr, None)
+            for child in _flatten(value) if isinstance(value, tuple) else [value] if _is_node(value) else []:
+                self.visit(child, inner)
+
+    def _FuncCall(self, node: Any, ctes: frozenset[str]) -> None:
+        names = _names(node.funcname)
+        name = names[-1]
+        if not (len(names) == 1 or (len(names) == 2 and names[0] == "pg_catalog")) or name not in PG_FUNCTIONS:
+            raise _refuse(
+                f"the function {'.'.join(names)}()",
+                "is not on the allow-list of functions without side effects",
+            )
+        for child in _children(node):
+            self.visit(child, ctes)
+
+    def _TypeName(self, node: Any, ctes: frozenset[str]) -> None:
+        names = _names(node.names)
+        ok = len(names) == 1 or (len(names) == 2 and names[0] == "pg_catalog")
+        if not ok or names[-1] not in PG_TYPES or node.pct_type:
+            raise _refuse(f"the type {'.'.join(names)}", "is not on the allow-list of types")
+        for child in _children(node):
+            self.visit(child, ctes)
+
+    def _RangeVar(self, node: Any, ctes: frozenset[str]) -> None:
+        schema, name = node.schemaname, node.relname
+        shown = ".".join(p for p in (node.catalogname, schema, name) if p)
+        ok = node.catalogname is None and (
+            (schema is None and (name in ctes or name in self.scope.relations))
+            or (schema == self.scope.schema and name in self.scope.relations)
+            or (schema, name) in PG_CATALOG_RELATIONS
+        )
+        if not ok:
+            raise _refuse(
+                f"reading {shown}",
+                "(only tokreg's tables and views, and information_schema's tables, columns and views, may be read)",
+            )
+        if node.alias is not None:
+            self.visit(node.alias, ctes)
+
+    def _operator(self, names: list[str], ctes: frozenset[str]) -> None:
+        if len(names) > 2 or (len(names) == 2 and names[0] != "pg_catalog"):
+            raise _refuse(f"the operator OPERATOR({'.'.join(names)})", "is outside pg_catalog")
+
+    def _A_Expr(self, node: Any, ctes: frozenset[str]) -> None:
+        self._operator(_names(node.name), ctes)
+        for child in _children(node):
+            self.visit(child, ctes)
+
+    def _SortBy(self, node: Any, ctes: frozenset[str]) -> None:
+        self._operator(_names(node.useOp), ctes)
+        for child in _children(node):
+            self.visit(child, ctes)
+
+    def _SubLink(self, node: Any, ctes: frozenset[str]) -> None:
+        self._operator(_names(node.operName), ctes)
+        for child in _children(node):
+            self.visit(child, ctes)
+
+    def _field(self, name: str, written: str) -> None:
+        if name not in self.known:
+            raise _refuse(
+                f"{written}",
+                f"names no column of the registry or of this query (written so, PostgreSQL would call {name}(), "
+                "which is not on the allow-list)",
+            )
+
+    def _ColumnRef(self, node: Any, ctes: frozenset[str]) -> None:
+        fields = node.fields
+        if len(fields) >= 2 and type(fields[-1]).__name__ == "String":
+            self._field(fields[-1].sval, ".".join(_names(fields)))
+
+    def _A_Indirection(self, node: Any, ctes: frozenset[str]) -> None:
+        self.visit(node.arg, ctes)
+        for part in node.indirection:
+            if type(part).__name__ == "String":
+                self._field(part.sval, f"(…).{part.sval}")
+            else:
+                self.visit(part, ctes)
+
+
+def parse(query: str) -> Any:
+    """The one statement of `query` as pglast's tree (InputError for a syntax error or more than
+    one statement; TokregError saying what to install when pglast is missing)."""
+    try:
+        from pglast import parse_sql
+        from pglast.parser import ParseError
+    except ImportError:
+        raise TokregError(
+            "checking SQL for a PostgreSQL registry needs pglast: pip install 'tokreg[postgresql]' "
+            "(or pip install pglast)"
+        ) from None
+    try:
+        stmts = parse_sql(query)
+    except ParseError as e:
+        msg, at = (e.args + (None,))[:2] if e.args else ("syntax error", None)
+        where = f" (at character {at + 1})" if isinstance(at, int) else ""
+        raise InputError(f"SQL error: {str(msg).splitlines()[0]}{where}") from None
+    if len(stmts) != 1:
+        raise InputError(f"give one statement per call: found {len(stmts)}; nothing was run")
+    return stmts[0]
+
+
+def check(query: str, scope: Scope) -> None:
+    """Raises ReadOnlyError naming the first thing of `query` that is not on the allow-list
+    (InputError for SQL that does not parse); returns None when it may run."""
+    raw = parse(query)
+    stmt = raw.stmt
+    kind = type(stmt).__name__
+    if kind == "ExplainStmt":
+        for opt in stmt.options or ():
+            if opt.defname not in PG_EXPLAIN_OPTIONS:
+                why = "runs the statement" if opt.defname == "analyze" else "is not an option that only shows the plan"
+                raise _refuse(f"EXPLAIN {opt.defname.upper()}", why)
+        stmt = stmt.query
+        kind = type(stmt).__name__
+    if kind != "SelectStmt":
+        shown = _NODE_NAMES.get(kind) or sql_text.first_keyword(query) or kind
+        raise _refuse(shown, "is not a query (tokreg sql runs one SELECT, WITH, VALUES, TABLE or EXPLAIN)")
+    _Walk(scope, _defined_names(stmt)).visit(stmt, frozenset())
