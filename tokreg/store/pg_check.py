@@ -329,6 +329,9 @@ def check(query: str, scope: Scope) -> None:
                 raise _refuse(f"EXPLAIN {opt.defname.upper()}", why)
         stmt = stmt.query
         kind = type(stmt).__name__
+        if kind != "SelectStmt":
+            inner = "CREATE TABLE AS" if kind == "CreateTableAsStmt" else kind.removesuffix("Stmt").upper()
+            raise _refuse(f"EXPLAIN {inner}", "explains a statement that is not a query")
     if kind != "SelectStmt":
         shown = _NODE_NAMES.get(kind) or sql_text.first_keyword(query) or kind
         raise _refuse(shown, "is not a query (tokreg sql runs one SELECT, WITH, VALUES, TABLE or EXPLAIN)")

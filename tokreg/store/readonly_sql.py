@@ -115,6 +115,8 @@ _ACTIONS = {
     if hasattr(sqlite3, f"SQLITE_{name}")
 }
 _RECURSIVE = getattr(sqlite3, "SQLITE_RECURSIVE", 33)
+#: First words of SQLite statements that are queries (a refusal then names only what it used).
+_SQLITE_QUERIES = {"SELECT", "WITH", "VALUES", "EXPLAIN", "PRAGMA"}
 #: What a SQLite statement may read: tokreg's tables and views, and the catalog tables allowed.
 SQLITE_TABLES: frozenset[str] = RELATIONS | SQLITE_CATALOG_TABLES
 
@@ -194,14 +196,17 @@ class _Clock:
         return 0
 
 
-def _sqlite_error(e: Exception, guard: _Authorizer, clock: _Clock) -> BaseException:
+def _sqlite_error(e: Exception, query: str, guard: _Authorizer, clock: _Clock) -> BaseException:
     msg = (str(e).splitlines() or [type(e).__name__])[0]
     if isinstance(e, sqlite3.OperationalError) and msg == "interrupted":
         if clock.expired:
             return QueryTimeout(clock.limit or 0.0, "of database time ")
         return KeyboardInterrupt()
     if guard.refused is not None:
-        return ReadOnlyError(f"refused: {guard.refused}; {_HINT}")
+        word = sql_text.first_keyword(query, False)
+        # SQLite names the first thing it was asked about (DROP TABLE: a DELETE from sqlite_schema).
+        what = guard.refused if word in _SQLITE_QUERIES else f"{word or 'the statement'} ({guard.refused})"
+        return ReadOnlyError(f"refused: {what}; {_HINT}")
     if "not authorized" in msg or "prohibited" in msg or "readonly" in msg:
         return ReadOnlyError(f"refused: {msg}; {_HINT}")
     if isinstance(e, sqlite3.Warning) or "one statement at a time" in msg:
@@ -212,12 +217,15 @@ def _sqlite_error(e: Exception, guard: _Authorizer, clock: _Clock) -> BaseExcept
 
 
 def _warm_table_functions(dbapi: sqlite3.Connection) -> None:
-    """Prepares each allowed table function once before the authorizer is set: the first use of
-    one in a connection makes SQLite declare it, which the authorizer would see as an UPDATE of
-    sqlite_schema (nothing is written; that is why `pragma_table_info(...)` used to be refused)."""
-    for name in sorted(SQLITE_CATALOG_TABLES - {"sqlite_master", "sqlite_schema"}):
-        with contextlib.suppress(sqlite3.Error):  # a table function this SQLite lacks (jsonb_each < 3.45)
-            dbapi.execute(f"SELECT 1 FROM {name} LIMIT 0").fetchall()
+    """Declares SQLite's table functions (json_each, json_tree, every pragma_*) in this connection
+    before the authorizer is set, with EXPLAIN, which prepares a statement and never runs it.
+    The first use of one makes SQLite declare it, which the authorizer would be asked about as an
+    UPDATE of sqlite_schema (nothing is written): that is why `pragma_table_info(...)` used to be
+    refused. Once declared, the authorizer sees a use as what it is: a read, and the pragma."""
+    pragmas = [p for (p,) in dbapi.execute("PRAGMA pragma_list").fetchall()]
+    for name in ["json_each", "json_tree", "jsonb_each", "jsonb_tree", *(f"pragma_{p}" for p in pragmas)]:
+        with contextlib.suppress(sqlite3.Error):  # not a table function, or not in this SQLite
+            dbapi.execute(f"EXPLAIN SELECT 1 FROM {name}").fetchall()
 
 
 @contextlib.contextmanager
@@ -239,7 +247,7 @@ def _sqlite(engine: Engine, query: str, timeout: Optional[float]) -> Iterator[Ro
             first = cur.fetchmany(BATCH)
             clock.stop()
         except (sqlite3.Error, sqlite3.Warning) as e:
-            raise _sqlite_error(e, guard, clock) from None
+            raise _sqlite_error(e, query, guard, clock) from None
         columns = [d[0] for d in cur.description or []]
 
         def batches() -> Iterator[list[tuple[Any, ...]]]:
@@ -251,7 +259,7 @@ def _sqlite(engine: Engine, query: str, timeout: Optional[float]) -> Iterator[Ro
                     batch = cur.fetchmany(BATCH)
                     clock.stop()
                 except (sqlite3.Error, sqlite3.Warning) as e:
-                    raise _sqlite_error(e, guard, clock) from None
+                    raise _sqlite_error(e, query, guard, clock) from None
 
         yield Rows(columns, batches())
     finally:
