@@ -594,3 +594,26 @@ def test_postgres_without_pglast_says_what_to_install(
     with Registry(pg_registry[0]) as reg, pytest.raises(TokregError) as e:
         reg.sql("SELECT 1")
     assert str(e.value).count("\n") == 0 and "pip install 'tokreg[postgresql]'" in str(e.value)
+
+
+#: The allowed functions PostgreSQL marks volatile: they read the random source or the clock.
+PG_VOLATILE_ALLOWED = {"random", "clock_timestamp", "gen_random_uuid"}
+
+
+def test_postgres_allowed_functions_exist_and_only_compute(pg_registry: tuple[str, Path]) -> None:
+    """Every name on the allow-list is a pg_catalog function of this server (no typo, no
+    procedure), and every one PostgreSQL marks volatile (the mark for "may have side effects") is
+    one of the few that only read the random source or the clock."""
+    import psycopg
+
+    from tokreg.store.sql_allow import PG_FUNCTIONS
+
+    with psycopg.connect(pg_registry[0].replace("postgresql+psycopg://", "postgresql://")) as c:
+        rows = c.execute(
+            "SELECT proname, bool_or(provolatile = 'v'), bool_or(prokind = 'p') FROM pg_proc "
+            "WHERE pronamespace = 'pg_catalog'::regnamespace AND proname = ANY(%s) GROUP BY proname",
+            [sorted(PG_FUNCTIONS)],
+        ).fetchall()
+    assert {name for name, _, _ in rows} == PG_FUNCTIONS
+    assert {name for name, volatile, _ in rows if volatile} == PG_VOLATILE_ALLOWED
+    assert not [name for name, _, procedure in rows if procedure]

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import pytest
 
 from tokreg import BpeOptions, InputError, ReadOnlyError, Registry, TokregError
+from tokreg.store import sql_allow
 
 from .conftest import Cli
 
@@ -305,3 +307,38 @@ def test_postgres_lock_and_statement_timeouts(pg_filled: str) -> None:
         with reg.sql_rows("SELECT generate_series(1, 100000000)") as rows:  # streamed
             assert [r for _, r in zip(range(3), rows)] == [(1,), (2,), (3,)]
     holder.dispose()
+
+
+# -- docs/sql.md shows exactly the allow-lists of sql_allow.py -------------------------------------------
+
+
+def _doc_lists() -> dict[str, dict[str, set[str]]]:
+    """{"PostgreSQL" | "SQLite": {category: names}} from the function lists of docs/sql.md (a
+    `### PostgreSQL …` or `### SQLite …` heading, then `- **category:** `name`, …` lines)."""
+    out: dict[str, dict[str, set[str]]] = {}
+    section: Optional[dict[str, set[str]]] = None
+    for line in (Path(__file__).parent.parent / "docs" / "sql.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith("### "):
+            section = out.setdefault(line[4:].split()[0], {})
+        elif line.startswith("## "):
+            section = None
+        elif section is not None and (m := re.match(r"- \*\*(.+?):\*\* (.*)", line)):
+            section[m.group(1)] = set(re.findall(r"`([^`]+)`", m.group(2)))
+    return out
+
+
+def _doc_line(start: str) -> set[str]:
+    """The names listed after the colon of the docs' sentence that begins with `start`."""
+    text = (Path(__file__).parent.parent / "docs" / "sql.md").read_text(encoding="utf-8")
+    listed = text[text.index(": `", text.index(start)) :]
+    m = re.search(r"\.(\s|$)", listed)
+    assert m is not None
+    return set(re.findall(r"`([^`]+)`", listed[: m.start()]))
+
+
+def test_docs_show_the_allow_lists() -> None:
+    lists = _doc_lists()
+    assert {c: set(n) for c, n in sql_allow.PG_FUNCTION_CATEGORIES.items()} == lists["PostgreSQL"]
+    assert {c: set(n) for c, n in sql_allow.SQLITE_FUNCTION_CATEGORIES.items()} == lists["SQLite"]
+    assert _doc_line("Types a statement may name") == set(sql_allow.PG_TYPES)
+    assert _doc_line("SQLite pragmas that only describe") == set(sql_allow.SQLITE_PRAGMAS)

@@ -144,7 +144,7 @@ def _flatten(values: tuple[Any, ...]) -> Iterator[Any]:
 
 
 def _is_node(value: Any) -> bool:
-    from pglast import ast
+    from pglast import ast  # optional (the postgresql extra): imported once parse() found it
 
     return isinstance(value, ast.Node)
 
@@ -297,7 +297,7 @@ class _Walk:
 def parse(query: str) -> Any:
     """The one statement of `query` as pglast's tree (InputError for a syntax error or more than
     one statement; TokregError saying what to install when pglast is missing)."""
-    try:
+    try:  # pglast is optional (the postgresql extra): needed only for a PostgreSQL registry
         from pglast import parse_sql
         from pglast.parser import ParseError
     except ImportError:

@@ -339,7 +339,7 @@ def _pg_error(e: Exception, timeout: Optional[float]) -> BaseException:
 @contextlib.contextmanager
 def _postgres(engine: Engine, query: str, timeout: Optional[float]) -> Iterator[Rows]:
     import psycopg  # the PostgreSQL driver, present whenever a PostgreSQL registry is open
-    from psycopg import sql as pgsql
+    from psycopg import sql as pgsql  # (the same driver's SQL composition)
 
     pg_check.parse(query)  # a syntax error, or no pglast, is said before connecting
     raw = engine.raw_connection()

@@ -1,7 +1,7 @@
 """What a `tokreg sql` statement may use, as data: the functions, types, pragmas and catalogs on
 the allow-lists of each database, by category. The checks that apply them live in
 readonly_sql.py (SQLite's authorizer) and pg_check.py (PostgreSQL's parse tree); docs/sql.md
-shows these lists, and a test keeps the page and this module in step.
+shows these lists, and tests/test_sql_readonly.py keeps the page and this module in step.
 
 Why these lists are safe: every function here computes its result from its arguments (and, for
 aggregates and window functions, from the rows it is given) and does nothing else: none reads or
@@ -331,7 +331,7 @@ PG_CATALOG_RELATIONS: frozenset[tuple[str, str]] = frozenset(
 
 #: EXPLAIN options that only describe the plan (ANALYZE, which runs the statement, is not one).
 PG_EXPLAIN_OPTIONS: frozenset[str] = frozenset(
-    {"verbose", "costs", "settings", "generic_plan", "summary", "format", "memory", "serialize"}
+    {"verbose", "costs", "settings", "generic_plan", "summary", "format"}
 )
 
 # -- SQLite ----------------------------------------------------------------------------------------
