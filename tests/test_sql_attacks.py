@@ -617,3 +617,21 @@ def test_postgres_allowed_functions_exist_and_only_compute(pg_registry: tuple[st
     assert {name for name, _, _ in rows} == PG_FUNCTIONS
     assert {name for name, volatile, _ in rows if volatile} == PG_VOLATILE_ALLOWED
     assert not [name for name, _, procedure in rows if procedure]
+
+
+#: 30,000 levels of nesting: more than pglast's parse survives on an 8 MB stack (the process
+#: crashed near 25,000 before parsing moved to a thread with a larger stack).
+DEEP = "SELECT " + "1+" * 30_000 + "1"
+
+
+def test_deep_or_huge_statements_are_one_line_errors(
+    sqlite_registry: tuple[Path, Path], pg_registry: tuple[str, Path]
+) -> None:
+    huge = "SELECT 1" + " " * 100_000  # PostgreSQL: longer than pg_check.MAX_CHARS
+    for url, stmts in ((str(sqlite_registry[0]), (DEEP,)), (pg_registry[0], (DEEP, huge))):
+        with Registry(url) as reg:
+            for stmt in (*stmts, "SELECT " + "lower(" * 5_000 + "'a'" + ")" * 5_000):
+                with pytest.raises(TokregError) as e:
+                    reg.sql(stmt)
+                assert "\n" not in str(e.value), str(e.value)
+            assert reg.sql("SELECT " + "1+" * 500 + "1")[1] == [(501,)]

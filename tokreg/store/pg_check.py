@@ -26,7 +26,8 @@ adds) is refused by default. On the known kinds:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,26 +128,16 @@ def _names(nodes: Any) -> list[str]:
 
 
 def _children(node: Any) -> Iterator[Any]:
-    for attr in type(node).__slots__:
-        value = getattr(node, attr, None)
-        if isinstance(value, tuple):
-            yield from _flatten(value)
-        elif _is_node(value):
-            yield value
+    """The nodes directly under `node` (lists of nodes flattened)."""
+    return _flatten(tuple(getattr(node, attr, None) for attr in type(node).__slots__))
 
 
 def _flatten(values: tuple[Any, ...]) -> Iterator[Any]:
     for v in values:
         if isinstance(v, tuple):
             yield from _flatten(v)
-        elif _is_node(v):
+        elif isinstance(v, _NODE_CLASS):
             yield v
-
-
-def _is_node(value: Any) -> bool:
-    from pglast import ast  # optional (the postgresql extra): imported once parse() found it
-
-    return isinstance(value, ast.Node)
 
 
 def _all_nodes(node: Any) -> Iterator[Any]:
@@ -176,27 +167,36 @@ def _defined_names(tree: Any) -> set[str]:
     return out
 
 
+#: A node to check and the CTE names visible where it stands.
+_Item = tuple[Any, frozenset[str]]
+
+
 class _Walk:
+    """Checks every node of a statement with a worklist rather than recursion, so that a deeply
+    nested statement costs memory, never Python's recursion limit. Each handler checks its node
+    and returns the children to check next, with the CTE names visible to them."""
+
     def __init__(self, scope: Scope, defined: set[str]):
         self.scope = scope
         self.known = scope.columns | defined | _EXTRA_COLUMNS | PG_FUNCTIONS
 
-    def visit(self, node: Any, ctes: frozenset[str]) -> None:
-        kind = type(node).__name__
-        if kind not in _NODES:
-            raise _refuse(_NODE_NAMES.get(kind, f"{kind} (a kind of statement or expression)"), "is not allowed")
-        method = getattr(self, f"_{kind}", None)
-        if method is not None:
-            method(node, ctes)
-            return
-        for child in _children(node):
-            self.visit(child, ctes)
+    def run(self, root: Any) -> None:
+        todo: list[_Item] = [(root, frozenset())]
+        while todo:
+            node, ctes = todo.pop()
+            kind = type(node).__name__
+            if kind not in _NODES:
+                raise _refuse(_NODE_NAMES.get(kind, f"{kind} (a kind of statement or expression)"), "is not allowed")
+            method = getattr(self, f"_{kind}", None)
+            nxt = method(node, ctes) if method is not None else [(c, ctes) for c in _children(node)]
+            todo.extend(reversed(nxt))  # reversed: refusals follow the order of the text
 
-    def _SelectStmt(self, node: Any, ctes: frozenset[str]) -> None:
+    def _SelectStmt(self, node: Any, ctes: frozenset[str]) -> list[_Item]:
         if node.intoClause is not None:
             raise _refuse(_NODE_NAMES["IntoClause"], "is not allowed")
         if node.lockingClause:
             raise _refuse(_NODE_NAMES["LockingClause"], "is not allowed")
+        out: list[_Item] = []
         inner = ctes
         if node.withClause is not None:
             w = node.withClause
@@ -207,37 +207,32 @@ class _Walk:
                     raise _refuse(f"WITH {cte.ctename} AS ({what} …)", "would change data (only SELECT may run)")
                 # A WITH RECURSIVE query sees every sibling; a plain one only those before it
                 # (a later name would be read as a table, not as the CTE).
-                seen = names if w.recursive else names[:i]
-                for child in _children(cte):
-                    self.visit(child, ctes | frozenset(seen))
+                seen = ctes | frozenset(names if w.recursive else names[:i])
+                out += [(child, seen) for child in _children(cte)]
             inner = ctes | frozenset(names)
         for attr in type(node).__slots__:
-            if attr == "withClause":
-                continue
             value = getattr(node, attr, None)
-            for child in _flatten(value) if isinstance(value, tuple) else [value] if _is_node(value) else []:
-                self.visit(child, inner)
+            if attr != "withClause":
+                out += [(child, inner) for child in _flatten((value,))]
+        return out
 
-    def _FuncCall(self, node: Any, ctes: frozenset[str]) -> None:
+    def _FuncCall(self, node: Any, ctes: frozenset[str]) -> list[_Item]:
         names = _names(node.funcname)
         name = names[-1]
         if not (len(names) == 1 or (len(names) == 2 and names[0] == "pg_catalog")) or name not in PG_FUNCTIONS:
             raise _refuse(
-                f"the function {'.'.join(names)}()",
-                "is not on the allow-list of functions without side effects",
+                f"the function {'.'.join(names)}()", "is not on the allow-list of functions without side effects"
             )
-        for child in _children(node):
-            self.visit(child, ctes)
+        return [(c, ctes) for c in _children(node)]
 
-    def _TypeName(self, node: Any, ctes: frozenset[str]) -> None:
+    def _TypeName(self, node: Any, ctes: frozenset[str]) -> list[_Item]:
         names = _names(node.names)
         ok = len(names) == 1 or (len(names) == 2 and names[0] == "pg_catalog")
         if not ok or names[-1] not in PG_TYPES or node.pct_type:
             raise _refuse(f"the type {'.'.join(names)}", "is not on the allow-list of types")
-        for child in _children(node):
-            self.visit(child, ctes)
+        return [(c, ctes) for c in _children(node)]
 
-    def _RangeVar(self, node: Any, ctes: frozenset[str]) -> None:
+    def _RangeVar(self, node: Any, ctes: frozenset[str]) -> list[_Item]:
         schema, name = node.schemaname, node.relname
         shown = ".".join(p for p in (node.catalogname, schema, name) if p)
         ok = node.catalogname is None and (
@@ -250,63 +245,102 @@ class _Walk:
                 f"reading {shown}",
                 "(only tokreg's tables and views, and information_schema's tables, columns and views, may be read)",
             )
-        if node.alias is not None:
-            self.visit(node.alias, ctes)
+        return [] if node.alias is None else [(node.alias, ctes)]
 
-    def _operator(self, names: list[str], ctes: frozenset[str]) -> None:
+    def _operator(self, names: list[str], node: Any, ctes: frozenset[str]) -> list[_Item]:
         if len(names) > 2 or (len(names) == 2 and names[0] != "pg_catalog"):
             raise _refuse(f"the operator OPERATOR({'.'.join(names)})", "is outside pg_catalog")
+        return [(c, ctes) for c in _children(node)]
 
-    def _A_Expr(self, node: Any, ctes: frozenset[str]) -> None:
-        self._operator(_names(node.name), ctes)
-        for child in _children(node):
-            self.visit(child, ctes)
+    def _A_Expr(self, node: Any, ctes: frozenset[str]) -> list[_Item]:
+        return self._operator(_names(node.name), node, ctes)
 
-    def _SortBy(self, node: Any, ctes: frozenset[str]) -> None:
-        self._operator(_names(node.useOp), ctes)
-        for child in _children(node):
-            self.visit(child, ctes)
+    def _SortBy(self, node: Any, ctes: frozenset[str]) -> list[_Item]:
+        return self._operator(_names(node.useOp), node, ctes)
 
-    def _SubLink(self, node: Any, ctes: frozenset[str]) -> None:
-        self._operator(_names(node.operName), ctes)
-        for child in _children(node):
-            self.visit(child, ctes)
+    def _SubLink(self, node: Any, ctes: frozenset[str]) -> list[_Item]:
+        return self._operator(_names(node.operName), node, ctes)
 
     def _field(self, name: str, written: str) -> None:
         if name not in self.known:
             raise _refuse(
-                f"{written}",
+                written,
                 f"names no column of the registry or of this query (written so, PostgreSQL would call {name}(), "
                 "which is not on the allow-list)",
             )
 
-    def _ColumnRef(self, node: Any, ctes: frozenset[str]) -> None:
+    def _ColumnRef(self, node: Any, ctes: frozenset[str]) -> list[_Item]:
         fields = node.fields
         if len(fields) >= 2 and type(fields[-1]).__name__ == "String":
             self._field(fields[-1].sval, ".".join(_names(fields)))
+        return []
 
-    def _A_Indirection(self, node: Any, ctes: frozenset[str]) -> None:
-        self.visit(node.arg, ctes)
+    def _A_Indirection(self, node: Any, ctes: frozenset[str]) -> list[_Item]:
+        out: list[_Item] = [(node.arg, ctes)]
         for part in node.indirection:
             if type(part).__name__ == "String":
                 self._field(part.sval, f"(…).{part.sval}")
             else:
-                self.visit(part, ctes)
+                out.append((part, ctes))
+        return out
+
+
+#: The longest PostgreSQL statement checked (and so run), in characters: far beyond any query
+#: written by hand.
+MAX_CHARS = 100_000
+#: The parser and pglast's conversion of its tree recurse in C once per level of nesting (`1+1+…`
+#: nests once per `+`), and a few tens of thousands of levels exhaust a thread's usual 8 MB of
+#: stack. They run on a thread with this much stack (address space reserved, touched only as
+#: used), which holds any statement of MAX_CHARS.
+_PARSE_STACK = 512 << 20
+_stack_size_lock = threading.Lock()
+#: pglast's base class of tree nodes, set by parse() once pglast is imported (until then, a class
+#: nothing is an instance of).
+_NODE_CLASS: type = type("NoNodeYet", (), {})
+
+
+def _on_big_stack(parse_sql: Callable[[str], Any], query: str) -> Any:
+    """`parse_sql(query)` on a thread with a stack that no statement of MAX_CHARS exhausts."""
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            out["stmts"] = parse_sql(query)
+        except Exception as e:  # handed to the caller's thread
+            out["error"] = e
+
+    with _stack_size_lock:
+        old = threading.stack_size(_PARSE_STACK)
+        try:
+            worker = threading.Thread(target=run, name="tokreg-sql-parse", daemon=True)
+            worker.start()
+        finally:
+            threading.stack_size(old)
+    worker.join()
+    if "error" in out:
+        raise out["error"]
+    return out["stmts"]
 
 
 def parse(query: str) -> Any:
-    """The one statement of `query` as pglast's tree (InputError for a syntax error or more than
-    one statement; TokregError saying what to install when pglast is missing)."""
+    """The one statement of `query` as pglast's tree (InputError for a syntax error, more than
+    one statement or more than MAX_CHARS; TokregError saying what to install when pglast is
+    missing)."""
+    global _NODE_CLASS
     try:  # pglast is optional (the postgresql extra): needed only for a PostgreSQL registry
         from pglast import parse_sql
+        from pglast.ast import Node
         from pglast.parser import ParseError
     except ImportError:
         raise TokregError(
             "checking SQL for a PostgreSQL registry needs pglast: pip install 'tokreg[postgresql]' "
             "(or pip install pglast)"
         ) from None
+    _NODE_CLASS = Node
+    if len(query) > MAX_CHARS:
+        raise InputError(f"the statement is {len(query):,} characters long; tokreg sql takes at most {MAX_CHARS:,}")
     try:
-        stmts = parse_sql(query)
+        stmts = _on_big_stack(parse_sql, query)
     except ParseError as e:
         msg, at = (e.args + (None,))[:2] if e.args else ("syntax error", None)
         where = f" (at character {at + 1})" if isinstance(at, int) else ""
@@ -335,4 +369,4 @@ def check(query: str, scope: Scope) -> None:
     if kind != "SelectStmt":
         shown = _NODE_NAMES.get(kind) or sql_text.first_keyword(query) or kind
         raise _refuse(shown, "is not a query (tokreg sql runs one SELECT, WITH, VALUES, TABLE or EXPLAIN)")
-    _Walk(scope, _defined_names(stmt)).visit(stmt, frozenset())
+    _Walk(scope, _defined_names(stmt)).run(stmt)
