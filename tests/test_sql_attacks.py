@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sqlite3
 import tempfile
 from collections.abc import Iterator
@@ -635,3 +636,28 @@ def test_deep_or_huge_statements_are_one_line_errors(
                     reg.sql(stmt)
                 assert "\n" not in str(e.value), str(e.value)
             assert reg.sql("SELECT " + "1+" * 500 + "1")[1] == [(501,)]
+
+
+def test_postgres_refuses_names_the_registry_schema_also_defines(pg_registry: tuple[str, Path]) -> None:
+    """A function or operator in the registry's schema (an extension's, or one made by hand) can
+    win PostgreSQL's overload resolution over pg_catalog's for some argument types, so a call of
+    its name is refused while it exists."""
+    import psycopg
+
+    url = pg_registry[0]
+    with (
+        psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as owner,
+        Registry(url) as reg,
+    ):
+        owner.execute(
+            "CREATE FUNCTION public.lower(integer) RETURNS text LANGUAGE sql AS 'SELECT pg_reload_conf()::text'"
+        )
+        owner.execute("CREATE OPERATOR public.### (FUNCTION = public.lower, RIGHTARG = integer)")
+        try:
+            for stmt, name in (("SELECT lower(1)", "lower()"), ("SELECT upper('a') ### 1", "###")):
+                with pytest.raises(ReadOnlyError, match=f"{re.escape(name)} is also defined in schema public"):
+                    reg.sql(stmt)
+            assert reg.sql("SELECT upper('a')")[1] == [("A",)]
+        finally:
+            owner.execute("DROP FUNCTION public.lower(integer) CASCADE")
+        assert reg.sql("SELECT lower('A')")[1] == [("a",)]

@@ -107,15 +107,20 @@ _EXTRA_COLUMNS = frozenset({"ctid", "xmin", "xmax", "cmin", "cmax", "tableoid", 
 class Scope:
     """What a statement may read: `relations` (tokreg's tables and views, bare names), the
     registry's `schema`, and `columns` (every column name of those relations and of
-    `PG_CATALOG_RELATIONS`)."""
+    `PG_CATALOG_RELATIONS`); and `shadowed`, the names of functions and operators defined in the
+    registry's schema (by an extension, or by hand), which PostgreSQL could pick instead of
+    pg_catalog's for some argument types, so a call of such a name is refused."""
 
     relations: frozenset[str]
     columns: frozenset[str]
     schema: str = "public"
+    shadowed: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, relations: Iterable[str], columns: Iterable[str], schema: str = "public") -> Scope:
-        return cls(frozenset(relations), frozenset(columns), schema)
+    def of(
+        cls, relations: Iterable[str], columns: Iterable[str], schema: str = "public", shadowed: Iterable[str] = ()
+    ) -> Scope:
+        return cls(frozenset(relations), frozenset(columns), schema, frozenset(shadowed))
 
 
 def _refuse(what: str, why: str) -> ReadOnlyError:
@@ -223,6 +228,10 @@ class _Walk:
             raise _refuse(
                 f"the function {'.'.join(names)}()", "is not on the allow-list of functions without side effects"
             )
+        if name in self.scope.shadowed:
+            raise _refuse(
+                f"the function {name}()", f"is also defined in schema {self.scope.schema}, not only in pg_catalog"
+            )
         return [(c, ctes) for c in _children(node)]
 
     def _TypeName(self, node: Any, ctes: frozenset[str]) -> list[_Item]:
@@ -250,6 +259,10 @@ class _Walk:
     def _operator(self, names: list[str], node: Any, ctes: frozenset[str]) -> list[_Item]:
         if len(names) > 2 or (len(names) == 2 and names[0] != "pg_catalog"):
             raise _refuse(f"the operator OPERATOR({'.'.join(names)})", "is outside pg_catalog")
+        if names and names[-1] in self.scope.shadowed:
+            raise _refuse(
+                f"the operator {names[-1]}", f"is also defined in schema {self.scope.schema}, not only in pg_catalog"
+            )
         return [(c, ctes) for c in _children(node)]
 
     def _A_Expr(self, node: Any, ctes: frozenset[str]) -> list[_Item]:

@@ -283,9 +283,9 @@ _SERVER_ROLES = (
     "pg_checkpoint",
 )
 #: What a PostgreSQL query needs to know before it is checked and run, read in one round trip:
-#: the registry's schema, the column names a statement may write as `x.name`, and a role the
-#: session may switch to that can read tokreg's relations and do nothing else (the first by
-#: name), or NULL.
+#: the registry's schema, the column names a statement may write as `x.name`, a role the session
+#: may switch to that can read tokreg's relations and do nothing else (the first by name) or
+#: NULL, and the names of the functions and operators defined in the registry's schema.
 _PG_CONTEXT = r"""
 SELECT current_schema()::text,
   ARRAY(SELECT DISTINCT a.attname::text FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
@@ -309,7 +309,9 @@ SELECT current_schema()::text,
                      AND c.relkind = 'S' AND has_sequence_privilege(r.oid, c.oid, 'USAGE,UPDATE'))
      AND NOT EXISTS (SELECT 1 FROM pg_roles s WHERE s.rolname = ANY(%(server)s)
                      AND pg_has_role(r.oid, s.oid, 'MEMBER'))
-   ORDER BY r.rolname LIMIT 1)
+   ORDER BY r.rolname LIMIT 1),
+  ARRAY(SELECT proname::text FROM pg_proc WHERE pronamespace = to_regnamespace(current_schema())::oid
+        UNION SELECT oprname::text FROM pg_operator WHERE oprnamespace = to_regnamespace(current_schema())::oid)
 """
 
 
@@ -366,8 +368,8 @@ def _postgres(engine: Engine, query: str, timeout: Optional[float]) -> Iterator[
                 },
             ).fetchone()
             assert context is not None
-            schema, columns, reader = context
-            _check_postgres(query, pg_check.Scope.of(RELATIONS, columns, schema or "public"))
+            schema, columns, reader, shadowed = context
+            _check_postgres(query, pg_check.Scope.of(RELATIONS, columns, schema or "public", shadowed))
             # Names resolve in pg_catalog first (so a bare function name is the built-in one the
             # allow-list means), then in the registry's schema; temporary objects last.
             path = pgsql.SQL("SET LOCAL search_path = pg_catalog, {}, pg_temp")

@@ -330,9 +330,7 @@ PG_CATALOG_RELATIONS: frozenset[tuple[str, str]] = frozenset(
 )
 
 #: EXPLAIN options that only describe the plan (ANALYZE, which runs the statement, is not one).
-PG_EXPLAIN_OPTIONS: frozenset[str] = frozenset(
-    {"verbose", "costs", "settings", "generic_plan", "summary", "format"}
-)
+PG_EXPLAIN_OPTIONS: frozenset[str] = frozenset({"verbose", "costs", "settings", "generic_plan", "summary", "format"})
 
 # -- SQLite ----------------------------------------------------------------------------------------
 
