@@ -275,7 +275,10 @@ class _Walk:
         return self._operator(_names(node.operName), node, ctes)
 
     def _field(self, name: str, written: str) -> None:
-        if name not in self.known:
+        # The query's own names are accepted too, so `t.x` could still be a call x(t) when t has
+        # no column x; the pg_catalog functions a whole row can be passed to (to_json, pg_typeof,
+        # row_to_json, …) only compute, and the registry schema's own functions are refused here.
+        if name not in self.known or name in self.scope.shadowed:
             raise _refuse(
                 written,
                 f"names no column of the registry or of this query (written so, PostgreSQL would call {name}(), "
