@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import pytest
 
 from tokreg import BpeOptions, InputError, ReadOnlyError, Registry, TokregError
+from tokreg.store import sql_allow
 
 from .conftest import Cli
 
@@ -232,7 +234,7 @@ def _attack(
 
     if not client_checks:  # what the server refuses by itself, with tokreg's own reading of the SQL turned off
         monkeypatch.setattr(readonly_sql, "_check_text", lambda q, p: None)
-        monkeypatch.setattr(readonly_sql, "_check_postgres", lambda q: None)
+        monkeypatch.setattr(readonly_sql, "_check_postgres", lambda q, scope: None)
     reg = Registry(url)
     before = _snapshot(owner)
     bystander = create(locate(owner)).connect()  # another user's session: no attack may end it
@@ -267,7 +269,7 @@ def test_postgres_attacks_as_the_owner_change_nothing(
     from sqlalchemy.engine import make_url
 
     outcomes = _attack(pg_filled, pg_filled, tmp_path, str(make_url(pg_filled).database), True, monkeypatch)
-    assert outcomes["ran"] == 0 and outcomes["stopped"] == 2, outcomes  # pg_sleep and the endless CTE
+    assert outcomes["ran"] == 0 and outcomes["stopped"] == 1, outcomes  # the endless CTE (pg_sleep is not allowed)
 
 
 def test_postgres_attacks_as_a_select_only_role_change_nothing_even_unchecked(
@@ -301,7 +303,42 @@ def test_postgres_lock_and_statement_timeouts(pg_filled: str) -> None:
             reg.sql("SELECT count(*) FROM tokens", timeout=0.5)
         c.rollback()
         with pytest.raises(InputError, match="stopped after 0.5 s"):
-            reg.sql("SELECT pg_sleep(5)", timeout=0.5)
+            reg.sql(ENDLESS.replace("SELECT x FROM c", "SELECT count(*) FROM c"), timeout=0.5)
         with reg.sql_rows("SELECT generate_series(1, 100000000)") as rows:  # streamed
             assert [r for _, r in zip(range(3), rows)] == [(1,), (2,), (3,)]
     holder.dispose()
+
+
+# -- docs/sql.md shows exactly the allow-lists of sql_allow.py -------------------------------------------
+
+
+def _doc_lists() -> dict[str, dict[str, set[str]]]:
+    """{"PostgreSQL" | "SQLite": {category: names}} from the function lists of docs/sql.md (a
+    `### PostgreSQL …` or `### SQLite …` heading, then `- **category:** `name`, …` lines)."""
+    out: dict[str, dict[str, set[str]]] = {}
+    section: Optional[dict[str, set[str]]] = None
+    for line in (Path(__file__).parent.parent / "docs" / "sql.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith("### "):
+            section = out.setdefault(line[4:].split()[0], {})
+        elif line.startswith("## "):
+            section = None
+        elif section is not None and (m := re.match(r"- \*\*(.+?):\*\* (.*)", line)):
+            section[m.group(1)] = set(re.findall(r"`([^`]+)`", m.group(2)))
+    return out
+
+
+def _doc_line(start: str) -> set[str]:
+    """The names listed after the colon of the docs' sentence that begins with `start`."""
+    text = (Path(__file__).parent.parent / "docs" / "sql.md").read_text(encoding="utf-8")
+    listed = text[text.index(": `", text.index(start)) :]
+    m = re.search(r"\.(\s|$)", listed)
+    assert m is not None
+    return set(re.findall(r"`([^`]+)`", listed[: m.start()]))
+
+
+def test_docs_show_the_allow_lists() -> None:
+    lists = _doc_lists()
+    assert {c: set(n) for c, n in sql_allow.PG_FUNCTION_CATEGORIES.items()} == lists["PostgreSQL"]
+    assert {c: set(n) for c, n in sql_allow.SQLITE_FUNCTION_CATEGORIES.items()} == lists["SQLite"]
+    assert _doc_line("Types a statement may name") == set(sql_allow.PG_TYPES)
+    assert _doc_line("SQLite pragmas that only describe") == set(sql_allow.SQLITE_PRAGMAS)

@@ -13,6 +13,7 @@ from typing import Optional
 
 import click
 
+from ..store.privileges import role_warning
 from .common import cell, db_option, echo_table, json_default, open_registry
 
 
@@ -53,13 +54,20 @@ def unique_names(columns: Sequence[str]) -> list[str]:
 def sql(query: str, as_csv: bool, as_json: bool, timeout: float, max_rows: int, db: Optional[str]) -> None:
     """Run one read-only SQL query against the registry (tables, and the views vocab and merges_view).
 
-    A query may start with a comment (`-- ...`). Ctrl-C stops it at once.
+    A query may start with a comment (`-- ...`). Ctrl-C stops it at once. It may read tokreg's
+    tables and views and call the functions of an allow-list (docs/sql.md); anything else is
+    refused in one line.
 
     \b
     Example:
         tokreg sql "SELECT text, count FROM vocab WHERE tokenizer = 'gpt-mini@1' ORDER BY count DESC LIMIT 20"
     """
-    with open_registry(db).sql_rows(query, timeout=timeout or None) as rows:
+    reg = open_registry(db)
+    with reg.sql_rows(query, timeout=timeout or None) as rows:
+        # Said once, after the query was accepted, on stderr (stdout may be CSV or JSON).
+        warning = role_warning(reg.engine)
+        if warning is not None:
+            click.echo(f"tokreg: warning: {warning}", err=True)
         if as_json:
             names = unique_names(rows.columns)
             out = sys.stdout

@@ -1,24 +1,27 @@
-"""Read-only SQL over the registry, for `tokreg sql`: one statement, which may read and nothing
-else, stopped by a time limit or Ctrl-C, its rows streamed a batch at a time.
+"""Read-only SQL over the registry, for `tokreg sql` (and the `/sql` page of `tokreg serve`,
+through `Registry.sql`): one statement, which may read tokreg's tables and views with the
+functions of an allow-list (sql_allow.py) and nothing else, stopped by a time limit or Ctrl-C,
+its rows streamed a batch at a time. docs/sql.md is the user's account of what is allowed.
 
 On every database: a second statement after a `;` is refused before anything runs (sql_text.py
-reads the text; the driver or server refuses it again). The connection is thrown away after
-each query, so nothing a statement sets can outlive it.
+reads the text; the parser, the driver or the server refuses it again). The connection is thrown
+away after each query, so nothing a statement sets can outlive it.
 
-SQLite: the statement runs under an authorizer that allows reading only (SELECT, reads of
-tables and views, functions, recursive CTEs, and introspection pragmas); anything that would
-write, ATTACH, or change a setting is refused by SQLite itself before it runs. A progress
-handler stops the statement when it has used `timeout` seconds of database time (the time spent
-printing rows does not count) or at Ctrl-C, within about a millisecond; a single value is
-limited to `MAX_VALUE_BYTES`.
+SQLite: the statement runs under an authorizer, which SQLite asks about every table read and
+every function call before the statement runs: it allows reads of tokreg's tables and views (and
+of `sqlite_schema`, the JSON table functions and the descriptive pragmas), the functions of
+`SQLITE_FUNCTIONS`, and nothing else; the connection is also `query_only`. A progress handler
+stops the statement when it has used `timeout` seconds of database time (the time spent printing
+rows does not count) or at Ctrl-C, within about a millisecond; a single value is limited to
+`MAX_VALUE_BYTES`.
 
-PostgreSQL: only a query may be sent (SELECT, WITH, VALUES, TABLE, SHOW, EXPLAIN), with the
-extended protocol, which runs one statement and nothing else; it runs in a READ ONLY transaction
-that is rolled back, with `statement_timeout`, `lock_timeout` and
-`idle_in_transaction_session_timeout` set for it, and calls of server administration functions
-(files, other sessions, settings, large objects, advisory locks, …) are refused. The strongest
-setup adds the database's own guarantee: connect `tokreg sql` as a role that has only SELECT on
-tokreg's tables and views (`Registry.grant_read`, README "Read-only SQL").
+PostgreSQL: the statement is parsed by PostgreSQL's own parser and checked node by node against
+the allow-list (pg_check.py) before it is sent; it then runs with the extended protocol (one
+statement, never more) in a READ ONLY transaction that is rolled back, with `statement_timeout`,
+`lock_timeout` and `idle_in_transaction_session_timeout` set, and `search_path` set to pg_catalog
+and the registry's schema. When the URL's role is a member of a role that can only read
+tokreg's tables (made by `tokreg db grant-read`), the transaction switches to it
+(`SET LOCAL ROLE`), so the server's privileges guard what the allow-list lets through.
 """
 
 from __future__ import annotations
@@ -33,8 +36,14 @@ from typing import Any, Optional
 from sqlalchemy import Connection, Engine, inspect, text
 
 from ..errors import InputError, NotFoundError, ReadOnlyError
-from . import sql_text
+from . import pg_check, sql_text
 from .schema import Base
+from .sql_allow import (
+    PG_CATALOG_RELATIONS,
+    SQLITE_CATALOG_TABLES,
+    SQLITE_FUNCTIONS,
+    SQLITE_PRAGMAS,
+)
 
 #: Seconds of database time a query may take, unless the caller says otherwise.
 DEFAULT_TIMEOUT = 60.0
@@ -42,71 +51,12 @@ DEFAULT_TIMEOUT = 60.0
 MAX_VALUE_BYTES = 256 << 20
 #: Rows fetched from the database at a time.
 BATCH = 1000
+#: tokreg's views (made by the migrations).
+VIEWS = ("vocab", "merges_view", "evaluations_view", "audit_view")
+#: Everything of tokreg's a statement may read: its tables and views.
+RELATIONS: frozenset[str] = frozenset(Base.metadata.tables) | {"alembic_version"} | frozenset(VIEWS)
 
-_ALLOWED = {
-    sqlite3.SQLITE_SELECT,
-    sqlite3.SQLITE_READ,
-    sqlite3.SQLITE_FUNCTION,
-    getattr(sqlite3, "SQLITE_RECURSIVE", 33),
-}
-_READ_PRAGMAS = {
-    "table_info",
-    "table_xinfo",
-    "table_list",
-    "index_list",
-    "index_info",
-    "index_xinfo",
-    "foreign_key_list",
-    "database_list",
-    "collation_list",
-    "function_list",
-    "compile_options",
-}
-#: What a PostgreSQL statement may start with: queries, whose writes a READ ONLY transaction refuses.
-_PG_QUERIES = {"SELECT", "WITH", "VALUES", "TABLE", "SHOW", "EXPLAIN"}
-#: PostgreSQL functions that act outside the query's own read-only transaction: files on the
-#: server, other sessions, the server's settings, large objects, locks held past the statement,
-#: statistics, replication, running SQL given as text. A role with SELECT only cannot use most of
-#: them anyway; this list stops them when `tokreg sql` is given a more powerful role.
-_PG_FORBIDDEN_PREFIXES = (
-    "lo_",
-    "pg_read_",
-    "pg_ls_",
-    "pg_stat_reset",
-    "pg_file_",
-    "pg_advisory_",
-    "pg_try_advisory_",
-    "pg_replication_",
-    "pg_logical_",
-    "pg_create_",
-    "pg_drop_",
-    "pg_backup_",
-    "dblink",
-    "query_to_xml",
-    "cursor_to_xml",
-)
-_PG_FORBIDDEN = {
-    "set_config",
-    "pg_terminate_backend",
-    "pg_cancel_backend",
-    "pg_reload_conf",
-    "pg_rotate_logfile",
-    "pg_switch_wal",
-    "pg_promote",
-    "pg_stat_file",
-    "pg_notify",
-    "pg_log_backend_memory_contexts",
-    "pg_import_system_collations",
-    "pg_wal_replay_pause",
-    "pg_wal_replay_resume",
-    "query_to_xmlschema",
-    "query_to_xml_and_xmlschema",
-    "txid_current",
-    "pg_current_xact_id",
-    "nextval",
-    "setval",
-}
-_HINT = "tokreg sql is read-only; change the registry with tokreg's commands (train, import, tag, rm)"
+_HINT = pg_check.HINT
 
 
 class Rows:
@@ -152,12 +102,59 @@ def query_rows(engine: Engine, query: str, *, timeout: Optional[float] = DEFAULT
 # -- SQLite ----------------------------------------------------------------------------------------
 
 
-def _authorizer(action: int, arg1: Any, arg2: Any, _db: Any, _trigger: Any) -> int:
-    if action in _ALLOWED:
-        return sqlite3.SQLITE_OK
-    if action == sqlite3.SQLITE_PRAGMA and (arg1 or "").lower() in _READ_PRAGMAS:
-        return sqlite3.SQLITE_OK
-    return sqlite3.SQLITE_DENY
+#: SQLite's names for what its authorizer is asked about, for refusals.
+_ACTIONS = {
+    getattr(sqlite3, f"SQLITE_{name}"): name.replace("_", " ")
+    for name in (
+        *("CREATE_INDEX", "CREATE_TABLE", "CREATE_TEMP_INDEX", "CREATE_TEMP_TABLE", "CREATE_TEMP_TRIGGER"),
+        *("CREATE_TEMP_VIEW", "CREATE_TRIGGER", "CREATE_VIEW", "DELETE", "DROP_INDEX", "DROP_TABLE"),
+        *("DROP_TEMP_INDEX", "DROP_TEMP_TABLE", "DROP_TEMP_TRIGGER", "DROP_TEMP_VIEW", "DROP_TRIGGER"),
+        *("DROP_VIEW", "INSERT", "UPDATE", "ATTACH", "DETACH", "ALTER_TABLE", "REINDEX", "ANALYZE"),
+        *("CREATE_VTABLE", "DROP_VTABLE", "TRANSACTION", "SAVEPOINT"),
+    )
+    if hasattr(sqlite3, f"SQLITE_{name}")
+}
+_RECURSIVE = getattr(sqlite3, "SQLITE_RECURSIVE", 33)
+#: First words of SQLite statements that are queries (a refusal then names only what it used).
+_SQLITE_QUERIES = {"SELECT", "WITH", "VALUES", "EXPLAIN", "PRAGMA"}
+#: What a SQLite statement may read: tokreg's tables and views, and the catalog tables allowed.
+SQLITE_TABLES: frozenset[str] = RELATIONS | SQLITE_CATALOG_TABLES
+
+
+class _Authorizer:
+    """SQLite's authorizer for one query: allows what sql_allow.py lists and remembers the first
+    thing it refused, so that the error can name it (SQLite's own message does not)."""
+
+    def __init__(self) -> None:
+        self.refused: Optional[str] = None
+
+    def __call__(self, action: int, arg1: Any, arg2: Any, db: Any, _inner: Any) -> int:
+        if action in (sqlite3.SQLITE_SELECT, _RECURSIVE):
+            return sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_FUNCTION:
+            if str(arg2).lower() in SQLITE_FUNCTIONS:
+                return sqlite3.SQLITE_OK
+            return self._deny(f"the function {arg2}() is not on the allow-list of functions without side effects")
+        if action == sqlite3.SQLITE_READ:
+            # An empty column: a table (or CTE) named but none of its columns read, as in count(*).
+            if arg2 == "" or (str(arg1).lower() in SQLITE_TABLES and db in (None, "main")):
+                return sqlite3.SQLITE_OK
+            where = f"{db}.{arg1}" if db not in (None, "main") else str(arg1)
+            return self._deny(
+                f"reading {where} (only tokreg's tables and views, sqlite_schema, json_each/json_tree and the "
+                "descriptive pragmas may be read)"
+            )
+        if action == sqlite3.SQLITE_PRAGMA:
+            if str(arg1).lower() in SQLITE_PRAGMAS:
+                return sqlite3.SQLITE_OK
+            return self._deny(f"PRAGMA {arg1} is not one of the pragmas that only describe the database")
+        what = _ACTIONS.get(action, f"action {action}")
+        return self._deny(f"{what}{f' {arg1}' if arg1 else ''} would change the registry or its settings")
+
+    def _deny(self, why: str) -> int:
+        if self.refused is None:
+            self.refused = why
+        return sqlite3.SQLITE_DENY
 
 
 class QueryTimeout(InputError):
@@ -199,17 +196,19 @@ class _Clock:
         return 0
 
 
-def _sqlite_error(e: Exception, query: str, clock: _Clock) -> BaseException:
-    msg = str(e)
+def _sqlite_error(e: Exception, query: str, guard: _Authorizer, clock: _Clock) -> BaseException:
+    msg = (str(e).splitlines() or [type(e).__name__])[0]
     if isinstance(e, sqlite3.OperationalError) and msg == "interrupted":
         if clock.expired:
             return QueryTimeout(clock.limit or 0.0, "of database time ")
         return KeyboardInterrupt()
-    if "not authorized" in msg:
-        return ReadOnlyError(
-            f"refused: {sql_text.first_keyword(query, False) or 'the statement'} would change the registry or its "
-            f"settings; {_HINT}"
-        )
+    if guard.refused is not None:
+        word = sql_text.first_keyword(query, False)
+        # SQLite names the first thing it was asked about (DROP TABLE: a DELETE from sqlite_schema).
+        what = guard.refused if word in _SQLITE_QUERIES else f"{word or 'the statement'} ({guard.refused})"
+        return ReadOnlyError(f"refused: {what}; {_HINT}")
+    if "not authorized" in msg or "prohibited" in msg or "readonly" in msg:
+        return ReadOnlyError(f"refused: {msg}; {_HINT}")
     if isinstance(e, sqlite3.Warning) or "one statement at a time" in msg:
         return InputError(f"SQL error: {msg}; give one statement")
     if isinstance(e, sqlite3.DataError) or "too big" in msg:
@@ -217,14 +216,30 @@ def _sqlite_error(e: Exception, query: str, clock: _Clock) -> BaseException:
     return InputError(f"SQL error: {msg}")
 
 
+def _warm_table_functions(dbapi: sqlite3.Connection) -> None:
+    """Declares SQLite's table functions (json_each, json_tree, every pragma_*) in this connection
+    before the authorizer is set, with EXPLAIN, which prepares a statement and never runs it.
+    The first use of one makes SQLite declare it, which the authorizer would be asked about as an
+    UPDATE of sqlite_schema (nothing is written): that is why `pragma_table_info(...)` used to be
+    refused. Once declared, the authorizer sees a use as what it is: a read, and the pragma."""
+    pragmas = [p for (p,) in dbapi.execute("PRAGMA pragma_list").fetchall()]
+    for name in ["json_each", "json_tree", "jsonb_each", "jsonb_tree", *(f"pragma_{p}" for p in pragmas)]:
+        with contextlib.suppress(sqlite3.Error):  # not a table function, or not in this SQLite
+            dbapi.execute(f"EXPLAIN SELECT 1 FROM {name}").fetchall()
+
+
 @contextlib.contextmanager
 def _sqlite(engine: Engine, query: str, timeout: Optional[float]) -> Iterator[Rows]:
     raw = engine.raw_connection()
     dbapi: sqlite3.Connection = raw.driver_connection  # type: ignore[assignment]
     clock = _Clock(timeout)
+    guard = _Authorizer()
     try:
         dbapi.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
-        dbapi.set_authorizer(_authorizer)
+        # A second guard: SQLite refuses any write on this connection whatever the authorizer says.
+        dbapi.execute("PRAGMA query_only = ON")
+        _warm_table_functions(dbapi)
+        dbapi.set_authorizer(guard)
         dbapi.set_progress_handler(clock, 1000)
         try:
             clock.start()
@@ -232,7 +247,7 @@ def _sqlite(engine: Engine, query: str, timeout: Optional[float]) -> Iterator[Ro
             first = cur.fetchmany(BATCH)
             clock.stop()
         except (sqlite3.Error, sqlite3.Warning) as e:
-            raise _sqlite_error(e, query, clock) from None
+            raise _sqlite_error(e, query, guard, clock) from None
         columns = [d[0] for d in cur.description or []]
 
         def batches() -> Iterator[list[tuple[Any, ...]]]:
@@ -244,7 +259,7 @@ def _sqlite(engine: Engine, query: str, timeout: Optional[float]) -> Iterator[Ro
                     batch = cur.fetchmany(BATCH)
                     clock.stop()
                 except (sqlite3.Error, sqlite3.Warning) as e:
-                    raise _sqlite_error(e, query, clock) from None
+                    raise _sqlite_error(e, query, guard, clock) from None
 
         yield Rows(columns, batches())
     finally:
@@ -256,23 +271,53 @@ def _sqlite(engine: Engine, query: str, timeout: Optional[float]) -> Iterator[Ro
 # -- PostgreSQL ------------------------------------------------------------------------------------
 
 
-def _check_postgres(query: str) -> None:
-    word = sql_text.first_keyword(query)
-    if word not in _PG_QUERIES:
-        shown = word or "a statement that does not start with a keyword"
-        raise ReadOnlyError(
-            f"refused: {shown} is not a query; tokreg sql runs one SELECT, WITH, VALUES, TABLE, SHOW or EXPLAIN. "
-            f"{_HINT}"
-        )
-    if sql_text.has_escaped_names(query):
-        raise ReadOnlyError('refused: names spelled U&"..." cannot be checked; write them plainly')
-    bad = sorted(
-        f for f in sql_text.called_functions(query) if f in _PG_FORBIDDEN or f.startswith(_PG_FORBIDDEN_PREFIXES)
-    )
-    if bad:
-        raise ReadOnlyError(
-            f"refused: {bad[0]}() acts outside a read-only query (on the server, its files or other sessions); {_HINT}"
-        )
+#: PostgreSQL's predefined roles that reach outside the database; a reader role must hold none.
+_SERVER_ROLES = (
+    "pg_read_server_files",
+    "pg_write_server_files",
+    "pg_execute_server_program",
+    "pg_signal_backend",
+    "pg_read_all_settings",
+    "pg_read_all_stats",
+    "pg_monitor",
+    "pg_checkpoint",
+)
+#: What a PostgreSQL query needs to know before it is checked and run, read in one round trip:
+#: the registry's schema, the column names a statement may write as `x.name`, a role the session
+#: may switch to that can read tokreg's relations and do nothing else (the first by name) or
+#: NULL, and the names of the functions and operators defined in the registry's schema.
+_PG_CONTEXT = r"""
+SELECT current_schema()::text,
+  ARRAY(SELECT DISTINCT a.attname::text FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+        JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE a.attnum > 0 AND NOT a.attisdropped
+          AND ((n.nspname = current_schema() AND c.relname = ANY(%(rels)s))
+               OR (n.nspname = 'information_schema' AND c.relname = ANY(%(cats)s)))),
+  (SELECT r.rolname::text FROM pg_roles r
+   WHERE r.rolname <> current_user AND r.rolname NOT LIKE 'pg\_%%'
+     AND NOT (r.rolsuper OR r.rolcreaterole OR r.rolcreatedb OR r.rolreplication OR r.rolbypassrls)
+     AND pg_has_role(current_user, r.oid, 'MEMBER')
+     AND has_schema_privilege(r.oid, current_schema(), 'USAGE')
+     AND NOT has_schema_privilege(r.oid, current_schema(), 'CREATE')
+     AND NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = to_regnamespace(current_schema())::oid
+                     AND c.relname = ANY(%(rels)s) AND NOT has_table_privilege(r.oid, c.oid, 'SELECT'))
+     AND NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = to_regnamespace(current_schema())::oid
+                     AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+                     AND (pg_has_role(r.oid, c.relowner, 'USAGE')
+                          OR has_table_privilege(r.oid, c.oid, 'INSERT,UPDATE,DELETE,TRUNCATE,REFERENCES,TRIGGER')))
+     AND NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = to_regnamespace(current_schema())::oid
+                     AND c.relkind = 'S' AND has_sequence_privilege(r.oid, c.oid, 'USAGE,UPDATE'))
+     AND NOT EXISTS (SELECT 1 FROM pg_roles s WHERE s.rolname = ANY(%(server)s)
+                     AND pg_has_role(r.oid, s.oid, 'MEMBER'))
+   ORDER BY r.rolname LIMIT 1),
+  ARRAY(SELECT proname::text FROM pg_proc WHERE pronamespace = to_regnamespace(current_schema())::oid
+        UNION SELECT oprname::text FROM pg_operator WHERE oprnamespace = to_regnamespace(current_schema())::oid)
+"""
+
+
+def _check_postgres(query: str, scope: pg_check.Scope) -> None:
+    """The allow-list check (pg_check.py); tests switch it off to see what the server refuses alone."""
+    pg_check.check(query, scope)
 
 
 def _pg_error(e: Exception, timeout: Optional[float]) -> BaseException:
@@ -296,8 +341,9 @@ def _pg_error(e: Exception, timeout: Optional[float]) -> BaseException:
 @contextlib.contextmanager
 def _postgres(engine: Engine, query: str, timeout: Optional[float]) -> Iterator[Rows]:
     import psycopg  # the PostgreSQL driver, present whenever a PostgreSQL registry is open
+    from psycopg import sql as pgsql  # (the same driver's SQL composition)
 
-    _check_postgres(query)
+    pg_check.parse(query)  # a syntax error, or no pglast, is said before connecting
     raw = engine.raw_connection()
     conn: psycopg.Connection[Any] = raw.driver_connection  # type: ignore[assignment]
     ms = 0 if timeout is None else max(1, int(timeout * 1000))
@@ -313,6 +359,23 @@ def _postgres(engine: Engine, query: str, timeout: Optional[float]) -> Iterator[
             # than the statement's own limit, so the message names the real cause.
             setup.execute(f"SET LOCAL lock_timeout = {min(ms * 4 // 5, 10_000) if ms else 10_000}")
             setup.execute(f"SET LOCAL idle_in_transaction_session_timeout = {max(ms, 60_000) if ms else 0}")
+            context = setup.execute(
+                _PG_CONTEXT,
+                {
+                    "rels": sorted(RELATIONS),
+                    "cats": sorted(name for _, name in PG_CATALOG_RELATIONS),
+                    "server": list(_SERVER_ROLES),
+                },
+            ).fetchone()
+            assert context is not None
+            schema, columns, reader, shadowed = context
+            _check_postgres(query, pg_check.Scope.of(RELATIONS, columns, schema or "public", shadowed))
+            # Names resolve in pg_catalog first (so a bare function name is the built-in one the
+            # allow-list means), then in the registry's schema; temporary objects last.
+            path = pgsql.SQL("SET LOCAL search_path = pg_catalog, {}, pg_temp")
+            setup.execute(path.format(pgsql.Identifier(schema or "public")))
+            if reader is not None:
+                setup.execute(pgsql.SQL("SET LOCAL ROLE {}").format(pgsql.Identifier(reader)))
         cur = conn.cursor()
         # stream() sends the statement with the extended protocol (one statement, never more)
         # and fetches rows one at a time, so memory stays bounded whatever the result's size.
@@ -347,7 +410,6 @@ def _postgres(engine: Engine, query: str, timeout: Optional[float]) -> Iterator[
 # -- a role for reading ------------------------------------------------------------------------------
 
 _ROLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_$-]{0,62}$")
-VIEWS = ("vocab", "merges_view")
 
 
 def grant_read(conn: Connection, role: str) -> list[str]:

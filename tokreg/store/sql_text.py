@@ -1,9 +1,9 @@
-"""Reading SQL text just enough to check it before it is sent: where statements end, and the
-first keyword and the function names of a statement, outside strings, quoted names and comments.
+"""Reading SQL text just enough for clear, early messages: where statements end, and the first
+keyword of a statement, outside strings, quoted names and comments.
 
-This is for clear, early messages (`tokreg sql` refuses a second statement or a statement that
-is not a query before anything runs); the databases enforce the same limits themselves
-(readonly_sql.py), so a text this reader misjudges is still refused there.
+`tokreg sql` refuses a second statement before anything runs; what a statement may do is judged
+elsewhere, by a real parser (pg_check.py) or by SQLite itself (readonly_sql.py), never from this
+reading of the text, so a text this reader misjudges is still refused there.
 
     >>> statements("SELECT ';' AS x; -- done")
     ["SELECT ';' AS x"]
@@ -111,26 +111,3 @@ def first_keyword(sql: str, postgres: bool = True) -> str:
         if kind == "quoted":
             return ""
     return ""
-
-
-def called_functions(sql: str, postgres: bool = True) -> set[str]:
-    """Lower-cased names written right before a `(` (comments and spaces between allowed, schema
-    prefix dropped): the functions a statement calls by name, quoted names included."""
-    toks = tokens(sql, postgres)
-    names: set[str] = set()
-    for (kind, i), (nxt, _) in zip(toks, toks[1:]):
-        if nxt != "(" or kind not in ("word", "quoted"):
-            continue
-        if kind == "word":
-            m = _WORD.match(sql, i)
-            assert m is not None
-            names.add(m.group(0).lower())
-        else:
-            end = _skip_quoted(sql, i, '"')
-            names.add(sql[i + 1 : end - 1].replace('""', '"').lower())
-    return names
-
-
-def has_escaped_names(sql: str) -> bool:
-    """Whether a PostgreSQL statement spells a name as U&"..." (whose letters can be escapes)."""
-    return any(kind == "escaped" for kind, _ in tokens(sql, True))
