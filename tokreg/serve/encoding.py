@@ -1,23 +1,27 @@
 """The playground's view of an encoding: the ids `Tokenizer` gives (the library's own, through
-the same encoder `tokreg.load` returns), each token's bytes drawn readably, the byte span of the
-input it covers, and the spans where several versions segment the same text differently.
+the same encoder `tokreg.load` returns), each distinct token's bytes drawn readably, the byte
+span of the input each token covers, and the spans where several versions segment the same text
+differently.
 
-Byte spans come from decoding: token k covers what `decode_bytes(ids[k-1:k+1])` adds after
-`decode_bytes(ids[k-1:k])`, which for every lossless tokenizer (byte-level BPE, Unigram and
-SentencePiece BPE with byte fallback, where `▁` decodes to a space and the dummy prefix to
-nothing) puts the pieces end to end into exactly the input's bytes. When they do not (WordPiece
-and character-level BPE normalize text, drop spaces and have unknown tokens), the version's
-spans are left out (`exact_spans` false) rather than guessed, and it takes no part in the
-disagreement marks.
+Spans come from `Tokenizer.encode_with_offsets` (computed in the core, with the ids). For every
+lossless tokenizer (byte-level BPE, Unigram and SentencePiece BPE with byte fallback) they tile
+the input's bytes exactly, and the view gives them as `ends` (token k covers
+`[ends[k-1], ends[k])`, the first from 0). When they do not (WordPiece and character-level BPE
+normalize text, drop spaces and have unknown tokens), the version's spans are left out
+(`exact_spans` false) rather than guessed, and it takes no part in the disagreement marks.
 
 A disagreement is a stretch between two byte offsets where every compared version has a token
 boundary, and inside which at least one of them has another: there the versions cut the same
-bytes differently.
+bytes differently. Each version lists its tokens inside one as ranges of token indices.
+
+The view is sized for the largest request (200 KB of text, four versions, some 700,000 tokens):
+per token only its id and end go out; what is the same for every use of a token (its bytes,
+drawn) is sent once per distinct id, in `pieces`.
+
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from typing import Any
 
 from ..encoding.tokenizer import Tokenizer
@@ -41,44 +45,28 @@ class Encoders:
         return self._cache.get(v.content_hash, lambda: self.reg.load(v.ref, lock=False))
 
 
-def pieces(tok: Tokenizer, ids: list[int], raw: bytes, token_bytes: list[bytes]) -> list[bytes]:
-    """What each token adds to the decoded bytes (see the module docstring). When the tokens'
-    own bytes already put together the input (byte-level BPE), they are the pieces."""
-    if b"".join(token_bytes) == raw:
-        return token_bytes
-    out: list[bytes] = []
-    prev = b""
-    for k, i in enumerate(ids):
-        single = tok.decode_bytes([i])
-        if k == 0:
-            out.append(single)
-        else:
-            pair = tok.decode_bytes([ids[k - 1], i])
-            out.append(pair[len(prev) :] if pair.startswith(prev) else single)
-        prev = single
-    return out
+def _tiles(spans: list[tuple[int, int]], n_bytes: int) -> bool:
+    """Whether the byte spans put end to end are exactly [0, n_bytes)."""
+    at = 0
+    for start, end in spans:
+        if start != at or end < start:
+            return False
+        at = end
+    return at == n_bytes
 
 
 def encode(tok: Tokenizer, text: str, *, allow_special: bool = False) -> dict[str, Any]:
-    """One version's view of `text`: ids, and per token its id, drawn bytes and byte span."""
-    ids = tok.encode(text, allowed_special="all") if allow_special else tok.encode_ordinary(text)
-    raw = text.encode("utf-8")
-    seen: dict[int, dict[str, Any]] = {}  # what is the same for every use of a token
-    for i in ids:
-        if i not in seen:
-            b = tok.token_bytes(i)
-            seen[i] = {"raw": b, "bytes": b.hex(), "segments": show.segments(b), "partial": not show.is_utf8(b)}
-    cut = pieces(tok, ids, raw, [seen[i]["raw"] for i in ids])
-    exact = b"".join(cut) == raw
-    tokens = []
-    at = 0
-    for i, piece in zip(ids, cut):
-        s = seen[i]
-        t: dict[str, Any] = {"id": i, "bytes": s["bytes"], "segments": s["segments"], "partial": s["partial"]}
-        if exact:
-            t["start"], t["end"] = at, at + len(piece)
-            at += len(piece)
-        tokens.append(t)
+    """One version's view of `text`: ids, token ends (when exact) and each distinct token drawn."""
+    if allow_special:
+        found = tok.encode_with_offsets(text, allowed_special="all")
+    else:  # special tokens' text is ordinary text here, as in `encode_ordinary`
+        found = tok.encode_with_offsets(text, disallowed_special=())
+    ids = found.ids
+    exact = _tiles(found.byte_offsets, len(text.encode("utf-8")))
+    pieces = {}
+    for i in set(ids):
+        b = tok.token_bytes(i)
+        pieces[str(i)] = {"bytes": b.hex(), "segments": show.segments(b), "partial": not show.is_utf8(b)}
     return {
         "ref": tok.ref,
         "hash": tok.hash,
@@ -87,29 +75,49 @@ def encode(tok: Tokenizer, text: str, *, allow_special: bool = False) -> dict[st
         "exact_spans": exact,
         "count": len(ids),
         "ids": ids,
-        "tokens": tokens,
+        "ends": [end for _, end in found.byte_offsets] if exact else None,
+        "pieces": pieces,
+        "disagree": [],
     }
 
 
 def disagreements(views: list[dict[str, Any]], n_bytes: int) -> list[tuple[int, int]]:
-    """Byte spans [start, end) where the versions with exact spans cut the text differently;
-    marks their tokens inside such a span with `"disagree": True`."""
+    """Byte spans [start, end) where the versions with exact spans cut the text differently; sets
+    each such version's `disagree` to the ranges [first, last) of its token indices inside them
+    (tokens that cover bytes: an empty token, such as a dummy prefix, is never marked)."""
     exact = [v for v in views if v["exact_spans"]]
     if len(exact) < 2:
         return []
-    cuts = [{t["end"] for t in v["tokens"] if t["end"] > t["start"]} for v in exact]
+    cuts = [set(v["ends"]) for v in exact]
     common = sorted(set.intersection(*cuts) | {0, n_bytes})
-    every = sorted(set.union(*cuts))
-    # a cut strictly inside (s, e): the first cut after s comes before e
-    spans = [(s, e) for s, e in zip(common, common[1:]) if _first_after(every, s) < e]
-    starts = [s for s, _ in spans]
+    every = sorted(set.union(*cuts) | {0, n_bytes})
+    # (s, e) between neighbouring common cuts disagrees when some version cuts strictly inside;
+    # `every` holds the common cuts too, so that is when e is not the next cut after s.
+    spans = []
+    k = 0
+    for s, e in zip(common, common[1:]):
+        while every[k] <= s:
+            k += 1
+        if every[k] < e:
+            spans.append((s, e))
     for v in exact:
-        for t in v["tokens"]:
-            k = bisect_left(starts, t["end"]) - 1
-            t["disagree"] = k >= 0 and spans[k][0] <= t["start"] < spans[k][1] and t["end"] > t["start"]
+        v["disagree"] = _inside(v["ends"], spans)
     return spans
 
 
-def _first_after(sorted_cuts: list[int], x: int) -> float:
-    k = bisect_left(sorted_cuts, x + 1)
-    return sorted_cuts[k] if k < len(sorted_cuts) else float("inf")
+def _inside(ends: list[int], spans: list[tuple[int, int]]) -> list[list[int]]:
+    """Ranges [first, last) of the token indices whose bytes lie in one of `spans` (sorted)."""
+    out: list[list[int]] = []
+    j = 0
+    start = 0
+    for k, end in enumerate(ends):
+        if end > start:
+            while j < len(spans) and spans[j][1] <= start:
+                j += 1
+            if j < len(spans) and spans[j][0] <= start:
+                if out and out[-1][1] == k:
+                    out[-1][1] = k + 1
+                else:
+                    out.append([k, k + 1])
+        start = end
+    return out

@@ -18,3 +18,11 @@ SQL_SECONDS = 5.0
 MAX_PAGE_SIZE = 500
 #: Examples per list on the diff page.
 MAX_TOP = 200
+#: Heavy requests (encoding, a diff on text, SQL) running at once; more wait their turn (work.py).
+HEAVY_WORKERS = 2
+#: Heavy requests waiting for a turn; one more is refused at once (503, Retry-After).
+HEAVY_QUEUE = 8
+#: How long a heavy request waits for its turn before it is refused (503, Retry-After).
+HEAVY_WAIT_SECONDS = 10.0
+#: The work one heavy request may do, checked between its steps (503 past it).
+HEAVY_SECONDS = 10.0
