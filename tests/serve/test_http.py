@@ -384,6 +384,7 @@ def test_text_from_the_registry_is_escaped(client: TestClient, served: Served) -
     csp = res.headers["content-security-policy"]
     assert "script-src 'self'" in csp and "unsafe-inline" not in csp
     assert res.headers["x-content-type-options"] == "nosniff"
+    assert res.headers["referrer-policy"] == "same-origin"  # no-referrer would make the forms' Origin null
 
 
 def test_the_registry_is_opened_read_only(served: Served, client: TestClient, ro_registry: Registry) -> None:

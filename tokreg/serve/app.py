@@ -40,7 +40,9 @@ HEADERS = [
         b"base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
     ),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    # Not "no-referrer": with it the browser sends `Origin: null` for the pages' own form POSTs,
+    # which the same-origin rule (access.py) must refuse. Other sites still get no referrer.
+    (b"referrer-policy", b"same-origin"),
     (b"x-frame-options", b"DENY"),
 ]
 
