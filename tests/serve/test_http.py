@@ -21,6 +21,7 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from tokreg.serve import create_app, limits  # noqa: E402
 from tokreg.serve.encoding import disagreements  # noqa: E402
+from tokreg.serve.http import to_json, to_json_in_parts  # noqa: E402
 
 
 def get_json(client: TestClient, url: str, status: int = 200) -> Any:
@@ -189,6 +190,12 @@ def test_playground_special_tokens(client: TestClient, served: Served) -> None:
     assert as_text == tok.encode_ordinary("a<|endoftext|>b") and tok.special_tokens["<|endoftext|>"] not in as_text
     special = client.post("/api/encode", json={**body, "allow_special": True}).json()["versions"][0]["ids"]
     assert special == tok.encode("a<|endoftext|>b", allowed_special="all")
+
+
+def test_json_in_parts_is_the_same_json() -> None:
+    data = {"a": list(range(25)), "b": {"x": [1, 2], "y": None}, "c": [{"s": 'é"<'}] * 7, "e": [], "n": 1.5}
+    for d in (data, [], {}, list(range(10)), "x"):
+        assert to_json_in_parts(d, part=3) == to_json(d)
 
 
 def test_disagreements_are_the_stretches_cut_differently() -> None:

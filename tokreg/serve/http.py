@@ -52,6 +52,17 @@ def to_json(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False, default=_plain, allow_nan=False, separators=(",", ":")).encode("utf-8")
 
 
+def to_json_in_parts(data: Any, part: int = 10_000) -> bytes:
+    """`to_json(data)`, made a dict entry and at most `part` list items at a time. One json.dumps
+    of megabytes holds the GIL throughout (the C encoder never yields it); in parts, a worker
+    thread making a large answer lets the event loop serve pages in between."""
+    if isinstance(data, dict):
+        return b"{" + b",".join(to_json(str(k)) + b":" + to_json_in_parts(v, part) for k, v in data.items()) + b"}"
+    if isinstance(data, list) and len(data) > part:
+        return b"[" + b",".join(to_json(data[i : i + part])[1:-1] for i in range(0, len(data), part)) + b"]"
+    return to_json(data)
+
+
 def wants_json(request: HTTPConnection) -> bool:
     if request.query_params.get("format") == "json" or request.url.path.startswith("/api/"):
         return True

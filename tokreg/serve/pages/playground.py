@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from ...errors import InputError
 from .. import encoding, limits
-from ..http import blocking, form, one, respond, text_param, to_json
+from ..http import blocking, form, one, respond, text_param, to_json_in_parts
 from ..work import Deadline
 
 
@@ -46,10 +46,10 @@ def _run(
 def run_json(
     encoders: encoding.Encoders, refs: list[str], text: str, allow_special: bool, deadline: Deadline
 ) -> Response:
-    """`run` as a JSON response, made on the worker thread (the largest is megabytes)."""
+    """`run` as a JSON response, made on the worker thread, in parts (the largest is megabytes)."""
     data = _run(encoders, refs, text, allow_special, deadline)
     deadline.check()
-    return Response(to_json(data), media_type="application/json")
+    return Response(to_json_in_parts(data), media_type="application/json")
 
 
 def _refs(params: dict[str, list[str]]) -> list[str]:
