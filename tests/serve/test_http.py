@@ -272,6 +272,7 @@ def test_sql_runs_only_from_a_post(client: TestClient) -> None:
     q = "SELECT 1 AS one"
     html = client.get("/sql", params={"q": q}).text  # a link fills in the form, and runs nothing
     assert ">SELECT 1 AS one</textarea>" in html and 'id="sql-not-run"' in html and 'id="sql-result"' not in html
+    assert '<a href="/sql?format=json">' in html  # the page's twin link answers (a GET with q would not)
     for fmt in ("json", "csv"):
         assert_clear_error(
             client.get("/sql", params={"q": q, "format": fmt}, headers={"accept": "application/json"}),

@@ -120,7 +120,8 @@ async def page(request: Request) -> Response:
     data["examples"] = [{"title": t, "query": s.format(ref=example_ref)} for t, s in EXAMPLES]
     if as_json:
         return Json(data, status_code=status)
-    return respond(request, "sql.html", data, status=status, twin="/sql?format=json" if run else None)
+    # The twin is the form's JSON: a GET with ?q= never runs (405), and a POST's result is its answer.
+    return respond(request, "sql.html", data, status=status, twin="/sql?format=json")
 
 
 routes = [Route("/sql", page, methods=["GET", "POST"])]
