@@ -193,6 +193,8 @@ def test_hosts_when_bound_to_every_address(ro_registry: Registry) -> None:
             assert c.get("/", headers={"host": ok}).status_code == 200, ok
         for foreign in ("evil.example", "evil.example:8765", "192.168.1.20:8765", "tokreg.team.example"):
             one_line(c.get("/?format=json", headers={"host": foreign}), 400, "not a name of this server")
+        page = c.get("/", headers={"host": "evil.example"})  # a rebound name's page reads nothing
+        assert page.status_code == 400 and "registry.db" not in page.text and "--allowed-host" in page.text
     app = app_with(ro_registry, Rules.of("0.0.0.0", ["tokreg.team.example", "10.0.0.5"]))
     with TestClient(app, base_url=BASE) as c:
         for ok in ("tokreg.team.example", "TOKREG.team.example:443", "10.0.0.5:8765", "localhost"):
@@ -226,6 +228,9 @@ def test_a_token_is_needed_on_every_request(ro_registry: Registry, served: Serve
             one_line(res, 401, "needs its token", "?token=")
             assert res.headers["www-authenticate"].startswith("Bearer")
         one_line(c.post("/sql?format=json", json={"q": "SELECT 1"}), 401)
+        page = c.get("/")  # the page for people says what to do, and nothing of the registry
+        assert page.status_code == 401 and "Token needed" in page.text and "?token=" in page.text
+        assert str(served.db) not in page.text and "registry.db" not in page.text
         one_line(c.get("/?format=json", headers={"authorization": "Bearer " + TOKEN[:-1] + "x"}), 401)
         one_line(c.get("/?format=json&token=wrong-token-0123456789"), 401)
         bearer = {"authorization": f"Bearer {TOKEN}"}

@@ -41,7 +41,7 @@ def request(
     url: str, method: str, path: str, body: bytes = b"", timeout: float = 300
 ) -> tuple[int, dict[str, str], bytes]:
     parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
     try:
         headers = {"content-type": "application/json"} if body else {}
         conn.request(method, path, body=body or None, headers=headers)

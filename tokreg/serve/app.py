@@ -82,7 +82,7 @@ class Access:
         rules, headers = self.rules, conn.headers
         why = access.host_refusal(rules, headers)
         if why:
-            await error_response(conn, 400, why)(scope, receive, send)
+            await error_response(conn, 400, why, anonymous=True)(scope, receive, send)
             return
         if rules.token is not None:
             given = conn.query_params.get("token")
@@ -90,7 +90,9 @@ class Access:
                 await self._keep_token(conn, rules.token)(scope, receive, send)
                 return
             if not access.has_token(rules, headers):
-                res = error_response(conn, 401, access.NO_TOKEN, {"www-authenticate": 'Bearer realm="tokreg"'})
+                res = error_response(
+                    conn, 401, access.NO_TOKEN, {"www-authenticate": 'Bearer realm="tokreg"'}, anonymous=True
+                )
                 await res(scope, receive, send)
                 return
         if scope["method"] not in access.SAFE_METHODS:

@@ -164,13 +164,20 @@ def text_param(params: Mapping[str, list[str]], key: str) -> str:
 
 
 def error_response(
-    request: HTTPConnection, status: int, message: str, headers: Optional[Mapping[str, str]] = None
+    request: HTTPConnection,
+    status: int,
+    message: str,
+    headers: Optional[Mapping[str, str]] = None,
+    *,
+    anonymous: bool = False,
 ) -> Response:
-    """One error: `{"error": message, "status": status}` for scripts, the error page for people."""
+    """One error: `{"error": message, "status": status}` for scripts, the error page for people
+    (`anonymous`: without the registry's location, for a request refused before it may read)."""
     data = {"error": message, "status": status}
     if wants_json(request):
         return Json(data, status_code=status, headers=headers)
-    return HTMLResponse(render(request, "error.html", data), status_code=status, headers=headers)
+    page = render(request, "error.html", data, anonymous=anonymous)
+    return HTMLResponse(page, status_code=status, headers=headers)
 
 
 def status_of(exc: TokregError) -> int:

@@ -107,15 +107,23 @@ def url_with(request: HTTPConnection, **changes: Any) -> str:
     return request.url.path + ("?" + q if q else "")
 
 
-def render(request: HTTPConnection, template: str, data: Mapping[str, Any], *, twin: Optional[str] = None) -> str:
+def render(
+    request: HTTPConnection,
+    template: str,
+    data: Mapping[str, Any],
+    *,
+    twin: Optional[str] = None,
+    anonymous: bool = False,
+) -> str:
     """`template` drawn from `data`, plus what every page's frame needs; `twin` is the link to
-    the page's JSON when it is not this URL with ?format=json (a POSTed form)."""
+    the page's JSON when it is not this URL with ?format=json (a POSTed form). `anonymous` leaves
+    out the registry's location, for requests refused before they may read anything."""
     state = request.app.state
     return env.get_template(template).render(
         **data,
         data=data,
         request=request,
-        location=state.location,
+        location="" if anonymous else state.location,
         url_with=lambda **kw: url_with(request, **kw),
         json_url=twin or url_with(request, format="json"),
         form_token=state.rules.form_token,  # every form that POSTs carries it (access.py)
