@@ -108,3 +108,38 @@ def test_pages_answer_while_heavy_requests_queue(ro_registry: Registry, served: 
     assert done >= limits.HEAVY_WORKERS and done + refused == HEAVY
     assert len(pages) >= 5, "the heavy requests ended before the pages could be measured"
     assert pages[-1] < PAGE_SECONDS, f"the slowest page took {pages[-1]:.2f} s while the heavy requests ran"
+
+
+def test_maximal_texts_cost_little(ro_registry: Registry, served: Served) -> None:
+    """The texts that were slowest (a run of 200 KB of spaces took 95 s of CPU for Unigram spans
+    from the core's offsets; random CJK text 20 s for WordPiece): each maximal request, four
+    versions, costs well under a second of CPU, with the library's ids and spans that tile."""
+    import random
+
+    from tokreg.serve.encoding import Encoders
+    from tokreg.serve.pages.playground import run_json
+    from tokreg.serve.work import Deadline
+
+    refs = [served.refs[w] for w in ("bpe2", "wordpiece", "unigram", "cl100k") if w in served.refs]
+    encoders = Encoders(ro_registry)
+    rnd = random.Random(21)
+    texts = {
+        "spaces": " " * (limits.MAX_TEXT_BYTES - 1),
+        "CJK": "".join(chr(rnd.randint(0x4E00, 0x9FFF)) for _ in range(limits.MAX_TEXT_BYTES // 3)),
+        "whitespace": "".join(rnd.choice(" \t\n\u3000x") for _ in range(limits.MAX_TEXT_BYTES // 2)),
+        "corpus": maximal_text(served),
+    }
+    run_json(encoders, refs, "warm up", False, Deadline(60))
+    for name, text in texts.items():
+        cpu = time.process_time()
+        data = json.loads(run_json(encoders, refs, text, False, Deadline(60)).body)
+        cpu = time.process_time() - cpu
+        print(f"\n{name}: {len(text.encode()):,} bytes, {len(refs)} versions: {cpu:.2f} s of CPU")
+        raw = text.encode("utf-8")
+        for ref, v in zip(refs, data["versions"]):
+            assert v["ids"] == tokreg.load(ref, db=served.db).encode_ordinary(text), (name, ref)
+            if v["exact_spans"]:
+                starts = [0, *v["ends"][:-1]]
+                assert b"".join(raw[s:e] for s, e in zip(starts, v["ends"])) == raw, (name, ref)
+        assert [v["exact_spans"] for v in data["versions"]][:3] == [True, False, True], name
+        assert cpu < 5.0, f"{name}: {cpu:.1f} s of CPU for one maximal request"
