@@ -6,6 +6,8 @@ browser."""
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +23,7 @@ from tokreg import BpeOptions, Registry, UnigramOptions, WordPieceOptions
 from ..conftest import DATA, corpus_slice
 
 if TYPE_CHECKING:
+    from playwright.sync_api import Browser
     from starlette.testclient import TestClient
 
 #: Each test module skips itself with this reason when the serve extra is missing.
@@ -141,3 +144,25 @@ def running(app: Any) -> Iterator[str]:
         server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+def chromium() -> str:
+    for candidate in (os.environ.get("TOKREG_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"):
+        found = candidate and shutil.which(candidate)
+        if found:
+            return found
+    pytest.skip("no Chromium to drive: install Debian's chromium package (or set TOKREG_CHROMIUM)")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """One headless Chromium for the session, shared by the browser tests (Playwright's sync API
+    runs one at a time)."""
+    pytest.importorskip("playwright", reason="the browser tests need Playwright: pip install playwright")
+    from playwright.sync_api import sync_playwright
+
+    path = chromium()
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=path)
+        yield b
+        b.close()

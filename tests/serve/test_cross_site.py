@@ -26,11 +26,9 @@ from .conftest import NEEDS, Served, running
 pytest.importorskip("starlette", reason=NEEDS)
 pytest.importorskip("playwright", reason="the browser tests need Playwright: pip install playwright")
 
-from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
 
 from tokreg.serve import create_app  # noqa: E402
-
-from .test_browser import chromium  # noqa: E402
 
 #: A query whose running the probe sees (it calls no function: nothing but the count shows it ran).
 PROBE = "SELECT count(*) AS probe FROM versions"
@@ -168,14 +166,14 @@ def other_site(target: Target, served: Served) -> Iterator[int]:
         server.server_close()
 
 
-@pytest.fixture(scope="module")
-def browser_page() -> Iterator[Page]:
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium())
-        page = browser.new_page(viewport={"width": 1366, "height": 768})
-        page.set_default_timeout(20_000)
-        yield page
-        browser.close()
+@pytest.fixture
+def browser_page(browser: Browser) -> Iterator[Page]:
+    """A fresh page in a fresh context (no cookies from other tests)."""
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    yield page
+    context.close()
 
 
 WORK = ("/sql", "/api/encode", "/playground", "/diff")

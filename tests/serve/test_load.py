@@ -132,7 +132,7 @@ def test_maximal_texts_cost_little(ro_registry: Registry, served: Served) -> Non
     run_json(encoders, refs, "warm up", False, Deadline(60))
     for name, text in texts.items():
         cpu = time.process_time()
-        data = json.loads(run_json(encoders, refs, text, False, Deadline(60)).body)
+        data = json.loads(bytes(run_json(encoders, refs, text, False, Deadline(60)).body))
         cpu = time.process_time() - cpu
         print(f"\n{name}: {len(text.encode()):,} bytes, {len(refs)} versions: {cpu:.2f} s of CPU")
         raw = text.encode("utf-8")
