@@ -9,6 +9,7 @@ import asyncio
 import re
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 import pytest
@@ -321,6 +322,8 @@ def test_waiting_too_long_is_a_503(served: Served) -> None:
         gate.set()
         return [await first, refused]
 
-    done, refused = asyncio.run(both())
+    # its own thread: the browser tests' Playwright keeps an event loop running in this one
+    with ThreadPoolExecutor(1) as pool:
+        done, refused = pool.submit(asyncio.run, both()).result(30)
     assert done == "done" and getattr(refused, "status_code", None) == 503 and "waited" in str(refused.detail)
     assert limits.HEAVY_WORKERS >= 1 and limits.HEAVY_QUEUE >= 1

@@ -228,3 +228,25 @@ def test_the_servers_own_pages_still_work(browser_page: Page, target: Target, se
         PROBE,
     )
     assert ran == [[len(served.refs)]] and target.sql == 2
+
+
+def test_a_server_with_a_token_in_the_browser(browser_page: Page, ro_registry: Registry, served: Served) -> None:
+    """--token: a page without it is refused (and shows nothing of the registry); one visit with
+    ?token= sets the cookie, leaves the address clean, and the pages and the SQL form work."""
+    from tokreg.serve.access import Rules
+
+    token = "browser-token-0123456789abcdef"
+    page = browser_page
+    with running(create_app(ro_registry, rules=Rules.of("127.0.0.1", token=token))) as url:
+        res: Any = page.goto(url + "/sql")
+        assert res.status == 401
+        expect(page.locator("h1")).to_contain_text("Token needed")
+        assert "registry.db" not in page.content()
+        page.goto(f"{url}/sql?token={token}")
+        assert page.url == url + "/sql"  # the token left the address bar
+        page.locator("textarea[name=q]").fill(PROBE)
+        page.get_by_role("button", name="Run").click()
+        expect(page.locator("#sql-result tbody tr")).to_have_count(1)
+        expect(page.locator("#sql-result tbody td").first).to_have_text(str(len(served.refs)))
+        cookie = next(c for c in page.context.cookies() if c["name"] == "tokreg_token")
+        assert cookie["httpOnly"] and cookie["sameSite"] == "Lax"

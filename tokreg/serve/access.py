@@ -24,7 +24,7 @@ import hmac
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from http.cookies import SimpleCookie
+from http.cookies import CookieError, SimpleCookie
 from typing import Optional
 from urllib.parse import urlsplit
 
@@ -58,7 +58,7 @@ def host_name(host: str) -> str:
 
 @dataclass(frozen=True)
 class Rules:
-    """What `Access` checks. `hosts`: every Host name accepted; `named`: the ones given with
+    """What the access middleware (app.py) checks. `hosts`: every Host name accepted; `named`: the ones given with
     --allowed-host (also accepted as an Origin's name behind a proxy that rewrites Host);
     `token`: the --token, if any; `form_token`: this server's random form token."""
 
@@ -91,7 +91,7 @@ class Rules:
             return f"reachable from {where}; every request needs the --token"
         if host_name(host) in LOOPBACK:
             return f"reachable from {where}"
-        return f"reachable from {where}; anyone of them can run SQL and encode: add --token to require a token"
+        return f"reachable from {where}; any of them can run SQL and encode text: add --token to require a token"
 
 
 def _is(given: str, expected: str) -> bool:
@@ -150,7 +150,7 @@ def _cookie(headers: Headers) -> str:
     jar: SimpleCookie = SimpleCookie()
     try:
         jar.load(headers.get("cookie", ""))
-    except Exception:  # a malformed Cookie header is no token
+    except CookieError:  # a malformed Cookie header is no token
         return ""
     morsel = jar.get(TOKEN_COOKIE)
     return morsel.value if morsel is not None else ""
