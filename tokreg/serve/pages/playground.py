@@ -20,14 +20,14 @@ from ..http import blocking, form, one, respond, text_param, to_json_in_parts
 from ..work import Deadline
 
 
-def run(encoders: encoding.Encoders, refs: list[str], text: str, allow_special: bool) -> dict[str, Any]:
-    """What the page draws: each version's view of `text` and where they cut it differently."""
-    return _run(encoders, refs, text, allow_special, None)
-
-
-def _run(
-    encoders: encoding.Encoders, refs: list[str], text: str, allow_special: bool, deadline: Optional[Deadline]
+def run(
+    encoders: encoding.Encoders,
+    refs: list[str],
+    text: str,
+    allow_special: bool,
+    deadline: Optional[Deadline] = None,
 ) -> dict[str, Any]:
+    """What the page draws: each version's view of `text` and where they cut it differently."""
     views = []
     for r in refs:
         if deadline:
@@ -47,7 +47,7 @@ def run_json(
     encoders: encoding.Encoders, refs: list[str], text: str, allow_special: bool, deadline: Deadline
 ) -> Response:
     """`run` as a JSON response, made on the worker thread, in parts (the largest is megabytes)."""
-    data = _run(encoders, refs, text, allow_special, deadline)
+    data = run(encoders, refs, text, allow_special, deadline)
     deadline.check()
     return Response(to_json_in_parts(data), media_type="application/json")
 
