@@ -224,7 +224,8 @@ def test_rules_say_who_can_reach_the_server() -> None:
 def test_a_token_is_needed_on_every_request(ro_registry: Registry, served: Served) -> None:
     app = app_with(ro_registry, Rules.of("127.0.0.1", token=TOKEN))
     with TestClient(app, base_url=BASE, follow_redirects=False) as c:
-        for url in ("/", "/sql", "/static/tokreg.css", f"/v/{served.refs['bpe']}?format=json"):
+        assert c.get("/static/tokreg.css").status_code == 200  # the package's own files, public
+        for url in ("/", "/sql", "/playground", f"/v/{served.refs['bpe']}?format=json"):
             res = c.get(url, headers={"accept": "application/json"})
             one_line(res, 401, "needs its token", "?token=")
             assert res.headers["www-authenticate"].startswith("Bearer")

@@ -22,6 +22,7 @@ import pytest
 from tokreg import Registry
 
 from .conftest import NEEDS, Served, running
+from .conftest import chromium as browser_path
 
 pytest.importorskip("starlette", reason=NEEDS)
 pytest.importorskip("playwright", reason="the browser tests need Playwright: pip install playwright")
@@ -250,3 +251,27 @@ def test_a_server_with_a_token_in_the_browser(browser_page: Page, ro_registry: R
         expect(page.locator("#sql-result tbody td").first).to_have_text(str(len(served.refs)))
         cookie = next(c for c in page.context.cookies() if c["name"] == "tokreg_token")
         assert cookie["httpOnly"] and cookie["sameSite"] == "Lax"
+
+
+def test_a_rebound_dns_name_gets_nothing(browser: Browser, ro_registry: Registry, tmp_path: Path) -> None:
+    """DNS rebinding, in the browser: Chromium resolves evil.example to 127.0.0.1 (as a rebound
+    name would), so the page at http://evil.example:PORT/ is the attacker's origin talking to this
+    server. Its Host names no name of the server: refused, whatever --host is (here 0.0.0.0)."""
+    from tokreg.serve.access import Rules
+
+    with running(create_app(ro_registry, rules=Rules.of("0.0.0.0"))) as url:
+        port = url.rsplit(":", 1)[1]
+        rebound = browser.browser_type.launch(
+            executable_path=browser_path(), args=["--host-resolver-rules=MAP evil.example 127.0.0.1"]
+        )
+        try:
+            page = rebound.new_page(viewport={"width": 1100, "height": 400})
+            res: Any = page.goto(f"http://evil.example:{port}/")
+            assert res.status == 400
+            expect(page.locator(".error")).to_contain_text(f"Host evil.example:{port} is not a name of this server")
+            assert "registry.db" not in page.content()
+            page.screenshot(path=str(tmp_path / "host-refused.png"))
+            print(f"screenshot: {tmp_path / 'host-refused.png'}")
+            assert page.goto(f"{url}/").status == 200  # type: ignore[union-attr]  # its own name: served
+        finally:
+            rebound.close()

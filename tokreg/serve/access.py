@@ -3,9 +3,10 @@
 1. **Host.** The Host header must be one of the server's names: the loopback names and the
    address it is bound to, plus every `--allowed-host NAME`. A page elsewhere cannot reach the
    server through a DNS name rebound to its address, whatever `--host` is.
-2. **Token** (only with `--token`). Every request carries it, as `Authorization: Bearer TOKEN`
-   or as the cookie that one visit to any page with `?token=TOKEN` sets (the visit is then
-   redirected to the same page without it). Compared in constant time.
+2. **Token** (only with `--token`). Every request but for the static files (the package's own
+   CSS and scripts) carries it, as `Authorization: Bearer TOKEN` or as the cookie that one visit
+   to any page with `?token=TOKEN` sets (the visit is then redirected to the same page without
+   it). Compared in constant time.
 3. **Same origin for work.** A request that makes the server compute on what it sends (every
    POST, and the GETs that encode text, which call `require_same_origin`) is refused when a
    browser says it comes from another site: `Sec-Fetch-Site` other than `same-origin` or `none`,

@@ -84,7 +84,9 @@ class Access:
         if why:
             await error_response(conn, 400, why, anonymous=True)(scope, receive, send)
             return
-        if rules.token is not None:
+        # The static files are the package's own CSS and scripts, public like the package: served
+        # without the token, so that the page saying a token is needed is drawn as the others.
+        if rules.token is not None and not scope["path"].startswith("/static/"):
             given = conn.query_params.get("token")
             if given is not None and scope["method"] == "GET" and access.is_token(rules, given):
                 await self._keep_token(conn, rules.token)(scope, receive, send)
