@@ -48,8 +48,8 @@ def serve(
     \b
     Examples:
         tokreg serve --open
-        TOKREG_SERVE_TOKEN=$(python -c 'import secrets; print(secrets.token_urlsafe(24))') \\
-            tokreg serve --host 0.0.0.0 --allowed-host tokreg.team.example
+        export TOKREG_SERVE_TOKEN=$(python -c 'import secrets; print(secrets.token_urlsafe(24))')
+        tokreg serve --host 0.0.0.0 --allowed-host tokreg.team.example
     """
     try:
         # The web stack is an optional extra, imported only by this command.
