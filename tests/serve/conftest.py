@@ -6,12 +6,15 @@ browser."""
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -20,6 +23,7 @@ from tokreg import BpeOptions, Registry, UnigramOptions, WordPieceOptions
 from ..conftest import DATA, corpus_slice
 
 if TYPE_CHECKING:
+    from playwright.sync_api import Browser
     from starlette.testclient import TestClient
 
 #: Each test module skips itself with this reason when the serve extra is missing.
@@ -104,21 +108,29 @@ def client(ro_registry: Registry) -> Iterator[TestClient]:
 
     from tokreg.serve import create_app
 
-    with TestClient(create_app(ro_registry), raise_server_exceptions=False) as c:
+    # The app accepts only its own Host names: loopback ones by default.
+    with TestClient(create_app(ro_registry), base_url="http://127.0.0.1:8765", raise_server_exceptions=False) as c:
         yield c
 
 
 @pytest.fixture(scope="session")
 def live(ro_registry: Registry) -> Iterator[str]:
     """A real uvicorn server on 127.0.0.1 (a free port), in a thread, for the browser."""
+    from tokreg.serve import create_app
+
+    with running(create_app(ro_registry)) as url:
+        yield url
+
+
+@contextmanager
+def running(app: Any) -> Iterator[str]:
+    """`app` served by uvicorn on 127.0.0.1 (a free port) in a thread, as `tokreg serve` runs it;
+    yields its URL (no trailing slash)."""
     import uvicorn  # the serve extra: each module skips without it
 
-    from tokreg.serve import create_app
-    from tokreg.serve.app import loopback_hosts
     from tokreg.serve.server import bind, url_of
 
     sock = bind("127.0.0.1", 0)
-    app = create_app(ro_registry, allowed_hosts=loopback_hosts("127.0.0.1", sock.getsockname()[1]))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -126,7 +138,31 @@ def live(ro_registry: Registry) -> Iterator[str]:
     while not server.started:
         assert time.monotonic() < deadline and thread.is_alive(), "the test server did not start"
         time.sleep(0.02)
-    yield url_of(sock).rstrip("/")
-    server.should_exit = True
-    thread.join(10)
-    sock.close()
+    try:
+        yield url_of(sock).rstrip("/")
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+def chromium() -> str:
+    for candidate in (os.environ.get("TOKREG_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"):
+        found = candidate and shutil.which(candidate)
+        if found:
+            return found
+    pytest.skip("no Chromium to drive: install Debian's chromium package (or set TOKREG_CHROMIUM)")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """One headless Chromium for the session, shared by the browser tests (Playwright's sync API
+    runs one at a time)."""
+    pytest.importorskip("playwright", reason="the browser tests need Playwright: pip install playwright")
+    from playwright.sync_api import sync_playwright
+
+    path = chromium()
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=path)
+        yield b
+        b.close()

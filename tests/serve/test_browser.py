@@ -8,8 +8,6 @@ One browser for the session, one page reused by every test."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,15 +21,7 @@ from .conftest import NEEDS, SCREENSHOTS, Served, file_digest
 pytest.importorskip("starlette", reason=NEEDS)
 pytest.importorskip("playwright", reason="the browser tests need Playwright: pip install playwright")
 
-from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
-
-
-def chromium() -> str:
-    for candidate in (os.environ.get("TOKREG_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"):
-        found = candidate and shutil.which(candidate)
-        if found:
-            return found
-    pytest.skip("no Chromium to drive: install Debian's chromium package (or set TOKREG_CHROMIUM)")
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -43,27 +33,24 @@ def shots(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureReque
 
 
 @pytest.fixture(scope="session")
-def browser_page(live: str) -> Iterator[tuple[Page, list[str]]]:
+def browser_page(live: str, browser: Browser) -> Iterator[tuple[Page, list[str]]]:
     """One Chromium and one 1366x768 page for the session; the second item collects the page's
     script errors and any failed request for a script, a stylesheet or the encode API (pages
     themselves answer 4xx on purpose in some tests)."""
-    path = chromium()
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=path)
-        page = browser.new_page(viewport={"width": 1366, "height": 768}, base_url=live)
-        page.set_default_timeout(15_000)
-        problems: list[str] = []
-        page.on("pageerror", lambda e: problems.append(f"script error: {e}"))
-        page.on(
-            "response",
-            lambda r: (
-                problems.append(f"{r.status} for {r.url}")
-                if r.status >= 400 and ("/static/" in r.url or "/api/" in r.url)
-                else None
-            ),
-        )
-        yield page, problems
-        browser.close()
+    page = browser.new_page(viewport={"width": 1366, "height": 768}, base_url=live)
+    page.set_default_timeout(15_000)
+    problems: list[str] = []
+    page.on("pageerror", lambda e: problems.append(f"script error: {e}"))
+    page.on(
+        "response",
+        lambda r: (
+            problems.append(f"{r.status} for {r.url}")
+            if r.status >= 400 and ("/static/" in r.url or "/api/" in r.url)
+            else None
+        ),
+    )
+    yield page, problems
+    page.close()
 
 
 @pytest.fixture

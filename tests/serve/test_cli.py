@@ -1,14 +1,19 @@
-"""`tokreg serve` as a command: it serves until Ctrl-C, says in one line when the port is taken,
-the registry is missing or the serve extra is not installed."""
+"""`tokreg serve` as a command: it serves until Ctrl-C, says who can reach it, keeps its Host
+names explicit on any address (--allowed-host), requires --token when given, and says in one line
+when the port is taken, the registry is missing or the serve extra is not installed."""
 
 from __future__ import annotations
 
+import http.client
 import json
+import os
 import signal
 import socket
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -69,3 +74,61 @@ def test_without_the_extra_it_names_the_extra(served: Served, monkeypatch: pytes
     for name in [m for m in sys.modules if m == "starlette" or m.startswith("starlette.")]:
         monkeypatch.setitem(sys.modules, name, None)  # as if not installed
     one_line_error(Cli(served.db)("serve", ok=False), 1, "pip install 'tokreg[serve]'", "starlette")
+
+
+@contextmanager
+def started(served: Served, *args: str, env: dict[str, str] | None = None) -> Iterator[tuple[int, list[str]]]:
+    """`tokreg serve ARGS` on a free port; yields the port and the lines it printed at startup."""
+    p = subprocess.Popen(
+        [sys.executable, "-m", "tokreg", "serve", "--db", str(served.db), "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+    )
+    try:
+        lines = [p.stdout.readline().strip(), p.stdout.readline().strip()] if p.stdout else []
+        assert lines[0].startswith("serving "), lines
+        yield int(lines[0].split(" at ")[1].split()[0].rstrip("/").rsplit(":", 1)[1]), lines
+    finally:
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=20)
+    assert p.returncode == 0 and "Traceback" not in err, err
+
+
+def get(port: int, path: str, headers: dict[str, str]) -> tuple[int, str]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    try:
+        conn.request("GET", path, headers=headers)
+        res = conn.getresponse()
+        return res.status, res.read().decode()
+    finally:
+        conn.close()
+
+
+def test_on_every_address_the_host_names_are_explicit(served: Served) -> None:
+    with started(served, "--host", "0.0.0.0") as (port, lines):
+        assert lines[1].startswith(f"reachable from any machine that can connect to 0.0.0.0 port {port}"), lines
+        assert "add --token" in lines[1]
+        assert get(port, "/?format=json", {"host": f"127.0.0.1:{port}"})[0] == 200
+        assert get(port, "/?format=json", {"host": f"localhost:{port}"})[0] == 200
+        for foreign in ("evil.example", f"evil.example:{port}", "tokreg.team.example"):
+            status, body = get(port, "/?format=json", {"host": foreign})
+            assert status == 400 and "not a name of this server" in json.loads(body)["error"], body
+    with started(served, "--host", "0.0.0.0", "--allowed-host", "tokreg.team.example") as (port, lines):
+        assert "tokreg.team.example" in lines[1]
+        assert get(port, "/?format=json", {"host": "tokreg.team.example"})[0] == 200
+        assert get(port, "/?format=json", {"host": "evil.example"})[0] == 400
+
+
+def test_with_a_token_every_request_needs_it(served: Served) -> None:
+    token = "cli-token-0123456789abcdef"
+    with started(served, env={"TOKREG_SERVE_TOKEN": token}) as (port, lines):
+        assert lines[1] == "reachable from this machine only; every request needs the --token", lines
+        host = {"host": f"127.0.0.1:{port}"}
+        status, body = get(port, "/?format=json", host)
+        assert status == 401 and "needs its token" in json.loads(body)["error"]
+        assert get(port, "/?format=json", {**host, "authorization": f"Bearer {token}"})[0] == 200
+        assert get(port, "/?format=json", {**host, "authorization": "Bearer wrong-token-0123456789"})[0] == 401
+    one_line_error(Cli(served.db)("serve", "--token", "short", "--port", 0, ok=False), 1, "at least 16")

@@ -21,6 +21,7 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from tokreg.serve import create_app, limits  # noqa: E402
 from tokreg.serve.encoding import disagreements  # noqa: E402
+from tokreg.serve.http import to_json, to_json_in_parts  # noqa: E402
 
 
 def get_json(client: TestClient, url: str, status: int = 200) -> Any:
@@ -157,13 +158,20 @@ def test_playground_encodes_with_the_librarys_ids(client: TestClient, served: Se
     raw = text.encode("utf-8")
     assert data["text"] == {"bytes": len(raw), "characters": len(text)}
     for ref, v in zip(refs, data["versions"]):
-        assert v["ids"] == tokreg.load(ref, db=served.db).encode(text) and v["count"] == len(v["ids"])
-        assert [t["id"] for t in v["tokens"]] == v["ids"]
+        tok = tokreg.load(ref, db=served.db)
+        assert v["ids"] == tok.encode(text) and v["count"] == len(v["ids"])
+        assert set(v["pieces"]) == {str(i) for i in v["ids"]}  # each distinct token drawn once
+        assert all(bytes.fromhex(v["pieces"][str(i)]["bytes"]) == tok.token_bytes(i) for i in v["ids"])
         if v["exact_spans"]:  # spans tile the input's bytes exactly
-            assert b"".join(raw[t["start"] : t["end"]] for t in v["tokens"]) == raw
+            starts = [0, *v["ends"][:-1]]
+            assert b"".join(raw[s:e] for s, e in zip(starts, v["ends"])) == raw and len(v["ends"]) == len(v["ids"])
+        else:
+            assert v["ends"] is None
     exact = [v["exact_spans"] for v in data["versions"]]
     assert exact[:3] == [True, False, True]  # WordPiece normalizes: no spans
     assert data["disagreements"]
+    marked = data["versions"][0]["disagree"]
+    assert marked and all(0 <= a < b <= data["versions"][0]["count"] for a, b in marked)
     # the same through GET, as the page's JSON twin
     q = "&".join(f"v={r}" for r in refs)
     assert get_json(client, f"/playground?format=json&{q}&text=Hello%20world")["versions"][0]["ids"] == (
@@ -184,15 +192,24 @@ def test_playground_special_tokens(client: TestClient, served: Served) -> None:
     assert special == tok.encode("a<|endoftext|>b", allowed_special="all")
 
 
+def test_json_in_parts_is_the_same_json() -> None:
+    data = {"a": list(range(25)), "b": {"x": [1, 2], "y": None}, "c": [{"s": 'é"<'}] * 7, "e": [], "n": 1.5}
+    for d in (data, [], {}, list(range(10)), "x"):
+        assert to_json_in_parts(d, part=3) == to_json(d)
+
+
 def test_disagreements_are_the_stretches_cut_differently() -> None:
     def view(*cuts: int) -> dict[str, Any]:
-        ends = list(cuts)
-        return {"exact_spans": True, "tokens": [{"start": s, "end": e} for s, e in zip([0, *ends], ends)]}
+        return {"exact_spans": True, "ends": list(cuts), "disagree": []}
 
     # both cut at 2, 5 and 10; between 2 and 5 only b cuts (at 4), between 5 and 10 only a (at 8)
     a, b = view(2, 5, 8, 10), view(2, 4, 5, 10)
     assert disagreements([a, b], 10) == [(2, 5), (5, 10)]
-    assert [t["disagree"] for t in a["tokens"]] == [False, True, True, True]
+    assert a["disagree"] == [[1, 4]] and b["disagree"] == [[1, 4]]  # tokens 1 to 3 of each; not token 0
+    # an empty token (a dummy prefix: end == start) is never marked, and splits the ranges
+    c, d = view(0, 2, 4, 4, 6), view(1, 2, 3, 6)
+    assert disagreements([c, d], 6) == [(0, 2), (2, 6)]
+    assert c["disagree"] == [[1, 3], [4, 5]] and d["disagree"] == [[0, 4]]
     assert disagreements([view(3, 6), view(3, 6)], 6) == []
 
 
@@ -206,28 +223,69 @@ def test_diff_page_and_twin(client: TestClient, served: Served) -> None:
     html = page(client, f"/diff?a={a}&b={b}")
     assert "Vocabulary" in html and "Merges" in html and "same first merges" in html
     text = "the theatre thereof thee then " * 3
-    res = client.post(f"/diff?format=json&a={a}&b={b}", data={"a": a, "b": b, "text": text})
+    token = form_token(client)
+    res = client.post(f"/diff?format=json&a={a}&b={b}", data={"a": a, "b": b, "text": text, "form_token": token})
     effect = res.json()["diff"]["text"]
     assert effect["files"][0]["bytes"] == len(text) and effect["words"]["distinct"] == 5
-    res = client.post("/diff", data={"a": served.refs["wordpiece"], "b": served.refs["unigram"], "text": "Hello there"})
+    res = client.post(
+        "/diff",
+        data={"a": served.refs["wordpiece"], "b": served.refs["unigram"], "text": "Hello there", "form_token": token},
+    )
     assert res.status_code == 200 and "Effect on your text" in res.text
     # no pair picked: the two newest versions of the newest name
     assert get_json(client, "/diff?format=json")["picked"]["a"]
 
 
+def form_token(client: TestClient) -> str:
+    """The form token the server's own pages carry (in every form that POSTs)."""
+    found = re.search(r'name="form_token" value="([^"]+)"', client.get("/sql").text)
+    assert found, "the SQL page's form carries the form token"
+    return found.group(1)
+
+
+def run_sql(client: TestClient, q: str, **fields: str) -> Any:
+    """A query run as the SQL page's form runs it: POSTed, with the page's form token."""
+    return client.post("/sql", data={"q": q, "form_token": form_token(client), **fields})
+
+
+def sql_json(client: TestClient, q: str) -> Any:
+    """A query run as a script runs it: its JSON POSTed, no form token."""
+    return client.post("/sql?format=json", json={"q": q})
+
+
 def test_sql_page_table_csv_and_json(client: TestClient, served: Served) -> None:
     q = f"SELECT id, text, bytes, count FROM vocab WHERE tokenizer = '{served.refs['bpe']}' AND id IN (104, 105)"
-    data = get_json(client, f"/sql?format=json&q={q}")
-    assert data["columns"] == ["id", "text", "bytes", "count"] and data["rows"][0][:3] == [104, "h", "0x68"]
-    assert not data["truncated"]
-    res = client.get("/sql", params={"q": q, "format": "csv"})
+    res = sql_json(client, q)
+    data = res.json()
+    assert res.status_code == 200 and data["columns"] == ["id", "text", "bytes", "count"]
+    assert data["rows"][0][:3] == [104, "h", "0x68"] and not data["truncated"] and data["warning"] is None
+    res = run_sql(client, q, format="csv")  # the page's CSV button
     assert res.headers["content-type"].startswith("text/csv")
     assert res.text.splitlines()[:2] == ["id,text,bytes,count", res.text.splitlines()[1]]
     assert res.text.splitlines()[1].startswith("104,h,0x68,")
-    html = client.get("/sql", params={"q": q}).text
+    assert run_sql(client, q, format="json").json()["rows"] == data["rows"]  # the page's JSON button
+    html = run_sql(client, q).text
     assert '<td class="num">104</td>' in html and "2 rows" in html
-    # a long form goes by POST
-    assert client.post("/sql?format=json", data={"q": "SELECT 1 AS one"}).json()["rows"] == [[1]]
+
+
+def test_sql_runs_only_from_a_post(client: TestClient) -> None:
+    q = "SELECT 1 AS one"
+    html = client.get("/sql", params={"q": q}).text  # a link fills in the form, and runs nothing
+    assert ">SELECT 1 AS one</textarea>" in html and 'id="sql-not-run"' in html and 'id="sql-result"' not in html
+    assert '<a href="/sql?format=json">' in html  # the page's twin link answers (a GET with q would not)
+    for fmt in ("json", "csv"):
+        assert_clear_error(
+            client.get("/sql", params={"q": q, "format": fmt}, headers={"accept": "application/json"}),
+            405,
+            "never runs a query",
+            "POST",
+        )
+    # a form POST without the page's form token (what a page elsewhere could send) runs nothing
+    res = client.post("/sql?format=json", data={"q": q})
+    assert_clear_error(res, 403, "form token")
+    res = client.post("/sql?format=json", data={"q": q, "form_token": "guess"})
+    assert_clear_error(res, 403, "form token")
+    assert sql_json(client, q).json()["rows"] == [[1]]
 
 
 def test_pin_page(client: TestClient, served: Served) -> None:
@@ -281,7 +339,7 @@ def test_huge_text_too_many_versions_and_bad_bodies(client: TestClient, served: 
     assert_clear_error(res, 400, "not valid JSON")
     assert_clear_error(client.post("/api/encode", json=["x"]), 400, "object")
     assert_clear_error(client.get("/api/encode"), 405)
-    res = client.post("/diff?format=json", data={"a": ref, "b": ref, "text": huge})
+    res = client.post("/diff?format=json", data={"a": ref, "b": ref, "text": huge, "form_token": form_token(client)})
     assert_clear_error(res, 413, "limit")
 
 
@@ -299,22 +357,22 @@ def test_huge_text_too_many_versions_and_bad_bodies(client: TestClient, served: 
     ],
 )
 def test_sql_refusals_and_errors(client: TestClient, q: str, status: int, word: str) -> None:
-    assert_clear_error(client.get("/sql", params={"q": q, "format": "json"}), status, word)
-    res = client.get("/sql", params={"q": q})  # the page keeps the query and shows the error under it
+    assert_clear_error(sql_json(client, q), status, word)
+    res = run_sql(client, q)  # the page keeps the query and shows the error under it
     assert res.status_code == status and 'id="sql-error"' in res.text and "Traceback" not in res.text
 
 
 def test_sql_rows_and_time_are_capped(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
     many = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT 25000) SELECT i FROM n"
-    res = client.get("/sql", params={"q": many, "format": "json"})
+    res = sql_json(client, many)
     data = res.json()
     assert data["truncated"] and len(data["rows"]) == limits.MAX_SQL_ROWS and data["rows"][-1] == [limits.MAX_SQL_ROWS]
     monkeypatch.setattr(limits, "SQL_SECONDS", 0.3)
     forever = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n"
-    assert_clear_error(client.get("/sql", params={"q": forever, "format": "json"}), 400, "limit of 0.3 s")
-    assert get_json(client, "/sql?format=json&q=SELECT%202")["rows"] == [[2]]  # the connection still works
+    assert_clear_error(sql_json(client, forever), 400, "limit of 0.3 s")
+    assert sql_json(client, "SELECT 2").json()["rows"] == [[2]]  # the connection still works
     long = "SELECT " + "1," * limits.MAX_SQL_CHARS + "1"
-    assert_clear_error(client.post("/sql?format=json", data={"q": long}), 400, "limit")
+    assert_clear_error(sql_json(client, long), 400, "limit")
 
 
 # -- safe by construction --------------------------------------------------------------------------
@@ -323,7 +381,7 @@ def test_sql_rows_and_time_are_capped(client: TestClient, monkeypatch: pytest.Mo
 def test_text_from_the_registry_is_escaped(client: TestClient, served: Served) -> None:
     html = page(client, "/")
     assert "<script>alert" not in html and "&lt;script&gt;alert(&#39;message&#39;)&lt;/script&gt;" in html
-    html = client.get("/sql", params={"q": "SELECT '<script>alert(1)</script>' AS x"}).text
+    html = run_sql(client, "SELECT '<script>alert(1)</script>' AS x").text
     assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     ref = served.refs["bpe2"]
     tokens = get_json(client, f"/v/{ref}/tokens?format=json&q=%3C&per=500")["tokens"]
@@ -334,12 +392,14 @@ def test_text_from_the_registry_is_escaped(client: TestClient, served: Served) -
     csp = res.headers["content-security-policy"]
     assert "script-src 'self'" in csp and "unsafe-inline" not in csp
     assert res.headers["x-content-type-options"] == "nosniff"
+    assert res.headers["referrer-policy"] == "same-origin"  # no-referrer would make the forms' Origin null
 
 
 def test_the_registry_is_opened_read_only(served: Served, client: TestClient, ro_registry: Registry) -> None:
     # everything above ran against this registry; the file is byte for byte what was written
     for url in ("/", f"/v/{served.refs['bpe']}", "/sql?q=SELECT%201", "/diff"):
         client.get(url)
+    sql_json(client, "SELECT 1")
     assert file_digest(served.db) == served.digest
     with pytest.raises(Exception):  # noqa: B017 - SQLite refuses the write itself
         ro_registry.tag(served.refs["bpe"], "staging")
@@ -370,9 +430,10 @@ def test_read_only_never_creates_or_upgrades(tmp_path: Any) -> None:
 
 
 def test_unknown_hosts_are_refused(ro_registry: Registry) -> None:
-    from tokreg.serve.app import loopback_hosts
-
-    app = create_app(ro_registry, allowed_hosts=loopback_hosts("127.0.0.1", 8765))
+    app = create_app(ro_registry)  # bound to 127.0.0.1: the loopback names only
     with TestClient(app, base_url="http://127.0.0.1:8765") as c:
         assert c.get("/").status_code == 200
-        assert c.get("/", headers={"host": "evil.example:8765"}).status_code == 400
+        for ok in ("localhost:8765", "[::1]:8765", "127.0.0.1"):
+            assert c.get("/", headers={"host": ok}).status_code == 200, ok
+        res = c.get("/?format=json", headers={"host": "evil.example:8765"})
+        assert_clear_error(res, 400, "Host evil.example:8765", "--allowed-host")

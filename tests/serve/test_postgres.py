@@ -1,5 +1,6 @@
 """`tokreg serve` on a PostgreSQL registry: read-only transactions (a write is refused by the
-server itself), every page works, the SQL time limit holds, and the URL's password never shows."""
+server itself), every page works, the SQL time limit holds, the URL's password never shows, and
+a role that can do more than read is said once: a banner on the SQL page and `warning` in its JSON."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def test_serving_a_postgresql_registry(pg_url: str, small_corpus: Path, monkeypa
     with Registry(pg_url, create=True) as reg:
         ref = reg.train("pgweb", [small_corpus], BpeOptions(vocab_size=400)).ref
     ro = Registry.read_only(pg_url)
-    with TestClient(create_app(ro), raise_server_exceptions=False) as c:
+    with TestClient(create_app(ro), base_url="http://127.0.0.1:8765", raise_server_exceptions=False) as c:
         pages = [
             "/",
             f"/v/{ref}",
@@ -43,7 +44,7 @@ def test_serving_a_postgresql_registry(pg_url: str, small_corpus: Path, monkeypa
             f"/v/{ref}/pin",
             f"/playground?v={ref}",
             f"/diff?a={ref}&b={ref}",
-            "/sql?q=SELECT%20count(*)%20FROM%20tokens",
+            "/sql",  # the form (a query runs from a POST, below)
         ]
         for url in pages:
             for fmt in ("", "&format=json" if "?" in url else "?format=json"):
@@ -52,14 +53,54 @@ def test_serving_a_postgresql_registry(pg_url: str, small_corpus: Path, monkeypa
                 assert SECRET not in res.text, url
         assert "***" in c.get(f"/v/{ref}/pin?format=json").json()["lockfile"]
         assert c.post("/api/encode", json={"text": "In the beginning", "versions": [ref]}).status_code == 200
-        res = c.get("/sql", params={"q": "DELETE FROM tokens", "format": "json"})
+        res = c.post("/sql?format=json", json={"q": "DELETE FROM tokens"})
         assert res.status_code == 403 and "read-only" in res.json()["error"]
         monkeypatch.setattr(limits, "SQL_SECONDS", 0.5)
-        res = c.get("/sql", params={"q": "SELECT pg_sleep(5)", "format": "json"})
+        # a slow statement that reads only tokreg's tables (a recursive CTE, no function call)
+        slow = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n"
+        res = c.post("/sql?format=json", json={"q": slow})
         assert res.status_code == 400 and "limit of 0.5 s" in res.json()["error"], res.text
-        assert c.get("/sql", params={"q": "SELECT count(*) FROM tokens", "format": "json"}).json()["rows"] == [[400]]
+        data = c.post("/sql?format=json", json={"q": "SELECT count(*) FROM tokens"}).json()
+        assert data["rows"] == [[400]]
+        # the test server's role is a superuser: said on the page and in its JSON
+        assert "superuser" in data["warning"] and "tokreg db grant-read" in data["warning"]
+        html = c.get("/sql").text
+        assert 'id="sql-warning"' in html and "superuser" in html
+        assert 'id="sql-warning"' not in c.get("/").text
     with pytest.raises(Exception, match="read-only transaction"):  # the server refuses, whatever the code asks
         ro.tag(ref, "prod")
     ro.close()
     with Registry(pg_url) as reg:
         assert reg.aliases("pgweb") == {}
+
+
+def test_the_role_warning_is_said_once_at_startup(pg_url: str, small_corpus: Path) -> None:
+    import json
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    from ..conftest import ROOT
+
+    with Registry(pg_url, create=True) as reg:
+        reg.train("pgweb", [small_corpus], BpeOptions(vocab_size=300))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "tokreg", "serve", "--db", pg_url, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        first = p.stdout.readline() if p.stdout else ""
+        assert first.startswith("serving postgresql") and SECRET not in first, first
+        url = first.split(" at ")[1].split()[0]
+        with urllib.request.urlopen(url + "sql?format=json", timeout=20) as res:  # up and serving
+            assert "superuser" in json.load(res)["warning"]
+    finally:
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=20)
+    warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "superuser" in warnings[0] and "tokreg db grant-read" in warnings[0], err
+    assert SECRET not in err and "Traceback" not in err

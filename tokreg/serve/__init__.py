@@ -2,8 +2,10 @@
 
 Needs the `serve` extra (`pip install 'tokreg[serve]'`: Starlette, uvicorn, Jinja2).
 
-    app.py        the Starlette app: routes, Host check, security headers, error handlers
-    server.py     binding the port and running uvicorn
+    app.py        the Starlette app: routes, the access middleware, security headers, error handlers
+    access.py     who may ask: Host names, the --token, no work for requests from other sites
+    work.py       heavy requests (encoding, diff on text, SQL): refused cross-site, capped, timed
+    server.py     binding the port, saying who can reach it, and running uvicorn
     pages/        one module per page: registry, version, tokens (table and one token),
                   playground (+ /api/encode), diff, sql, pin
     http.py       HTML or the JSON twin from one dict; capped bodies; errors as 4xx

@@ -18,11 +18,12 @@ from urllib.parse import parse_qs
 
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from ..errors import InputError, IntegrityError, NotFoundError, ReadOnlyError, TokregError
 from . import limits
+from .access import require_form_token
 from .render import render
 
 log = logging.getLogger("tokreg.serve")
@@ -51,7 +52,18 @@ def to_json(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False, default=_plain, allow_nan=False, separators=(",", ":")).encode("utf-8")
 
 
-def wants_json(request: Request) -> bool:
+def to_json_in_parts(data: Any, part: int = 10_000) -> bytes:
+    """`to_json(data)`, made a dict entry and at most `part` list items at a time. One json.dumps
+    of megabytes holds the GIL throughout (the C encoder never yields it); in parts, a worker
+    thread making a large answer lets the event loop serve pages in between."""
+    if isinstance(data, dict):
+        return b"{" + b",".join(to_json(str(k)) + b":" + to_json_in_parts(v, part) for k, v in data.items()) + b"}"
+    if isinstance(data, list) and len(data) > part:
+        return b"[" + b",".join(to_json(data[i : i + part])[1:-1] for i in range(0, len(data), part)) + b"]"
+    return to_json(data)
+
+
+def wants_json(request: HTTPConnection) -> bool:
     if request.query_params.get("format") == "json" or request.url.path.startswith("/api/"):
         return True
     accept = request.headers.get("accept", "")
@@ -97,7 +109,7 @@ async def form(request: Request) -> dict[str, list[str]]:
     if request.method != "POST":
         return out
     raw = await body(request)
-    kind = request.headers.get("content-type", "").split(";")[0].strip()
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     try:
         if kind == "application/json":
             doc = json.loads(raw.decode("utf-8"))
@@ -108,11 +120,17 @@ async def form(request: Request) -> dict[str, list[str]]:
                     str(x) if not isinstance(x, bool) else str(x).lower() for x in (v if isinstance(v, list) else [v])
                 ]
         else:
-            out.update(parse_qs(raw.decode("utf-8"), keep_blank_values=True, max_num_fields=100))
+            fields = parse_qs(raw.decode("utf-8"), keep_blank_values=True, max_num_fields=100)
+            # Any body but JSON is one a page on another site can send: only this server's pages
+            # (which carry its form token) may post it.
+            require_form_token(request, fields)
+            out.update(fields)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise InputError(
             f"the request body is not valid {'JSON' if kind == 'application/json' else 'form data'}: {e}"
         ) from None
+    except RecursionError:  # json.loads on arrays or objects nested thousands deep
+        raise InputError("the JSON body is nested too deeply; send one object of strings and lists") from None
     except ValueError as e:  # parse_qs: too many fields
         raise InputError(f"the form is not valid: {e}") from None
     return out
@@ -145,11 +163,21 @@ def text_param(params: Mapping[str, list[str]], key: str) -> str:
     return text
 
 
-def _error(request: Request, status: int, message: str) -> Response:
+def error_response(
+    request: HTTPConnection,
+    status: int,
+    message: str,
+    headers: Optional[Mapping[str, str]] = None,
+    *,
+    anonymous: bool = False,
+) -> Response:
+    """One error: `{"error": message, "status": status}` for scripts, the error page for people
+    (`anonymous`: without the registry's location, for a request refused before it may read)."""
     data = {"error": message, "status": status}
     if wants_json(request):
-        return Json(data, status_code=status)
-    return HTMLResponse(render(request, "error.html", data), status_code=status)
+        return Json(data, status_code=status, headers=headers)
+    page = render(request, "error.html", data, anonymous=anonymous)
+    return HTMLResponse(page, status_code=status, headers=headers)
 
 
 def status_of(exc: TokregError) -> int:
@@ -158,7 +186,7 @@ def status_of(exc: TokregError) -> int:
 
 async def on_tokreg_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, TokregError)
-    return _error(request, status_of(exc), str(exc))
+    return error_response(request, status_of(exc), str(exc))
 
 
 async def on_http_error(request: Request, exc: Exception) -> Response:
@@ -166,12 +194,12 @@ async def on_http_error(request: Request, exc: Exception) -> Response:
     message = exc.detail if isinstance(exc.detail, str) and exc.detail else "error"
     if exc.status_code == 404 and message == "Not Found":
         message = f"no page at {request.url.path}; start from the registry at /"
-    return _error(request, exc.status_code, message)
+    return error_response(request, exc.status_code, message, exc.headers)
 
 
 async def on_crash(request: Request, exc: Exception) -> Response:
     log.exception("error serving %s", request.url.path)
-    return _error(request, 500, f"internal error ({type(exc).__name__}); the server's log has the details")
+    return error_response(request, 500, f"internal error ({type(exc).__name__}); the server's log has the details")
 
 
 HANDLERS: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {

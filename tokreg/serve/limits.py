@@ -1,5 +1,8 @@
 """What one request to `tokreg serve` may ask for. Past these a request gets a 4xx naming the
-limit, so one browser tab (or script) cannot make the server hold or compute without bound."""
+limit (a heavy one that finds no turn or runs past its budget, a 503 with Retry-After), so one
+browser tab (or script) cannot make the server hold or compute without bound."""
+
+import os
 
 #: Request bodies (the playground's JSON, the diff and SQL forms).
 MAX_BODY_BYTES = 1 << 20
@@ -18,3 +21,13 @@ SQL_SECONDS = 5.0
 MAX_PAGE_SIZE = 500
 #: Examples per list on the diff page.
 MAX_TOP = 200
+#: Heavy requests (encoding, a diff on text, SQL) running at once; more wait their turn (work.py).
+#: Half the cores: the other half keeps serving pages (on 2 cores, one heavy request at a time
+#: kept the slowest page at 0.4 s under 16 maximal requests, two at 0.7-0.9 s).
+HEAVY_WORKERS = max(1, (os.cpu_count() or 2) // 2)
+#: Heavy requests waiting for a turn; one more is refused at once (503, Retry-After).
+HEAVY_QUEUE = 8
+#: How long a heavy request waits for its turn before it is refused (503, Retry-After).
+HEAVY_WAIT_SECONDS = 10.0
+#: The work one heavy request may do, checked between its steps (503 past it).
+HEAVY_SECONDS = 10.0

@@ -13,7 +13,7 @@ from typing import Any, Optional
 from urllib.parse import quote, urlencode
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
-from starlette.requests import Request
+from starlette.requests import HTTPConnection
 
 from ..package_version import __version__
 from . import show
@@ -96,7 +96,7 @@ env.filters.update(
 env.globals.update(tokreg_version=__version__)
 
 
-def url_with(request: Request, **changes: Any) -> str:
+def url_with(request: HTTPConnection, **changes: Any) -> str:
     """This page's URL with some query parameters changed (None removes one)."""
     params = [(k, v) for k, v in request.query_params.multi_items() if k not in changes]
     for k, v in changes.items():
@@ -107,15 +107,24 @@ def url_with(request: Request, **changes: Any) -> str:
     return request.url.path + ("?" + q if q else "")
 
 
-def render(request: Request, template: str, data: Mapping[str, Any], *, twin: Optional[str] = None) -> str:
+def render(
+    request: HTTPConnection,
+    template: str,
+    data: Mapping[str, Any],
+    *,
+    twin: Optional[str] = None,
+    anonymous: bool = False,
+) -> str:
     """`template` drawn from `data`, plus what every page's frame needs; `twin` is the link to
-    the page's JSON when it is not this URL with ?format=json (a POSTed form)."""
+    the page's JSON when it is not this URL with ?format=json (a POSTed form). `anonymous` leaves
+    out the registry's location, for requests refused before they may read anything."""
     state = request.app.state
     return env.get_template(template).render(
         **data,
         data=data,
         request=request,
-        location=state.location,
+        location="" if anonymous else state.location,
         url_with=lambda **kw: url_with(request, **kw),
         json_url=twin or url_with(request, format="json"),
+        form_token=state.rules.form_token,  # every form that POSTs carries it (access.py)
     )

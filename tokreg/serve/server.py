@@ -6,14 +6,17 @@ from __future__ import annotations
 import errno
 import logging
 import socket
+import sys
 import webbrowser
+from collections.abc import Sequence
 from typing import Callable, Optional
 
 import uvicorn
 
 from ..errors import InputError
 from ..registry import Registry
-from .app import create_app, loopback_hosts
+from .access import Rules
+from .app import create_app
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -52,9 +55,15 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8765,
     open_browser: bool = False,
+    allowed_hosts: Sequence[str] = (),
+    token: Optional[str] = None,
     say: Callable[[str], None] = print,
+    warn: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
 ) -> None:
-    """Serves the registry at `db` read-only on host:port until interrupted."""
+    """Serves the registry at `db` read-only on host:port until interrupted. With a host that is
+    not loopback, the Host names accepted are the loopback ones, `host` and `allowed_hosts`; with
+    `token`, every request must carry it (see access.py)."""
+    rules = Rules.of(host, allowed_hosts, token)
     reg = Registry.read_only(db)
     try:
         sock = bind(host, port)
@@ -62,10 +71,11 @@ def serve(
         reg.close()
         raise
     url = url_of(sock)
-    app = create_app(reg, allowed_hosts=loopback_hosts(host, sock.getsockname()[1]))
+    app = create_app(reg, rules=rules)
     say(f"serving {reg.location} (read-only) at {url}  (Ctrl-C stops)")
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        say(f"note: listening on {host}: anyone who can reach this machine can read the registry")
+    say(rules.who(host, sock.getsockname()[1]))
+    if app.state.role_warning:
+        warn(f"warning: {app.state.role_warning}")
     config = uvicorn.Config(app, log_level="warning", access_log=False, limit_concurrency=100, timeout_keep_alive=5)
     server = uvicorn.Server(config)
     if open_browser:

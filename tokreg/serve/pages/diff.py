@@ -1,6 +1,7 @@
 """The diff page (`/diff?a=A&b=B`): what `tokreg diff` reports, drawn (added and removed tokens,
 merge divergence, score changes, config changes); with a text (POSTed from the page's form), the
-tokens per byte of each and the words that segment differently, side by side."""
+tokens per byte of each and the words that segment differently, side by side. A diff on text is
+heavy work (work.py): bounded, and refused for other sites."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from .. import limits
 from ..cache import Lru
 from ..encoding import Encoders
 from ..http import blocking, form, number, one, respond, text_param
+from ..work import Deadline
 
 
 def _stored_diff(
@@ -47,6 +49,7 @@ def compare(
     b: str,
     text: str,
     top: int,
+    deadline: Optional[Deadline] = None,
 ) -> dict[str, Any]:
     refs = [v.ref for v in reg.versions()]
     if not a and not b:
@@ -55,6 +58,8 @@ def compare(
     if a and b:
         d = _stored_diff(reg, diffs, a, b, top)
         if text:
+            if deadline:
+                deadline.check()
             d["text"] = diff.text_effect(encoders.get(a), encoders.get(b), [Text.of("your text", text)], top=top)
         out["diff"] = d
     return out
@@ -65,9 +70,8 @@ async def page(request: Request) -> Response:
     text: Optional[str] = text_param(p, "text")
     top = number(p, "top", 20, 1, limits.MAX_TOP)
     state = request.app.state
-    data = await blocking(
-        compare, state.reg, state.encoders, state.diffs, one(p, "a").strip(), one(p, "b").strip(), text or "", top
-    )
+    args = (state.reg, state.encoders, state.diffs, one(p, "a").strip(), one(p, "b").strip(), text or "", top)
+    data = await (state.work.run(request, compare, *args) if text else blocking(compare, *args))
     data["text"] = text
     data["top"] = top
     picked = urlencode({**data["picked"], "top": top, "format": "json"})

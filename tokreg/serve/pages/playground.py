@@ -1,11 +1,14 @@
 """The playground (`/playground`): type or paste text, pick one to four versions, see the tokens
 coloured side by side. The page's script posts to `/api/encode`, which encodes through the same
 `Tokenizer` as `tokreg.load` (encoding.py); `/playground?format=json&v=A&v=B&text=...` is the
-same answer for a GET."""
+same answer for a GET.
+
+Encoding is heavy work (work.py): admitted into a bounded pool, refused for other sites, run and
+turned into JSON on a worker thread, so a maximal request never holds the event loop."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -13,11 +16,23 @@ from starlette.routing import Route
 
 from ...errors import InputError
 from .. import encoding, limits
-from ..http import Json, blocking, form, one, respond, text_param
+from ..http import blocking, form, one, respond, text_param, to_json_in_parts
+from ..work import Deadline
 
 
-def run(encoders: encoding.Encoders, refs: list[str], text: str, allow_special: bool) -> dict[str, Any]:
-    views = [encoding.encode(encoders.get(r), text, allow_special=allow_special) for r in refs]
+def run(
+    encoders: encoding.Encoders,
+    refs: list[str],
+    text: str,
+    allow_special: bool,
+    deadline: Optional[Deadline] = None,
+) -> dict[str, Any]:
+    """What the page draws: each version's view of `text` and where they cut it differently."""
+    views = []
+    for r in refs:
+        if deadline:
+            deadline.check()
+        views.append(encoding.encode(encoders.get(r), text, allow_special=allow_special))
     n_bytes = len(text.encode("utf-8"))
     spans = encoding.disagreements(views, n_bytes)
     return {
@@ -26,6 +41,15 @@ def run(encoders: encoding.Encoders, refs: list[str], text: str, allow_special: 
         "versions": views,
         "disagreements": [{"start": s, "end": e} for s, e in spans],
     }
+
+
+def run_json(
+    encoders: encoding.Encoders, refs: list[str], text: str, allow_special: bool, deadline: Deadline
+) -> Response:
+    """`run` as a JSON response, made on the worker thread, in parts (the largest is megabytes)."""
+    data = run(encoders, refs, text, allow_special, deadline)
+    deadline.check()
+    return Response(to_json_in_parts(data), media_type="application/json")
 
 
 def _refs(params: dict[str, list[str]]) -> list[str]:
@@ -46,8 +70,9 @@ async def encode(request: Request) -> Response:
     if not refs:
         raise InputError('name at least one version: {"versions": ["NAME@N"], "text": "..."}')
     text = text_param(p, "text")
-    data = await blocking(run, request.app.state.encoders, refs, text, _flag(p, "allow_special"))
-    return Json(data)
+    state = request.app.state
+    res: Response = await state.work.run(request, run_json, state.encoders, refs, text, _flag(p, "allow_special"))
+    return res
 
 
 async def page(request: Request) -> Response:
@@ -66,7 +91,9 @@ async def page(request: Request) -> Response:
     if request.query_params.get("format") == "json":
         if not refs:
             raise InputError("name at least one version with v=NAME@N (up to four)")
-        data = await blocking(run, request.app.state.encoders, refs, text, data["allow_special"])
+        state = request.app.state
+        res: Response = await state.work.run(request, run_json, state.encoders, refs, text, data["allow_special"])
+        return res
     return respond(request, "playground.html", data)
 
 

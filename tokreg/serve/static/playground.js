@@ -33,6 +33,20 @@
     return lines.join("\n");
   }
 
+  // The token at index k of a version: its id, what /api/encode sends once per distinct id
+  // (bytes, segments, partial), its byte span when the version keeps the text's bytes, and
+  // whether the versions cut its stretch differently.
+  function token(v, k, marked) {
+    const id = v.ids[k];
+    const t = Object.assign({ id: id }, v.pieces[String(id)]);
+    if (v.ends) {
+      t.start = k ? v.ends[k - 1] : 0;
+      t.end = v.ends[k];
+    }
+    t.disagree = marked[k] === 1;
+    return t;
+  }
+
   function drawColumn(v) {
     const col = el("section", "pg-col");
     const h = el("h3");
@@ -46,7 +60,10 @@
     const ids = el("div", "ids pg-ids");
     const chips = document.createDocumentFragment();
     const idList = document.createDocumentFragment();
-    v.tokens.forEach((t, k) => {
+    const marked = new Uint8Array(v.ids.length);
+    for (const [first, last] of v.disagree) marked.fill(1, first, last);
+    v.ids.forEach((id, k) => {
+      const t = token(v, k, marked);
       const colour = "c" + (k % 8);
       const chip = el("span", "chip " + colour + (t.partial ? " partial" : "") + (t.disagree ? " disagree" : ""));
       let newline = false;
@@ -58,13 +75,13 @@
           if (cls === "ws" && s.includes("↵")) newline = true;
         }
       }
-      const id = el("span", colour, String(t.id));
+      const idEl = el("span", colour, String(id));
       chip._token = t; // the tooltip is written on hover, not for every token up front
-      chip._peer = id;
-      id._peer = chip;
+      chip._peer = idEl;
+      idEl._peer = chip;
       chips.append(chip);
       if (newline) chips.append(el("br"));
-      idList.append(id, " ");
+      idList.append(idEl, " ");
     });
     toks.append(chips);
     ids.append(idList);

@@ -13,6 +13,8 @@ document.addEventListener("DOMContentLoaded", () => {
       const empty = !field.value.trim();
       form.method = empty ? "get" : "post";
       field.disabled = empty;
+      const token = form.elements.form_token; // only a POST carries it: it stays out of shared links
+      if (token) token.disabled = empty;
     });
   }
   // A button.copy copies the text of the element its data-copy names.
