@@ -175,6 +175,17 @@ def test_streaming_decode_of_real_text_holds_back_split_characters(tok: Tokenize
         tok.decoder().step("1")  # type: ignore[arg-type]
 
 
+def test_offsets_and_streaming_on_long_runs(tok: Tokenizer) -> None:
+    """Runs of what some decoders say nothing for alone (a SentencePiece `▁`), of unknown
+    characters and of whitespace: the spans keep their rules and the stream equals decode. These
+    took time quadratic in the run (40k spaces: 5 s; 100k: minutes) before each was walked once."""
+    for text in (" " * 30_000, "\t\n " * 10_000, "龘" * 10_000, "東京 " * 10_000, "ab " * 10_000):
+        _check_offsets(tok, text)
+        ids = tok.encode(text)
+        dec = tok.decoder()
+        assert "".join(dec.step(i) for i in ids) + dec.finish() == tok.decode(ids)
+
+
 def test_to_hf_gives_tokreg_ids(tok: Tokenizer) -> None:
     pytest.importorskip("tokenizers")
     try:

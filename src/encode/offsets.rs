@@ -17,6 +17,10 @@
 //! whose first byte lies before a byte offset, so a character split between byte-level tokens
 //! belongs to the token holding its first byte, and the others get an empty character span.
 
+use std::cell::Cell;
+
+use rustc_hash::FxHashMap;
+
 use super::{Deltas, Rule, Tokenizer};
 use crate::error::CoreError;
 
@@ -93,12 +97,24 @@ impl Tokenizer {
                 src.get(s).map_or((seg.len(), seg.len()), |&(a, _)| (a as usize, a as usize))
             }
         };
-        let skip_space = |mut p: usize| {
-            while p < seen.len() && seen[p].is_ascii_whitespace() {
-                p += 1;
+        // The first non-space at or after p. Positions only move forward, so the end of the
+        // last whitespace run walked is kept: a long run is walked once, not once per token.
+        let run = Cell::new((0usize, 0usize));
+        let skip_space = |p: usize| {
+            let (s, e) = run.get();
+            if s <= p && p <= e {
+                return e;
             }
-            p
+            let mut e = p;
+            while e < seen.len() && seen[e].is_ascii_whitespace() {
+                e += 1;
+            }
+            run.set((p, e));
+            e
         };
+        // Token texts known to be absent from seen[from..]: a text that is not there (the unknown
+        // token's own `[UNK]`) is searched for once, not once per token after it.
+        let mut absent: FxHashMap<Vec<u8>, usize> = FxHashMap::default();
         let mut deltas = Deltas::default();
         let mut pos = 0;
         // Tokens not found in the text (unknown pieces) since `pos`, waiting for the next found one.
@@ -138,8 +154,12 @@ impl Tokenizer {
                 let p = skip_space(pos);
                 if seen[p..].starts_with(core) {
                     Some((p, p + core.len()))
-                } else if !unknown.is_empty() {
-                    find(&seen[p..], core).map(|i| (p + i, p + i + core.len()))
+                } else if !unknown.is_empty() && absent.get(core).map_or(true, |&from| p < from) {
+                    let at = find(&seen[p..], core).map(|i| (p + i, p + i + core.len()));
+                    if at.is_none() {
+                        absent.insert(core.to_vec(), p);
+                    }
+                    at
                 } else {
                     None
                 }

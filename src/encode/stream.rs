@@ -7,7 +7,8 @@
 //! decodes to nothing, an end-of-word suffix becomes a space), but every decoder of the core
 //! looks back one piece at most. So the bytes id `k` adds are `decode(ctx + [k])` minus
 //! `decode(ctx)`, where `ctx` is the last id that decodes to something on its own (with the
-//! ids after it that decode to nothing): two short decodes per id, whatever came before.
+//! ids after it that decode to nothing): two short decodes per id, whatever came before. An id
+//! that decodes to nothing alone but to something after others (`▁`) starts a new context.
 
 use super::Encode;
 use crate::error::CoreError;
@@ -44,7 +45,11 @@ impl Deltas {
         };
         let delta = delta.to_vec();
         let alone = enc.decode_bytes(&[id])?;
-        if alone.is_empty() {
+        // Silent ids (nothing alone, nothing here: control pieces) stay in the context. An id
+        // that says nothing alone but something after others (SentencePiece's `▁`, whose space
+        // the first piece drops) is a piece like any other: it becomes the whole context, so a
+        // run of them costs one short decode each, not a decode of the whole run.
+        if alone.is_empty() && delta.is_empty() {
             self.decoded = full;
         } else {
             self.window.clear();
