@@ -614,9 +614,10 @@ class Registry:
         `name`, oldest first."""
         with self._reading() as conn:
             rows = aliases.log(conn, name)
+            versions = {v.ref: v for v in refs.all_versions(conn, name)}  # read once, not per row
             for r in rows:
                 if r["event"] == "version":
-                    r["lineage"] = lineage.of(conn, refs.resolve(conn, r["ref"]))
+                    r["lineage"] = lineage.of(conn, versions[r["ref"]])
         return rows
 
     def remove(self, ref: Ref) -> VersionInfo:
