@@ -29,8 +29,9 @@ def load(ref: str, *, db: Optional[PathLike] = None) -> Tokenizer:
     that tokenizer (when reachable), or the default location, in that order. A pinned name whose
     content is cached loads from the cache, without opening any registry (unless a registry is
     named, by `db` or `TOKREG_DB`: then that registry is asked, and must hold the pinned version)."""
+    lock = lockfile.current()  # read once, here, for the whole call
     if db is None and not os.environ.get("TOKREG_DB"):
-        pin = lockfile.pin_for(lockfile.lock_of(None), ref)
+        pin = lockfile.pin_for(lock, ref)
         raw = content_cache.get(pin.hash) if pin is not None else None
         if pin is not None and raw is not None:
             return Tokenizer(raw, ref=pin.ref, expect_hash=pin.hash)
@@ -38,4 +39,4 @@ def load(ref: str, *, db: Optional[PathLike] = None) -> Tokenizer:
     # cached path above never needs (that is most of a fresh process's start-up time).
     from .registry import load as load_from_registry
 
-    return load_from_registry(ref, db=db)
+    return load_from_registry(ref, db=db, lock=lock)

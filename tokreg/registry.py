@@ -5,6 +5,10 @@
 >>> v.ref, v.content_hash
 ('gpt-mini@1', 'xxh3-128:9f2c…')
 >>> reg.load("gpt-mini").encode("hello")
+
+A REF is a string (`name`, `name@N`, `name@ALIAS`, a hash prefix) or a `VersionInfo` this
+registry returned, which is taken as already resolved: a caller that uses one version in
+several calls resolves it once (`resolve`) and hands the value on.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ from .versions import ancestry, diff, import_export, lockfile, verify
 from .versions.samples import SAMPLES, encode_all
 
 PathLike = Union[str, "os.PathLike[str]"]
+#: A ref as the methods take it: a string to resolve, or a version already resolved here.
+Ref = Union[str, VersionInfo]
 
 
 class Registry:
@@ -48,10 +54,28 @@ class Registry:
     Opening one never creates it: reads of a location where no registry is raise
     NotFoundError saying so, and the first write (train, add, import_*) creates it
     (`created` is then True). `create=True` creates it at once. An existing registry of an
-    older schema is upgraded on open. `read_only=True`: see `Registry.read_only`."""
+    older schema is upgraded on open. `read_only=True`: see `Registry.read_only`.
 
-    def __init__(self, db: Optional[PathLike] = None, *, create: bool = False, read_only: bool = False):
+    Pins: inside a project whose `tokreg.lock` pins `name` (versions/lockfile.py), a bare
+    `name` means the pinned version, its hash checked, in every method that reads a version:
+    `resolve`, `load`, `stored`, `show`, `history`, `samples`, `tokens`, `token`, `lineage`,
+    `evaluations`, `diff`, `verify`, `export`, `reproduce`, `evaluate`, `audit`, and the base
+    of `extend` and `add_tokens`. Methods that change what a name points at take the version
+    the registry names (a bare name: the latest): `pin` (re-pinning must be able to move),
+    `tag`, `remove`. `name@N`, aliases and hash prefixes are never affected. `lock` says
+    which lockfile: None (the default) finds the project's (or `TOKREG_LOCK`) once per call,
+    False applies none, a `lockfile.Lock` is used as it is."""
+
+    def __init__(
+        self,
+        db: Optional[PathLike] = None,
+        *,
+        create: bool = False,
+        read_only: bool = False,
+        lock: lockfile.LockArg = None,
+    ):
         self._where = engine.locate(db)
+        self._lock = lock
         self.url = self._where.url
         #: Whether this object created the registry (its first write found nothing there).
         self.created = False
@@ -67,11 +91,12 @@ class Registry:
             self._ensure()
 
     @classmethod
-    def read_only(cls, db: Optional[PathLike] = None) -> Registry:
+    def read_only(cls, db: Optional[PathLike] = None, *, lock: lockfile.LockArg = False) -> Registry:
         """The registry opened for reading only (as `tokreg serve` opens it): SQLite through a
         read-only URI, PostgreSQL in read-only transactions. It is never created or upgraded;
-        every writing method fails on it."""
-        return cls(db, read_only=True)
+        every writing method fails on it. It applies no lockfile unless given `lock`: a server
+        names the versions each request names, wherever it was started."""
+        return cls(db, read_only=True, lock=lock)
 
     def __repr__(self) -> str:
         return f"<Registry {self.location}>"
@@ -154,6 +179,18 @@ class Registry:
         self._ensure()
         with engine.database_errors(self._where), engine.write_transaction(self.engine) as conn:
             yield conn
+
+    def _versions(self, conn: Connection, refs_: Sequence[Ref], lock: lockfile.LockArg = None) -> list[VersionInfo]:
+        """The versions `refs_` name, each resolved once: the one way a method that reads
+        versions turns its REF arguments into them. Pins apply (the lockfile read once, here,
+        for all of them, and only when a string needs it); a `VersionInfo` is taken as it is."""
+        if all(isinstance(r, VersionInfo) for r in refs_):
+            return [r for r in refs_ if isinstance(r, VersionInfo)]
+        found = lockfile.lock_of(self._lock if lock is None else lock)
+        return [r if isinstance(r, VersionInfo) else lockfile.resolve(conn, r, found) for r in refs_]
+
+    def _version(self, conn: Connection, ref: Ref, lock: lockfile.LockArg = None) -> VersionInfo:
+        return self._versions(conn, [ref], lock)[0]
 
     def interruption(self) -> Interrupted:
         """The one true line for a Ctrl-C that stopped whoever used this registry: which write, if
@@ -261,7 +298,7 @@ class Registry:
 
     def extend(
         self,
-        base: str,
+        base: Ref,
         name: str,
         inputs: Sequence[Input],
         add: int,
@@ -302,7 +339,7 @@ class Registry:
 
     def add_tokens(
         self,
-        base: str,
+        base: Ref,
         name: str,
         tokens: Sequence[str],
         *,
@@ -317,21 +354,21 @@ class Registry:
         kind = ("special token" if special else "token") + ("s" if len(tokens) > 1 else "")
         return self._record(name, [data], message or f"added {len(tokens)} {kind} to {stored.info.ref}")[0]
 
-    def _derivable(self, base: str, name: str) -> StoredVersion:
-        """The base version, read and hash-checked, once `name` is known to be free for it and
-        the registry writable: checked before any work."""
+    def _derivable(self, base: Ref, name: str) -> StoredVersion:
+        """The base version (pins apply), read and hash-checked, once `name` is known to be free
+        for it and the registry writable: checked before any work."""
         check_name(name)
         self.check_writable()
         with self._reading() as conn:
-            stored = reads.read_version(conn, refs.resolve(conn, base))
+            stored = reads.read_version(conn, self._version(conn, base))
             lineage.check_derived_name(conn, name, stored.info)
         return stored
 
-    def lineage(self, ref: str) -> list[dict[str, Any]]:
+    def lineage(self, ref: Ref) -> list[dict[str, Any]]:
         """`ref` and its ancestors, nearest first: each with its derivation (trained, imported,
         reimported, extended, added_tokens), parent and recorded details."""
         with self._reading() as conn:
-            return lineage.chain(conn, refs.resolve(conn, ref))
+            return lineage.chain(conn, self._version(conn, ref))
 
     def import_tiktoken(
         self,
@@ -397,11 +434,12 @@ class Registry:
 
     # -- reading ------------------------------------------------------------------------------
 
-    def resolve(self, ref: str, *, lock: lockfile.LockArg = False) -> VersionInfo:
-        """The version `ref` names; with `lock` (a Lock, or None to find the project's
-        tokreg.lock), a bare pinned name is the pinned version, its hash checked."""
+    def resolve(self, ref: Ref, *, lock: lockfile.LockArg = None) -> VersionInfo:
+        """The version `ref` names, pins applied (a bare pinned name is the pinned version, its
+        hash checked): the value to hand to several calls that use one version. `lock`: the
+        lockfile for this call instead of the registry's (False: none)."""
         with self._reading() as conn:
-            return lockfile.resolve(conn, ref, lockfile.lock_of(lock))[0]
+            return self._version(conn, ref, lock)
 
     def versions(self, name: Optional[str] = None) -> list[VersionInfo]:
         """Every version (of `name`, or of all names), by name then number."""
@@ -410,19 +448,19 @@ class Registry:
                 refs.resolve(conn, name)  # a clear error for an unknown name
             return refs.all_versions(conn, name)
 
-    def stored(self, ref: str) -> StoredVersion:
+    def stored(self, ref: Ref) -> StoredVersion:
         """A version's rows and canonical content, checked against its recorded hash."""
         with self._reading() as conn:
-            return reads.read_version(conn, refs.resolve(conn, ref))
+            return reads.read_version(conn, self._version(conn, ref))
 
-    def load(self, ref: str, *, lock: lockfile.LockArg = None) -> Tokenizer:
+    def load(self, ref: Ref, *, lock: lockfile.LockArg = None) -> Tokenizer:
         """The version `ref` names, ready to encode. A bare name pinned in the project's
-        tokreg.lock (or in `lock`) is the pinned version. Its content comes from the on-disk
-        cache when a verified copy is there, else from the content stored with the version (one
-        value, no row is read); either way it must hash to the recorded (and pinned) hash, and
-        the version row's algorithm and config must be the hashed ones."""
+        tokreg.lock (or in `lock`, for this call) is the pinned version. Its content comes from
+        the on-disk cache when a verified copy is there, else from the content stored with the
+        version (one value, no row is read); either way it must hash to the recorded (and
+        pinned) hash, and the version row's algorithm and config must be the hashed ones."""
         with self._reading() as conn:
-            v, _ = lockfile.resolve(conn, ref, lockfile.lock_of(lock))
+            v = self._version(conn, ref, lock)
             raw = content_cache.get(v.content_hash)
             if raw is None:
                 raw = reads.read_version(conn, v, rows=False).content
@@ -430,12 +468,12 @@ class Registry:
         check_header(raw, v.algorithm, v.config, v.content_hash, v.ref)
         return Tokenizer(raw, ref=v.ref, expect_hash=v.content_hash)
 
-    def show(self, ref: str, *, merges: int = 10) -> dict[str, Any]:
+    def show(self, ref: Ref, *, merges: int = 10) -> dict[str, Any]:
         """A version's metadata, training run, token counts by kind, whether it is lossless, its
         lineage (it and its ancestors, nearest first) and the versions derived from it, and its
         first merges (or, for scored vocabularies, its highest-scored pieces)."""
         with self._reading() as conn:
-            v = refs.with_same_run(conn, [refs.resolve(conn, ref)])[0]
+            v = refs.with_same_run(conn, [self._version(conn, ref)])[0]
             algo = algorithms.of(v.algorithm, v.config)
             summary = reads.summary(conn, v, merges=merges, top_scored=algo.score_label is not None)
             run = reads.training_run(conn, v)
@@ -452,21 +490,21 @@ class Registry:
             out["training_run"] = {k: (val.isoformat() if hasattr(val, "isoformat") else val) for k, val in run.items()}
         return out
 
-    def history(self, ref: str) -> list[dict[str, Any]]:
+    def history(self, ref: Ref) -> list[dict[str, Any]]:
         """The recorded rounds of an iterative training run (Unigram: vocab size and
         log-likelihood after each EM / prune round), oldest first."""
         with self._reading() as conn:
-            rounds = reads.rounds(conn, refs.resolve(conn, ref))
+            rounds = reads.rounds(conn, self._version(conn, ref))
         return [
             {"round": r.round, "phase": r.phase, "vocab_size": r.vocab_size, "log_likelihood": r.log_likelihood}
             for r in rounds
         ]
 
-    def samples(self, ref: str) -> list[dict[str, Any]]:
+    def samples(self, ref: Ref) -> list[dict[str, Any]]:
         """The sample strings stored with a version, the ids they encoded to then, and the bytes
         of those tokens as stored (read from the rows: nothing is compiled)."""
         with self._reading() as conn:
-            v = refs.resolve(conn, ref)
+            v = self._version(conn, ref)
             stored = reads.samples(conn, v)
             rows = reads.tokens_by_id(conn, v, {i for _, ids in stored for i in ids})
         return [
@@ -481,7 +519,7 @@ class Registry:
 
     def tokens(
         self,
-        ref: str,
+        ref: Ref,
         *,
         contains: Optional[str] = None,
         kind: Optional[str] = None,
@@ -496,14 +534,14 @@ class Registry:
         if offset < 0 or not 1 <= limit <= 10_000:
             raise InputError(f"a page of tokens needs offset >= 0 and 1 <= limit <= 10000, not {offset}, {limit}")
         with self._reading() as conn:
-            v = refs.resolve(conn, ref)
+            v = self._version(conn, ref)
             return reads.token_page(conn, v, contains=contains, kind=kind, order=order, offset=offset, limit=limit)
 
-    def token(self, ref: str, token_id: int) -> dict[str, Any]:
+    def token(self, ref: Ref, token_id: int) -> dict[str, Any]:
         """One token of `ref`: its row, its merge ancestry down to base tokens (versions/ancestry.py), and
         every version (this one included) holding a token with the same bytes."""
         with self._reading() as conn:
-            v = refs.resolve(conn, ref)
+            v = self._version(conn, ref)
             row = reads.tokens_by_id(conn, v, {token_id}).get(token_id)
             if row is None:
                 raise NotFoundError(f"{v.ref} has no token {token_id} (ids are 0..{v.vocab_size - 1})")
@@ -539,9 +577,10 @@ class Registry:
 
     # -- versions: aliases, diff, pin, verify, export, reproduce ---------------------------------
 
-    def tag(self, ref: str, alias: str) -> dict[str, Any]:
-        """Points `name@alias` at the version `ref` names (history kept in `tokreg log`)."""
-        v = self.resolve(ref)
+    def tag(self, ref: Ref, alias: str) -> dict[str, Any]:
+        """Points `name@alias` at the version `ref` names, pins not applied (history kept in
+        `tokreg log`)."""
+        v = self.resolve(ref, lock=False)
         self._journal(
             lambda: self._asked(
                 lambda c: refs.alias_target(c, v.name, alias) == v.id,
@@ -550,7 +589,7 @@ class Registry:
             )
         )
         with self._writing() as conn:
-            return aliases.tag(conn, v.ref, alias)
+            return aliases.tag(conn, v, alias)
 
     def untag(self, name: str, alias: str) -> int:
         """Deletes `name@alias`; returns the version number it pointed at."""
@@ -575,21 +614,23 @@ class Registry:
         `name`, oldest first."""
         with self._reading() as conn:
             rows = aliases.log(conn, name)
+            versions = {v.ref: v for v in refs.all_versions(conn, name)}  # read once, not per row
             for r in rows:
                 if r["event"] == "version":
-                    r["lineage"] = lineage.of(conn, refs.resolve(conn, r["ref"]))
+                    r["lineage"] = lineage.of(conn, versions[r["ref"]])
         return rows
 
-    def remove(self, ref: str) -> VersionInfo:
-        """Deletes a version no alias points at (its tokens, merges, run and samples too)."""
-        v = self.resolve(ref)
+    def remove(self, ref: Ref) -> VersionInfo:
+        """Deletes a version no alias points at (its tokens, merges, run and samples too); pins
+        not applied."""
+        v = self.resolve(ref, lock=False)
         self._journal(
             lambda: self._asked(
                 lambda c: refs.by_id(c, v.id) is None, f"{v.ref} was removed", f"{v.ref} was not removed"
             )
         )
         with self._writing() as conn:
-            return aliases.remove(conn, v.ref)
+            return aliases.remove(conn, v)
 
     def _asked(self, done: Callable[[Connection], bool], did: str, did_not: str) -> Interrupted:
         """The interruption line for a small write, asked of the database on a new connection."""
@@ -603,11 +644,13 @@ class Registry:
             probe.dispose()
         return Interrupted(f"interrupted after {did}" if happened else f"interrupted; {did_not}, nothing was written")
 
-    def diff(self, a: str, b: str, *, texts: Optional[Sequence[PathLike]] = None, top: int = 10) -> dict[str, Any]:
+    def diff(self, a: Ref, b: Ref, *, texts: Optional[Sequence[PathLike]] = None, top: int = 10) -> dict[str, Any]:
         """How version `b` differs from `a`; with `texts`, the effect on those files: the
         metrics of `evaluate` for both, and B - A."""
         loaded = evaluate.read_texts(texts) if texts else []
-        sa, sb = self.stored(a), self.stored(b)
+        with self._reading() as conn:
+            va, vb = self._versions(conn, [a, b])
+            sa, sb = reads.read_version(conn, va), reads.read_version(conn, vb)
         out = diff.diff(sa, sb, top=top)
         if loaded:
             tok_a = Tokenizer(sa.content, ref=sa.info.ref, expect_hash=sa.info.content_hash)
@@ -619,7 +662,7 @@ class Registry:
 
     def evaluate(
         self,
-        refs: Union[str, Sequence[str]],
+        refs: Union[Ref, Sequence[Ref]],
         texts: Union[PathLike, Sequence[PathLike]],
         *,
         languages: Optional[Sequence[Optional[str]]] = None,
@@ -634,76 +677,80 @@ class Registry:
         text); with `parallel` the texts hold the same content in different languages, and
         each version gets its premium per language relative to `reference` (default: the
         first text's language) and their spread. Bad input raises before anything is stored."""
-        refs = [refs] if isinstance(refs, str) else list(refs)  # one ref or one path alone is fine too
+        refs = [refs] if isinstance(refs, (str, VersionInfo)) else list(refs)  # one ref or one path alone is fine too
         texts = [texts] if isinstance(texts, (str, os.PathLike)) else list(texts)
         if not refs:
             raise InputError("no versions to evaluate; name at least one ref, e.g. ['gpt-mini@1', 'gpt-mini@2']")
         if reference is not None and not parallel:
             raise InputError("--reference names the reference language of --parallel texts; add --parallel")
-        versions = list({v.id: v for v in (self.resolve(r, lock=False) for r in refs)}.values())
+        with self._reading() as conn:
+            versions = list({v.id: v for v in self._versions(conn, refs)}.values())
         loaded = evaluate.read_texts(texts, languages)
         ref_lang = evaluate.check_parallel(loaded, reference) if parallel else None
         return evaluate.run(
             self.engine,
             versions,
             loaded,
-            load=lambda v: self.load(v.ref, lock=False),
+            load=self.load,
             reference=ref_lang,
             recompute=recompute,
         )
 
-    def evaluations(self, ref: str) -> list[dict[str, Any]]:
+    def evaluations(self, ref: Ref) -> list[dict[str, Any]]:
         """Every stored evaluation of a version, one entry per text: {"text", "language",
         "fingerprint", "bytes", "metrics": {metric: value}, "computed_at"} (see `evaluate`)."""
         with self._reading() as conn:
-            return evaluations.of_version(conn, refs.resolve(conn, ref).id)
+            return evaluations.of_version(conn, self._version(conn, ref).id)
 
-    def audit(self, ref: str, *, rare_below: int = audit.RARE_BELOW, recompute: bool = False) -> AuditReport:
+    def audit(self, ref: Ref, *, rare_below: int = audit.RARE_BELOW, recompute: bool = False) -> AuditReport:
         """Every token of a version with its category (reachable, reachable in context,
         unreachable, undecodable, special: tokreg/evaluation/audit.py) and, for a trained version, whether
         it is under-trained (used or merged fewer than `rare_below` times in training). Stored
         beside the version; read back unless `recompute` or another `rare_below` is asked for."""
         audit.check_rare(rare_below)
-        v = self.resolve(ref, lock=False)
+        v = self.resolve(ref)
         return audit.run(
             self.engine,
             v,
-            lambda: self.stored(v.ref),
-            lambda: self.load(v.ref, lock=False),
+            lambda: self.stored(v),
+            lambda: self.load(v),
             rare_below=rare_below,
             recompute=recompute,
         )
 
-    def pin(self, ref: str, folder: Optional[PathLike] = None) -> lockfile.Pin:
-        """Writes `ref` (a bare name: the latest) into `folder`/tokreg.lock; returns the Pin."""
-        v = self.resolve(ref)
+    def pin(self, ref: Ref, folder: Optional[PathLike] = None) -> lockfile.Pin:
+        """Writes `ref` (a bare name: the latest, whatever is pinned now) into
+        `folder`/tokreg.lock; returns the Pin."""
+        v = self.resolve(ref, lock=False)
         p = lockfile.new_pin(v.name, v.number, v.content_hash, v.sha256, self.location)
         lockfile.write(os.path.join(os.fspath(folder) if folder is not None else os.getcwd(), lockfile.FILENAME), p)
         return p
 
-    def verify(self, ref: Optional[str] = None) -> list[dict[str, Any]]:
+    def verify(self, ref: Optional[Ref] = None) -> list[dict[str, Any]]:
         """Recomputes hashes from rows and from the stored content, builds each encoder,
         re-encodes the stored samples and checks the on-disk compiled cache, for `ref` or every
         version. Reports problems; never raises for them."""
         with self._reading() as conn:
-            versions = [refs.resolve(conn, ref)] if ref is not None else refs.all_versions(conn)
+            versions = [self._version(conn, ref)] if ref is not None else refs.all_versions(conn)
             return [verify.check(reads.read_version(conn, v, check=False), reads.samples(conn, v)) for v in versions]
 
-    def export(self, ref: str, fmt: str, path: PathLike) -> VersionInfo:
+    def export(self, ref: Ref, fmt: str, path: PathLike) -> VersionInfo:
         """Writes `ref` to `path` in format `fmt` (`tokreg`, `hf`, `tiktoken`), whole or not at all."""
-        try:
-            stored = self.stored(ref)
-        except IntegrityError as e:
-            raise IntegrityError(
-                f"{e}; refusing to export damaged content", expected=e.expected, actual=e.actual
-            ) from None
+        with self._reading() as conn:
+            v = self._version(conn, ref)  # a pin that does not match is refused as such, not as damage
+            try:
+                stored = reads.read_version(conn, v)
+            except IntegrityError as e:
+                raise IntegrityError(
+                    f"{e}; refusing to export damaged content", expected=e.expected, actual=e.actual
+                ) from None
         write_atomic(path, import_export.export(stored.data(), stored.info.ref, fmt))
         return stored.info
 
-    def reproduce(self, ref: str, files: Optional[Sequence[PathLike]] = None) -> dict[str, Any]:
+    def reproduce(self, ref: Ref, files: Optional[Sequence[PathLike]] = None) -> dict[str, Any]:
         """Retrains `ref` from its recorded run; says whether the hash is the stored one."""
         with self._reading() as conn:  # closed before training, which can take long
-            v = refs.resolve(conn, ref)
+            v = self._version(conn, ref)
             run = reads.training_run(conn, v)
         return reproduce.reproduce(v, run, [os.fspath(f) for f in files] if files else None)
 
@@ -732,12 +779,11 @@ def _imported(path: PathLike) -> str:
     return f"imported from {os.path.basename(os.fspath(path))}"
 
 
-def load(ref: str, *, db: Optional[PathLike] = None) -> Tokenizer:
-    """Loads a tokenizer by ref (`name` for the latest or the pinned version, `name@N`, or a hash
-    prefix) from the registry at `db`, `TOKREG_DB`, the one the project's lockfile names for
-    that tokenizer (when reachable), or the default location, in that order."""
-    lock = lockfile.lock_of(None)
+def load(ref: str, *, db: Optional[PathLike] = None, lock: Optional[lockfile.Lock]) -> Tokenizer:
+    """`tokreg.load` past its cached path (loading.py), with the lock it read: the version `ref`
+    names (pins applied) from the registry at `db`, `TOKREG_DB`, the one `lock` names for that
+    tokenizer (when reachable), or the default location, in that order."""
     if db is None and not os.environ.get("TOKREG_DB"):
         db = lockfile.registry_for(ref, lock)
-    with Registry(db) as reg:
-        return reg.load(ref, lock=lock if lock is not None else False)
+    with Registry(db, lock=lock if lock is not None else False) as reg:
+        return reg.load(ref)

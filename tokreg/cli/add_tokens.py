@@ -7,7 +7,7 @@ from typing import Optional
 
 import click
 
-from .common import db_option, echo_json, json_option, open_registry, pinned, say_created
+from .common import db_option, echo_json, json_option, open_registry, say_created
 from .derived import echo_derived
 
 
@@ -46,9 +46,9 @@ def add_tokens(
         tokreg add-tokens cl100k_base chat '<|im_start|>' '<|im_end|>' --special
     """
     reg = open_registry(db)
-    v = reg.add_tokens(pinned(reg, base), name, list(tokens), special=special, check_text=check_text, message=message)
+    v = reg.add_tokens(base, name, list(tokens), special=special, check_text=check_text, message=message)
     say_created(reg)
-    chain = reg.lineage(v.ref)
+    chain = reg.lineage(v)
     if as_json:
         echo_json({**v.to_json(), "lineage": chain})
         return

@@ -9,7 +9,7 @@ import click
 from .. import algorithms
 from ..errors import InputError
 from ..evaluation.charts import rounds_png, rounds_text
-from .common import db_option, echo_json, echo_table, json_option, open_registry, pinned, when
+from .common import db_option, echo_json, echo_table, json_option, open_registry, when
 from .derived import lineage_line
 
 
@@ -65,9 +65,9 @@ def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: b
         tokreg show sp-mini --history --plot curve.png
     """
     reg = open_registry(db)
-    ref = pinned(reg, ref)
-    info = reg.show(ref, merges=n_merges)
-    rounds = reg.history(ref) if history or plot else []
+    v = reg.resolve(ref)  # once, for both calls
+    info = reg.show(v, merges=n_merges)
+    rounds = reg.history(v) if history or plot else []
     if plot:
         if not rounds:
             raise InputError(f"{info['ref']} has no recorded training rounds (only Unigram training records them)")

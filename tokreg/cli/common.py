@@ -1,5 +1,7 @@
-"""What the command modules share: the `--db` and `--json` options, opening the registry,
-applying a project's pins to a ref, and printing tables and JSON."""
+"""What the command modules share: the `--db` and `--json` options, opening the registry, and
+printing tables and JSON. A command hands its REF arguments to `Registry` as they were typed
+(or resolves one once, with `Registry.resolve`, when it makes several calls on it): pins are
+applied there, never here."""
 
 from __future__ import annotations
 
@@ -42,12 +44,6 @@ def say_created(reg: Registry) -> None:
     """The note a write prints when it created the registry (on stderr: stdout may be JSON)."""
     if reg.created:
         click.echo(f"created a new registry at {reg.where}", err=True)
-
-
-def pinned(reg: Registry, ref: str) -> str:
-    """`ref` with the project's pins applied (a bare pinned name becomes `name@N`, its hash
-    checked); the CLI resolves every REF argument but `pin`'s this way."""
-    return reg.resolve(ref, lock=None).ref
 
 
 def cell(v: Any) -> str:

@@ -7,7 +7,7 @@ from typing import Any, Optional
 import click
 
 from ..evaluation.metrics import METRICS, Metric
-from .common import db_option, echo_json, echo_table, json_option, open_registry, pinned
+from .common import db_option, echo_json, echo_table, json_option, open_registry
 
 
 def _h(s: str) -> str:
@@ -134,7 +134,7 @@ def diff(a: str, b: str, texts: tuple[str, ...], top: int, as_json: bool, db: Op
         tokreg diff gpt-mini@1 gpt-mini@2 --text sample.txt
     """
     reg = open_registry(db)
-    d = reg.diff(pinned(reg, a), pinned(reg, b), texts=list(texts), top=top)
+    d = reg.diff(a, b, texts=list(texts), top=top)
     if as_json:
         echo_json(d)
     else:

@@ -13,7 +13,7 @@ from ..evaluation.audit import AuditedToken, AuditReport
 from ..evaluation.charts import evaluation_png
 from ..evaluation.evaluate import Evaluation
 from ..evaluation.metrics import METRICS, Metric
-from .common import db_option, echo_json, json_option, open_registry, pinned
+from .common import db_option, echo_json, json_option, open_registry
 
 
 def _fmt(m: Metric, v: float) -> str:
@@ -136,7 +136,7 @@ def eval_(
     """
     reg = open_registry(db)
     ev = reg.evaluate(
-        [pinned(reg, r) for r in refs],
+        list(refs),
         list(texts),
         languages=list(langs) if langs else None,
         parallel=parallel,
@@ -240,7 +240,7 @@ def audit(ref: str, rare_below: int, top: int, recompute: bool, as_json: bool, d
         tokreg audit gpt-mini@2 --rare 5
     """
     reg = open_registry(db)
-    report = reg.audit(pinned(reg, ref), rare_below=rare_below, recompute=recompute)
+    report = reg.audit(ref, rare_below=rare_below, recompute=recompute)
     if as_json:
         echo_json(report.to_json())
     else:

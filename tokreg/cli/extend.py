@@ -9,7 +9,7 @@ import click
 
 from ..training import budget
 from ..training.progress import Progress
-from .common import db_option, echo_json, json_option, open_registry, pinned, say_created
+from .common import db_option, echo_json, json_option, open_registry, say_created
 from .derived import echo_derived
 
 
@@ -74,7 +74,7 @@ def extend(
     progress = Progress.for_mode("none" if quiet or as_json else "auto")
     try:
         v = reg.extend(
-            pinned(reg, base),
+            base,
             name,
             list(inputs),
             add,
@@ -91,7 +91,7 @@ def extend(
     finally:
         progress.clear()
     say_created(reg)
-    chain = reg.lineage(v.ref)
+    chain = reg.lineage(v)
     if as_json:
         echo_json({**v.to_json(), "lineage": chain})
         return

@@ -274,7 +274,7 @@ def train(
         echo_json(shown if len(sizes) > 1 else shown[-1])
         return
     for v in versions:
-        info = reg.show(v.ref, merges=0)
+        info = reg.show(v, merges=0)
         run = info.get("training_run", {})
         kinds = ", ".join(f"{n:,} {k}" for k, n in sorted(info["tokens_by_kind"].items()))
         click.echo(f"{v.ref}  {v.content_hash}")

@@ -15,7 +15,7 @@ from ..formats.tiktoken_file import parse_specials
 from ..formats.wordpiece_vocab import BERT_SPECIALS
 from ..registry import Registry
 from ..versions.import_export import EXPORT_FORMATS
-from .common import db_option, echo_json, json_option, open_registry, pinned, say_created
+from .common import db_option, echo_json, json_option, open_registry, say_created
 
 
 def _done(reg: Registry, v: VersionInfo, file: str, as_json: bool) -> None:
@@ -204,5 +204,5 @@ def export(ref: str, fmt: str, output: str, db: Optional[str]) -> None:
         tokreg export gpt-mini@prod --format hf -o tokenizer.json
     """
     reg = open_registry(db)
-    v = reg.export(pinned(reg, ref), fmt, output)
+    v = reg.export(ref, fmt, output)
     click.echo(f"wrote {v.ref} ({v.content_hash}) to {output} [{fmt}]")

@@ -8,7 +8,7 @@ from typing import Any, Optional
 import click
 
 from ..errors import IntegrityError
-from .common import db_option, echo_json, json_option, open_registry, pinned
+from .common import db_option, echo_json, json_option, open_registry
 
 
 @click.command()
@@ -33,7 +33,7 @@ def tag(ref: str, alias: str, delete: bool, as_json: bool, db: Optional[str]) ->
         out: dict[str, Any] = {"alias": f"{name}@{alias}", "old": old, "new": None, "moved": True}
         msg = f"{name}@{alias} deleted (was {name}@{old})"
     else:
-        out = reg.tag(pinned(reg, ref), alias)
+        out = reg.tag(ref, alias)
         if not out["moved"]:
             msg = f"{out['alias']} already points at {out['ref']}"
         elif out["old"] is None:
@@ -60,12 +60,12 @@ def rm(ref: str, yes: bool, db: Optional[str]) -> None:
         tokreg rm gpt-mini@1 --yes
     """
     reg = open_registry(db)
-    v = reg.resolve(pinned(reg, ref))
+    v = reg.resolve(ref, lock=False)  # what `remove` takes: a write follows no pins (Registry)
     if v.number in reg.aliases(v.name).values():
-        reg.remove(v.ref)  # refuses, naming the aliases
+        reg.remove(v)  # refuses, naming the aliases
     if not yes:
         click.confirm(f"remove {v.ref} ({v.content_hash}, {v.vocab_size:,} tokens)? This cannot be undone", abort=True)
-    reg.remove(v.ref)
+    reg.remove(v)
     click.echo(f"removed {v.ref}")
 
 
@@ -107,7 +107,7 @@ def verify(ref: Optional[str], as_json: bool, db: Optional[str]) -> None:
         tokreg verify gpt-mini@2
     """
     reg = open_registry(db)
-    results = reg.verify(pinned(reg, ref) if ref is not None else None)
+    results = reg.verify(ref)
     bad = [r for r in results if not r["ok"]]
     if as_json:
         echo_json(results)
@@ -143,7 +143,7 @@ def reproduce(ref: str, files: tuple[str, ...], as_json: bool, db: Optional[str]
         tokreg reproduce gpt-mini@2
     """
     reg = open_registry(db)
-    r = reg.reproduce(pinned(reg, ref), list(files) or None)
+    r = reg.reproduce(ref, list(files) or None)
     if as_json:
         echo_json(r)
     else:

@@ -29,11 +29,12 @@ def check_alias(alias: str) -> str:
     return alias
 
 
-def tag(conn: Connection, ref: str, alias: str) -> dict[str, Any]:
-    """Points `name@alias` at the version `ref` names; records the move. Returns
+def tag(conn: Connection, v: VersionInfo, alias: str) -> dict[str, Any]:
+    """Points `name@alias` at `v` (resolved by the caller); records the move. Returns
     {"ref", "alias", "old", "new"} with version numbers (old is None for a new alias)."""
     check_alias(alias)
-    v = resolve(conn, ref)
+    if _number(conn, v.id) is None:
+        raise _gone(v)
     t = table(Alias)
     now = datetime.now(timezone.utc)
     old_vid = alias_target(conn, v.name, alias)
@@ -106,9 +107,8 @@ def log(conn: Connection, name: str) -> list[dict[str, Any]]:
     return out
 
 
-def remove(conn: Connection, ref: str) -> VersionInfo:
-    """Deletes a version and its rows. Refuses while an alias points at it."""
-    v = resolve(conn, ref)
+def remove(conn: Connection, v: VersionInfo) -> VersionInfo:
+    """Deletes `v` (resolved by the caller) and its rows. Refuses while an alias points at it."""
     a = table(Alias)
     held = list(conn.execute(select(a.c.alias).where(a.c.version_id == v.id).order_by(a.c.alias)).scalars())
     if held:
@@ -117,8 +117,16 @@ def remove(conn: Connection, ref: str) -> VersionInfo:
             f"{v.ref} is still named by {names}; move or delete the alias first "
             f"(`tokreg tag {v.name}@N {held[0]}` or `tokreg tag {v.name} {held[0]} --delete`)"
         )
-    conn.execute(delete(table(Version)).where(table(Version).c.id == v.id))
+    if conn.execute(delete(table(Version)).where(table(Version).c.id == v.id)).rowcount == 0:
+        raise _gone(v)
     return v
+
+
+def _gone(v: VersionInfo) -> NotFoundError:
+    # A write after a confirmation: the version was resolved, then removed by someone else.
+    return NotFoundError(
+        f"{v.ref} ({v.content_hash}) is no longer in the registry; `tokreg list {v.name}` shows what is"
+    )
 
 
 def _number(conn: Connection, vid: Optional[int]) -> Optional[int]:

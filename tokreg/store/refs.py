@@ -3,7 +3,7 @@
 as `9f2c41`).
 
 Resolution reads the database only. Pins from a project's `tokreg.lock` are applied by
-`tokreg.load` and the CLI (versions/lockfile.py), never here.
+`Registry` through versions/lockfile.py's `resolve`, never here.
 """
 
 from __future__ import annotations

@@ -22,8 +22,10 @@ exactly the subset written here (comments, `key = "string"`, `key = integer`, `[
 This module finds, reads, writes and applies the file. What a pin means when a ref is used: a
 bare `name` pinned here is the pinned version, which must still carry the pinned hash
 (`resolve`), and it is loaded from the registry it was pinned from when no other registry is
-named (`registry_for`). `tokreg.load`, the registry and the CLI apply pins through here, and
-only here; resolving a ref in the store never reads a file (store/refs.py).
+named (`registry_for`). `Registry` applies pins through `resolve` (its REF-taking reads do;
+its writes do not, see its docstring), and `tokreg.load`'s cached path through `pin_for`; the
+CLI only calls `Registry`. The lockfile is read once per call (`current`) and handed down as
+a `Lock`; resolving a ref in the store never reads a file (store/refs.py).
 """
 
 from __future__ import annotations
@@ -184,26 +186,28 @@ def new_pin(name: str, version: int, content_hash: str, sha256: str, registry: s
 # -- What a pin means when a ref is used ----------------------------------------------------------
 
 
-def resolve(conn: Connection, ref: str, lock: Optional[Lock]) -> tuple[VersionInfo, Optional[Pin]]:
-    """The version `ref` names with the pins of `lock` applied, and the pin used (if any)."""
+def resolve(conn: Connection, ref: str, lock: Optional[Lock]) -> VersionInfo:
+    """The version `ref` names with the pins of `lock` applied: the one place a bare name becomes
+    its pinned version, and the one place a pin's hash is held against the version's. Every
+    `Registry` method that follows pins resolves its REF here, once per call (registry.py)."""
     # The store (and SQLAlchemy) on use only: `tokreg.load` reads pins from this module on its
     # cached path, which must not import them.
     from ..store import refs
 
     pin = pin_for(lock, ref)
     if pin is None:
-        return refs.resolve(conn, ref), None
+        return refs.resolve(conn, ref)
     assert lock is not None
     where = f"{lock.path} pins {pin.ref} ({pin.hash})"
-    versions = refs.all_versions(conn, pin.name)
-    v = next((x for x in versions if x.number == pin.version), None)
-    if v is None:
-        have = ", ".join(str(x.number) for x in versions) or "none"
+    try:
+        v = refs.resolve(conn, pin.ref)
+    except NotFoundError:
+        have = ", ".join(str(x.number) for x in refs.all_versions(conn, pin.name)) or "none"
         raise NotFoundError(
             f"{where}, but this registry has no {pin.ref} (its versions of {pin.name}: {have}); "
             f"it was pinned from {pin.registry or 'an unrecorded registry'}: point TOKREG_DB there, "
             f"or re-pin with `tokreg pin {pin.name}@N`"
-        )
+        ) from None
     if v.content_hash != pin.hash:
         raise IntegrityError(
             f"{where}, but {v.ref} in this registry is {v.content_hash}; it is not the pinned "
@@ -213,7 +217,7 @@ def resolve(conn: Connection, ref: str, lock: Optional[Lock]) -> tuple[VersionIn
         )
     # The content itself is checked against this same hash wherever it is read, so rows changed
     # behind tokreg's back are refused there, naming both hashes.
-    return v, pin
+    return v
 
 
 def registry_for(ref: str, lock: Optional[Lock]) -> Optional[str]:
