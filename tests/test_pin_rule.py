@@ -1,7 +1,7 @@
 """One meaning for a pin: inside a project whose tokreg.lock pins `m@1`, a bare `m` is `m@1` in
-every `Registry` method and CLI command that reads a version, exactly as `Registry.load("m")`
-is; `pin`, `tag` and `rm` take the version the registry names (the latest). And what each
-command costs: every REF resolved once, the lockfile found and read at most once."""
+every `Registry` method and CLI command that takes a REF, exactly as `Registry.load("m")` is;
+only `pin`, which writes the pin, takes the latest. And what each command costs: every REF
+resolved once, the lockfile found and read at most once."""
 
 from __future__ import annotations
 
@@ -68,13 +68,13 @@ def test_every_read_follows_the_pin_as_load_does(pinned: Registry, small_corpus:
     assert reg.show("m@2")["ref"] == "m@2" and reg.show("other")["ref"] == "other@1"
 
 
-def test_writes_take_the_version_the_registry_names(pinned: Registry, project: Path) -> None:
-    assert pinned.tag("m", "prod")["ref"] == "m@2"
+def test_tag_and_remove_follow_the_pin_and_pin_moves_it(pinned: Registry, project: Path) -> None:
+    assert pinned.tag("m", "prod")["ref"] == "m@1"
+    pinned.untag("m", "prod")
     assert pinned.pin("m").ref == "m@2"  # re-pinning moves the pin
     assert pinned.load("m").ref == "m@2"
+    assert pinned.remove("m").ref == "m@2"  # the pinned version, now m@2
     pinned.pin("m@1")
-    pinned.untag("m", "prod")
-    assert pinned.remove("m").ref == "m@2"
     assert pinned.load("m").ref == "m@1"
 
 
@@ -110,13 +110,13 @@ def test_a_pin_whose_hash_changed_is_refused_by_every_read(pinned: Registry, pro
     assert not (tmp_path / "x.tokreg").exists()
 
 
-def test_cli_reads_follow_the_pin_and_writes_do_not(run: Cli, pinned: Registry) -> None:
+def test_cli_commands_follow_the_pin(run: Cli, pinned: Registry) -> None:
     assert json.loads(run("show", "m", "--json").output)["ref"] == "m@1"
     assert json.loads(run("show", "m", "--history", "--json").output)["ref"] == "m@1"
     assert [r["ref"] for r in json.loads(run("verify", "m", "--json").output)] == ["m@1"]
     assert json.loads(run("diff", "m", "m@2", "--json").output)["a"]["ref"] == "m@1"
     assert run("encode", "m", "hello").output == run("encode", "m@1", "hello").output
-    assert json.loads(run("tag", "m", "prod", "--json").output)["ref"] == "m@2"
+    assert json.loads(run("tag", "m", "prod", "--json").output)["ref"] == "m@1"
 
 
 # -- what each command costs ----------------------------------------------------------------------
@@ -176,7 +176,7 @@ def test_each_command_resolves_each_ref_once_and_reads_the_lockfile_once(
     run(*args)
     assert counts["resolve"] == n_refs, counts
     assert counts["find"] <= 1 and counts["read"] <= 1, counts
-    if args[0] not in ("tag", "rm", "pin"):  # reads: the project's lockfile applied, once
+    if args[0] != "pin":  # the project's lockfile applied, once
         assert counts["find"] == counts["read"] == 1, counts
 
 

@@ -57,12 +57,12 @@ class Registry:
     older schema is upgraded on open. `read_only=True`: see `Registry.read_only`.
 
     Pins: inside a project whose `tokreg.lock` pins `name` (versions/lockfile.py), a bare
-    `name` means the pinned version, its hash checked, in every method that reads a version:
+    `name` means the pinned version, its hash checked, in every method that takes a REF:
     `resolve`, `load`, `stored`, `show`, `history`, `samples`, `tokens`, `token`, `lineage`,
-    `evaluations`, `diff`, `verify`, `export`, `reproduce`, `evaluate`, `audit`, and the base
-    of `extend` and `add_tokens`. Methods that change what a name points at take the version
-    the registry names (a bare name: the latest): `pin` (re-pinning must be able to move),
-    `tag`, `remove`. `name@N`, aliases and hash prefixes are never affected. `lock` says
+    `evaluations`, `diff`, `verify`, `export`, `reproduce`, `evaluate`, `audit`, `tag`,
+    `remove`, and the base of `extend` and `add_tokens`. The one exception is `pin` itself,
+    which writes the pin: a bare name pins the latest version, so re-pinning moves it.
+    `name@N`, aliases and hash prefixes are never affected. `lock` says
     which lockfile: None (the default) finds the project's (or `TOKREG_LOCK`) once per call,
     False applies none, a `lockfile.Lock` is used as it is."""
 
@@ -578,9 +578,8 @@ class Registry:
     # -- versions: aliases, diff, pin, verify, export, reproduce ---------------------------------
 
     def tag(self, ref: Ref, alias: str) -> dict[str, Any]:
-        """Points `name@alias` at the version `ref` names, pins not applied (history kept in
-        `tokreg log`)."""
-        v = self.resolve(ref, lock=False)
+        """Points `name@alias` at the version `ref` names (history kept in `tokreg log`)."""
+        v = self.resolve(ref)
         self._journal(
             lambda: self._asked(
                 lambda c: refs.alias_target(c, v.name, alias) == v.id,
@@ -621,9 +620,8 @@ class Registry:
         return rows
 
     def remove(self, ref: Ref) -> VersionInfo:
-        """Deletes a version no alias points at (its tokens, merges, run and samples too); pins
-        not applied."""
-        v = self.resolve(ref, lock=False)
+        """Deletes a version no alias points at (its tokens, merges, run and samples too)."""
+        v = self.resolve(ref)
         self._journal(
             lambda: self._asked(
                 lambda c: refs.by_id(c, v.id) is None, f"{v.ref} was removed", f"{v.ref} was not removed"

@@ -60,7 +60,7 @@ def rm(ref: str, yes: bool, db: Optional[str]) -> None:
         tokreg rm gpt-mini@1 --yes
     """
     reg = open_registry(db)
-    v = reg.resolve(ref, lock=False)  # what `remove` takes: a write follows no pins (Registry)
+    v = reg.resolve(ref)  # resolved once, pins applied as everywhere, then handed to remove
     if v.number in reg.aliases(v.name).values():
         reg.remove(v)  # refuses, naming the aliases
     if not yes:
