@@ -30,7 +30,7 @@ def cmd(*args):
     if res.exit_code != 0:
         errors.append(f"{{args[0]}} exited {{res.exit_code}}: {{res.output.strip()}}")
         return None
-    return res.output
+    return res.stdout  # stderr may say something (tokreg sql: the PostgreSQL role's warning)
 while seen < total and time.monotonic() < deadline and len(errors) < 5:
     rounds += 1
     if kind == "list":
