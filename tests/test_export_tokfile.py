@@ -99,3 +99,26 @@ def test_cli_export(run: Cli, reg: Registry, tmp_path: Path) -> None:
     assert Tokenizer.from_file(out).encode_ordinary("lowest newer") == reg.load("e@2").encode_ordinary("lowest newer")
     bad = run("export", "e@9", "-o", out, ok=False)
     assert bad.exit_code == 4 and "no version 9" in bad.output
+
+
+def test_written_files_follow_the_umask_or_keep_their_mode(reg: Registry, tmp_path: Path) -> None:
+    """Exports, lockfiles and counts files are made to be shared: a new one gets 0666 less the
+    umask (mkstemp alone would make it 0600); one that is replaced keeps its mode."""
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        reg.export("e@1", "tokreg", tmp_path / "shared.json")
+        reg.export("e@1", "tiktoken", tmp_path / "shared.tiktoken")
+        reg.pin("e@1", tmp_path)
+        for name in ("shared.json", "shared.tiktoken", "tokreg.lock"):
+            assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644, name
+        os.umask(0o077)
+        reg.export("e@1", "tokreg", tmp_path / "private.json")
+        assert stat.S_IMODE((tmp_path / "private.json").stat().st_mode) == 0o600
+        (tmp_path / "shared.json").chmod(0o640)
+        reg.export("e@2", "tokreg", tmp_path / "shared.json")
+        assert stat.S_IMODE((tmp_path / "shared.json").stat().st_mode) == 0o640
+    finally:
+        os.umask(old)

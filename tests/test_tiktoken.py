@@ -471,8 +471,15 @@ def test_special_tokens_follow_tiktoken(imported: Imported, encodings: dict[str,
 
 def test_cli_encode_and_decode_with_specials(imported: Imported, encodings: dict[str, Any]) -> None:
     enc, text = encodings["cl100k_base"], "hi<|endoftext|> there"
-    as_text = imported.cli("encode", "cl100k_base@1", text).output.split()
+    # The Python API's rule: special-token text is refused until the user says what it is.
+    refused = imported.cli("encode", "cl100k_base@1", text, ok=False)
+    assert refused.exit_code == 1 and len(refused.output.strip().splitlines()) == 1
+    assert "'<|endoftext|>'" in refused.output and "--allow-special" in refused.output
+    assert "--special-as-text" in refused.output
+    as_text = imported.cli("encode", "cl100k_base@1", text, "--special-as-text").output.split()
     assert [int(i) for i in as_text] == enc.encode_ordinary(text)
+    count = imported.cli("encode", "cl100k_base@1", text, "--special-as-text", "--count").output
+    assert int(count) == len(as_text)
     special = imported.cli("encode", "cl100k_base@1", text, "--allow-special").output.split()
     assert [int(i) for i in special] == enc.encode(text, allowed_special="all")
     assert imported.cli("decode", "cl100k_base@1", *special).output == text + "\n"

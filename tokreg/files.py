@@ -39,16 +39,35 @@ def read_text(path: PathLike, what: str = "file") -> str:
         raise InputError(f"{what} {os.fspath(path)!r} is not UTF-8 at byte {e.start}; convert it to UTF-8") from None
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it where the system says it (Linux), since
+    setting it to read it races with other threads creating files."""
+    with contextlib.suppress(OSError, ValueError), open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: PathLike, raw: bytes) -> None:
     """Writes `raw` to `path` whole or not at all: a temporary file in the same folder, then a
-    rename, so a reader never sees half a file and a crash leaves the old one."""
+    rename, so a reader never sees half a file and a crash leaves the old one. The file gets the
+    mode any program's new file gets (0666 less the umask), or keeps the mode of the file it
+    replaces: exports, lockfiles and counts files are made to be shared."""
     where = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(where))
+    try:
+        mode = os.stat(where).st_mode & 0o777
+    except OSError:
+        mode = 0o666 & ~_umask()
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-" + os.path.basename(where) + "-")
     except OSError as e:
         raise InputError(f"cannot write {where!r}: {e.strerror}") from None
     try:
+        os.fchmod(fd, mode)  # mkstemp makes 0600, for its own temporary files
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
         os.replace(tmp, where)

@@ -8,7 +8,8 @@ from typing import Optional
 
 import click
 
-from ..errors import InputError
+from ..encoding.tokenizer import Specials
+from ..errors import InputError, SpecialTokenError
 from ..files import read_text
 from ..loading import load
 from .common import db_option, echo_json, json_option
@@ -19,6 +20,7 @@ from .common import db_option, echo_json, json_option
 @click.argument("text", required=False)
 @click.option("--file", "-f", "file", type=click.Path(), help="Encode the contents of this file instead.")
 @click.option("--allow-special", is_flag=True, help="Turn special-token strings in the text into their ids.")
+@click.option("--special-as-text", is_flag=True, help="Encode special-token strings in the text as ordinary text.")
 @click.option(
     "--count",
     "count_only",
@@ -32,12 +34,16 @@ def encode(
     text: Optional[str],
     file: Optional[str],
     allow_special: bool,
+    special_as_text: bool,
     count_only: bool,
     as_json: bool,
     db: Optional[str],
 ) -> None:
     """Encode TEXT (or --file, or stdin) with a version; print the ids, or with --count the
     number of tokens.
+
+    Special-token strings in the text follow the Python API's rule: refused unless you say
+    what they are, --allow-special (their ids) or --special-as-text (ordinary text).
 
     \b
     Example:
@@ -50,15 +56,27 @@ def encode(
         text = read_text(file)
     elif text is None:
         text = sys.stdin.read()
+    if allow_special and special_as_text:
+        raise InputError("give --allow-special or --special-as-text, not both")
     tok = load(ref, db=db)
+    allowed: Specials = "all" if allow_special else frozenset()
+    disallowed: Specials = () if special_as_text else "all"
+    try:
+        if count_only:
+            n = tok.count(text, allowed_special=allowed, disallowed_special=disallowed)
+        else:
+            ids = tok.encode(text, allowed_special=allowed, disallowed_special=disallowed)
+    except SpecialTokenError as e:
+        raise InputError(
+            f"the text contains the special token {e.token!r}; pass --allow-special to encode it as a special "
+            "token, or --special-as-text to encode it as ordinary text"
+        ) from None
     if count_only:
-        n = tok.count(text, allowed_special="all" if allow_special else frozenset(), disallowed_special=())
         if as_json:
             echo_json({"ref": tok.ref, "hash": tok.hash, "count": n})
         else:
             click.echo(n)
         return
-    ids = tok.encode(text, allowed_special="all" if allow_special else frozenset(), disallowed_special=())
     if as_json:
         echo_json(
             {
