@@ -6,7 +6,8 @@ mod data;
 
 use std::time::Instant;
 
-use _core::wordpiece::{pre_tokenize, train, BertNormalizer, Encoder, TrainerConfig};
+use _core::normalize::{pre_tokenize, BertNormalizer};
+use _core::wordpiece::{train, Encoder, TrainerConfig};
 use rustc_hash::FxHashMap;
 
 fn main() {

@@ -17,7 +17,8 @@ from typing import Any
 
 from benchmarks.common import DATA, ROOT, table
 from benchmarks.vocabs import db_path, registry
-from tokreg import BpeOptions, algorithms
+from tokreg import BpeOptions
+from tokreg.training import train_run
 
 VERSIONS = 200
 TEXT_BYTES = 10 * 1024
@@ -33,7 +34,7 @@ def _fill(total: int) -> None:
     with open(corpus, "rb") as src, open(head, "wb") as dst:
         dst.write(src.read(200_000))
     opts = BpeOptions(vocab_size=1000)
-    data = algorithms.for_options(opts).train([head], opts)
+    data = train_run.train([head], opts)[0]
     for k in range(total - have):
         name = f"model-{k // 10:02d}"
         v = reg.add(name, data, message=f"benchmark version {k}")

@@ -17,6 +17,7 @@ pub mod content;
 pub mod count;
 pub mod encode;
 pub mod error;
+pub mod normalize;
 pub mod pool;
 pub mod pretok;
 pub mod spbpe;

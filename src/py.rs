@@ -20,7 +20,7 @@ use crate::content;
 use crate::encode::{Flat, Rule, StreamDecoder, Tokenizer};
 use crate::error::CoreError;
 use crate::pretok::{canonical, Splitter, PATTERNS};
-use crate::{bpe, count, pool, unigram, wordpiece};
+use crate::{bpe, count, normalize, pool, unigram, wordpiece};
 
 /// The one mapping from core errors to Python exceptions, all from `tokreg.errors`:
 /// `Interrupted` for `CoreError::Interrupted`, `VocabularySizeError` (an `InputError`) for a
@@ -75,12 +75,12 @@ fn sp_normalizer(
     escape_whitespaces: bool,
     charsmap: Option<&[u8]>,
     denormalizer: Option<(Vec<u8>, bool, bool, bool)>,
-) -> Result<unigram::SpNormalizer, CoreError> {
-    let rules = |blob: &[u8]| unigram::CharsMap::new(blob).map(std::sync::Arc::new);
+) -> Result<normalize::SpNormalizer, CoreError> {
+    let rules = |blob: &[u8]| normalize::CharsMap::new(blob).map(std::sync::Arc::new);
     let denormalizer = match denormalizer {
         None => None,
         Some((blob, add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces)) => {
-            Some(std::sync::Arc::new(unigram::SpNormalizer {
+            Some(std::sync::Arc::new(normalize::SpNormalizer {
                 add_dummy_prefix,
                 remove_extra_whitespaces,
                 escape_whitespaces,
@@ -89,7 +89,7 @@ fn sp_normalizer(
             }))
         }
     };
-    Ok(unigram::SpNormalizer {
+    Ok(normalize::SpNormalizer {
         add_dummy_prefix,
         remove_extra_whitespaces,
         escape_whitespaces,
@@ -620,9 +620,9 @@ fn bert_normalizer(
     strip_accents: Option<bool>,
     lowercase: bool,
     unicode_form: Option<&str>,
-) -> Result<wordpiece::BertNormalizer, CoreError> {
-    let mut n = wordpiece::BertNormalizer::hf(clean_text, handle_chinese_chars, strip_accents, lowercase);
-    n.unicode_form = wordpiece::Form::from_name(unicode_form)?;
+) -> Result<normalize::BertNormalizer, CoreError> {
+    let mut n = normalize::BertNormalizer::hf(clean_text, handle_chinese_chars, strip_accents, lowercase);
+    n.unicode_form = normalize::Form::from_name(unicode_form)?;
     Ok(n)
 }
 

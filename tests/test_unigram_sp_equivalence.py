@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from tokreg import Registry, Tokenizer
-from tokreg.algorithms.sp_text import SpNormalizerConfig
-from tokreg.algorithms.unigram import UnigramConfig
+from tokreg.algorithms.sentencepiece_text import SpNormalizerConfig
+from tokreg.algorithms.unigram.model import UnigramConfig
 from tokreg.data import TokenizerData, TokenRow
 
 from .conftest import CORPORA, data_file

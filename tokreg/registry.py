@@ -474,16 +474,16 @@ class Registry:
         first merges (or, for scored vocabularies, its highest-scored pieces)."""
         with self._reading() as conn:
             v = refs.with_same_run(conn, [self._version(conn, ref)])[0]
-            algo = algorithms.of(v.algorithm, v.config)
-            summary = reads.summary(conn, v, merges=merges, top_scored=algo.score_label is not None)
+            model = algorithms.of(v.algorithm, v.config).model
+            summary = reads.summary(conn, v, merges=merges, top_scored=model.score_label is not None)
             run = reads.training_run(conn, v)
             chain = lineage.chain(conn, v)
             children = lineage.children(conn, v)
         out = algorithms.version_json(v)
         out.update(summary)
-        out["title"] = algo.title
-        out["score_label"] = algo.score_label
-        out["lossless"] = algo.lossless(algo.parse_config(v.config))
+        out["title"] = model.title
+        out["score_label"] = model.score_label
+        out["lossless"] = model.lossless(model.parse_config(v.config))
         out["lineage"] = chain
         out["derived"] = children
         if run is not None:

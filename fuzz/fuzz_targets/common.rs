@@ -4,9 +4,8 @@
 #![allow(dead_code)]
 
 use _core::encode::Tokenizer;
+use _core::normalize::{BertNormalizer, SpNormalizer};
 use _core::pretok::{GPT2, WHITESPACE};
-use _core::unigram::SpNormalizer;
-use _core::wordpiece::BertNormalizer;
 
 /// (id, kind, bytes, score) per token, then (left, right, result) per merge.
 pub fn content(header: &str, tokens: &[(u32, &str, Vec<u8>, Option<f64>)], merges: &[(u32, u32, u32)]) -> Vec<u8> {

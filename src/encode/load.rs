@@ -13,8 +13,9 @@ use super::{check_id_span, Tokenizer};
 use crate::bpe::{MergeEncoder, RankEncoder};
 use crate::content::{self, Content};
 use crate::error::CoreError;
+use crate::normalize::{BertNormalizer, SpNormalizer};
 use crate::pretok::Splitter;
-use crate::unigram::{Piece, PieceKind, SpNormalizer};
+use crate::unigram::{Piece, PieceKind};
 use crate::{spbpe, unigram, wordpiece};
 
 /// (text, id) of special tokens.
@@ -94,7 +95,7 @@ impl Tokenizer {
         unk_token: &str,
         continuing_prefix: &str,
         max_input_chars_per_word: usize,
-        normalizer: wordpiece::BertNormalizer,
+        normalizer: BertNormalizer,
     ) -> Result<Tokenizer, CoreError> {
         let c = content::parse(content)?;
         let mut vocab = Vec::with_capacity(c.tokens.len());

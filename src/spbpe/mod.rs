@@ -3,7 +3,7 @@
 //!
 //! This is not tokreg's other BPE: a SentencePiece BPE model keeps no merge list, only pieces
 //! with scores, and merges the highest-scored pair first (see `encoder.rs`). Its text handling
-//! is the Unigram module's `SpNormalizer`; its pieces are Unigram's `Piece`s.
+//! is `crate::normalize::SpNormalizer`, as Unigram's is; its pieces are Unigram's `Piece`s.
 
 mod encoder;
 mod pipeline;

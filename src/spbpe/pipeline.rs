@@ -4,7 +4,7 @@
 use super::Encoder;
 use crate::encode::{check_ids, Encode, Kind};
 use crate::error::CoreError;
-use crate::unigram::SpNormalizer;
+use crate::normalize::SpNormalizer;
 
 pub struct SpBpe {
     encoder: Encoder,

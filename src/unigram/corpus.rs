@@ -6,9 +6,10 @@
 
 use std::time::Instant;
 
-use super::{train, SpNormalizer, TrainResult, TrainerConfig};
+use super::{train, TrainResult, TrainerConfig};
 use crate::count::{Counts, Splitting};
 use crate::error::CoreError;
+use crate::normalize::SpNormalizer;
 
 pub struct CorpusOutput {
     pub trained: TrainResult,

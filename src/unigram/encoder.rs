@@ -51,10 +51,10 @@
 //!   on kjv.txt, nothing on dr.en.txt).
 
 use super::lattice::{Lattice, Node, Rng};
-use super::normalize::{SpNormalizer, SPACE_MARK};
 use super::trie::{DoubleArray, NO_VALUE};
 use super::{parse_byte_piece, Piece, PieceKind};
 use crate::error::CoreError;
+use crate::normalize::{SpNormalizer, SPACE_MARK};
 
 const MARK_UTF8: &[u8] = "\u{2581}".as_bytes();
 

@@ -26,20 +26,16 @@
 // Lattice and EM code indexes several parallel arrays by position; index loops say that best.
 #![allow(clippy::needless_range_loop)]
 
-mod charsmap;
 mod corpus;
 mod encoder;
 mod lattice;
-mod normalize;
 mod pipeline;
 mod script;
 mod trainer;
 mod trie;
 
-pub use charsmap::CharsMap;
 pub use corpus::{splitting, train_counts, CorpusOutput};
 pub use encoder::{with_scratch, Encoder, Scratch};
-pub use normalize::{SpNormalizer, SPACE_MARK};
 pub use pipeline::Unigram;
 pub use trainer::train;
 

@@ -2,9 +2,10 @@
 //! handling (`SpNormalizer`) in front of the Viterbi encoder, n-best and sampling, and
 //! decoding back through the normalizer.
 
-use super::{with_scratch, Encoder, SpNormalizer};
+use super::{with_scratch, Encoder};
 use crate::encode::{check_ids, Encode, Kind};
 use crate::error::CoreError;
+use crate::normalize::SpNormalizer;
 
 pub struct Unigram {
     encoder: Encoder,

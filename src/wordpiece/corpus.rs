@@ -9,9 +9,10 @@
 
 use std::time::Instant;
 
-use super::{pre_tokenize, train, BertNormalizer, TrainResult, TrainerConfig};
+use super::{train, TrainResult, TrainerConfig};
 use crate::count::{Counts, Splitting};
 use crate::error::CoreError;
+use crate::normalize::{pre_tokenize, BertNormalizer};
 
 pub struct CorpusOutput {
     pub trained: TrainResult,

@@ -8,8 +8,8 @@
 //! a word costs one pass over its bytes plus one restart per emitted piece: no hashing, no
 //! allocation beyond pushing to the caller's output vector.
 
-use super::normalize::{pre_tokenize, BertNormalizer};
 use crate::error::CoreError;
+use crate::normalize::{pre_tokenize, BertNormalizer};
 
 const NO_TOKEN: u32 = u32::MAX;
 const NO_DENSE: u32 = u32::MAX;

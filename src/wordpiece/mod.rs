@@ -1,10 +1,9 @@
 //! WordPiece (BERT) tokenization as plain Rust: no Python, no I/O.
 //!
-//! Owns: the HF-compatible BERT normalizer and pre-tokenizer (`normalize.rs`, with character
-//! classes in the generated `tables.rs`), the score-based WordPiece trainer (`trainer.rs`, and
-//! the corpus-to-vocabulary run around it in `corpus.rs`), the greedy longest-match trie encoder
-//! (`encoder.rs`), decoding (`decode.rs`) and the pipeline behind the core's `Encode` interface
-//! (`pipeline.rs`).
+//! Owns: the score-based WordPiece trainer (`trainer.rs`, and the corpus-to-vocabulary run
+//! around it in `corpus.rs`), the greedy longest-match trie encoder (`encoder.rs`), decoding
+//! (`decode.rs`) and the pipeline behind the core's `Encode` interface (`pipeline.rs`). The
+//! BERT normalizer and pre-tokenizer it uses are `crate::normalize`'s.
 //!
 //! Parity with Hugging Face is tested from Python (tests/test_wordpiece.py,
 //! tests/test_hf_wordpiece_unigram.py, and every code point in tests/test_core_encoder.py); the
@@ -14,9 +13,7 @@ mod corpus;
 mod decode;
 mod encoder;
 mod extend;
-mod normalize;
 mod pipeline;
-mod tables;
 mod trainer;
 
 #[cfg(test)]
@@ -26,6 +23,5 @@ pub use corpus::{splitting, train_counts, CorpusOutput};
 pub use decode::decode;
 pub use encoder::Encoder;
 pub use extend::{extend, ExtendConfig, ExtendOutput};
-pub use normalize::{pre_tokenize, BertNormalizer, Form};
 pub use pipeline::WordPiece;
 pub use trainer::{train, Merge, TrainResult, TrainerConfig};

@@ -5,9 +5,10 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 
-use super::{decode, BertNormalizer, Encoder};
+use super::{decode, Encoder};
 use crate::encode::{Encode, Kind};
 use crate::error::CoreError;
+use crate::normalize::BertNormalizer;
 
 pub struct WordPiece {
     encoder: Encoder,

@@ -1,5 +1,5 @@
 """`tokreg train`: the common options, plus each algorithm's own, made from the `flag()` fields
-of its options class (algorithms/), so an algorithm's options live in its module only. An
+of its options class (algorithms/<family>/training.py), so its options live there only. An
 option given for another algorithm than `--algo` is refused, never ignored."""
 
 from __future__ import annotations

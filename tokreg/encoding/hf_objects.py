@@ -32,9 +32,9 @@ def hf_json(tok: Tokenizer) -> str:
     """The version as a Hugging Face tokenizer.json string."""
     data = TokenizerData.from_content(tok.content)
     algo = algorithms.of(data.algorithm, data.config)
-    if "hf" not in algo.export_formats:
-        raise InputError(f"{tok.ref} is {algo.title}, which has no Hugging Face tokenizer.json form")
-    return algo.export("hf", data, tok.ref).decode("utf-8")
+    if algo.hf is None:
+        raise InputError(f"{tok.ref} is {algo.model.title}, which has no Hugging Face tokenizer.json form")
+    return algo.hf.write(data, tok.ref).decode("utf-8")
 
 
 def to_hf(tok: Tokenizer) -> Any:

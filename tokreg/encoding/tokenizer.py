@@ -48,13 +48,13 @@ MAX_THREADS = 256
 _ERROR_HANDLERS = ("strict", "replace", "ignore", "backslashreplace", "surrogateescape")
 
 
-def _compile(hash_label: str, raw: bytes, algo: algorithms.Algorithm[Any], config: Any) -> _core.Encoder:
+def _compile(hash_label: str, raw: bytes, model: algorithms.Model[Any], config: Any) -> _core.Encoder:
     with _compiled_lock:
         enc = _compiled.get(hash_label)
         if enc is not None:
             _compiled.move_to_end(hash_label)
             return enc
-    enc = algo.compile(raw, config)
+    enc = model.compile(raw, config)
     with _compiled_lock:
         _compiled[hash_label] = enc
         while len(_compiled) > _COMPILED_MAX:
@@ -123,11 +123,11 @@ class Tokenizer:
         #: The hash-checked canonical content this tokenizer was compiled from.
         self.content = raw_content
         self.algorithm, self.config = content.header(raw_content)
-        algo = algorithms.of(self.algorithm, self.config)
-        parsed = algo.parse_config(self.config)
-        self.title = algo.title
-        self.lossless = algo.lossless(parsed)
-        self._enc = _compile(self.hash, raw_content, algo, parsed)
+        model = algorithms.of(self.algorithm, self.config).model
+        parsed = model.parse_config(self.config)
+        self.title = model.title
+        self.lossless = model.lossless(parsed)
+        self._enc = _compile(self.hash, raw_content, model, parsed)
         self.special_tokens: dict[str, int] = dict(self._enc.specials())
         #: What `add_special_tokens=True` puts around a text (algorithms/template.py), or None.
         self.template = template.of_config(self.config)

@@ -275,7 +275,7 @@ def run(
     return AuditReport(
         ref=v.ref,
         hash=v.content_hash,
-        title=algorithms.of(v.algorithm, v.config).title,
+        title=algorithms.of(v.algorithm, v.config).model.title,
         rare_below=rare_below,
         has_counts=any(t.count is not None for t in tokens),
         stored=was_stored,

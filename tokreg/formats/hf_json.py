@@ -1,6 +1,6 @@
 """Hugging Face `tokenizer.json`, the file: reading and writing the JSON document, and the
 pieces of its syntax that more than one algorithm uses. What each algorithm's model,
-normalizer and pre-tokenizer mean is the algorithm module's business (algorithms/*.py).
+normalizer and pre-tokenizer mean is the algorithm's HF codec's business (algorithms/*/hf.py).
 
 - GPT-2's byte-to-unicode table (`B2U`, `U2B`): byte-level BPE files spell token bytes with it
   ("Ġthe"). It exists only here: the registry stores raw bytes.

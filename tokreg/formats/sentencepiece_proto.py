@@ -1,7 +1,7 @@
 """SentencePiece `.model` files: a serialized `ModelProto` (google/sentencepiece,
 src/sentencepiece_model.proto). Owns a small protobuf wire-format reader for the fields that
 change encoding, and the writer of exactly those fields (`dumps`); what they mean for tokreg
-is algorithms/sp_text.py's business.
+is algorithms/sentencepiece_model.py's business.
 
 What is read (field numbers of the .proto):
 

@@ -1,7 +1,7 @@
 """tiktoken's `.tiktoken` files: one `base64(token bytes) rank` per line, ranks = token ids.
 
 A `.tiktoken` file holds ranks but not the split pattern or the special tokens, so an import
-names them (algorithms/byte_bpe.py turns the ranks into a version). Export writes the ranks
+names them (algorithms/bpe/tiktoken.py turns the ranks into a version). Export writes the ranks
 back in the same form, byte for byte.
 """
 

@@ -1,6 +1,6 @@
 """A bare WordPiece vocabulary (BERT's `vocab.txt`): one token per line, id = line number.
 
-The file holds no normalizer settings, so an import names them (algorithms/wordpiece.py).
+The file holds no normalizer settings, so an import names them (algorithms/wordpiece/vocab_txt.py).
 """
 
 from __future__ import annotations

@@ -56,7 +56,13 @@ def extend(
     ref = base.info.ref
     base_data = base.data()
     algo = algorithms.of(base.info.algorithm, base.info.config)
-    spec = algo.extend_counting(algo.parse_config(base_data.config))
+    config = algo.model.parse_config(base_data.config)
+    if algo.extender is None:
+        raise InputError(
+            f"{algo.model.title} versions cannot be extended by training; add tokens with `tokreg add-tokens`"
+        )
+    extender = algo.extender
+    spec = extender.counting(config)
     counted = counting_local.count_sources(
         expand(inputs, glob=glob, field=field), spec, threads=threads, memory_limit=memory_limit, progress=progress
     )
@@ -67,7 +73,7 @@ def extend(
     if keep_text is not None:
         pieces = counting_local.count_sources(expand([keep_text]), spec, threads=threads, memory_limit=memory_limit)
         keep = [piece for piece, _ in pieces.counts.items()]
-    data = algo.extend(base_data, counted.counts, add, keep=keep, threads=threads, progress=progress)
+    data = extender.extend(base_data, counted.counts, add, keep=keep, threads=threads, progress=progress)
     added = len(data.tokens) - len(base_data.tokens)
     if added < add:
         raise InputError(
@@ -132,7 +138,7 @@ def add_tokens(
     if special:
         first = max(t.id for t in base_data.tokens) + 1
         rows = list(base_data.tokens) + [
-            TokenRow(id=first + i, bytes=t.encode("utf-8"), kind=algo.special_kind) for i, t in enumerate(tokens)
+            TokenRow(id=first + i, bytes=t.encode("utf-8"), kind=algo.model.special_kind) for i, t in enumerate(tokens)
         ]
         data = TokenizerData(
             algorithm=base_data.algorithm,
@@ -140,8 +146,12 @@ def add_tokens(
             tokens=rows,
             merges=list(base_data.merges),
         )
+    elif algo.extender is None:
+        raise InputError(
+            f"{algo.model.title} versions take added tokens as special tokens only; add them with --special"
+        )
     else:
-        data = algo.add_tokens(base_data, tokens)
+        data = algo.extender.add_tokens(base_data, tokens)
     kept, why = ids_preserved(base_data, data)
     if not kept:
         raise InputError(f"adding tokens to {ref} would move its ids ({why}); nothing was written; please report this")

@@ -49,10 +49,10 @@ def count(
     keep: bool = True,
 ) -> counting_local.Counted:
     """The counting phase for `options`' algorithm: here, or on the Dask scheduler `engine`."""
-    algo = algorithms.for_options(options)
-    spec = algo.counting(options)
+    trainer = algorithms.trainer_for(options)
+    spec = trainer.counting(options)
     sources = expand(inputs, glob=glob, field=field)
-    hint = algo.utf8_hint(options)
+    hint = trainer.utf8_hint(options)
     if engine is not None:
         # Dask is an optional extra: imported only when a run asks for a cluster.
         from . import counting_dask
@@ -78,7 +78,7 @@ def from_counts(path: PathLike, options: algorithms.TrainOptions) -> counting_lo
     """The counting phase read from a counts file, checked to be counted as `options` count."""
     t0 = time.perf_counter()
     counts, header = counts_file.read(path)
-    spec = algorithms.for_options(options).counting(options)
+    spec = algorithms.trainer_for(options).counting(options)
     if header.get("counting") != spec:
         raise InputError(
             f"counts file {os.fspath(path)!r} was counted with {header.get('counting')}, but these options count "
@@ -103,12 +103,12 @@ def train(
     """Trains one result per size (ascending), each with its run record; nothing is written."""
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
-    algo = algorithms.for_options(options)
+    trainer = algorithms.trainer_for(options)
     wanted = sizes_of(options, sizes)
     if wanted[0] < 1:
         raise InputError(f"the vocabulary size must be at least 1, not {wanted[0]}")
     options = dataclasses.replace(options, vocab_size=wanted[-1])  # type: ignore[type-var]
-    algo.check(options, wanted)
+    trainer.check(options, wanted)
     if counts is not None:
         if inputs:
             raise InputError("give either corpus inputs or --from-counts, not both")
@@ -120,7 +120,7 @@ def train(
             f"no piece fits --memory-limit {counted.info.get('memory_limit', 0) >> 20}M for training; raise it"
         )
     t1 = time.perf_counter()
-    datas, info = algo.train_counts(counted.counts, options, wanted, progress)
+    datas, info = trainer.train_counts(counted.counts, options, wanted, progress)
     for data in datas:  # the same for every algorithm: a config key only when there is a template
         template.attach(data.config, template.parse(options.template))
     train_seconds = info.get("train_seconds", time.perf_counter() - t1)
@@ -168,7 +168,7 @@ def count_to_file(
     """Counts a corpus as `options` would train on it and writes every piece (no budget rule:
     that applies when training) to a counts file; returns its summary."""
     counted = count(inputs, options, glob=glob, field=field, engine=engine, progress=progress, keep=False)
-    spec = algorithms.for_options(options).counting(options)
+    spec = algorithms.trainer_for(options).counting(options)
     counts_file.write(output, counted.counts, spec, counted.corpus)
     return _summary(output, counted.counts, counted.corpus, counted.seconds)
 

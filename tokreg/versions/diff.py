@@ -67,7 +67,7 @@ def _head(v: VersionInfo) -> dict[str, Any]:
         "ref": v.ref,
         "hash": v.content_hash,
         "algorithm": v.algorithm,
-        "title": algorithms.of(v.algorithm, v.config).title,
+        "title": algorithms.of(v.algorithm, v.config).model.title,
     }
 
 
@@ -145,8 +145,14 @@ def _scores(ta: list[TokenRow], tb: list[TokenRow], top: int) -> dict[str, Any]:
 
 def _config(a: StoredVersion, b: StoredVersion) -> dict[str, Any]:
     # As people read them: a normalizer's rules by their hash, so a change of rules shows as one.
-    ca = {"algorithm": a.info.algorithm, **algorithms.of(a.info.algorithm, a.info.config).display_config(a.info.config)}
-    cb = {"algorithm": b.info.algorithm, **algorithms.of(b.info.algorithm, b.info.config).display_config(b.info.config)}
+    ca = {
+        "algorithm": a.info.algorithm,
+        **algorithms.of(a.info.algorithm, a.info.config).model.display_config(a.info.config),
+    }
+    cb = {
+        "algorithm": b.info.algorithm,
+        **algorithms.of(b.info.algorithm, b.info.config).model.display_config(b.info.config),
+    }
     changed = {k: {"a": ca.get(k), "b": cb.get(k)} for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)}
     spa = {show(t.bytes): t.id for t in a.tokens if t.kind == "special"}
     spb = {show(t.bytes): t.id for t in b.tokens if t.kind == "special"}

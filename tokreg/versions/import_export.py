@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Optional, Union
 
 from .. import algorithms
-from ..algorithms import byte_bpe, template, wordpiece
+from ..algorithms import template
 from ..data import TokenizerData
 from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError, IntegrityError
@@ -42,14 +42,14 @@ def read_tiktoken(
                 actual=sha,
             )
     ranks = tiktoken_file.parse_ranks(raw, where)
-    return _usable(byte_bpe.ALGORITHM.from_tiktoken(ranks, where, pattern=pattern, specials=specials), where)
+    return _usable(algorithms.tiktoken_codec().read(ranks, where, pattern=pattern, specials=specials), where)
 
 
 def read_tekken(path: PathLike) -> TokenizerData:
     """A Mistral `tekken.json`: ranks, pattern and special tokens (ids as mistral-common gives)."""
     where = os.fspath(path)
     t = tekken.read(read_input(path, "give the tekken.json file"), where)
-    data = byte_bpe.ALGORITHM.from_tiktoken(t.ranks, where, pattern=t.pattern, specials=t.specials)
+    data = algorithms.tiktoken_codec().read(t.ranks, where, pattern=t.pattern, specials=t.specials)
     data.source = "import:tekken"
     return _usable(data, where)
 
@@ -66,11 +66,11 @@ def read_hf(path: PathLike) -> TokenizerData:
     """A Hugging Face `tokenizer.json` (BPE byte- or character-level, WordPiece, Unigram)."""
     where = os.fspath(path)
     doc, model, kind = hf_json.read(path)
-    for algo in algorithms.ALGORITHMS:
-        if algo.reads_hf(kind, doc):
-            data = algo.from_hf(doc, model, where)
-            template.read_hf(doc, data, where)
-            return _usable(data, where)
+    codec = algorithms.hf_reader(kind, doc)
+    if codec is not None:
+        data = codec.read(doc, model, where)
+        template.read_hf(doc, data, where)
+        return _usable(data, where)
     if kind == "WordLevel":
         raise InputError(f"{where}: hf WordLevel models are not supported (BPE, WordPiece and Unigram are)")
     raise InputError(f"{where}: unknown hf model type {kind[:40]!r}")
@@ -82,20 +82,20 @@ def read_sentencepiece(path: PathLike, *, bos: bool = False, eos: bool = False) 
     `bos`/`eos` make the model's own BOS/EOS pieces the version's template."""
     where = os.fspath(path)
     model = sentencepiece_proto.read(path)
-    for algo in algorithms.ALGORITHMS:
-        if algo.sentencepiece_model_type == model.model_type:
-            data = algo.from_sentencepiece(model, where)
-            if bos or eos:
-                named = [
-                    model.pieces[i].text.decode("utf-8", "replace") if 0 <= i < len(model.pieces) else None
-                    for i in (model.bos_id, model.eos_id)
-                ]
-                for flag, piece, what in ((bos, named[0], "BOS"), (eos, named[1], "EOS")):
-                    if flag and piece is None:
-                        raise InputError(f"{where}: the model has no {what} piece (its {what.lower()}_id is off)")
-                t = template.parse(bos=named[0] if bos else None, eos=named[1] if eos else None)
-                template.attach(data.config, t)
-            return _usable(data, where)
+    codec = algorithms.sentencepiece_reader(model.model_type)
+    if codec is not None:
+        data = codec.read(model, where)
+        if bos or eos:
+            named = [
+                model.pieces[i].text.decode("utf-8", "replace") if 0 <= i < len(model.pieces) else None
+                for i in (model.bos_id, model.eos_id)
+            ]
+            for flag, piece, what in ((bos, named[0], "BOS"), (eos, named[1], "EOS")):
+                if flag and piece is None:
+                    raise InputError(f"{where}: the model has no {what} piece (its {what.lower()}_id is off)")
+            t = template.parse(bos=named[0] if bos else None, eos=named[1] if eos else None)
+            template.attach(data.config, t)
+        return _usable(data, where)
     kind = sentencepiece_proto.MODEL_TYPES.get(model.model_type, f"type {model.model_type}")
     raise InputError(
         f"{where}: SentencePiece {kind} models are not supported (only UNIGRAM and BPE); nothing was written"
@@ -103,12 +103,12 @@ def read_sentencepiece(path: PathLike, *, bos: bool = False, eos: bool = False) 
 
 
 def read_wordpiece_vocab(
-    path: PathLike, options: wordpiece.WordPieceOptions, specials: Sequence[str] = ()
+    path: PathLike, options: algorithms.WordPieceOptions, specials: Sequence[str] = ()
 ) -> TokenizerData:
     """A bare BERT `vocab.txt`, with the normalizer settings in `options`."""
     raw = read_input(path, "give the vocab.txt file")
     where = os.fspath(path)
-    return _usable(wordpiece.ALGORITHM.from_vocab_txt(raw, where, options, specials), where)
+    return _usable(algorithms.vocab_txt_codec().read(raw, where, options, specials), where)
 
 
 def _usable(data: TokenizerData, where: str) -> TokenizerData:
@@ -128,7 +128,8 @@ def export(data: TokenizerData, ref: str, fmt: str) -> bytes:
     if fmt not in EXPORT_FORMATS:
         raise InputError(f"unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}")
     algo = algorithms.of(data.algorithm, data.config)
-    if fmt not in algo.export_formats:
+    writer = algo.writers.get(fmt)
+    if writer is None:
         can = ", ".join(("tokreg", *algo.export_formats))
-        raise InputError(f"{ref} is {algo.title}, which has no {fmt} form; export it as {can}")
-    return algo.export(fmt, data, ref)
+        raise InputError(f"{ref} is {algo.model.title}, which has no {fmt} form; export it as {can}")
+    return writer.write(data, ref)

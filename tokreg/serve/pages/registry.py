@@ -20,7 +20,7 @@ ORDERS = ("asc", "desc")
 
 def _title(stored_as: str, config: dict[str, Any]) -> str:
     try:
-        return algorithms.of(stored_as, config).title
+        return algorithms.of(stored_as, config).model.title
     except InputError:  # written by a newer tokreg: still listed, by its stored name
         return stored_as
 

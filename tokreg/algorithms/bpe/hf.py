@@ -1,4 +1,4 @@
-"""Hugging Face `tokenizer.json` for BPE, shared by its two flavours (byte_bpe, char_bpe).
+"""Hugging Face `tokenizer.json` for the byte- and character-level BPE flavours, both ways.
 
 Byte-level BPE is written the way GPT-2-family files are:
 
@@ -18,11 +18,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Optional
 
-from .. import _core, patterns
-from ..data import MergeRow, TokenizerData, TokenRow
-from ..errors import InputError
-from ..formats import hf_json
-from . import template
+from ... import _core, patterns
+from ...data import MergeRow, TokenizerData, TokenRow
+from ...errors import InputError
+from ...formats import hf_json
+from .. import template
+from ..interfaces import HfCodec
+from .model import BYTE_LEVEL, CHAR_LEVEL, ByteBpeConfig, CharBpeConfig
 
 
 def _model(vocab: dict[str, int], merges: list[tuple[str, str]], unk: Optional[str]) -> dict[str, Any]:
@@ -42,24 +44,7 @@ def _model(vocab: dict[str, int], merges: list[tuple[str, str]], unk: Optional[s
     }
 
 
-#: The optional config key of both BPE flavours (see `gaps_json`).
-GAPS_KEYS = frozenset({"keep_gaps"})
-
-
-def gaps_json(keep_gaps: bool) -> dict[str, Any]:
-    """The config entry for `keep_gaps`: present only when true, so that every version that
-    keeps only the pattern's matches (all trained ones) hashes as before the setting existed."""
-    return {"keep_gaps": True} if keep_gaps else {}
-
-
-def gaps_of(raw: Mapping[str, Any], title: str) -> bool:
-    value = raw.get("keep_gaps", False)
-    if not isinstance(value, bool):
-        raise InputError(f"this {title} version's config has keep_gaps={value!r:.20}; the version is damaged")
-    return value
-
-
-def export(
+def _export(
     data: TokenizerData, ref: str, *, byte_level: bool, pattern: str, keep_gaps: bool, unk: Optional[str]
 ) -> dict[str, Any]:
     """The tokenizer.json document of a BPE version."""
@@ -122,7 +107,7 @@ def _steps(doc: Mapping[str, Any]) -> list[Any]:
     return steps if isinstance(steps, list) else [steps]
 
 
-def is_byte_level(doc: Mapping[str, Any]) -> bool:
+def _is_byte_level(doc: Mapping[str, Any]) -> bool:
     """Whether a BPE tokenizer.json is byte-level (its pre-tokenizer has a ByteLevel step)."""
     return any(isinstance(s, dict) and s.get("type") == "ByteLevel" for s in _steps(doc))
 
@@ -163,10 +148,10 @@ def _id(value: Any, where: str, what: str) -> int:
     return value
 
 
-def read(
+def _read(
     doc: Mapping[str, Any], model: Mapping[str, Any], where: str, *, byte_level: bool
 ) -> tuple[TokenizerData, str, bool]:
-    """(data without config, regex, keep_gaps) of a BPE tokenizer.json; the flavour's module
+    """(data without config, regex, keep_gaps) of a BPE tokenizer.json; the flavour's codec
     sets the config. Refuses what tokreg would encode differently from HF tokenizers."""
     if doc.get("normalizer") is not None:
         norm = doc["normalizer"]
@@ -276,3 +261,59 @@ def _same_as_ranks(tokens: list[TokenRow], merges: list[MergeRow], ignore_merges
                 f"{where}: token {lone.id} ({lone.bytes[:40]!r}) is made by no merge, so HF tokenizers never produces "
                 "it while tokreg would for a piece that is exactly that token; nothing was imported"
             )
+
+
+class ByteLevelHf(HfCodec):
+    def reads(self, model_type: str, doc: Mapping[str, Any]) -> bool:
+        return model_type == "BPE" and _is_byte_level(doc)
+
+    def read(self, doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> TokenizerData:
+        data, regex, keep_gaps = _read(doc, model, where, byte_level=True)
+        data.config = ByteBpeConfig(regex, keep_gaps).to_json()
+        return data
+
+    def write(self, data: TokenizerData, ref: str) -> bytes:
+        config = BYTE_LEVEL.parse_config(data.config)
+        return hf_json.dumps(
+            _export(data, ref, byte_level=True, pattern=config.pattern, keep_gaps=config.keep_gaps, unk=None)
+        )
+
+
+class CharLevelHf(HfCodec):
+    def reads(self, model_type: str, doc: Mapping[str, Any]) -> bool:
+        return model_type == "BPE" and not _is_byte_level(doc)
+
+    def read(self, doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> TokenizerData:
+        data, regex, keep_gaps = _read(doc, model, where, byte_level=False)
+        tokens = data.tokens
+        n_chars = sum(1 for t in tokens if t.kind == "char")
+        if any(t.kind != "char" for t in tokens[:n_chars]) or [t.id for t in tokens] != list(range(len(tokens))):
+            raise InputError(
+                f"{where}: a character-level vocab whose single characters are not ids 0..N-1 is not supported "
+                "by tokreg's BPE (nothing was imported)"
+            )
+        unk = model.get("unk_token")
+        if unk is not None and not isinstance(unk, str):
+            raise InputError(f"{where}: model.unk_token is {unk!r:.40}, not a string")
+        if unk is not None and unk not in data.special_tokens:
+            # tokreg's encoder turns unknown characters into a special token; HF into any token.
+            raise InputError(
+                f"{where}: the unknown token {unk[:40]!r} is not one of the special added_tokens, which tokreg's "
+                "character-level BPE needs it to be (nothing was imported)"
+            )
+        data.config = CharBpeConfig(regex, None, unk, keep_gaps).to_json()
+        return data
+
+    def write(self, data: TokenizerData, ref: str) -> bytes:
+        config = CHAR_LEVEL.parse_config(data.config)
+        if config.end_of_word_suffix:
+            raise InputError(
+                f"{ref}: character-level BPE with an end-of-word suffix cannot be written as hf: "
+                "Hugging Face joins the suffix to a word's last character before merging "
+                f"('t{config.end_of_word_suffix}'), while tokreg keeps it a symbol of its own, so the ids "
+                "would differ; use --format tokreg"
+            )
+        doc = _export(
+            data, ref, byte_level=False, pattern=config.pattern, keep_gaps=config.keep_gaps, unk=config.unk_token
+        )
+        return hf_json.dumps(doc)

@@ -1,13 +1,13 @@
 //! The BERT normalizer (`BertNormalizer`) and the BERT pre-tokenizer
 //! (`pre_tokenize`). Both must give exactly what Hugging Face tokenizers' `BertNormalizer` and
-//! `BertPreTokenizer` give; the character classes come from `tables.rs`, probed from HF itself.
+//! `BertPreTokenizer` give; the character classes come from `bert_tables.rs`, probed from HF itself.
 //!
 //! HF's normalizer runs four whole-string passes (clean, CJK spacing, NFD + drop Mn, lowercase).
 //! We run them fused, char by char, and only pay for the general Unicode path on non-ASCII
 //! stretches: a surviving ASCII char is a canonical "starter" (combining class 0), so NFD's
 //! canonical reordering can never move anything across it, which makes it a safe cut point.
 
-use super::tables;
+use super::bert_tables;
 use crate::error::CoreError;
 use unicode_normalization::UnicodeNormalization;
 
@@ -65,26 +65,26 @@ fn in_table(table: &[(u32, u32)], c: char) -> bool {
 }
 
 pub(crate) fn is_clean_removed(c: char) -> bool {
-    in_table(tables::CLEAN_REMOVED, c)
+    in_table(bert_tables::CLEAN_REMOVED, c)
 }
 pub(crate) fn is_clean_whitespace(c: char) -> bool {
-    in_table(tables::CLEAN_WHITESPACE, c)
+    in_table(bert_tables::CLEAN_WHITESPACE, c)
 }
 pub(crate) fn is_cjk(c: char) -> bool {
-    (c as u32) >= 0x3400 && in_table(tables::CJK_IDEOGRAPHS, c)
+    (c as u32) >= 0x3400 && in_table(bert_tables::CJK_IDEOGRAPHS, c)
 }
 pub(crate) fn is_strip_mark(c: char) -> bool {
-    (c as u32) >= 0x300 && in_table(tables::STRIP_MARKS, c)
+    (c as u32) >= 0x300 && in_table(bert_tables::STRIP_MARKS, c)
 }
 /// Chars HF's (older) NFD does not decompose but ours would; they count as plain starters.
 fn is_nfd_keep(c: char) -> bool {
-    (c as u32) >= 0x105C9 && in_table(tables::NFD_KEEP_AS_HF, c)
+    (c as u32) >= 0x105C9 && in_table(bert_tables::NFD_KEEP_AS_HF, c)
 }
 pub(crate) fn is_pretok_whitespace(c: char) -> bool {
-    in_table(tables::PRETOK_WHITESPACE, c)
+    in_table(bert_tables::PRETOK_WHITESPACE, c)
 }
 pub(crate) fn is_pretok_punct(c: char) -> bool {
-    in_table(tables::PRETOK_PUNCT, c)
+    in_table(bert_tables::PRETOK_PUNCT, c)
 }
 
 /// What the normalizer does with one ASCII byte: `KEEP` as is, `SPACE`, or `DROP`.

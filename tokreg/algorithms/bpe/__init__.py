@@ -1,0 +1,28 @@
+"""BPE, in three flavours, each an `Algorithm` of the parts it has:
+
+    BYTE_LEVEL     trained (GPT-2 style), extended; tokenizer.json and .tiktoken both ways
+    CHAR_LEVEL     trained (`--char-level`, Sennrich et al.), extended; tokenizer.json both ways
+    SENTENCEPIECE  imported from and written as SentencePiece `.model` files (Llama style)
+
+By job: model.py (configs, and the core encoder each compiles to), training.py (options and the
+one trainer of both trained flavours), extend.py (growing a version, ids kept), hf.py,
+tiktoken.py and sentencepiece.py (other tools' files).
+"""
+
+from __future__ import annotations
+
+from ..interfaces import Algorithm
+from . import model
+from .extend import ByteLevelExtender, CharLevelExtender
+from .hf import ByteLevelHf, CharLevelHf
+from .sentencepiece import SpBpeModelFile
+from .tiktoken import TiktokenRanks
+from .training import TRAINER, BpeOptions
+
+BYTE_LEVEL = Algorithm(
+    model.BYTE_LEVEL, trainer=TRAINER, extender=ByteLevelExtender(), hf=ByteLevelHf(), tiktoken=TiktokenRanks()
+)
+CHAR_LEVEL = Algorithm(model.CHAR_LEVEL, trainer=TRAINER, extender=CharLevelExtender(), hf=CharLevelHf())
+SENTENCEPIECE = Algorithm(model.SENTENCEPIECE, sentencepiece=SpBpeModelFile())
+
+__all__ = ["BYTE_LEVEL", "CHAR_LEVEL", "SENTENCEPIECE", "BpeOptions"]

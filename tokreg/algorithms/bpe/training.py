@@ -1,0 +1,152 @@
+"""Training BPE, both trained flavours with one trainer: byte-level (GPT-2 style, 256 byte
+tokens) unless `--char-level` (classic character-level, with an optional end-of-word suffix,
+Sennrich et al.). Counting (by the pieces of the pattern) and merging (`bpe::train_counts`)
+run in the Rust core; the options say which flavour's config each version gets.
+
+Token ids: the base alphabet first (bytes 0..255 by value; or the corpus' characters sorted by
+their UTF-8 bytes), then merge results in the order they were learned, then special tokens.
+`vocab_size` counts all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ... import _core, patterns
+from ...data import MergeRow, TokenizerData, TokenRow
+from ...errors import InputError, VocabularySizeError
+from ..interfaces import Trainer
+from ..options import Progress, TrainOptions, flag
+from .model import ByteBpeConfig, CharBpeConfig
+
+#: The unknown token every character-level version carries, for characters never seen in training.
+CHAR_LEVEL_UNK = "<unk>"
+
+
+@dataclass(frozen=True)
+class BpeOptions(TrainOptions):
+    """Options of a BPE training run (`--algo bpe`), byte-level unless `char_level`."""
+
+    run_name = "bpe"
+
+    vocab_size: int
+    pattern: str = flag(
+        "",
+        metavar="NAME|REGEX",
+        help="Pre-tokenizer: gpt2, cl100k, o200k, whitespace, or a regex "
+        "[default: cl100k; whitespace with --char-level].",
+    )
+    char_level: bool = flag(False, help="Classic BPE over characters instead of bytes.")
+    end_of_word_suffix: Optional[str] = flag(
+        None, metavar="S", help="End-of-word symbol for --char-level, e.g. '</w>'."
+    )
+    max_token_length: int = flag(0, metavar="N", help="Never learn a token longer than N bytes (0: no limit).")
+    min_frequency: int = 0
+    special: tuple[str, ...] = ()
+    template: Optional[str] = None  # "[CLS] $A [SEP]": what add_special_tokens=True adds (template.py)
+    threads: int = 0  # 0 = one per core; never changes the result
+    memory_limit: Optional[int] = None  # bytes; None: the machine's default (training/budget.py)
+    max_piece_bytes: int = 0  # pieces longer than this are cut when counting (0: no limit)
+    sample_bytes: int = 0  # read only about this many bytes of text (0: all)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> BpeOptions:
+        d = {k: v for k, v in d.items() if k != "pattern_name"}  # recorded beside the options, derived
+        return super().from_json(d)
+
+    def pattern_or_default(self) -> str:
+        return self.pattern or ("whitespace" if self.char_level else "cl100k")
+
+
+def _specials(opts: BpeOptions) -> list[str]:
+    wanted = ([CHAR_LEVEL_UNK] if opts.char_level else []) + list(opts.special)
+    return list(dict.fromkeys(wanted))
+
+
+class BpeTrainer(Trainer):
+    options_type = BpeOptions
+
+    def check(self, options: TrainOptions, sizes: Sequence[int]) -> None:
+        assert isinstance(options, BpeOptions)
+        opts = options
+        opts.check_common()
+        if opts.end_of_word_suffix is not None and not opts.char_level:
+            raise InputError("--end-of-word-suffix applies to character-level BPE; add --char-level")
+        specials = _specials(opts)
+        base = 0 if opts.char_level else 256
+        smallest = min(sizes)
+        if smallest < base + len(specials) + (1 if opts.char_level else 0):
+            raise InputError(
+                f"--vocab-size {smallest} is smaller than the base alphabet: byte-level BPE needs at least "
+                f"{base + len(specials)} (256 bytes + {len(specials)} special tokens)"
+                if not opts.char_level
+                else f"--vocab-size {smallest} is too small for character-level BPE"
+            )
+
+    def counting(self, options: TrainOptions) -> dict[str, Any]:
+        """The pieces of the pattern."""
+        assert isinstance(options, BpeOptions)
+        _, regex = patterns.resolve(options.pattern_or_default())
+        return {"splitting": "pieces", "pattern": regex, "max_piece_bytes": options.max_piece_bytes}
+
+    def utf8_hint(self, options: TrainOptions) -> Optional[str]:
+        assert isinstance(options, BpeOptions)
+        if not options.char_level:
+            return None
+        return "character-level BPE needs UTF-8 text (convert the file, or drop --char-level to train byte-level)"
+
+    def train_counts(
+        self, counts: _core.Counts, options: TrainOptions, sizes: Sequence[int], progress: Optional[Progress] = None
+    ) -> tuple[list[TokenizerData], dict[str, Any]]:
+        """One TokenizerData per size (ascending; each a prefix of the next one's merges), and
+        what the run records of the training itself."""
+        assert isinstance(options, BpeOptions)
+        opts = options
+        specials = _specials(opts)
+        try:
+            out: dict[str, Any] = _core.train_bpe(
+                counts,
+                max(sizes) - len(specials),
+                min_frequency=opts.min_frequency,
+                char_level=opts.char_level,
+                end_of_word=opts.end_of_word_suffix,
+                max_token_bytes=opts.max_token_length,
+                snapshots=[s - len(specials) for s in sizes],
+                threads=opts.threads,
+                progress=progress,
+            )
+        except VocabularySizeError as e:
+            symbols = "characters" if opts.char_level else "bytes"
+            raise InputError(
+                f"--vocab-size {e.requested + len(specials)} is smaller than the base alphabet: the corpus has "
+                f"{e.needed:,} {symbols} (+ {len(specials)} special tokens); raise --vocab-size to at least "
+                f"{(e.needed or 0) + len(specials):,}"
+            ) from None
+        pattern_name, regex = patterns.resolve(opts.pattern_or_default())
+        config = (
+            CharBpeConfig(regex, opts.end_of_word_suffix, CHAR_LEVEL_UNK) if opts.char_level else ByteBpeConfig(regex)
+        ).to_json()
+        tokens: list[bytes] = out["tokens"]
+        n_base = out["alphabet_size"]
+        base_kind = "char" if opts.char_level else "byte"
+        merges = [MergeRow(rank=r, left=a, right=b, result=z, count=c) for r, (a, b, z, c) in enumerate(out["merges"])]
+        datas = []
+        for n_tokens, n_merges, counts_at in out["snapshots"]:
+            rows = [
+                TokenRow(id=i, bytes=tokens[i], kind=base_kind if i < n_base else "merged", count=counts_at[i])
+                for i in range(n_tokens)
+            ]
+            for s in specials:
+                rows.append(TokenRow(id=len(rows), bytes=s.encode("utf-8"), kind="special"))
+            datas.append(TokenizerData(algorithm="bpe", config=dict(config), tokens=rows, merges=merges[:n_merges]))
+        info = {
+            "train_seconds": out["merge_seconds"],
+            "distinct_pieces": out["distinct_pieces"],
+            "extra_config": {"pattern_name": pattern_name},
+        }
+        return datas, info
+
+
+TRAINER = BpeTrainer()

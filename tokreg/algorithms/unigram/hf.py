@@ -1,0 +1,142 @@
+"""Hugging Face `tokenizer.json` for Unigram, both ways, written the way HF writes SentencePiece
+models (Prepend + Replace normalizers, no pre-tokenizer) and read only in that form.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from ...data import TokenizerData, TokenRow
+from ...errors import InputError
+from ...formats import hf_json
+from .. import template
+from ..interfaces import HfCodec
+from ..sentencepiece_text import SpNormalizerConfig
+from .model import UNIGRAM, UnigramConfig
+
+# The normalizers HF writes SentencePiece models with: a ▁ in front (`Prepend`) and spaces as ▁
+# (`Replace`). HF's `Metaspace` pre-tokenizer would skip the ▁ when the text already starts with a
+# space; SentencePiece never does. Whitespace collapsing, when used, comes first.
+_COLLAPSE = [
+    {"type": "Replace", "pattern": {"Regex": "^ +| +$"}, "content": ""},
+    {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "},
+]
+_PREPEND = {"type": "Prepend", "prepend": "\u2581"}
+_SPACES = {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}
+
+
+def _hf_normalizers(collapse: bool, dummy_prefix: bool) -> list[dict[str, Any]]:
+    return (_COLLAPSE if collapse else []) + ([_PREPEND] if dummy_prefix else []) + [_SPACES]
+
+
+class UnigramHf(HfCodec):
+    def write(self, data: TokenizerData, ref: str) -> bytes:
+        """A tokenizer.json the way HF writes SentencePiece models: Prepend + Replace normalizers,
+        no pre-tokenizer, the Unigram model with its log probabilities; control and unknown
+        pieces as added special tokens; byte fallback carried over."""
+        cfg = UNIGRAM.parse_config(data.config)
+        n = cfg.normalizer
+        if n.charsmap or n.denormalizer is not None:
+            raise InputError(
+                f"{ref} normalizes with {n.name!r}, which tokreg does not write as a tokenizer.json; "
+                "export it with --format sentencepiece"
+            )
+        unk = next(t.id for t in data.tokens if t.kind == "unknown")
+        decoders: list[dict[str, Any]] = [{"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "}]
+        if cfg.byte_fallback:
+            decoders += [{"type": "ByteFallback"}, {"type": "Fuse"}]
+        if n.add_dummy_prefix:
+            decoders.append({"type": "Strip", "content": " ", "start": 1, "stop": 0})
+        return hf_json.dumps(
+            {
+                "version": "1.0",
+                "truncation": None,
+                "padding": None,
+                "added_tokens": hf_json.added_tokens(
+                    (t.id, t.bytes.decode("utf-8")) for t in data.tokens if t.kind in ("control", "unknown")
+                ),
+                "normalizer": {
+                    "type": "Sequence",
+                    "normalizers": _hf_normalizers(n.remove_extra_whitespaces, n.add_dummy_prefix),
+                },
+                "pre_tokenizer": None,
+                "post_processor": template.hf_for(data),
+                "decoder": {"type": "Sequence", "decoders": decoders},
+                "model": {
+                    "type": "Unigram",
+                    "unk_id": unk,
+                    "byte_fallback": cfg.byte_fallback,
+                    "vocab": [[t.bytes.decode("utf-8"), t.score if t.score is not None else 0.0] for t in data.tokens],
+                },
+            }
+        )
+
+    def reads(self, model_type: str, doc: Mapping[str, Any]) -> bool:
+        return model_type == "Unigram"
+
+    def read(self, doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> TokenizerData:
+        """Accepts exactly what `write` writes."""
+
+        def refuse(what: str) -> InputError:
+            return InputError(f"{where}: {what} is not supported by tokreg's Unigram (nothing was imported)")
+
+        if doc.get("pre_tokenizer") is not None:
+            pre = doc["pre_tokenizer"]
+            raise refuse(
+                f"the pre-tokenizer {pre.get('type') if isinstance(pre, dict) else pre!r} (tokreg writes "
+                "SentencePiece-style Unigram files as Prepend + Replace normalizers)"
+            )
+        norm = doc.get("normalizer")
+        steps = norm.get("normalizers") if isinstance(norm, dict) and norm.get("type") == "Sequence" else None
+        forms = {(c, p): _hf_normalizers(c, p) for c in (False, True) for p in (False, True)}
+        found = next((key for key, value in forms.items() if value == steps), None)
+        if found is None:
+            raise refuse("this normalizer (expected Prepend('▁') and Replace(' ', '▁'), as SentencePiece models use)")
+        collapse, dummy_prefix = found
+        vocab = model.get("vocab")
+        if not isinstance(vocab, list) or not vocab:
+            raise InputError(f"{where}: the Unigram model has no vocab")
+        for i, v in enumerate(vocab):
+            if not (isinstance(v, list) and len(v) == 2 and isinstance(v[0], str)):
+                raise InputError(f"{where}: the Unigram vocab is not a list of [piece, score] (entry {i})")
+            score = v[1]
+            # abs() < max float, not isfinite(): an int too large for a float raises OverflowError.
+            if not isinstance(score, (int, float)) or isinstance(score, bool) or not abs(score) < sys.float_info.max:
+                raise InputError(
+                    f"{where}: the Unigram piece {v[0][:40]!r} has the score {score!r:.30}, not a finite number"
+                )
+            if not v[0]:
+                raise InputError(f"{where}: the Unigram vocab has an empty piece (id {i}); remove it")
+        unk_id = model.get("unk_id")
+        if not isinstance(unk_id, int) or isinstance(unk_id, bool) or not 0 <= unk_id < len(vocab):
+            raise refuse("a Unigram model without an unknown piece")
+        byte_fallback = model.get("byte_fallback", False)
+        if not isinstance(byte_fallback, bool):
+            raise InputError(f"{where}: byte_fallback is {byte_fallback!r:.20}, not true or false")
+        added = hf_json.read_added(doc, where, normalized_ok=False)
+        if any(i >= len(vocab) or vocab[i][0] != t for i, t in added.items()):
+            raise InputError(f"{where}: an added token is not in the vocab with its id; the file is damaged")
+        specials = set(added.values())
+
+        def kind(i: int, piece: str) -> str:
+            if i == unk_id:
+                return "unknown"
+            if piece in specials:
+                return "control"
+            if byte_fallback and len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
+                return "byte"
+            return "normal"
+
+        tokens = [
+            TokenRow(id=i, bytes=p.encode("utf-8"), kind=kind(i, p), score=float(s)) for i, (p, s) in enumerate(vocab)
+        ]
+        n_bytes = sum(1 for t in tokens if t.kind == "byte")
+        if byte_fallback and n_bytes != 256:
+            # HF turns a character with a missing byte piece into one unknown token, SentencePiece
+            # (and tokreg) only that byte: a partial set would encode differently.
+            raise InputError(f"{where}: byte_fallback is on but the vocab has {n_bytes} byte pieces, not 256")
+        normalizer = SpNormalizerConfig(add_dummy_prefix=dummy_prefix, remove_extra_whitespaces=collapse)
+        config = UnigramConfig(normalizer, byte_fallback, vocab[unk_id][0])
+        return TokenizerData(algorithm="unigram", config=config.to_json(), tokens=tokens, source="import:hf")

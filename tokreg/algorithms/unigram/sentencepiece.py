@@ -1,0 +1,23 @@
+"""SentencePiece `.model` files of `model_type: UNIGRAM`, both ways: the pieces with their log
+probabilities and the normalizer, mapped by ../sentencepiece_model.py."""
+
+from __future__ import annotations
+
+from ...data import TokenizerData
+from ...formats.sentencepiece_proto import Model as SpModel
+from .. import sentencepiece_model
+from ..interfaces import SentencePieceCodec
+from .model import UNIGRAM, UnigramConfig
+
+
+class UnigramModelFile(SentencePieceCodec):
+    model_type = 1
+
+    def read(self, model: SpModel, where: str) -> TokenizerData:
+        tokens, unk = sentencepiece_model.model_tokens(model, where)
+        config = UnigramConfig(sentencepiece_model.model_normalizer(model, where), model.byte_fallback, unk)
+        return TokenizerData(algorithm="unigram", config=config.to_json(), tokens=tokens, source="import:sentencepiece")
+
+    def write(self, data: TokenizerData, ref: str) -> bytes:
+        cfg = UNIGRAM.parse_config(data.config)
+        return sentencepiece_model.export_model(data, cfg.normalizer, cfg.byte_fallback, model_type=self.model_type)

@@ -1,0 +1,127 @@
+"""The WordPiece model (BERT): what a version is and how it encodes. BERT normalization and
+pre-tokenization (the core's `normalize::BertNormalizer`), then greedy longest-match-first
+encoding per word over a trie (`_core.Encoder.wordpiece`), the unknown token for a word that
+cannot be covered. Lossy: normalization, whitespace and punctuation splitting, the unknown token.
+
+Config (hashed): {"normalizer": {clean_text, handle_chinese_chars, strip_accents, lowercase,
+unicode_form}, "pre_tokenizer": "bert", "continuing_prefix", "unk_token",
+"max_input_chars_per_word"}.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ... import _core
+from ...errors import InputError
+from .. import template
+from ..interfaces import Model, exact_keys
+
+FORMS = ("none", "nfc", "nfkc", "nfd", "nfkd")
+
+
+@dataclass(frozen=True)
+class BertNormalizerConfig:
+    clean_text: bool = True  # drop control characters, map whitespace to spaces
+    handle_chinese_chars: bool = True  # isolate each CJK character as a word
+    strip_accents: Optional[bool] = None  # None: strip exactly when lowercasing (BERT's rule)
+    lowercase: bool = False
+    unicode_form: Optional[str] = None  # applied before the BERT steps: nfc | nfkc | nfd | nfkd
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "clean_text": self.clean_text,
+            "handle_chinese_chars": self.handle_chinese_chars,
+            "strip_accents": self.strip_accents,
+            "lowercase": self.lowercase,
+            "unicode_form": self.unicode_form,
+        }
+
+
+@dataclass(frozen=True)
+class WordPieceConfig:
+    normalizer: BertNormalizerConfig
+    continuing_prefix: str
+    unk_token: str
+    max_input_chars_per_word: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "normalizer": self.normalizer.to_json(),
+            "pre_tokenizer": "bert",
+            "continuing_prefix": self.continuing_prefix,
+            "unk_token": self.unk_token,
+            "max_input_chars_per_word": self.max_input_chars_per_word,
+        }
+
+
+def token_kind(token: str, prefix: str, specials: set[str]) -> str:
+    """A WordPiece token's kind, from the token alone (so imports hash like training output):
+    special; char (one character, or the prefix and one character: the alphabet); merged."""
+    if token in specials:
+        return "special"
+    body = token[len(prefix) :] if prefix and token.startswith(prefix) and token != prefix else token
+    return "char" if len(body) == 1 else "merged"
+
+
+class WordPiece(Model[WordPieceConfig]):
+    name = "wordpiece"
+    stored_as = "wordpiece"
+    title = "WordPiece"
+
+    def owns(self, config: Mapping[str, Any]) -> bool:
+        return True
+
+    def parse_config(self, raw: Mapping[str, Any]) -> WordPieceConfig:
+        exact_keys(
+            raw,
+            {"normalizer", "pre_tokenizer", "continuing_prefix", "unk_token", "max_input_chars_per_word"},
+            self.title,
+            template.KEYS,
+        )
+        n = raw["normalizer"]
+        if not isinstance(n, dict):
+            raise InputError(f"this {self.title} version's normalizer config is {n!r:.40}; the version is damaged")
+        exact_keys(n, {"clean_text", "handle_chinese_chars", "strip_accents", "lowercase", "unicode_form"}, self.title)
+        if raw["pre_tokenizer"] != "bert":
+            raise InputError(f"WordPiece pre-tokenizer {raw['pre_tokenizer']!r:.40} is not implemented by this tokreg")
+        # Stored configs can come from a file (a tokreg file's content is only as good as its
+        # hash): every value must have its type before it reaches the core.
+        max_chars = raw["max_input_chars_per_word"]
+        if (
+            not all(isinstance(n[k], bool) for k in ("clean_text", "handle_chinese_chars", "lowercase"))
+            or not isinstance(n["strip_accents"], (bool, type(None)))
+            or n["unicode_form"] not in (None, *FORMS[1:])
+            or not isinstance(raw["continuing_prefix"], str)
+            or not raw["continuing_prefix"]
+            or not isinstance(raw["unk_token"], str)
+            or not isinstance(max_chars, int)
+            or isinstance(max_chars, bool)
+            or not 1 <= max_chars <= 2**32
+        ):
+            raise InputError(
+                f"this {self.title} version's config has a setting of the wrong type; the version is damaged"
+            )
+        return WordPieceConfig(
+            normalizer=BertNormalizerConfig(**n),
+            continuing_prefix=str(raw["continuing_prefix"]),
+            unk_token=str(raw["unk_token"]),
+            max_input_chars_per_word=int(raw["max_input_chars_per_word"]),
+        )
+
+    def compile(self, content: bytes, config: WordPieceConfig) -> _core.Encoder:
+        return _core.Encoder.wordpiece(
+            content,
+            config.unk_token,
+            continuing_prefix=config.continuing_prefix,
+            max_input_chars_per_word=config.max_input_chars_per_word,
+            **config.normalizer.to_json(),
+        )
+
+    def lossless(self, config: WordPieceConfig) -> bool:
+        return False
+
+
+WORDPIECE = WordPiece()
