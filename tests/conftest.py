@@ -1,6 +1,7 @@
 """Shared fixtures: a real SQLite registry in a temp dir, the real Rust core, and the shared
 corpora (found through TOKREG_TEST_DATA, default ../shared/data; tests that need them skip
-with a reason when they are absent)."""
+with a reason when they are absent). For the whole session the user's own directories are
+replaced by temp ones (`user_dirs`)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,29 @@ def corpus_slice(path: Path, size: int = 200_000) -> Path:
     """Writes `head_lines` of every shared corpus, one after another, to `path`."""
     path.write_bytes(b"".join(head_lines(name, size) for name in CORPORA))
     return path
+
+
+#: The directories of the user's own that tokreg, and the libraries the tests drive (pip, matplotlib,
+#: HF hub, Playwright), find through the environment.
+USER_DIRS = {"XDG_CACHE_HOME": "cache", "XDG_DATA_HOME": "data", "XDG_CONFIG_HOME": "config", "XDG_STATE_HOME": "state"}
+#: tokreg's own overrides (registry, compiled-content cache, lockfile): a test that wants one sets it.
+TOKREG_ENV = ("TOKREG_DB", "TOKREG_CACHE", "TOKREG_LOCK")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def user_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """No test reads or writes the user's real cache, data or config: for the whole session the
+    XDG directories are folders of one temp dir (the default registry and the compiled-content
+    cache `~/.cache/tokreg` land there), and tokreg's own overrides are unset. It changes
+    `os.environ`, so every process a test starts inherits it (test_user_dirs.py checks)."""
+    home = tmp_path_factory.mktemp("user-dirs")
+    with pytest.MonkeyPatch.context() as mp:
+        for var, name in USER_DIRS.items():
+            (home / name).mkdir()
+            mp.setenv(var, str(home / name))
+        for var in TOKREG_ENV:
+            mp.delenv(var, raising=False)
+        yield home
 
 
 @pytest.fixture
