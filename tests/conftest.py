@@ -11,7 +11,7 @@ import sysconfig
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import pytest
 from click.testing import CliRunner, Result
@@ -114,6 +114,23 @@ class Cli:
         if ok and res.exit_code != 0:
             raise AssertionError(f"tokreg {' '.join(argv)} exited {res.exit_code}:\n{res.output}")
         return res
+
+
+def one_error_line(res: Result, *needles: str, code: Optional[int] = None) -> str:
+    """The one line a refused command printed, checked as every refusal must be: exit code `code`
+    (any non-zero one when None), exactly one non-blank line of output, starting `tokreg: error: `,
+    no traceback, and each of `needles` in that line. Returns the line."""
+    out = res.output
+    if code is None:
+        assert res.exit_code != 0, out
+    else:
+        assert res.exit_code == code != 0, out
+    assert "Traceback" not in out, out
+    lines = [x for x in out.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("tokreg: error: "), out
+    for n in needles:
+        assert n in lines[0], lines[0]
+    return lines[0]
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from tokreg import InputError, Registry, Tokenizer
 from tokreg.algorithms import WordPieceOptions
 
 from . import hostile
-from .conftest import ROOT, data_file
+from .conftest import ROOT, data_file, one_error_line
 
 #: Mutated files per format in the test suite; `just fuzz` runs thousands.
 EXAMPLES = int(os.environ.get("TOKREG_FUZZ_EXAMPLES", "25"))
@@ -392,6 +392,4 @@ def test_cli_imports_of_hostile_files_are_one_line(
     f = tmp_path / "hostile"
     f.write_bytes(content)
     res = run(*[a.format(f=f) for a in args], ok=False)  # type: ignore[operator]
-    lines = [x for x in res.output.splitlines() if x.strip()]
-    assert res.exit_code == 1 and len(lines) == 1 and "Traceback" not in res.output, res.output
-    assert needle in lines[0] and str(f) in lines[0], lines[0]
+    one_error_line(res, needle, str(f), code=1)
