@@ -1,7 +1,7 @@
-"""Two small truths of issue 11, each for every algorithm: a vocabulary size below the base
-alphabet is refused the same way by all of them (WordPiece used to record a version of its
-whole alphabet), and a corpus that is not UTF-8 gets a message naming only options of the
-algorithm in use (WordPiece and Unigram users were told to "drop --char-level")."""
+"""What every training algorithm does with a vocabulary size below its base alphabet (refused
+the same way by all of them, nothing recorded; WordPiece must not record a version of its whole
+alphabet) and with a corpus that is not UTF-8 (a message naming only options of the algorithm in
+use, never "drop --char-level" to a WordPiece or Unigram user; byte-level BPE trains on it)."""
 
 from __future__ import annotations
 
