@@ -7,6 +7,12 @@ test:
     cargo test --quiet
     {{python}} -m pytest -q
 
+# The fast lane (under 3 minutes on 2 cores): every test module's CI-sized slice, without the
+# tests marked `slow` (the wheel build, the crash and interrupt sweeps, the whole-corpus and
+# every-code-point comparisons). `just test` runs those too.
+test-fast *ARGS:
+    {{python}} -m pytest -q -m "not slow" {{ARGS}}
+
 # Lint: formatting (ruff, cargo fmt), ruff, mypy (with the stub checked against the extension), cargo clippy.
 lint:
     {{python}} -m ruff format --check tokreg tests benchmarks migrations

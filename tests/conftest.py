@@ -26,6 +26,17 @@ DATA = Path(os.environ.get("TOKREG_TEST_DATA", ROOT.parent / "shared" / "data"))
 CORPORA = ["kjv.txt", "dr.en.txt", "dr.zh-cn.txt"]
 
 
+def slow(*values: Any) -> Any:
+    """One `parametrize` case marked slow: `slow("o200k_base")`, or `slow(a, b)` for a case of
+    several arguments. Its id is the same as unmarked."""
+    return pytest.param(*values, marks=pytest.mark.slow)
+
+
+#: CORPORA for a comparison on every line of each: the fast lane keeps the two small ones (English
+#: and Chinese, 0.8 MB each); kjv.txt (4.3 MB) is compared in `just test` only.
+CORPORA_BY_LANE = [slow("kjv.txt"), "dr.en.txt", "dr.zh-cn.txt"]
+
+
 def data_file(name: str) -> Path:
     p = DATA / name
     if not p.exists():

@@ -166,6 +166,7 @@ def test_malformed_tokenizer_json_is_one_line(registry: Registry, tmp_path: Path
     refused(registry, lambda: registry.import_hf("t", p), needle)
 
 
+@pytest.mark.slow
 def test_wrong_types_anywhere_in_a_tokenizer_json_are_one_line(
     seeds: dict[str, bytes], registry: Registry, tmp_path: Path
 ) -> None:
