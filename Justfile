@@ -9,7 +9,8 @@ test:
 
 # The fast lane (under 3 minutes on 2 cores): every test module's CI-sized slice, without the
 # tests marked `slow` (the wheel build, the crash and interrupt sweeps, the whole-corpus and
-# every-code-point comparisons). `just test` runs those too.
+# every-code-point comparisons) and without `cargo test` (a minute of its own). `just test`
+# runs all of them.
 test-fast *ARGS:
     {{python}} -m pytest -q -m "not slow" {{ARGS}}
 
