@@ -16,9 +16,9 @@ test-fast *ARGS:
 
 # Lint: formatting (ruff, cargo fmt), ruff, mypy (with the stub checked against the extension), cargo clippy.
 lint:
-    {{python}} -m ruff format --check tokreg tests benchmarks migrations
+    {{python}} -m ruff format --check tokreg tests benchmarks migrations tools
     cargo fmt --check
-    {{python}} -m ruff check tokreg tests benchmarks migrations
+    {{python}} -m ruff check tokreg tests benchmarks migrations tools
     {{python}} -m mypy
     {{python}} -m mypy.stubtest tokreg._core
     cargo clippy --all-targets --quiet -- -D warnings
@@ -67,7 +67,7 @@ docs:
 
 # Format the Python and the Rust code.
 fmt:
-    {{python}} -m ruff format tokreg tests benchmarks migrations
+    {{python}} -m ruff format tokreg tests benchmarks migrations tools
     cargo fmt
 
 # Rebuild the extension in place after changing src/.
