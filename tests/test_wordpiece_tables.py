@@ -1,4 +1,4 @@
-"""src/wordpiece/tables.rs is what its generator (tools/gen_wordpiece_tables.py) writes: the
+"""src/normalize/bert_tables.rs is what its generator (tools/gen_wordpiece_tables.py) writes: the
 character classes of the core's BERT normalizer and pre-tokenizer, probed from Hugging Face
 `tokenizers`. The whole probe (every scalar value) is slow; a sample of code points, with both
 ends of every range and their neighbours, is probed in the fast lane."""
@@ -16,7 +16,7 @@ from .conftest import ROOT
 
 tokenizers = pytest.importorskip("tokenizers")
 
-TABLES = ROOT / "src" / "wordpiece" / "tables.rs"
+TABLES = ROOT / "src" / "normalize" / "bert_tables.rs"
 
 
 def _generator() -> ModuleType:
@@ -32,10 +32,10 @@ gen = _generator()
 
 
 def parsed() -> tuple[str, dict[str, list[tuple[int, int]]]]:
-    """(the `tokenizers` version the header names, each table's ranges) as tables.rs holds them."""
+    """(the `tokenizers` version the header names, each table's ranges) as bert_tables.rs holds them."""
     text = TABLES.read_text(encoding="utf-8")
     version = re.search(r"`tokenizers` (\S+) on every", text)
-    assert version, "tables.rs's header no longer names the tokenizers version it was probed from"
+    assert version, "bert_tables.rs's header no longer names the tokenizers version it was probed from"
     tables = {
         name: [(int(lo, 16), int(hi, 16)) for lo, hi in re.findall(r"\(0x([0-9A-F]+), 0x([0-9A-F]+)\)", body)]
         for name, body in re.findall(r"static (\w+): &\[\(u32, u32\)\] = &\[\n(.*?)\];", text, re.S)
@@ -45,7 +45,7 @@ def parsed() -> tuple[str, dict[str, list[tuple[int, int]]]]:
 
 def _same_version(version: str) -> None:
     if tokenizers.__version__ != version:
-        pytest.skip(f"tables.rs was probed from tokenizers {version}, {tokenizers.__version__} is installed")
+        pytest.skip(f"bert_tables.rs was probed from tokenizers {version}, {tokenizers.__version__} is installed")
 
 
 def test_tables_rs_is_rendered_from_its_ranges() -> None:

@@ -1,7 +1,7 @@
-"""Writes src/wordpiece/tables.rs, the character classes of the core's BERT normalizer and
+"""Writes src/normalize/bert_tables.rs, the character classes of the core's BERT normalizer and
 pre-tokenizer, by probing Hugging Face `tokenizers` on every Unicode scalar value.
 
-    python tools/gen_wordpiece_tables.py           # rewrite src/wordpiece/tables.rs
+    python tools/gen_wordpiece_tables.py           # rewrite src/normalize/bert_tables.rs
     python tools/gen_wordpiece_tables.py --check   # exit 1 (and say how) if it differs
 
 Why probe instead of reading Unicode's tables: HF's BertNormalizer and BertPreTokenizer use the
@@ -29,7 +29,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-TABLES_RS = Path(__file__).resolve().parent.parent / "src" / "wordpiece" / "tables.rs"
+TABLES_RS = Path(__file__).resolve().parent.parent / "src" / "normalize" / "bert_tables.rs"
 
 # (name, the comment above it): the order of the file.
 PROBED = [
@@ -139,7 +139,7 @@ def ranges(code_points: Sequence[int]) -> list[tuple[int, int]]:
 
 
 def render(tables: dict[str, list[tuple[int, int]]], version: str) -> str:
-    """The text of tables.rs for `tables` (name -> ranges) probed from `tokenizers` `version`."""
+    """The text of bert_tables.rs for `tables` (name -> ranges) probed from `tokenizers` `version`."""
     parts = [header(version)]
     for name, comment in [*PROBED, NFD_KEEP]:
         rows = "".join(f"    (0x{lo:X}, 0x{hi:X}),\n" for lo, hi in tables[name])
@@ -156,7 +156,7 @@ def generate() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--check", action="store_true", help="compare with tables.rs instead of writing it")
+    ap.add_argument("--check", action="store_true", help="compare with bert_tables.rs instead of writing it")
     ap.add_argument("--out", type=Path, default=TABLES_RS, help="the file to write or check [default: %(default)s]")
     args = ap.parse_args(argv)
     text = generate()
