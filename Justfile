@@ -7,11 +7,18 @@ test:
     cargo test --quiet
     {{python}} -m pytest -q
 
+# The fast lane (under 3 minutes on 2 cores): every test module's CI-sized slice, without the
+# tests marked `slow` (the wheel build, the crash and interrupt sweeps, the whole-corpus and
+# every-code-point comparisons) and without `cargo test` (a minute of its own). `just test`
+# runs all of them.
+test-fast *ARGS:
+    {{python}} -m pytest -q -m "not slow" {{ARGS}}
+
 # Lint: formatting (ruff, cargo fmt), ruff, mypy (with the stub checked against the extension), cargo clippy.
 lint:
-    {{python}} -m ruff format --check tokreg tests benchmarks migrations
+    {{python}} -m ruff format --check tokreg tests benchmarks migrations tools
     cargo fmt --check
-    {{python}} -m ruff check tokreg tests benchmarks migrations
+    {{python}} -m ruff check tokreg tests benchmarks migrations tools
     {{python}} -m mypy
     {{python}} -m mypy.stubtest tokreg._core
     cargo clippy --all-targets --quiet -- -D warnings
@@ -60,7 +67,7 @@ docs:
 
 # Format the Python and the Rust code.
 fmt:
-    {{python}} -m ruff format tokreg tests benchmarks migrations
+    {{python}} -m ruff format tokreg tests benchmarks migrations tools
     cargo fmt
 
 # Rebuild the extension in place after changing src/.

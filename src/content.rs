@@ -1,8 +1,7 @@
 //! The one reader of tokreg's canonical content serialization (`tokreg-content-v1`, specified
 //! and written by tokreg/content.py, which calls this reader through the binding): the same
-//! bytes the content hash is computed over. Loading an encoder
-//! from them needs no Python object per token, and checking their hash proves they are the
-//! stored version.
+//! bytes the content hash is computed over. Loading an encoder from them needs no Python object
+//! per token, and checking their hash proves they are the stored version.
 
 use crate::error::CoreError;
 

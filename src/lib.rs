@@ -6,8 +6,9 @@
 //! `cargo test` builds and tests the core alone.
 //!
 //! Every algorithm is reached through the same seams: an encoder behind the `encode::Encode`
-//! trait (with the one special-token rule in front of it, `encode::Tokenizer`), and a
-//! `train_corpus` function in its module that turns corpus bytes into its plain result.
+//! trait (with the one special-token rule in front of it, `encode::Tokenizer`), and, for the
+//! trained ones, a `corpus::train_counts` function in its module that turns the words counted by
+//! the shared counter (`count::Counts`) into its plain result.
 
 // Only the binding (py.rs) may use `unsafe`: it pauses Python's garbage collector.
 #![deny(unsafe_code)]

@@ -1,6 +1,7 @@
 """Shared fixtures: a real SQLite registry in a temp dir, the real Rust core, and the shared
 corpora (found through TOKREG_TEST_DATA, default ../shared/data; tests that need them skip
-with a reason when they are absent)."""
+with a reason when they are absent). For the whole session the user's own directories are
+replaced by temp ones (`user_dirs`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sysconfig
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import pytest
 from click.testing import CliRunner, Result
@@ -23,6 +24,17 @@ from . import pg_server
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("TOKREG_TEST_DATA", ROOT.parent / "shared" / "data"))
 CORPORA = ["kjv.txt", "dr.en.txt", "dr.zh-cn.txt"]
+
+
+def slow(*values: Any) -> Any:
+    """One `parametrize` case marked slow: `slow("o200k_base")`, or `slow(a, b)` for a case of
+    several arguments. Its id is the same as unmarked."""
+    return pytest.param(*values, marks=pytest.mark.slow)
+
+
+#: CORPORA for a comparison on every line of each: the fast lane keeps the two small ones (English
+#: and Chinese, 0.8 MB each); kjv.txt (4.3 MB) is compared in `just test` only.
+CORPORA_BY_LANE = [slow("kjv.txt"), "dr.en.txt", "dr.zh-cn.txt"]
 
 
 def data_file(name: str) -> Path:
@@ -42,6 +54,29 @@ def corpus_slice(path: Path, size: int = 200_000) -> Path:
     """Writes `head_lines` of every shared corpus, one after another, to `path`."""
     path.write_bytes(b"".join(head_lines(name, size) for name in CORPORA))
     return path
+
+
+#: The directories of the user's own that tokreg, and the libraries the tests drive (pip, matplotlib,
+#: HF hub, Playwright), find through the environment.
+USER_DIRS = {"XDG_CACHE_HOME": "cache", "XDG_DATA_HOME": "data", "XDG_CONFIG_HOME": "config", "XDG_STATE_HOME": "state"}
+#: tokreg's own overrides (registry, compiled-content cache, lockfile): a test that wants one sets it.
+TOKREG_ENV = ("TOKREG_DB", "TOKREG_CACHE", "TOKREG_LOCK")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def user_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """No test reads or writes the user's real cache, data or config: for the whole session the
+    XDG directories are folders of one temp dir (the default registry and the compiled-content
+    cache `~/.cache/tokreg` land there), and tokreg's own overrides are unset. It changes
+    `os.environ`, so every process a test starts inherits it (test_user_dirs.py checks)."""
+    home = tmp_path_factory.mktemp("user-dirs")
+    with pytest.MonkeyPatch.context() as mp:
+        for var, name in USER_DIRS.items():
+            (home / name).mkdir()
+            mp.setenv(var, str(home / name))
+        for var in TOKREG_ENV:
+            mp.delenv(var, raising=False)
+        yield home
 
 
 @pytest.fixture
@@ -90,6 +125,23 @@ class Cli:
         if ok and res.exit_code != 0:
             raise AssertionError(f"tokreg {' '.join(argv)} exited {res.exit_code}:\n{res.output}")
         return res
+
+
+def one_error_line(res: Result, *needles: str, code: Optional[int] = None) -> str:
+    """The one line a refused command printed, checked as every refusal must be: exit code `code`
+    (any non-zero one when None), exactly one non-blank line of output, starting `tokreg: error: `,
+    no traceback, and each of `needles` in that line. Returns the line."""
+    out = res.output
+    if code is None:
+        assert res.exit_code != 0, out
+    else:
+        assert res.exit_code == code != 0, out
+    assert "Traceback" not in out, out
+    lines = [x for x in out.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("tokreg: error: "), out
+    for n in needles:
+        assert n in lines[0], lines[0]
+    return lines[0]
 
 
 @pytest.fixture

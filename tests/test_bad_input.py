@@ -10,7 +10,7 @@ import pytest
 
 from tokreg import Registry
 
-from .conftest import Cli
+from .conftest import Cli, one_error_line
 
 
 def snapshot(db: Path) -> str:
@@ -25,17 +25,6 @@ def snapshot(db: Path) -> str:
 def seeded(run: Cli, small_corpus: Path, db_path: Path) -> str:
     run("train", "base", small_corpus, "--vocab-size", "300", "-q")
     return snapshot(db_path)
-
-
-def one_error_line(res: object, *needles: str) -> str:
-    out = res.output  # type: ignore[attr-defined]
-    assert res.exit_code != 0, out  # type: ignore[attr-defined]
-    assert "Traceback" not in out
-    lines = [x for x in out.splitlines() if x.strip()]
-    assert len(lines) == 1, out
-    for n in needles:
-        assert n in lines[0], lines[0]
-    return lines[0]
 
 
 CASES = {

@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .procs import run_jobs, state_check
 
 WRITERS, READERS = 16, 4
@@ -120,6 +122,7 @@ def test_sixteen_writers_and_four_readers_sqlite(tmp_path: Path, small_corpus: P
     assert _messages(db) == sorted(f"w{i}" for i in range(WRITERS))  # none lost, none twice
 
 
+@pytest.mark.slow
 def test_sixteen_writers_and_four_readers_postgres(pg_db: str, small_corpus: Path, tmp_path: Path) -> None:
     crowd(pg_db, small_corpus, tmp_path)
     assert _messages(pg_db) == sorted(f"w{i}" for i in range(WRITERS))

@@ -16,7 +16,7 @@ from tokreg import _core
 from tokreg.content import serialize as content_bytes
 from tokreg.errors import InputError, Interrupted
 
-from .conftest import CORPORA, data_file
+from .conftest import CORPORA_BY_LANE, data_file
 
 CL100K = _core.PATTERNS["cl100k"]
 WHITESPACE = _core.PATTERNS["whitespace"]
@@ -64,7 +64,7 @@ def test_cl100k_shape_and_recovered_merges(cl100k: tuple[_core.Encoder, Any, lis
     assert all(enc.token_bytes(left) + enc.token_bytes(right) == enc.token_bytes(z) for left, right, z in merges)
 
 
-@pytest.mark.parametrize("name", CORPORA)
+@pytest.mark.parametrize("name", CORPORA_BY_LANE)
 def test_cl100k_gives_tiktokens_ids(cl100k: tuple[_core.Encoder, Any, list[tuple[int, bytes]]], name: str) -> None:
     enc, theirs, _ = cl100k
     text = data_file(name).read_text(encoding="utf-8")
@@ -414,6 +414,7 @@ def test_progress_callbacks(name: str) -> None:
 
 
 @pytest.mark.parametrize("option", ["lowercase", "strip_accents"])
+@pytest.mark.slow
 def test_wordpiece_normalizer_matches_hf_on_every_code_point(option: str) -> None:
     normalizers = pytest.importorskip("tokenizers.normalizers")
     flags: dict[str, Any] = {

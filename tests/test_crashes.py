@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .procs import run_jobs, state_check
 
 
@@ -75,6 +77,7 @@ def test_kill_9_at_any_moment_sqlite(tmp_path: Path, small_corpus: Path) -> None
     assert nums == sorted(set(nums)) and 2 not in nums and f"a@{nums[-1]}" in last["stdout"]
 
 
+@pytest.mark.slow
 def test_kill_9_at_any_moment_postgres(pg_db: str, small_corpus: Path, tmp_path: Path) -> None:
     killed, flat = crash_sweep(pg_db, small_corpus, tmp_path, stride=2)  # every other statement; SQLite: all
     assert killed >= 20, killed

@@ -195,6 +195,6 @@ def test_to_hf_gives_tokreg_ids(tok: Tokenizer) -> None:
         return
     # Text every version covers: a character a Unigram version without byte fallback lacks (a
     # line break) is one <unk> in tokreg and SentencePiece, and something else in HF's Unigram,
-    # a difference of the existing HF export, left to its own issue.
+    # a difference of the existing HF export that this test does not cover.
     for t in ("def main(): return 0  # code", "The quick brown fox jumps over the lazy dog.  Twice  spaced."):
         assert hf.encode(t, add_special_tokens=False).ids == tok.encode(t)

@@ -12,8 +12,8 @@ import pytest
 from tokreg import BpeOptions, Registry, WordPieceOptions
 from tokreg.evaluation.metrics import METRICS
 
-from .conftest import Cli, head_lines
-from .test_bad_input import one_error_line, snapshot
+from .conftest import Cli, head_lines, one_error_line
+from .test_bad_input import snapshot
 
 EN = "In the beginning God created the heaven and the earth.\nAnd the earth was without form.\n"
 DE = "Im Anfang schuf Gott Himmel und Erde.\nUnd die Erde war wüst und leer.\n"

@@ -64,6 +64,7 @@ def texts(tmp_path: Path) -> dict[str, Path]:
 # -- byte-level BPE: cl100k_base + Chinese ----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cl100k_extended_with_chinese_keeps_every_kjv_id_and_compresses_chinese(
     registry: Registry, tmp_path: Path
 ) -> None:

@@ -13,7 +13,7 @@ from tokreg import BpeOptions, InputError, Registry
 from tokreg.formats import hf_json
 from tokreg.versions import import_export as transfer
 
-from .conftest import CORPORA, Cli, corpus_slice, data_file
+from .conftest import CORPORA_BY_LANE, Cli, corpus_slice, data_file
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -36,7 +36,7 @@ def _chunks(name: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name", ["byte", "char"])
-@pytest.mark.parametrize("corpus", CORPORA)
+@pytest.mark.parametrize("corpus", CORPORA_BY_LANE)
 def test_hf_gives_tokreg_ids_on_the_corpora(trained: tuple[Registry, Path], name: str, corpus: str) -> None:
     reg, folder = trained
     path = folder / f"{name}.json"

@@ -10,7 +10,7 @@ import pytest
 
 from tokreg import Registry, UnigramOptions, WordPieceOptions
 
-from .conftest import CORPORA, Cli, corpus_slice, data_file
+from .conftest import CORPORA_BY_LANE, Cli, corpus_slice, data_file
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -33,7 +33,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Registry, Path]:
     return reg, folder
 
 
-@pytest.mark.parametrize("corpus", CORPORA)
+@pytest.mark.parametrize("corpus", CORPORA_BY_LANE)
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_hf_gives_tokreg_ids(trained: tuple[Registry, Path], name: str, corpus: str) -> None:
     reg, folder = trained

@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .conftest import ROOT
 from .procs import run_jobs, state_check
 
@@ -70,12 +72,14 @@ def sweep(db: str, corpus: Path, tmp_path: Path, stride: int, moments: int) -> d
     return counts
 
 
+@pytest.mark.slow
 def test_ctrl_c_at_every_moment_of_a_training_sqlite(tmp_path: Path, small_corpus: Path) -> None:
     counts = sweep(str(tmp_path / "r.db"), small_corpus, tmp_path, stride=1, moments=5)
     # Every kind of moment was hit: before the commit, after it, and after the command's end.
     assert counts["nothing"] >= 15 and counts["written"] >= 5 and counts["finished"] >= 1, counts
 
 
+@pytest.mark.slow
 def test_ctrl_c_at_every_moment_of_a_training_postgres(pg_db: str, small_corpus: Path, tmp_path: Path) -> None:
     # Every fifth statement and fewer moments: the SQLite test takes them all; this one checks that
     # what is asked of the database after an interruption is answered right by PostgreSQL too.
@@ -83,6 +87,7 @@ def test_ctrl_c_at_every_moment_of_a_training_postgres(pg_db: str, small_corpus:
     assert counts["nothing"] >= 10 and counts["written"] >= 2 and counts["finished"] >= 1, counts
 
 
+@pytest.mark.slow
 def test_ctrl_c_around_tag_and_rm_says_what_happened(tmp_path: Path, small_corpus: Path) -> None:
     db = str(tmp_path / "r.db")
     check = state_check(db)

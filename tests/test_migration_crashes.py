@@ -16,6 +16,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy.engine import make_url
 
 from tokreg import BpeOptions, Registry
@@ -125,6 +126,7 @@ def test_kill_9_at_every_statement_creating_a_sqlite_registry(tmp_path: Path) ->
     assert kills >= 25, kills  # every CREATE TABLE, INDEX and VIEW, and Alembic's own statements
 
 
+@pytest.mark.slow
 def test_kill_9_at_every_statement_upgrading_a_sqlite_registry_with_versions(tmp_path: Path) -> None:
     template = tmp_path / "registry-0.1.0.db"
     conn = sqlite3.connect(template)
@@ -162,6 +164,7 @@ def _dsn(url: str) -> str:
     return f"host={u.query['host']} user={u.username} dbname={u.database}"
 
 
+@pytest.mark.slow
 def test_kill_9_at_every_statement_creating_a_postgres_registry(pg_db: str, pg_admin: str) -> None:
     kills, _ = sweep(
         pg_db,
@@ -172,6 +175,7 @@ def test_kill_9_at_every_statement_creating_a_postgres_registry(pg_db: str, pg_a
     assert kills >= 25, kills
 
 
+@pytest.mark.slow
 def test_kill_9_at_every_statement_upgrading_a_postgres_registry_with_versions(
     pg_db: str, pg_admin: str, small_corpus: Path
 ) -> None:

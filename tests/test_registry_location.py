@@ -18,17 +18,7 @@ from sqlalchemy.engine import make_url
 import tokreg
 from tokreg import BpeOptions, NotFoundError, ReadOnlyError, Registry
 
-from .conftest import ROOT, Cli, pg_role
-
-
-def one_line(res: object, code: int, *needles: str) -> str:
-    out = res.output  # type: ignore[attr-defined]
-    assert res.exit_code == code, out  # type: ignore[attr-defined]
-    lines = [x for x in out.splitlines() if x.strip()]
-    assert len(lines) == 1 and lines[0].startswith("tokreg: error: ") and "Traceback" not in out, out
-    for n in needles:
-        assert n in lines[0], lines[0]
-    return lines[0]
+from .conftest import ROOT, Cli, one_error_line, pg_role
 
 
 def tree(folder: Path) -> list[str]:
@@ -42,7 +32,7 @@ def tree(folder: Path) -> list[str]:
 )
 def test_reads_never_create_a_registry(tmp_path: Path, args: list[str]) -> None:
     where = tmp_path / "no" / "such" / "dir" / "x.db"
-    line = one_line(Cli(where)(*args, ok=False), 4, f"there is no registry at {where}", "tokreg train")
+    line = one_error_line(Cli(where)(*args, ok=False), f"there is no registry at {where}", "tokreg train", code=4)
     assert "--db" in line
     assert tree(tmp_path) == []
 
@@ -95,7 +85,7 @@ def test_a_bad_location_is_one_line_and_creates_nothing(
     location, needle = BAD_LOCATIONS[case]
     argv = ["list"] if command == "list" else ["train", "x", str(corpus), "--vocab-size", "300", "-q"]
     res = Cli(Path("unused"))(*argv, "--db", location.format(tmp=tmp_path), ok=False)
-    one_line(res, 1, needle)
+    one_error_line(res, needle, code=1)
     assert {p: (p.stat().st_size, p.stat().st_mtime_ns) for p in tmp_path.rglob("*")} == before
 
 
@@ -122,7 +112,9 @@ def _hf(run: Cli, tmp_path: Path) -> Path:
 
 def test_a_failed_training_creates_nothing(tmp_path: Path) -> None:
     where = tmp_path / "fresh" / "r.db"
-    one_line(Cli(where)("train", "a", tmp_path / "missing.txt", "--vocab-size", "300", ok=False), 1, "does not exist")
+    one_error_line(
+        Cli(where)("train", "a", tmp_path / "missing.txt", "--vocab-size", "300", ok=False), "does not exist", code=1
+    )
     assert tree(tmp_path) == []
 
 
@@ -143,9 +135,9 @@ def _refused_before_training(db: Path, small_corpus: Path, *needles: str) -> Non
     before = tree(db.parent)
     # A corpus that would take minutes to train: the refusal must come first.
     res = Cli(db)("train", "b", small_corpus, "--vocab-size", "300", "-q", ok=False)
-    one_line(res, 1, *needles)
+    one_error_line(res, *needles, code=1)
     res = Cli(db)("tag", "a@1", "prod", ok=False)
-    one_line(res, 1, "cannot be written")
+    one_error_line(res, "cannot be written", code=1)
     assert tree(db.parent) == before, "no -wal/-shm left behind"
     assert "a@1" in Cli(db)("list").output  # reading still works
 
@@ -177,7 +169,7 @@ def test_a_read_only_folder_is_refused_for_a_new_registry(tmp_path: Path, small_
     folder.mkdir(mode=0o555)
     try:
         res = Cli(folder / "r.db")("train", "a", small_corpus, "--vocab-size", "300", ok=False)
-        one_line(res, 1, "is not writable")
+        one_error_line(res, "is not writable", code=1)
     finally:
         folder.chmod(0o755)
 
@@ -220,8 +212,8 @@ def test_a_read_only_postgres_role_is_refused_before_training(pg_db: str, small_
     reg.grant_read("ro_user")
     reg.close()
     res = Cli(Path("unused"))("train", "b", small_corpus, "--vocab-size", "300", "--db", ro_url, ok=False)
-    one_line(res, 1, "role 'ro_user' cannot write", "no INSERT on")
+    one_error_line(res, "role 'ro_user' cannot write", "no INSERT on", code=1)
     assert "a@1" in Cli(Path("unused"))("list", "--db", ro_url).output
     fresh = make_url(ro_url).set(database="postgres").render_as_string(hide_password=False)
     res = Cli(Path("unused"))("train", "b", small_corpus, "--vocab-size", "300", "--db", fresh, ok=False)
-    one_line(res, 1, "cannot create tables")
+    one_error_line(res, "cannot create tables", code=1)

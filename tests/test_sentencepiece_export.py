@@ -15,7 +15,7 @@ from tokreg import BpeOptions, InputError, Registry, Tokenizer, UnigramOptions
 from tokreg.formats import sentencepiece_proto as proto
 
 from . import spm_models
-from .conftest import CORPORA, Cli
+from .conftest import CORPORA, Cli, slow
 
 spm = pytest.importorskip("sentencepiece")
 
@@ -78,8 +78,15 @@ def _same_ids_on_every_line(model: Path, tok: Tokenizer) -> None:
 
 # Every line for one model of each normalizer and type; the others' files are shown equal to
 # their originals (less training-only fields) below, and the originals' ids are tested on
-# every line in test_sentencepiece_import.py.
-EVERY_LINE = ["unigram-nmt_nfkc", "bpe-nfkc", "unigram-custom", "unigram-denorm", "bpe-llama", "unigram-symbols"]
+# every line in test_sentencepiece_import.py. The fast lane takes two of them.
+EVERY_LINE = [
+    "unigram-nmt_nfkc",
+    slow("bpe-nfkc"),
+    slow("unigram-custom"),
+    slow("unigram-denorm"),
+    "bpe-llama",
+    slow("unigram-symbols"),
+]
 
 
 @pytest.mark.parametrize("variant", EVERY_LINE)

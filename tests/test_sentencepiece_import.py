@@ -19,7 +19,7 @@ from tokreg.formats import sentencepiece_proto
 from tokreg.versions import import_export as transfer
 
 from . import spm_models as spm_models_mod
-from .conftest import CORPORA, Cli, data_file
+from .conftest import CORPORA_BY_LANE, Cli, data_file
 
 spm = pytest.importorskip("sentencepiece")
 
@@ -48,7 +48,7 @@ def processors(spm_processors: dict[str, Any]) -> dict[str, Any]:
     return spm_processors
 
 
-@pytest.mark.parametrize("corpus", CORPORA)
+@pytest.mark.parametrize("corpus", CORPORA_BY_LANE)
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_same_ids_as_sentencepiece_on_every_line(
     variant: str, corpus: str, models: dict[str, Path], imported: dict[str, Tokenizer]

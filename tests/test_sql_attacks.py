@@ -501,6 +501,7 @@ def pg_registry(pg_admin: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
         c.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+@pytest.mark.slow
 def test_postgres_battery_as_a_superuser_is_refused_without_side_effects(pg_registry: tuple[str, Path]) -> None:
     import psycopg
 

@@ -272,6 +272,7 @@ def test_postgres_attacks_as_the_owner_change_nothing(
     assert outcomes["ran"] == 0 and outcomes["stopped"] == 1, outcomes  # the endless CTE (pg_sleep is not allowed)
 
 
+@pytest.mark.slow
 def test_postgres_attacks_as_a_select_only_role_change_nothing_even_unchecked(
     pg_filled: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -16,7 +16,7 @@ from tokreg.algorithms.sentencepiece_text import SpNormalizerConfig
 from tokreg.algorithms.unigram.model import UnigramConfig
 from tokreg.data import TokenizerData, TokenRow
 
-from .conftest import CORPORA, data_file
+from .conftest import CORPORA, CORPORA_BY_LANE, data_file
 
 spm = pytest.importorskip("sentencepiece")
 
@@ -68,7 +68,7 @@ def pair(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     return reg.load("sp"), sp
 
 
-@pytest.mark.parametrize("name", CORPORA)
+@pytest.mark.parametrize("name", CORPORA_BY_LANE)
 def test_same_ids_on_every_line(pair: tuple[Tokenizer, Any], name: str) -> None:
     tok, sp = pair
     lines = data_file(name).read_text(encoding="utf-8").splitlines()

@@ -10,9 +10,14 @@ import sys
 import venv
 from pathlib import Path
 
+import pytest
+
 from tokreg.store import migrate
 
 from .conftest import ROOT
+
+# Builds the Rust extension from scratch and installs from the package index: minutes.
+pytestmark = pytest.mark.slow
 
 
 def test_wheel_installs_and_creates_schema_from_migrations(tmp_path: Path) -> None:

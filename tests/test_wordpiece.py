@@ -10,7 +10,7 @@ import pytest
 
 from tokreg import Registry, WordPieceOptions
 
-from .conftest import CORPORA, Cli, data_file
+from .conftest import CORPORA, CORPORA_BY_LANE, Cli, data_file
 
 
 def test_hug_pug_pun_bun_hugs(registry: Registry, tmp_path: Path) -> None:
@@ -72,7 +72,7 @@ def hf_bert(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, Path]:
     return tok, out / "vocab.txt"
 
 
-@pytest.mark.parametrize("name", CORPORA)
+@pytest.mark.parametrize("name", CORPORA_BY_LANE)
 def test_imported_bert_vocab_matches_hf(hf_bert: tuple[object, Path], registry: Registry, name: str) -> None:
     hf, vocab = hf_bert
     registry.import_wordpiece("bert-uncased", vocab, WordPieceOptions(vocab_size=0, lowercase=True))
@@ -94,7 +94,7 @@ def test_import_wordpiece_cli_and_errors(run: Cli, tmp_path: Path) -> None:
     assert res.exit_code == 1 and "appears on lines 2 and 3" in res.output
 
 
-@pytest.mark.parametrize("name", CORPORA)
+@pytest.mark.parametrize("name", CORPORA_BY_LANE)
 def test_imported_hf_tokenizer_json_matches_hf(
     hf_bert: tuple[object, Path], registry: Registry, tmp_path: Path, name: str
 ) -> None:

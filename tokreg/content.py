@@ -4,17 +4,24 @@ how a tokenizer encodes.
 Canonical serialization (format `tokreg-content-v1`), in this order:
 
 1. the line ``tokreg-content-v1\\n``;
-2. ``{"algorithm": ..., "config": ...}`` as JSON with sorted keys, no spaces, UTF-8, then ``\\n``;
-   `config` holds the pattern, normalization, flags and special-token settings;
-3. ``tokens N\\n`` then, for each token in id order: id (u32 LE), length of kind (u16 LE), kind
-   (ASCII), length of bytes (u32 LE), bytes, then ``\\x00`` or ``\\x01`` + the score (f64 LE);
-4. ``merges M\\n`` then, for each merge in rank order: left, right, result (u32 LE each). Only
-   BPE encodes by its merges; WordPiece (greedy longest match) and Unigram (Viterbi) encode
-   from the vocabulary alone, so their merges are not hashed (M = 0), and the same vocabulary
-   imported from a vocab.txt or a tokenizer.json hashes the same as the trained version.
+2. ``{"algorithm": ..., "config": ...}`` as JSON with sorted keys (at every level), no spaces
+   (separators ``,`` and ``:``), non-ASCII characters as themselves (UTF-8, not ``\\u``
+   escapes), then ``\\n``; `algorithm` is ``bpe`` (byte-level, character and SentencePiece BPE),
+   ``wordpiece`` or ``unigram``, and `config` is the version's `config` (the `versions.config`
+   column): the pattern, normalization, flags, template and special-token settings;
+3. ``tokens N\\n`` (N in decimal, as in step 4) then, for each token in id order: id (u32 LE),
+   length of kind (u16 LE), kind (ASCII, e.g. ``byte``, ``merged``, ``special``), length of
+   bytes (u32 LE), bytes, then ``\\x00`` (no score) or ``\\x01`` + the score (f64 LE);
+4. ``merges M\\n`` then, for each merge in rank order: left, right, result (u32 LE each), and
+   nothing after them. Only BPE encodes by its merges; WordPiece (greedy longest match) and
+   Unigram (Viterbi) encode from the vocabulary alone, so their merges are not hashed (the line
+   is ``merges 0\\n`` whatever they recorded), and the same vocabulary imported from a
+   vocab.txt or a tokenizer.json hashes the same as the trained version.
 
 Training counts, times and messages are not part of it: they do not change encoding.
-The hash is ``xxh3-128:<32 hex>`` of those bytes; a sha256 of the same bytes sits beside it.
+The hash is ``xxh3-128:<32 lowercase hex>`` (XXH3 128-bit, seed 0) of those bytes; the
+sha256 label beside it is ``sha256:<64 lowercase hex>`` of the same bytes.
+tests/test_content_format.py builds these bytes by hand from this description.
 Same content, same hash, on any machine. The content is also what an encoder is compiled
 from, so whatever is hashed is exactly what encodes.
 

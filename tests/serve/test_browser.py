@@ -80,6 +80,7 @@ def test_registry_page(page: Page, served: Served, shots: Path) -> None:
 
 
 @pytest.mark.parametrize("what", ["bpe2", "wordpiece", "unigram", "cl100k"])
+@pytest.mark.slow
 def test_version_page(page: Page, served: Served, shots: Path, what: str) -> None:
     if what not in served.refs:
         pytest.skip("cl100k_base.tiktoken is not in the shared data")
@@ -96,6 +97,7 @@ def test_version_page(page: Page, served: Served, shots: Path, what: str) -> Non
     snap(page, shots, f"version-{what}")
 
 
+@pytest.mark.slow
 def test_tokens_and_a_tokens_ancestry(page: Page, served: Served, shots: Path) -> None:
     ref = served.refs["bpe2"]
     page.goto(f"/v/{ref}/tokens")
@@ -146,6 +148,7 @@ def test_playground_shows_the_librarys_ids(page: Page, served: Served, shots: Pa
     assert all(f"v={r}".replace("@", "%40") in page.url for r in refs)
 
 
+@pytest.mark.slow
 def test_playground_draws_markup_as_text(page: Page, served: Served) -> None:
     page.goto(f"/playground?v={served.refs['bpe']}")
     hostile = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>'
@@ -157,6 +160,7 @@ def test_playground_draws_markup_as_text(page: Page, served: Served) -> None:
     assert page.locator("#pg-cols img, #pg-cols script").count() == 0
 
 
+@pytest.mark.slow
 def test_diff_page(page: Page, served: Served, shots: Path) -> None:
     a, b = served.refs["bpe"], served.refs["bpe2"]
     page.goto(f"/diff?a={a}&b={b}")
@@ -168,6 +172,7 @@ def test_diff_page(page: Page, served: Served, shots: Path) -> None:
     snap(page, shots, "diff")
 
 
+@pytest.mark.slow
 def test_sql_query_and_a_refused_write(page: Page, served: Served, shots: Path) -> None:
     page.goto("/sql")
     q = f"SELECT id, text, count FROM vocab WHERE tokenizer = '{served.refs['bpe2']}' ORDER BY count DESC LIMIT 12"
@@ -184,6 +189,7 @@ def test_sql_query_and_a_refused_write(page: Page, served: Served, shots: Path) 
     assert file_digest(served.db) == served.digest
 
 
+@pytest.mark.slow
 def test_pin_page(page: Page, served: Served, shots: Path) -> None:
     page.goto("/v/web@prod/pin")
     h = tokreg.load(served.refs["bpe2"], db=served.db).hash
@@ -193,6 +199,7 @@ def test_pin_page(page: Page, served: Served, shots: Path) -> None:
     snap(page, shots, "pin", full=False)
 
 
+@pytest.mark.slow
 def test_an_unknown_version(page: Page, shots: Path) -> None:
     res: Any = page.goto("/v/nosuch@1")
     assert res.status == 404

@@ -51,6 +51,7 @@ def request(
         conn.close()
 
 
+@pytest.mark.slow
 def test_pages_answer_while_heavy_requests_queue(ro_registry: Registry, served: Served) -> None:
     refs = [served.refs[w] for w in ("bpe2", "wordpiece", "unigram", "cl100k") if w in served.refs]
     if len(refs) < 4:
