@@ -1,4 +1,4 @@
-"""The attack battery of issue 21: hundreds of statements that try to act outside a read-only
+"""The attack battery: hundreds of statements that try to act outside a read-only
 query through `Registry.sql` (what `tokreg sql` and the `/sql` page run), on SQLite and on a real
 PostgreSQL server whose URL role is a superuser. Each must be refused with one ReadOnlyError
 line that names what was refused, and after each nothing may have changed: the registry's rows,

@@ -130,7 +130,7 @@ def test_a_huge_value_is_refused_not_built(filled: Registry, run: Cli) -> None:
 # -- PostgreSQL: the attack list, as the owner and as a SELECT-only role ---------------------------------
 
 ATTACKS = [
-    # from the issue: statements that ended the read-only transaction first
+    # statements that end the read-only transaction first, then write
     "COMMIT; DELETE FROM aliases",
     "ROLLBACK; DELETE FROM alias_events",
     "COMMIT; UPDATE tokens SET bytes = 'x'",

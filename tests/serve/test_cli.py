@@ -17,19 +17,10 @@ from contextlib import contextmanager
 
 import pytest
 
-from ..conftest import ROOT, Cli
+from ..conftest import ROOT, Cli, one_error_line
 from .conftest import NEEDS, Served, file_digest
 
 pytest.importorskip("starlette", reason=NEEDS)
-
-
-def one_line_error(res: object, code: int, *words: str) -> None:
-    out = res.output  # type: ignore[attr-defined]
-    lines = [x for x in out.splitlines() if x]
-    assert res.exit_code == code and len(lines) == 1 and lines[0].startswith("tokreg: error:"), out  # type: ignore[attr-defined]
-    assert "Traceback" not in out
-    for w in words:
-        assert w in lines[0], lines[0]
 
 
 def test_serves_until_interrupted(served: Served) -> None:
@@ -60,12 +51,12 @@ def test_a_taken_port_is_one_line(served: Served) -> None:
         s.listen(1)
         port = s.getsockname()[1]
         res = Cli(served.db)("serve", "--port", port, ok=False)
-    one_line_error(res, 1, f"port {port}", "already in use", "--port")
+    one_error_line(res, f"port {port}", "already in use", "--port", code=1)
 
 
 def test_a_missing_registry_is_one_line(tmp_path: object) -> None:
     missing = f"{tmp_path}/none.db"
-    one_line_error(Cli(missing)("serve", "--port", 0, ok=False), 4, "no registry at", "none.db")  # type: ignore[arg-type]
+    one_error_line(Cli(missing)("serve", "--port", 0, ok=False), "no registry at", "none.db", code=4)  # type: ignore[arg-type]
 
 
 def test_without_the_extra_it_names_the_extra(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -73,7 +64,7 @@ def test_without_the_extra_it_names_the_extra(served: Served, monkeypatch: pytes
         monkeypatch.delitem(sys.modules, name)
     for name in [m for m in sys.modules if m == "starlette" or m.startswith("starlette.")]:
         monkeypatch.setitem(sys.modules, name, None)  # as if not installed
-    one_line_error(Cli(served.db)("serve", ok=False), 1, "pip install 'tokreg[serve]'", "starlette")
+    one_error_line(Cli(served.db)("serve", ok=False), "pip install 'tokreg[serve]'", "starlette", code=1)
 
 
 @contextmanager
@@ -131,4 +122,4 @@ def test_with_a_token_every_request_needs_it(served: Served) -> None:
         assert status == 401 and "needs its token" in json.loads(body)["error"]
         assert get(port, "/?format=json", {**host, "authorization": f"Bearer {token}"})[0] == 200
         assert get(port, "/?format=json", {**host, "authorization": "Bearer wrong-token-0123456789"})[0] == 401
-    one_line_error(Cli(served.db)("serve", "--token", "short", "--port", 0, ok=False), 1, "at least 16")
+    one_error_line(Cli(served.db)("serve", "--token", "short", "--port", 0, ok=False), "at least 16", code=1)

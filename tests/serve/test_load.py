@@ -1,6 +1,6 @@
 """`tokreg serve` under load: 16 maximal playground requests at once (the largest text the limits
-allow, four versions) while a page is fetched in a loop. Every page answers within PAGE_SECONDS
-(the issue's bound), and every heavy request gets either the library's own ids or a clear
+allow, four versions) while a page is fetched in a loop. Every page answers within PAGE_SECONDS,
+and every heavy request gets either the library's own ids or a clear
 refusal (503, one line, Retry-After): never a stall, never a wrong answer.
 
 The figures (answers, refusals, page latencies) are printed; run with -s to see them."""
@@ -26,7 +26,7 @@ pytest.importorskip("starlette", reason=NEEDS)
 from tokreg.serve import create_app, limits  # noqa: E402
 
 HEAVY = 16
-#: The bound every page must keep while the heavy requests run (issue 21).
+#: The bound every page must keep while the heavy requests run: a stalled server shows here.
 PAGE_SECONDS = 1.0
 
 
