@@ -696,7 +696,7 @@ class Registry:
         version. Reports problems; never raises for them."""
         with self._reading() as conn:
             versions = [self._version(conn, ref)] if ref is not None else refs.all_versions(conn)
-            return [verify.check(reads.read_version(conn, v, check=False), reads.samples(conn, v)) for v in versions]
+            return verify.check_all(conn, versions)
 
     def export(self, ref: Ref, fmt: str, path: PathLike) -> VersionInfo:
         """Writes `ref` to `path` in format `fmt` (`tokreg`, `hf`, `tiktoken`), whole or not at all."""

@@ -14,11 +14,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sqlalchemy import Connection
+
 from ..content import check_header, content_hash, digest
-from ..data import JsonValue, StoredVersion
+from ..data import JsonValue, StoredVersion, VersionInfo
 from ..encoding import content_cache
 from ..encoding.tokenizer import Tokenizer
 from ..errors import IntegrityError, TokregError
+from ..store import reads
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,11 @@ class Verification(JsonValue):
 
 def _short(ids: list[int]) -> str:
     return str(ids) if len(ids) <= 8 else "[" + ", ".join(map(str, ids[:8])) + ", …]"
+
+
+def check_all(conn: Connection, versions: Sequence[VersionInfo]) -> list[Verification]:
+    """`check` for each of `versions` (resolved by the caller), its rows read as they are."""
+    return [check(reads.read_version(conn, v, check=False), reads.samples(conn, v)) for v in versions]
 
 
 def check(stored: StoredVersion, samples: Sequence[tuple[str, list[int]]]) -> Verification:
