@@ -288,8 +288,13 @@ class LogEntry(JsonValue):
     new: Optional[int] = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"at": self.at, "event": self.event, "ref": self.ref, "hash": self.hash}
-        out["detail"] = self.detail
+        out: dict[str, Any] = {
+            "at": self.at,
+            "event": self.event,
+            "ref": self.ref,
+            "hash": self.hash,
+            "detail": self.detail,
+        }
         if self.event == "alias":
             out.update(old=self.old, new=self.new)
         elif self.lineage is not None:
