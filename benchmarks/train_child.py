@@ -33,7 +33,7 @@ def _tokreg(algo: str, corpus: str, vocab: int, threads: int, out: str) -> dict[
     t = time.perf_counter()
     v = reg.train("bench", [corpus], opts)
     seconds = time.perf_counter() - t
-    run = reg.show(v.ref)["training_run"]
+    run = reg.show(v.ref).training_run
     return {
         "seconds": seconds,
         "train_only": run["count_seconds"] + run["train_seconds"],

@@ -466,8 +466,8 @@ def judge(reg: Registry, fmt: str, raw: bytes, folder: Path) -> Outcome:
     if ref is None:
         return Outcome("no-ref", "tokreg file: loads, hash checked")
     report = reg.verify(ref)[0]
-    if not report["ok"]:
-        return Outcome("unusable", "; ".join(report["problems"])[:300])
+    if not report.ok:
+        return Outcome("unusable", "; ".join(report.problems)[:300])
     tok = reg.load(ref, lock=False)
     encode = _reference(fmt, raw)
     if encode is None:

@@ -296,7 +296,7 @@ if reg._exists:
     vs = reg.versions()
     out["versions"] = [[v.ref, v.content_hash] for v in vs]
     newest = sorted(vs, key=lambda v: v.id)[-{verify_last}:]
-    out["problems"] = [f"{{r['ref']}}: {{p}}" for v in newest for r in reg.verify(v.ref) for p in r["problems"]]
+    out["problems"] = [f"{{r.ref}}: {{p}}" for v in newest for r in reg.verify(v.ref) for p in r.problems]
     with reg.engine.connect() as c:
         def per_version(table):
             q = f"SELECT version_id, count(*) FROM {{table}} GROUP BY version_id"

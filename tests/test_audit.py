@@ -61,7 +61,7 @@ def test_the_audit_is_stored_read_back_and_not_needed_by_verify(tiny: Registry) 
     assert again.stored and again.tokens == first.tokens
     assert not tiny.audit("tiny", recompute=True).stored
     assert not tiny.audit("tiny", rare_below=3).stored  # another threshold: audited again
-    assert tiny.verify("tiny")[0]["ok"]
+    assert tiny.verify("tiny")[0].ok
     tiny.remove("tiny@1")
     assert tiny.sql("SELECT count(*) FROM audit_tokens")[1] == [(0,)]
 

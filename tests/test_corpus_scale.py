@@ -50,9 +50,9 @@ def test_every_input_kind_gives_the_plain_text_hash(registry: Registry, tmp_path
     ]:
         v = registry.train(name, inputs, opts, **kw)
         assert v.content_hash == want, name
-    run = registry.show("folder")["training_run"]
+    run = registry.show("folder").training_run
     assert [f["name"] for f in run["corpus_files"]] == ["folder/a.txt", "folder/nested/b.txt"]
-    gz_file = registry.show("gz")["training_run"]["corpus_files"][0]
+    gz_file = registry.show("gz").training_run["corpus_files"][0]
     assert (gz_file["size"], gz_file["compression"]) == (len(text), "gzip")
     pq = pytest.importorskip("pyarrow.parquet")
     pa = pytest.importorskip("pyarrow")
@@ -78,7 +78,7 @@ def test_reproduce_folders_and_compressed_files_but_not_stdin(
     (tmp_path / "c" / "x.txt.gz").write_bytes(gzip.compress(text))
     (tmp_path / "c" / "y.txt").write_bytes(text[:5000])
     registry.train("f", [tmp_path / "c"], BpeOptions(vocab_size=300))
-    assert registry.reproduce("f")["same"]
+    assert registry.reproduce("f").same
     res = run("train", "s", "-", "--vocab-size", "300", "-q", input=io.BytesIO(text))
     assert "s@1" in res.output
     with pytest.raises(InputError, match=r"read <stdin> \([\d,]+ bytes, xxh3 \w+…\), which cannot be read again"):
@@ -119,8 +119,8 @@ def test_counts_files_train_to_the_same_hash_and_merge(
             )
             assert json.loads(got.output)["hash"] == direct["hash"], (algo, counts)
         assert (
-            registry.show(f"c-{algo}")["training_run"]["corpus_fingerprint"]
-            == registry.show(f"d-{algo}")["training_run"]["corpus_fingerprint"]
+            registry.show(f"c-{algo}").training_run["corpus_fingerprint"]
+            == registry.show(f"d-{algo}").training_run["corpus_fingerprint"]
         )
     bad = run("train", "x", "--from-counts", tmp_path / "bpe.counts", "--vocab-size", "400", ok=False)
     assert "counted with" in bad.output and "count the corpus again" in bad.output
@@ -158,8 +158,8 @@ def test_several_sizes_from_one_run_equal_single_runs(
             assert single.content_hash == v.content_hash, size
     listed = registry.versions("many")
     assert listed[0].same_run == ("many@2", "many@3") and listed[2].same_run == ("many@1", "many@2")
-    assert registry.show("many@2")["same_run"] == ["many@1", "many@3"]
-    assert registry.reproduce("many@2")["same"]
+    assert registry.show("many@2").version.same_run == ("many@1", "many@3")
+    assert registry.reproduce("many@2").same
 
 
 def test_memory_budget_spills_and_drops_by_rule(
@@ -174,7 +174,7 @@ def test_memory_budget_spills_and_drops_by_rule(
         v = registry.train("b", [corpus], BpeOptions(vocab_size=400, memory_limit=limit, threads=threads))
         hashes.add(v.content_hash)
     assert len(hashes) == 1
-    counting = registry.show("b")["training_run"]["counting"]
+    counting = registry.show("b").training_run["counting"]
     assert counting["memory_limit"] == limit and counting["spilled_runs"] > 0
     assert counting["dropped_pieces"] > 0 and 0 < counting["dropped_mass"] < 0.5
     # The rule: the kept pieces are the most frequent ones, and every dropped piece is rarer.
@@ -185,7 +185,7 @@ def test_memory_budget_spills_and_drops_by_rule(
     kept_counts = dict(kept.items())
     dropped = [n for p, n in full.items() if p not in kept_counts]
     assert len(kept) + len(dropped) == len(full) and min(kept_counts.values()) >= max(dropped)
-    assert registry.reproduce("b")["same"]
+    assert registry.reproduce("b").same
 
 
 def test_counts_do_not_depend_on_chunks_threads_or_spills(text: bytes) -> None:
@@ -206,9 +206,9 @@ def test_bounded_pieces_and_tokens_and_a_recorded_sample(registry: Registry, tmp
     v = registry.train("bounded", [corpus], BpeOptions(vocab_size=600, max_token_length=4, max_piece_bytes=12))
     assert max(len(registry.load(v.ref).token_bytes(i)) for i in range(v.vocab_size)) <= 4
     s = registry.train("sample", [corpus], BpeOptions(vocab_size=300, sample_bytes=10_000))
-    f = registry.show(s.ref)["training_run"]["corpus_files"][0]
+    f = registry.show(s.ref).training_run["corpus_files"][0]
     assert not f["whole"] and 10_000 <= f["size"] < 10_000 + 2000 and text[: f["size"]].endswith(b"\n")
-    assert registry.reproduce(s.ref)["same"]
+    assert registry.reproduce(s.ref).same
 
 
 def test_progress_json_lines(run: Cli, tmp_path: Path, text: bytes) -> None:
@@ -235,6 +235,6 @@ def test_dask_local_cluster_counts_like_this_machine(registry: Registry, tmp_pat
     ) as cluster:
         on_dask = registry.train("dask", files, BpeOptions(vocab_size=500), engine=cluster.scheduler_address)
     assert on_dask.content_hash == local.content_hash
-    runs = [registry.show(r)["training_run"] for r in ("local", "dask")]
+    runs = [registry.show(r).training_run for r in ("local", "dask")]
     assert runs[0]["corpus_fingerprint"] == runs[1]["corpus_fingerprint"]
     assert runs[1]["counting"]["engine"].startswith("dask")

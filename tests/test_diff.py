@@ -28,13 +28,13 @@ def _data(reg: Registry, ref: str) -> TokenizerData:
 
 def test_a_larger_vocab_extends_the_merge_list(grown: Registry) -> None:
     d = grown.diff("g@1", "g@2")
-    assert d["vocab_size"] == {"a": 300, "b": 400, "delta": 100}  # 256 bytes + 143 merges + 1 special
-    assert (d["tokens"]["added"], d["tokens"]["removed"], d["tokens"]["common"]) == (99, 0, 300)
-    m = d["merges"]
-    assert (m["a"], m["b"], m["common_prefix"], m["reranked"]) == (44, 143, 44, 0)
-    assert m["first_divergence"]["rank"] == 44 and m["first_divergence"]["a"] is None
-    assert d["config"]["special_tokens"]["added"] == ["<|end|>"] and d["config"]["changed"] == {}
-    assert grown.diff("g@2", "g@2")["tokens"]["added"] == 0
+    assert d.vocab_size.to_json() == {"a": 300, "b": 400, "delta": 100}  # 256 bytes + 143 merges + 1 special
+    assert (d.tokens.added, d.tokens.removed, d.tokens.common) == (99, 0, 300)
+    m = d.merges
+    assert m is not None and (m.a, m.b, m.common_prefix, m.reranked) == (44, 143, 44, 0)
+    assert m.first_divergence is not None and m.first_divergence.rank == 44 and m.first_divergence.a is None
+    assert list(d.config.special_tokens.added) == ["<|end|>"] and d.config.changed == {}
+    assert grown.diff("g@2", "g@2").tokens.added == 0
 
 
 def test_tokens_are_matched_by_bytes_not_ids(grown: Registry) -> None:
@@ -46,10 +46,10 @@ def test_tokens_are_matched_by_bytes_not_ids(grown: Registry) -> None:
     merges = [MergeRow(m.rank, shift[m.left], shift[m.right], shift[m.result]) for m in base.merges]
     grown.add("shifted", TokenizerData("bpe", base.config, tokens, merges))
     d = grown.diff("g@1", "shifted")
-    assert (d["tokens"]["added"], d["tokens"]["removed"], d["tokens"]["common"]) == (0, 0, 300)
-    assert d["tokens"]["common_with_other_id"] == 44
-    assert d["merges"]["common_prefix"] == 44 and d["merges"]["first_divergence"] is None
-    assert d["config"]["special_tokens"]["added"] == ["<|pad|>"]
+    assert (d.tokens.added, d.tokens.removed, d.tokens.common) == (0, 0, 300)
+    assert d.tokens.common_with_other_id == 44
+    assert d.merges is not None and d.merges.common_prefix == 44 and d.merges.first_divergence is None
+    assert list(d.config.special_tokens.added) == ["<|pad|>"]
 
 
 def test_swapped_merges_are_reranked_and_the_divergence_is_named(grown: Registry) -> None:
@@ -60,9 +60,9 @@ def test_swapped_merges_are_reranked_and_the_divergence_is_named(grown: Registry
     if any(m.left == merges[10].result or m.right == merges[10].result for m in merges[:11]):
         pytest.skip("merges 10 and 11 depend on each other in this corpus")
     grown.add("swapped", replace(base, merges=swapped))
-    m = grown.diff("g@1", "swapped")["merges"]
-    assert m["common_prefix"] == 10 and m["reranked"] == 2
-    assert {(r["rank_a"], r["rank_b"]) for r in m["largest_reranks"]} == {(10, 11), (11, 10)}
+    m = grown.diff("g@1", "swapped").merges
+    assert m is not None and m.common_prefix == 10 and m.reranked == 2
+    assert {(r.rank_a, r.rank_b) for r in m.largest_reranks} == {(10, 11), (11, 10)}
 
 
 def test_different_algorithms_diff_on_what_they_share(grown: Registry, small_corpus: Path) -> None:
@@ -81,30 +81,31 @@ def test_different_algorithms_diff_on_what_they_share(grown: Registry, small_cor
         ),
     )
     d = grown.diff("g@1", "uni@1")
-    assert "merges" not in d and "scores" not in d
-    assert d["tokens"]["common"] > 0
-    assert d["config"]["changed"]["algorithm"] == {"a": "bpe", "b": "unigram"}
-    assert "pattern" in d["config"]["changed"]
-    s = grown.diff("uni@1", "uni@2")["scores"]
-    assert s["common"] == 400 and s["largest_changes"][0]["delta"] == pytest.approx(-0.5)
+    assert d.merges is None and d.scores is None
+    assert d.tokens.common > 0
+    assert d.config.changed["algorithm"].to_json() == {"a": "bpe", "b": "unigram"}
+    assert "pattern" in d.config.changed
+    s = grown.diff("uni@1", "uni@2").scores
+    assert s is not None and s.common == 400 and s.largest_changes[0].delta == pytest.approx(-0.5)
 
 
 def test_effect_on_real_text(grown: Registry) -> None:
     text = data_file("dr.en.txt")
     d = grown.diff("g@1", "g@2", texts=[text])
-    f = d["text"]["files"][0]
-    assert f["bytes"] == len(text.read_bytes())
-    assert f["a"]["tokens"] == len(grown.load("g@1").encode_ordinary(text.read_text(encoding="utf-8")))
-    assert f["b"]["bytes_per_token"] > f["a"]["bytes_per_token"]
+    assert d.text is not None
+    f = d.text.files[0]
+    assert f.bytes == len(text.read_bytes())
+    assert f.a["tokens"] == len(grown.load("g@1").encode_ordinary(text.read_text(encoding="utf-8")))
+    assert f.b["bytes_per_token"] > f.a["bytes_per_token"]
     # the same numbers `tokreg eval` stores: one implementation of each metric
     ev = grown.evaluate(["g@1", "g@2"], [text])
-    assert [s.metrics for s in ev.scores] == [f["a"], f["b"]]
-    assert f["delta"] == {k: f["b"][k] - f["a"][k] for k in f["a"]}
-    w = d["text"]["words"]
-    assert 0 < w["changed_distinct"] <= w["distinct"] and w["changed_occurrences"] <= w["occurrences"]
-    top = d["text"]["top_changed"]
-    assert top and all("".join(r["a"]) == "".join(r["b"]) == r["word"] and r["a"] != r["b"] for r in top)
-    assert [r["count"] for r in top] == sorted((r["count"] for r in top), reverse=True)
+    assert [s.metrics for s in ev.scores] == [f.a, f.b]
+    assert f.delta == {k: f.b[k] - f.a[k] for k in f.a}
+    w = d.text.words
+    assert 0 < w.changed_distinct <= w.distinct and w.changed_occurrences <= w.occurrences
+    top = d.text.top_changed
+    assert top and all("".join(r.a) == "".join(r.b) == r.word and r.a != r.b for r in top)
+    assert [r.count for r in top] == sorted((r.count for r in top), reverse=True)
 
 
 def test_cli_diff_table_and_json(run: Cli, small_corpus: Path) -> None:

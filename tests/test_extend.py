@@ -86,10 +86,10 @@ def test_cl100k_extended_with_chinese_keeps_every_kjv_id_and_compresses_chinese(
     _same_ids(registry, "cl100k_base", "cl100k-zh", _lines(kjv))
     before, after = len(base.encode_ordinary(held)), len(ext.encode_ordinary(held))
     assert after < 0.85 * before  # held-out Chinese: fewer tokens per byte
-    line = registry.lineage("cl100k-zh")[0]
-    assert line["derivation"] == "extended" and line["parent"] == "cl100k_base@1"
-    assert line["details"]["keep_text"]["changed_lines"] == 0
-    assert line["details"]["keep_text"]["lines"] == len(_lines(kjv))
+    line = registry.lineage("cl100k-zh")[0].lineage
+    assert line.derivation == "extended" and line.parent == "cl100k_base@1"
+    assert line.details["keep_text"]["changed_lines"] == 0
+    assert line.details["keep_text"]["lines"] == len(_lines(kjv))
 
 
 def test_without_keep_text_a_new_merge_may_change_old_text_and_check_text_counts_it(
@@ -97,7 +97,7 @@ def test_without_keep_text_a_new_merge_may_change_old_text_and_check_text_counts
 ) -> None:
     registry.train("en", [texts["en"]], BpeOptions(vocab_size=600))
     v = registry.extend("en", "en-zh", [texts["zh"], texts["en_keep"]], 200, check_text=texts["en_keep"])
-    ct = registry.lineage(v.ref)[0]["details"]["check_text"]
+    ct = registry.lineage(v.ref)[0].lineage.details["check_text"]
     assert ct["lines"] == len(_lines(texts["en_keep"]))
     a, b = registry.load("en"), registry.load("en-zh")
     lines = _lines(texts["en_keep"])
@@ -174,7 +174,7 @@ def test_specials_move_only_when_asked(registry: Registry, texts: dict[str, Path
     a, b = registry.stored("b").data(), registry.stored(v.ref).data()
     assert ids_preserved(a, b)[0] is False  # the special moved, as asked
     assert ids_preserved(a, b, specials=False)[0]
-    assert registry.lineage(v.ref)[0]["details"]["specials_renumbered"] is True
+    assert registry.lineage(v.ref)[0].lineage.details["specials_renumbered"] is True
 
 
 def test_unigram_base_scores_stay_and_new_pieces_follow_by_score(registry: Registry, texts: dict[str, Path]) -> None:
@@ -208,8 +208,8 @@ def test_add_tokens_special_and_ordinary(registry: Registry, texts: dict[str, Pa
     ids = tok.encode_ordinary(word)
     new = [i for i in ids if i > top]
     assert len(new) == 1 and word in tok.decode(new), ids  # Unigram: after its own "▁"
-    line = registry.lineage(w.ref)[0]
-    assert line["derivation"] == "added_tokens" and line["parent"] == "base@1"
+    line = registry.lineage(w.ref)[0].lineage
+    assert line.derivation == "added_tokens" and line.parent == "base@1"
 
 
 def test_add_tokens_refuses_what_cannot_be_one_token(registry: Registry, small_corpus: Path) -> None:
@@ -284,11 +284,11 @@ def test_reimport_of_an_export_names_its_source(registry: Registry, small_corpus
     registry.train("b", [small_corpus], BpeOptions(vocab_size=400))
     registry.export("b", "hf", tmp_path / "b.json")
     v = registry.import_hf("c", tmp_path / "b.json")
-    line = registry.lineage(v.ref)[0]
+    line = registry.lineage(v.ref)[0].lineage
     if registry.resolve("b").content_hash == v.content_hash:
-        assert line["derivation"] == "reimported" and line["parent"] == "b@1"
+        assert line.derivation == "reimported" and line.parent == "b@1"
     else:
-        assert line["derivation"] == "imported"
+        assert line.derivation == "imported"
 
 
 def test_unigram_from_tokenizer_data_compiles(registry: Registry, texts: dict[str, Path]) -> None:

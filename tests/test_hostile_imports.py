@@ -235,7 +235,7 @@ def test_split_isolated_keeps_the_text_between_matches(
     for text in [*hostile.TEXTS, "room 101 is here", "12ab34", "no digits at all", ""]:
         # HF matches its added (special) tokens in any text; tokreg when they are allowed.
         assert tok.encode(text, allowed_special="all") == hf.encode(text, add_special_tokens=False).ids, text
-    assert registry.verify(v.ref)[0]["ok"]
+    assert registry.verify(v.ref)[0].ok
     assert tok.config.get("keep_gaps") is True
     # Export writes it back as Isolated, and importing that gives the same version.
     out = tmp_path / "again.json"

@@ -31,7 +31,7 @@ import json, tokreg
 from tokreg.store import migrate
 reg = tokreg.Registry({db!r}, create=True)
 out = {{"revision": migrate.current(reg.engine), "versions": {{v.ref: v.content_hash for v in reg.versions()}},
-       "problems": [p for r in reg.verify() for p in r["problems"]]}}
+       "problems": [p for r in reg.verify() for p in r.problems]}}
 reg.close()
 print(json.dumps(out))
 """

@@ -38,8 +38,8 @@ def test_every_version_keeps_its_hash_and_verifies(old: tuple[Registry, dict[str
     for ref, want in expected["versions"].items():
         assert (versions[ref].content_hash, versions[ref].sha256) == (want["hash"], want["sha256"])
     results = reg.verify()
-    assert [r["problems"] for r in results if not r["ok"]] == []
-    assert all(r["samples"] == 6 for r in results)
+    assert [r.problems for r in results if not r.ok] == []
+    assert all(r.samples == 6 for r in results)
     assert reg.aliases("byte") == {"prod": 1}
 
 

@@ -46,11 +46,11 @@ def test_every_read_follows_the_pin_as_load_does(pinned: Registry, small_corpus:
     reg = pinned
     assert reg.load("m").ref == "m@1"  # the reference meaning
     assert reg.resolve("m").ref == "m@1"
-    assert reg.show("m")["ref"] == "m@1"
+    assert reg.show("m").ref == "m@1"
     assert reg.stored("m").info.ref == "m@1"
-    assert [r["ref"] for r in reg.verify("m")] == ["m@1"]
+    assert [r.ref for r in reg.verify("m")] == ["m@1"]
     d = reg.diff("m", "m@2")
-    assert (d["a"]["ref"], d["b"]["ref"]) == ("m@1", "m@2")
+    assert (d.a.ref, d.b.ref) == ("m@1", "m@2")
     out = tmp_path / "m.tokreg"
     assert reg.export("m", "tokreg", out).ref == "m@1"
     assert Tokenizer.from_file(out).hash == reg.resolve("m@1").content_hash
@@ -59,17 +59,17 @@ def test_every_read_follows_the_pin_as_load_does(pinned: Registry, small_corpus:
     assert reg.audit("m").ref == "m@1"
     assert reg.history("m") == reg.history("m@1")
     assert reg.samples("m") == reg.samples("m@1")
-    assert reg.tokens("m")[0] == 300 and reg.token("m", 299)["version"].ref == "m@1"
-    assert reg.lineage("m")[0]["ref"] == "m@1"
-    assert reg.reproduce("m")["ref"] == "m@1"
+    assert reg.tokens("m")[0] == 300 and reg.token("m", 299).version.ref == "m@1"
+    assert reg.lineage("m")[0].ref == "m@1"
+    assert reg.reproduce("m").ref == "m@1"
     plus = reg.add_tokens("m", "m-plus", ["zzqx"])
-    assert reg.lineage(plus)[1]["ref"] == "m@1"  # derived from the pinned base
+    assert reg.lineage(plus)[1].ref == "m@1"  # derived from the pinned base
     # Explicit versions, other names and other kinds of ref are never affected.
-    assert reg.show("m@2")["ref"] == "m@2" and reg.show("other")["ref"] == "other@1"
+    assert reg.show("m@2").ref == "m@2" and reg.show("other").ref == "other@1"
 
 
 def test_tag_and_remove_follow_the_pin_and_pin_moves_it(pinned: Registry, project: Path) -> None:
-    assert pinned.tag("m", "prod")["ref"] == "m@1"
+    assert pinned.tag("m", "prod").ref == "m@1"
     pinned.untag("m", "prod")
     assert pinned.pin("m").ref == "m@2"  # re-pinning moves the pin
     assert pinned.load("m").ref == "m@2"
@@ -80,13 +80,13 @@ def test_tag_and_remove_follow_the_pin_and_pin_moves_it(pinned: Registry, projec
 
 def test_the_lockfile_is_chosen_per_registry(pinned: Registry, db_path: Path, project: Path) -> None:
     with Registry(db_path, lock=False) as plain:
-        assert plain.show("m")["ref"] == plain.load("m").ref == "m@2"
+        assert plain.show("m").ref == plain.load("m").ref == "m@2"
         assert plain.load("m", lock=None).ref == "m@2"  # None: the registry's choice
         assert plain.load("m", lock=lockfile.current(project / "tokreg.lock")).ref == "m@1"
     served = Registry.read_only(db_path)  # as `tokreg serve` opens it: no lockfile
-    assert served.show("m")["ref"] == served.resolve("m").ref == "m@2"
+    assert served.show("m").ref == served.resolve("m").ref == "m@2"
     served.close()
-    assert pinned.show("m", merges=0)["ref"] == "m@1"  # the default: the project's tokreg.lock
+    assert pinned.show("m", merges=0).ref == "m@1"  # the default: the project's tokreg.lock
 
 
 def test_a_pin_whose_hash_changed_is_refused_by_every_read(pinned: Registry, project: Path, tmp_path: Path) -> None:

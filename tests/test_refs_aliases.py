@@ -22,15 +22,15 @@ def two(registry: Registry, small_corpus: Path) -> Registry:
 
 
 def test_alias_resolves_and_moves_with_history(two: Registry) -> None:
-    assert two.tag("m@1", "prod")["old"] is None
+    assert two.tag("m@1", "prod").old is None
     assert two.resolve("m@prod").number == 1
     moved = two.tag("m@2", "prod")
-    assert (moved["old"], moved["new"], moved["moved"]) == (1, 2, True)
+    assert (moved.old, moved.new, moved.moved) == (1, 2, True)
     assert two.resolve("m@prod").number == 2
-    assert two.tag("m@2", "prod")["moved"] is False  # no event for a no-op
-    events = [e for e in two.log("m") if e["event"] == "alias"]
-    assert [(e["old"], e["new"]) for e in events] == [(None, 1), (1, 2)]
-    assert [e["ref"] for e in two.log("m") if e["event"] == "version"] == ["m@1", "m@2"]
+    assert two.tag("m@2", "prod").moved is False  # no event for a no-op
+    events = [e for e in two.log("m") if e.event == "alias"]
+    assert [(e.old, e.new) for e in events] == [(None, 1), (1, 2)]
+    assert [e.ref for e in two.log("m") if e.event == "version"] == ["m@1", "m@2"]
 
 
 def test_every_ref_form_names_one_version(two: Registry) -> None:
@@ -70,7 +70,7 @@ def test_rm_refuses_an_aliased_version_then_removes_it(two: Registry) -> None:
         "(SELECT count(*) FROM merges), (SELECT count(*) FROM training_runs)"
     )
     assert rows[0] == (320, 6, 320 - 256, 1)  # only m@2's rows are left
-    assert [e["detail"] for e in two.log("m") if e["event"] == "alias"] == ["(new) -> @1", "@1 -> (deleted)"]
+    assert [e.detail for e in two.log("m") if e.event == "alias"] == ["(new) -> @1", "@1 -> (deleted)"]
 
 
 def test_a_removed_number_is_never_given_again(two: Registry, small_corpus: Path) -> None:

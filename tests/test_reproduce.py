@@ -32,9 +32,9 @@ def test_a_trained_version_reproduces(registry: Registry, corpus: list[Path]) ->
     registry.train("r", corpus, BpeOptions(vocab_size=1500, char_level=True, end_of_word_suffix="</w>"))
     for ref in ("r@1", "r@2"):
         r = registry.reproduce(ref)
-        assert r["same"] and r["reproduced"] == r["stored"] == registry.resolve(ref).content_hash
-    assert registry.reproduce("r@1")["files"] == [str(p.resolve()) for p in corpus]
-    assert v.content_hash == registry.reproduce("r@1")["reproduced"]
+        assert r.same and r.reproduced == r.stored == registry.resolve(ref).content_hash
+    assert list(registry.reproduce("r@1").files) == [str(p.resolve()) for p in corpus]
+    assert v.content_hash == registry.reproduce("r@1").reproduced
 
 
 def test_a_changed_or_missing_file_is_named(registry: Registry, corpus: list[Path]) -> None:
@@ -54,7 +54,7 @@ def test_moved_files_can_be_given(registry: Registry, corpus: list[Path], tmp_pa
     moved.mkdir()
     for p in corpus:
         shutil.move(p, moved / p.name)
-    assert registry.reproduce("r", [moved / p.name for p in corpus])["same"]
+    assert registry.reproduce("r", [moved / p.name for p in corpus]).same
     with pytest.raises(InputError, match="trained on 2 file"):
         registry.reproduce("r", [moved / corpus[0].name])
     with pytest.raises(InputError, match="changed since training"):  # the right files, in the wrong order

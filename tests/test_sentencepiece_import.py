@@ -150,8 +150,8 @@ def test_lossless_flag(models: dict[str, Path], tmp_path: Path) -> None:
     with Registry(tmp_path / "r.db") as reg:
         for name in ("bpe-llama", "bpe-plain", "unigram-bytes"):
             reg.import_sentencepiece(name, models[name])
-        assert reg.show("bpe-llama")["lossless"] and reg.show("unigram-bytes")["lossless"]
-        assert not reg.show("bpe-plain")["lossless"]  # no byte fallback, whitespace collapsed
+        assert reg.show("bpe-llama").lossless and reg.show("unigram-bytes").lossless
+        assert not reg.show("bpe-plain").lossless  # no byte fallback, whitespace collapsed
 
 
 def test_cli_import(models: dict[str, Path], run: Cli, db_path: Path) -> None:

@@ -153,7 +153,7 @@ def test_the_upgrade_stores_every_versions_content_with_its_hash(tmp_path: Path,
         _, rows = reg.sql("SELECT count(*) FROM version_contents")
         assert rows == [(len(hashes),)]
         assert {v.ref: v.content_hash for v in reg.versions()} == hashes
-        assert all(r["ok"] for r in reg.verify())
+        assert all(r.ok for r in reg.verify())
 
 
 def test_rows_are_stored_as_the_data_says(registry: Registry) -> None:

@@ -9,7 +9,7 @@ from tokreg import BpeOptions, Registry
 
 
 def merges_of(reg: Registry, ref: str, n: int) -> list[str]:
-    return [f"{m['left']}+{m['right']}" for m in reg.show(ref, merges=n)["first_merges"]]
+    return [f"{m.left}+{m.right}" for m in reg.show(ref, merges=n).summary.first_merges]
 
 
 def test_low_lower_newest_widest_with_end_of_word(registry: Registry, tmp_path: Path) -> None:
@@ -18,7 +18,7 @@ def test_low_lower_newest_widest_with_end_of_word(registry: Registry, tmp_path: 
     opts = BpeOptions(vocab_size=30, char_level=True, end_of_word_suffix="</w>")
     v = registry.train("seed", [corpus], opts)
     assert merges_of(registry, v.ref, 5) == ["e+s", "es+t", "est+</w>", "l+o", "lo+w"]
-    assert [m["count"] for m in registry.show(v.ref, merges=5)["first_merges"]] == [9, 9, 9, 7, 7]
+    assert [m.count for m in registry.show(v.ref, merges=5).summary.first_merges] == [9, 9, 9, 7, 7]
     tok = registry.load(v.ref)
     assert tok.decode(tok.encode("lowest newest")) == "lowest newest"
 
@@ -85,7 +85,7 @@ def test_records_every_merge_and_token_count(registry: Registry, small_corpus: P
     # Token counts are uses in the final segmentation: they sum to the number of tokens the
     # training pieces encode to, which is positive and below the corpus size in bytes.
     assert 0 < by_kind["byte"][1] + by_kind["merged"][1] < small_corpus.stat().st_size
-    run = registry.show(v.ref)["training_run"]
+    run = registry.show(v.ref).training_run
     assert run["corpus_bytes"] == small_corpus.stat().st_size
     assert run["corpus_fingerprint"].startswith("xxh3-128:")
     assert run["corpus_files"][0]["name"] == small_corpus.name

@@ -63,9 +63,9 @@ def test_roundtrip_with_byte_fallback(lossless: tuple[Registry, Tokenizer], s: s
 
 def test_show_says_lossless_or_not(lossless: tuple[Registry, Tokenizer], corpus: Path) -> None:
     reg, _ = lossless
-    assert reg.show("ug@1")["lossless"] is True
+    assert reg.show("ug@1").lossless is True
     reg.train("ug-collapse", [corpus], UnigramOptions(vocab_size=1500, remove_extra_whitespaces=True))
-    assert reg.show("ug-collapse")["lossless"] is False
+    assert reg.show("ug-collapse").lossless is False
 
 
 def test_same_hash_for_threads_and_shuffled_lines(corpus: Path, tmp_path: Path) -> None:
@@ -116,9 +116,9 @@ def test_history_and_plot(lossless: tuple[Registry, Tokenizer], tmp_path: Path) 
     reg, _ = lossless
     rounds = reg.history("ug@1")
     assert len(rounds) >= 2
-    sizes = [r["vocab_size"] for r in rounds]
+    sizes = [r.vocab_size for r in rounds]
     assert sizes == sorted(sizes, reverse=True) and sizes[-1] >= 3000
-    assert all(r["log_likelihood"] < 0 for r in rounds)
+    assert all(r.log_likelihood < 0 for r in rounds)
     run = Cli(Path(reg.url.removeprefix("sqlite:///")))
     out = run("show", "ug@1", "--history").output
     assert "training rounds:" in out and "log-likelihood by round" in out and "•" in out

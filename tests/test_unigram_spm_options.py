@@ -36,7 +36,7 @@ def test_a_trained_normalizer_is_stored_like_an_imported_one(
     rule: str, corpus: Path, reg: Registry, spm_models: dict[str, Path], tmp_path: Path
 ) -> None:
     v = reg.train(f"t-{rule}", [corpus], UnigramOptions(vocab_size=1500, unicode_normalization=rule))
-    shown = reg.show(v.ref)["config"]["normalizer"]
+    shown = reg.show(v.ref).config["normalizer"]
     assert shown["rule"] == rule and not shown["custom_charsmap"]
     # the same rules, byte for byte, as a model spm_train wrote with this rule
     model = spm_models["unigram-nmt_nfkc" if rule == "nmt_nfkc" else "bpe-nfkc_cf"]

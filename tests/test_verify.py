@@ -41,8 +41,8 @@ def test_samples_are_stored_at_creation_and_cover_the_hard_cases(reg: Registry) 
 
 def test_intact_registry_verifies(reg: Registry) -> None:
     results = reg.verify()
-    assert [(r["ref"], r["ok"], r["samples"]) for r in results] == [("v@1", True, 6), ("v@2", True, 6)]
-    assert [r["ref"] for r in reg.verify("v@1")] == ["v@1"]
+    assert [(r.ref, r.ok, r.samples) for r in results] == [("v@1", True, 6), ("v@2", True, 6)]
+    assert [r.ref for r in reg.verify("v@1")] == ["v@1"]
 
 
 def test_a_changed_row_is_reported(reg: Registry) -> None:
@@ -51,10 +51,10 @@ def test_a_changed_row_is_reported(reg: Registry) -> None:
         "UPDATE merges SET right_id = left_id WHERE rank = 3 AND version_id = "
         "(SELECT id FROM versions WHERE number = 1)",
     )
-    bad = {r["ref"]: r for r in reg.verify()}
-    assert not bad["v@1"]["ok"] and bad["v@2"]["ok"]
-    assert "rows hash to xxh3-128:" in bad["v@1"]["problems"][0]
-    assert bad["v@1"]["recomputed"] != bad["v@1"]["hash"]
+    bad = {r.ref: r for r in reg.verify()}
+    assert not bad["v@1"].ok and bad["v@2"].ok
+    assert "rows hash to xxh3-128:" in bad["v@1"].problems[0]
+    assert bad["v@1"].recomputed != bad["v@1"].hash
 
 
 def test_changed_sample_ids_are_reported(reg: Registry) -> None:
@@ -64,7 +64,7 @@ def test_changed_sample_ids_are_reported(reg: Registry) -> None:
         "(SELECT id FROM versions WHERE number = 2)",
     )
     r = reg.verify("v@2")[0]
-    assert not r["ok"] and r["problems"] == [
+    assert not r.ok and list(r.problems) == [
         f"sample 2 ({SAMPLES[2][:30]!r}) encodes to "
         f"{_short(reg.load('v@2').encode_ordinary(SAMPLES[2]))}, stored [1, 2, 3]"
     ]
@@ -118,6 +118,6 @@ def test_a_damaged_cache_file_is_reported_removed_only_when_it_was(
     assert where is not None and where.is_file()
     where.write_bytes(b"not the content")
     [result] = reg.verify("v@1")
-    assert result["ok"] is False and any("removed" in p for p in result["problems"]) and not where.exists()
+    assert result.ok is False and any("removed" in p for p in result.problems) and not where.exists()
     [again] = reg.verify("v@1")
-    assert again["ok"] is True and again["problems"] == [] and again["notes"] == []
+    assert again.ok is True and list(again.problems) == [] and list(again.notes) == []

@@ -43,7 +43,7 @@ def test_same_hash_for_threads_and_shuffled_lines(registry: Registry, small_corp
 
 def test_lossy_configuration_says_so(registry: Registry, small_corpus: Path, run: Cli) -> None:
     registry.train("lossy", [small_corpus], WordPieceOptions(vocab_size=500, lowercase=True))
-    assert registry.show("lossy")["lossless"] is False
+    assert registry.show("lossy").lossless is False
     assert "lossless      no" in run("show", "lossy").output
 
 

@@ -1,7 +1,9 @@
 """The plain data of a tokenizer version, as trainers and importers produce it and as the
 store reads it back: tokens, merges, training rounds, config and run; and a stored version as
 the store hands it to the wings (`VersionInfo`, `StoredVersion`), so that no wing needs the
-store to name one.
+store to name one. Below them, the typed values the store's reads hand up (`Lineage`,
+`LogEntry`, `AliasMove`, `StoredEvaluation`, `VersionSummary`): frozen, each with `to_json()`
+giving the JSON that `--json` and `tokreg serve` print (`json_of`, the one rule for that).
 
 A trainer or importer returns a `TokenizerData`; the store's writer records it in one
 transaction; `Tokenizer` compiles its canonical content (content.py) into the core's encoder.
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import datetime
 from itertools import repeat
 from operator import attrgetter
@@ -19,6 +21,45 @@ from typing import Any, Optional
 
 from . import content as _content_format
 from .content import digest, serialize
+
+#: `field(metadata=OMIT_NONE)`: the field is left out of `to_json()` when it is None (a key that
+#: today's JSON has only sometimes, e.g. `merges` of a diff of two Unigram versions).
+OMIT_NONE = {"omit_none": True}
+
+
+def json_of(value: Any) -> Any:
+    """`value` as JSON data: a dataclass by its `to_json()` (or, lacking one, its fields in
+    order), tuples as lists, dicts and lists walked (new containers: the caller may change
+    them). Datetimes and bytes stay as they are; each face's encoder writes them (ISO text,
+    0x-hex)."""
+    if is_dataclass(value) and not isinstance(value, type):
+        to_json = getattr(value, "to_json", None)
+        return to_json() if to_json is not None else fields_json(value)
+    if isinstance(value, (list, tuple)):
+        return [json_of(x) for x in value]
+    if isinstance(value, dict):
+        return {k: json_of(x) for k, x in value.items()}
+    return value
+
+
+def fields_json(value: Any) -> dict[str, Any]:
+    """A dataclass's fields in declaration order, as `json_of` gives them (OMIT_NONE honoured)."""
+    out = {}
+    for f in fields(value):
+        v = getattr(value, f.name)
+        if v is None and f.metadata.get("omit_none"):
+            continue
+        out[f.name] = json_of(v)
+    return out
+
+
+class JsonValue:
+    """A typed result whose JSON is its fields in order (see `json_of`)."""
+
+    __slots__ = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return fields_json(self)
 
 
 @dataclass(frozen=True)
@@ -67,7 +108,10 @@ class MergeRow:
 
 
 @dataclass(frozen=True)
-class RoundRow:
+class RoundRow(JsonValue):
+    """One recorded training round (`Registry.history`): {"round", "phase", "vocab_size",
+    "log_likelihood"} as JSON."""
+
     round: int
     phase: str  # em | prune | final
     vocab_size: int
@@ -185,3 +229,132 @@ class StoredVersion:
             merges=self.merges,
             source=self.info.source,
         )
+
+
+# -- what the store's reads hand up ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Lineage(JsonValue):
+    """Where a version came from (store/lineage.py): its derivation (trained, imported,
+    reimported, extended, added_tokens) and parent. `recorded` is False for a version written
+    before lineage was kept: it reads as its source, and its JSON is {"derivation", "parent"}."""
+
+    derivation: str
+    parent: Optional[str]  # the parent's ref (as recorded, if it was removed since)
+    parent_hash: Optional[str] = None
+    parent_exists: bool = False
+    parent_id: Optional[int] = None
+    details: Optional[dict[str, Any]] = None  # what the derivation recorded (a JSON document)
+    recorded: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        if not self.recorded:
+            return {"derivation": self.derivation, "parent": self.parent}
+        return {
+            "derivation": self.derivation,
+            "parent": self.parent,
+            "parent_hash": self.parent_hash,
+            "parent_exists": self.parent_exists,
+            "parent_id": self.parent_id,
+            "details": json_of(self.details),
+        }
+
+
+@dataclass(frozen=True)
+class LineageEntry(JsonValue):
+    """A version of a lineage chain (`Registry.lineage`, `show`): its ref and hash, and its lineage."""
+
+    ref: str
+    hash: str
+    lineage: Lineage
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ref": self.ref, "hash": self.hash, **self.lineage.to_json()}
+
+
+@dataclass(frozen=True)
+class LogEntry(JsonValue):
+    """One event of a name's history (`Registry.log`): a version created (with its lineage), or
+    an alias moved (`old` -> `new` version numbers; None: created, deleted)."""
+
+    at: datetime
+    event: str  # version | alias
+    ref: str
+    hash: Optional[str]  # the version's; None for an alias move
+    detail: str
+    lineage: Optional[Lineage] = None  # version events
+    old: Optional[int] = None  # alias events
+    new: Optional[int] = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "at": self.at,
+            "event": self.event,
+            "ref": self.ref,
+            "hash": self.hash,
+            "detail": self.detail,
+        }
+        if self.event == "alias":
+            out.update(old=self.old, new=self.new)
+        elif self.lineage is not None:
+            out["lineage"] = self.lineage.to_json()
+        return out
+
+
+@dataclass(frozen=True)
+class AliasMove(JsonValue):
+    """What `Registry.tag` did: `alias` (`name@alias`) pointed at `ref`, from version `old`
+    (None: a new alias) to `new`; `moved` False when it pointed there already. `ref` is None
+    (and left out of the JSON) for a deletion, whose `new` is None."""
+
+    ref: Optional[str] = field(metadata=OMIT_NONE)
+    alias: str
+    old: Optional[int]
+    new: Optional[int]
+    moved: bool
+
+
+@dataclass(frozen=True)
+class StoredEvaluation(JsonValue):
+    """The stored results of `tokreg eval` for a version on one text (`Registry.evaluations`)."""
+
+    text: str  # the text's name
+    language: Optional[str]
+    fingerprint: str
+    bytes: int
+    metrics: dict[str, float]  # metric -> value
+    computed_at: datetime  # the latest of its metrics'
+
+
+@dataclass(frozen=True)
+class FirstMerge(JsonValue):
+    """A merge as `show` lists it: its rank and readable parts."""
+
+    rank: int
+    left: Optional[str]
+    right: Optional[str]
+    result: Optional[str]
+    count: Optional[int]
+    score: Optional[float]
+
+
+@dataclass(frozen=True)
+class TopPiece(JsonValue):
+    """A piece of a scored vocabulary as `show` lists it (highest score first)."""
+
+    id: int
+    text: Optional[str]
+    score: Optional[float]
+
+
+@dataclass(frozen=True)
+class VersionSummary(JsonValue):
+    """What `show` says of a version's rows (store/reads.py, `summary`): token counts by kind,
+    how many merges and the first of them, and for scored vocabularies the top pieces (None
+    when not asked for: then not in the JSON)."""
+
+    tokens_by_kind: dict[str, int]
+    merges: int
+    first_merges: tuple[FirstMerge, ...]
+    top_pieces: Optional[tuple[TopPiece, ...]] = field(default=None, metadata=OMIT_NONE)

@@ -25,10 +25,20 @@ from sqlalchemy.engine import make_url
 
 from . import algorithms
 from .content import check_header, content_hash
-from .data import StoredVersion, TokenizerData, TokenRow, VersionInfo
+from .data import (
+    AliasMove,
+    LineageEntry,
+    LogEntry,
+    RoundRow,
+    StoredEvaluation,
+    StoredVersion,
+    TokenizerData,
+    TokenRow,
+    VersionInfo,
+)
 from .encoding import content_cache
 from .encoding.tokenizer import Tokenizer
-from .errors import InputError, IntegrityError, Interrupted, NotFoundError, TokregError
+from .errors import InputError, IntegrityError, Interrupted, TokregError
 from .evaluation import audit, evaluate
 from .evaluation.audit import AuditReport
 from .evaluation.evaluate import Evaluation
@@ -40,8 +50,13 @@ from .store.refs import check_name
 from .training import extend as extending
 from .training import reproduce, train_run
 from .training.corpus.sources import Input
-from .versions import ancestry, diff, import_export, lockfile, verify
-from .versions.samples import SAMPLES, encode_all
+from .training.reproduce import Reproduction
+from .versions import ancestry, details, diff, import_export, lockfile, samples, verify
+from .versions.ancestry import TokenInfo
+from .versions.details import VersionDetails
+from .versions.diff import VersionDiff
+from .versions.samples import SAMPLES, Sample, encode_all
+from .versions.verify import Verification
 
 PathLike = Union[str, "os.PathLike[str]"]
 #: A ref as the methods take it: a string to resolve, or a version already resolved here.
@@ -364,7 +379,7 @@ class Registry:
             lineage.check_derived_name(conn, name, stored.info)
         return stored
 
-    def lineage(self, ref: Ref) -> list[dict[str, Any]]:
+    def lineage(self, ref: Ref) -> list[LineageEntry]:
         """`ref` and its ancestors, nearest first: each with its derivation (trained, imported,
         reimported, extended, added_tokens), parent and recorded details."""
         with self._reading() as conn:
@@ -468,48 +483,24 @@ class Registry:
         check_header(raw, v.algorithm, v.config, v.content_hash, v.ref)
         return Tokenizer(raw, ref=v.ref, expect_hash=v.content_hash)
 
-    def show(self, ref: Ref, *, merges: int = 10) -> dict[str, Any]:
+    def show(self, ref: Ref, *, merges: int = 10) -> VersionDetails:
         """A version's metadata, training run, token counts by kind, whether it is lossless, its
         lineage (it and its ancestors, nearest first) and the versions derived from it, and its
         first merges (or, for scored vocabularies, its highest-scored pieces)."""
         with self._reading() as conn:
-            v = refs.with_same_run(conn, [self._version(conn, ref)])[0]
-            model = algorithms.of(v.algorithm, v.config).model
-            summary = reads.summary(conn, v, merges=merges, top_scored=model.score_label is not None)
-            run = reads.training_run(conn, v)
-            chain = lineage.chain(conn, v)
-            children = lineage.children(conn, v)
-        out = algorithms.version_json(v)
-        out.update(summary)
-        out["title"] = model.title
-        out["score_label"] = model.score_label
-        out["lossless"] = model.lossless(model.parse_config(v.config))
-        out["lineage"] = chain
-        out["derived"] = children
-        if run is not None:
-            out["training_run"] = {k: (val.isoformat() if hasattr(val, "isoformat") else val) for k, val in run.items()}
-        return out
+            return details.details(conn, self._version(conn, ref), merges=merges)
 
-    def history(self, ref: Ref) -> list[dict[str, Any]]:
+    def history(self, ref: Ref) -> list[RoundRow]:
         """The recorded rounds of an iterative training run (Unigram: vocab size and
         log-likelihood after each EM / prune round), oldest first."""
         with self._reading() as conn:
-            rounds = reads.rounds(conn, self._version(conn, ref))
-        return [
-            {"round": r.round, "phase": r.phase, "vocab_size": r.vocab_size, "log_likelihood": r.log_likelihood}
-            for r in rounds
-        ]
+            return reads.rounds(conn, self._version(conn, ref))
 
-    def samples(self, ref: Ref) -> list[dict[str, Any]]:
+    def samples(self, ref: Ref) -> list[Sample]:
         """The sample strings stored with a version, the ids they encoded to then, and the bytes
         of those tokens as stored (read from the rows: nothing is compiled)."""
         with self._reading() as conn:
-            v = self._version(conn, ref)
-            stored = reads.samples(conn, v)
-            rows = reads.tokens_by_id(conn, v, {i for _, ids in stored for i in ids})
-        return [
-            {"text": t, "ids": ids, "tokens": [rows[i].bytes if i in rows else b"" for i in ids]} for t, ids in stored
-        ]
+            return samples.stored(conn, self._version(conn, ref))
 
     def aliases_by_ref(self) -> dict[str, list[str]]:
         """`name@N` -> the aliases pointing at it, for every version that has one."""
@@ -537,25 +528,11 @@ class Registry:
             v = self._version(conn, ref)
             return reads.token_page(conn, v, contains=contains, kind=kind, order=order, offset=offset, limit=limit)
 
-    def token(self, ref: Ref, token_id: int) -> dict[str, Any]:
+    def token(self, ref: Ref, token_id: int) -> TokenInfo:
         """One token of `ref`: its row, its merge ancestry down to base tokens (versions/ancestry.py), and
         every version (this one included) holding a token with the same bytes."""
         with self._reading() as conn:
-            v = self._version(conn, ref)
-            row = reads.tokens_by_id(conn, v, {token_id}).get(token_id)
-            if row is None:
-                raise NotFoundError(f"{v.ref} has no token {token_id} (ids are 0..{v.vocab_size - 1})")
-            merges = reads.merges_building(conn, v, token_id)
-            parts = reads.tokens_by_id(conn, v, ancestry.needed_ids(merges) | {token_id})
-            versions = {x.id: x for x in refs.all_versions(conn)}
-            holders = [(versions[vid], tid) for vid, tid in reads.holders_of(conn, row.bytes) if vid in versions]
-        return {
-            "version": v,
-            "token": row,
-            "tree": ancestry.tree(token_id, merges, parts),
-            "merges": len(merges),
-            "also_in": [{"ref": x.ref, "id": tid, "same_id": tid == token_id} for x, tid in holders],
-        }
+            return ancestry.token_info(conn, self._version(conn, ref), token_id)
 
     def sql(
         self, query: str, *, timeout: Optional[float] = DEFAULT_TIMEOUT, limit: Optional[int] = None
@@ -577,7 +554,7 @@ class Registry:
 
     # -- versions: aliases, diff, pin, verify, export, reproduce ---------------------------------
 
-    def tag(self, ref: Ref, alias: str) -> dict[str, Any]:
+    def tag(self, ref: Ref, alias: str) -> AliasMove:
         """Points `name@alias` at the version `ref` names (history kept in `tokreg log`)."""
         v = self.resolve(ref)
         self._journal(
@@ -608,16 +585,11 @@ class Registry:
         with self._reading() as conn:
             return refs.aliases_of(conn, name)
 
-    def log(self, name: str) -> list[dict[str, Any]]:
+    def log(self, name: str) -> list[LogEntry]:
         """Versions created (each with its lineage: derivation and parent) and alias moves of
         `name`, oldest first."""
         with self._reading() as conn:
-            rows = aliases.log(conn, name)
-            versions = {v.ref: v for v in refs.all_versions(conn, name)}  # read once, not per row
-            for r in rows:
-                if r["event"] == "version":
-                    r["lineage"] = lineage.of(conn, versions[r["ref"]])
-        return rows
+            return aliases.log(conn, name)
 
     def remove(self, ref: Ref) -> VersionInfo:
         """Deletes a version no alias points at (its tokens, merges, run and samples too)."""
@@ -642,19 +614,14 @@ class Registry:
             probe.dispose()
         return Interrupted(f"interrupted after {did}" if happened else f"interrupted; {did_not}, nothing was written")
 
-    def diff(self, a: Ref, b: Ref, *, texts: Optional[Sequence[PathLike]] = None, top: int = 10) -> dict[str, Any]:
+    def diff(self, a: Ref, b: Ref, *, texts: Optional[Sequence[PathLike]] = None, top: int = 10) -> VersionDiff:
         """How version `b` differs from `a`; with `texts`, the effect on those files: the
         metrics of `evaluate` for both, and B - A."""
         loaded = evaluate.read_texts(texts) if texts else []
         with self._reading() as conn:
             va, vb = self._versions(conn, [a, b])
             sa, sb = reads.read_version(conn, va), reads.read_version(conn, vb)
-        out = diff.diff(sa, sb, top=top)
-        if loaded:
-            tok_a = Tokenizer(sa.content, ref=sa.info.ref, expect_hash=sa.info.content_hash)
-            tok_b = Tokenizer(sb.content, ref=sb.info.ref, expect_hash=sb.info.content_hash)
-            out["text"] = diff.text_effect(tok_a, tok_b, loaded, top=top)
-        return out
+        return diff.diff_stored(sa, sb, loaded, top=top)
 
     # -- evaluating -----------------------------------------------------------------------------
 
@@ -694,9 +661,8 @@ class Registry:
             recompute=recompute,
         )
 
-    def evaluations(self, ref: Ref) -> list[dict[str, Any]]:
-        """Every stored evaluation of a version, one entry per text: {"text", "language",
-        "fingerprint", "bytes", "metrics": {metric: value}, "computed_at"} (see `evaluate`)."""
+    def evaluations(self, ref: Ref) -> list[StoredEvaluation]:
+        """Every stored evaluation of a version, one per text it was measured on (see `evaluate`)."""
         with self._reading() as conn:
             return evaluations.of_version(conn, self._version(conn, ref).id)
 
@@ -724,13 +690,13 @@ class Registry:
         lockfile.write(os.path.join(os.fspath(folder) if folder is not None else os.getcwd(), lockfile.FILENAME), p)
         return p
 
-    def verify(self, ref: Optional[Ref] = None) -> list[dict[str, Any]]:
+    def verify(self, ref: Optional[Ref] = None) -> list[Verification]:
         """Recomputes hashes from rows and from the stored content, builds each encoder,
         re-encodes the stored samples and checks the on-disk compiled cache, for `ref` or every
         version. Reports problems; never raises for them."""
         with self._reading() as conn:
             versions = [self._version(conn, ref)] if ref is not None else refs.all_versions(conn)
-            return [verify.check(reads.read_version(conn, v, check=False), reads.samples(conn, v)) for v in versions]
+            return verify.check_all(conn, versions)
 
     def export(self, ref: Ref, fmt: str, path: PathLike) -> VersionInfo:
         """Writes `ref` to `path` in format `fmt` (`tokreg`, `hf`, `tiktoken`), whole or not at all."""
@@ -745,7 +711,7 @@ class Registry:
         write_atomic(path, import_export.export(stored.data(), stored.info.ref, fmt))
         return stored.info
 
-    def reproduce(self, ref: Ref, files: Optional[Sequence[PathLike]] = None) -> dict[str, Any]:
+    def reproduce(self, ref: Ref, files: Optional[Sequence[PathLike]] = None) -> Reproduction:
         """Retrains `ref` from its recorded run; says whether the hash is the stored one."""
         with self._reading() as conn:  # closed before training, which can take long
             v = self._version(conn, ref)

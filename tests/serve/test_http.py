@@ -77,7 +77,7 @@ def test_version_page_and_twin(client: TestClient, served: Served, what: str) ->
     ref = served.refs[what]
     data = get_json(client, f"/v/{ref}?format=json")
     with Registry(served.db) as reg:
-        shown = reg.show(ref, merges=30)
+        shown = reg.show(ref, merges=30).to_json()
     for key in ("ref", "hash", "sha256", "vocab_size", "config", "tokens_by_kind", "merges", "lossless", "title"):
         assert data[key] == shown[key], key
     assert len(data["samples"]) == 6 and all(s["tokens"] for s in data["samples"])
@@ -89,8 +89,8 @@ def test_version_page_and_twin(client: TestClient, served: Served, what: str) ->
     if what in ("bpe", "bpe2"):  # evaluated in the fixture: the stored results are on the page
         with Registry(served.db) as reg:
             stored = reg.evaluations(ref)
-        assert [r["metrics"] for r in data["evaluations"]["rows"]] == [r["metrics"] for r in stored] != []
-        assert data["evaluations"]["compression"][0]["value"] == stored[0]["metrics"]["bytes_per_token"]
+        assert [r["metrics"] for r in data["evaluations"]["rows"]] == [r.metrics for r in stored] != []
+        assert data["evaluations"]["compression"][0]["value"] == stored[0].metrics["bytes_per_token"]
         assert "<h2>Evaluations" in html and "bytes/token" in html
     else:
         assert data["evaluations"]["rows"] == [] and "<h2>Evaluations" not in html
@@ -217,7 +217,7 @@ def test_diff_page_and_twin(client: TestClient, served: Served) -> None:
     a, b = served.refs["bpe"], served.refs["bpe2"]
     data = get_json(client, f"/diff?format=json&a={a}&b={b}")
     with Registry(served.db) as reg:
-        expected = reg.diff(a, b, top=20)
+        expected = reg.diff(a, b, top=20).to_json()
     assert data["diff"]["tokens"] == expected["tokens"] and data["diff"]["merges"] == expected["merges"]
     assert data["diff"]["config"] == expected["config"]
     html = page(client, f"/diff?a={a}&b={b}")

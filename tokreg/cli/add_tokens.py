@@ -50,6 +50,6 @@ def add_tokens(
     say_created(reg)
     chain = reg.lineage(v)
     if as_json:
-        echo_json({**v.to_json(), "lineage": chain})
+        echo_json({**v.to_json(), "lineage": [e.to_json() for e in chain]})
         return
-    echo_derived(v, chain[0])
+    echo_derived(v, chain[0].lineage)

@@ -70,34 +70,36 @@ def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: b
     rounds = reg.history(v) if history or plot else []
     if plot:
         if not rounds:
-            raise InputError(f"{info['ref']} has no recorded training rounds (only Unigram training records them)")
-        rounds_png(rounds, plot, title=f"{info['ref']} training")
+            raise InputError(f"{info.ref} has no recorded training rounds (only Unigram training records them)")
+        rounds_png(rounds, plot, title=f"{info.ref} training")
     if as_json:
-        echo_json({**info, "rounds": rounds} if history else info)
+        shown = info.to_json()
+        echo_json({**shown, "rounds": [r.to_json() for r in rounds]} if history else shown)
         return
-    click.echo(f"{info['ref']}  {info['hash']}")
-    click.echo(f"  {'sha256':<14}{info['sha256']}")
-    click.echo(f"  {'algorithm':<14}{info['title']} ({info['source']})")
+    ver, summary = info.version, info.summary
+    click.echo(f"{info.ref}  {ver.content_hash}")
+    click.echo(f"  {'sha256':<14}{ver.sha256}")
+    click.echo(f"  {'algorithm':<14}{info.title} ({ver.source})")
     click.echo(
-        f"  {'vocab size':<14}{info['vocab_size']:,}  "
-        + ", ".join(f"{k} {n:,}" for k, n in sorted(info["tokens_by_kind"].items()))
+        f"  {'vocab size':<14}{ver.vocab_size:,}  "
+        + ", ".join(f"{k} {n:,}" for k, n in sorted(summary.tokens_by_kind.items()))
     )
-    click.echo(f"  {'merges':<14}{info['merges']:,}")
-    click.echo(f"  {'lossless':<14}{'yes' if info['lossless'] else 'no (decode(encode(s)) may differ from s)'}")
-    click.echo(f"  {'created':<14}{info['created_at']}")
-    if info["message"]:
-        click.echo(f"  {'message':<14}{info['message']}")
-    if info["same_run"]:
-        click.echo(f"  {'same run as':<14}{', '.join(info['same_run'])} (other sizes of one training run)")
-    for k, val in sorted(info["config"].items()):
+    click.echo(f"  {'merges':<14}{summary.merges:,}")
+    click.echo(f"  {'lossless':<14}{'yes' if info.lossless else 'no (decode(encode(s)) may differ from s)'}")
+    click.echo(f"  {'created':<14}{ver.created_at.isoformat()}")
+    if ver.message:
+        click.echo(f"  {'message':<14}{ver.message}")
+    if ver.same_run:
+        click.echo(f"  {'same run as':<14}{', '.join(ver.same_run)} (other sizes of one training run)")
+    for k, val in sorted(info.config.items()):
         click.echo(f"  {k:<14}{val}")
-    chain = info["lineage"]
-    click.echo(f"  {'lineage':<14}{info['ref']} " + lineage_line(chain[0]))
+    chain = info.lineage
+    click.echo(f"  {'lineage':<14}{info.ref} " + lineage_line(chain[0].lineage))
     for entry in chain[1:]:
-        click.echo(f"  {'':<14}{entry['ref']} " + lineage_line(entry))
-    if info["derived"]:
-        click.echo(f"  {'derived':<14}{', '.join(info['derived'])}")
-    run = info.get("training_run")
+        click.echo(f"  {'':<14}{entry.ref} " + lineage_line(entry.lineage))
+    if info.derived:
+        click.echo(f"  {'derived':<14}{', '.join(info.derived)}")
+    run = info.training_run
     if run:
         click.echo("  training run:")
         click.echo(
@@ -122,23 +124,20 @@ def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: b
             f"total {run['total_seconds']:.2f} s, {run['threads']} thread(s)"
         )
         click.echo(f"    tokreg      {run['tokreg_version']}, started {run['started_at']}")
-    if info["first_merges"]:
+    if summary.first_merges:
         click.echo("  first merges:")
-        scored = any(m["score"] is not None for m in info["first_merges"])
+        scored = any(m.score is not None for m in summary.first_merges)
         echo_table(
             ["rank", "left", "right", "result", "count"] + (["score"] if scored else []),
             [
-                [m["rank"], repr(m["left"]), repr(m["right"]), repr(m["result"]), m["count"]]
-                + ([f"{m['score']:.3g}"] if scored else [])
-                for m in info["first_merges"]
+                [m.rank, repr(m.left), repr(m.right), repr(m.result), m.count] + ([f"{m.score:.3g}"] if scored else [])
+                for m in summary.first_merges
             ],
         )
-    if info.get("top_pieces"):
-        click.echo(f"  highest {info['score_label']}:")
-        echo_table(
-            ["id", "piece", info["score_label"]],
-            [[p["id"], repr(p["text"]), f"{p['score']:.4f}"] for p in info["top_pieces"]],
-        )
+    if summary.top_pieces:
+        label = str(info.score_label)
+        click.echo(f"  highest {label}:")
+        echo_table(["id", "piece", label], [[p.id, repr(p.text), f"{p.score:.4f}"] for p in summary.top_pieces])
     if history:
         if not rounds:
             click.echo("  no recorded training rounds (only Unigram training records them)")
@@ -146,9 +145,10 @@ def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: b
         click.echo("  training rounds:")
         echo_table(
             ["round", "phase", "vocab", "log-likelihood"],
-            [[r["round"], r["phase"], f"{r['vocab_size']:,}", f"{r['log_likelihood']:,.1f}"] for r in rounds],
+            [[r.round, r.phase, f"{r.vocab_size:,}", f"{r.log_likelihood:,.1f}"] for r in rounds],
         )
-        for line in rounds_text([r["log_likelihood"] for r in rounds], title="  log-likelihood by round"):
+        likelihoods = [r.log_likelihood for r in rounds if r.log_likelihood is not None]
+        for line in rounds_text(likelihoods, title="  log-likelihood by round"):
             click.echo("  " + line)
     if plot:
         click.echo(f"  wrote the training curve to {plot}")
@@ -168,18 +168,18 @@ def log(name: str, as_json: bool, db: Optional[str]) -> None:
     """
     rows = open_registry(db).log(name)
     if as_json:
-        echo_json(rows)
+        echo_json([r.to_json() for r in rows])
         return
     echo_table(
         ["time", "event", "ref", "detail", "from", "hash"],
         [
             [
-                when(r["at"]),
-                r["event"],
-                r["ref"],
-                r["detail"],
-                lineage_line(r["lineage"]) if "lineage" in r else "",
-                (r["hash"] or "")[:25],
+                when(r.at),
+                r.event,
+                r.ref,
+                r.detail,
+                lineage_line(r.lineage) if r.lineage is not None else "",
+                (r.hash or "")[:25],
             ]
             for r in rows
         ],

@@ -3,21 +3,19 @@ version's lineage: where it came from and what its derivation recorded."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
-from ..data import VersionInfo
+from ..data import Lineage, VersionInfo
 
 
-def lineage_line(entry: dict[str, Any]) -> str:
+def lineage_line(line: Lineage) -> str:
     """`extended from cl100k_base@1 (+5,000 tokens, ids kept)` and the like."""
-    d = entry.get("details") or {}
-    parent = entry.get("parent")
-    what = str(entry["derivation"]).replace("_", " ")
+    d = line.details or {}
+    parent = line.parent
+    what = line.derivation.replace("_", " ")
     if parent is None:
         return what
-    gone = "" if entry.get("parent_exists", True) else ", since removed"
+    gone = "" if line.parent_exists else ", since removed"
     notes = []
     if "added" in d:
         notes.append(f"+{d['added']:,} tokens")
@@ -32,9 +30,9 @@ def lineage_line(entry: dict[str, Any]) -> str:
     return f"{what} from {parent}{gone}" + (f" ({', '.join(notes)})" if notes else "")
 
 
-def echo_derived(v: VersionInfo, entry: dict[str, Any]) -> None:
+def echo_derived(v: VersionInfo, line: Lineage) -> None:
     click.echo(f"{v.ref}  {v.content_hash}")
-    click.echo(f"  {v.vocab_size:,} tokens, {lineage_line(entry)}")
-    d = entry.get("details") or {}
+    click.echo(f"  {v.vocab_size:,} tokens, {lineage_line(line)}")
+    d = line.details or {}
     if d.get("first_new_id") is not None:
         click.echo(f"  new ids from {d['first_new_id']:,}")

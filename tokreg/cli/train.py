@@ -275,11 +275,11 @@ def train(
         return
     for v in versions:
         info = reg.show(v, merges=0)
-        run = info.get("training_run", {})
-        kinds = ", ".join(f"{n:,} {k}" for k, n in sorted(info["tokens_by_kind"].items()))
+        run = info.training_run
+        kinds = ", ".join(f"{n:,} {k}" for k, n in sorted(info.summary.tokens_by_kind.items()))
         click.echo(f"{v.ref}  {v.content_hash}")
-        merges = f", {info['merges']:,} merges" if info["merges"] else ""
-        click.echo(f"  {info['title']}, {v.vocab_size:,} tokens ({kinds}){merges}")
+        merges = f", {info.summary.merges:,} merges" if info.summary.merges else ""
+        click.echo(f"  {info.title}, {v.vocab_size:,} tokens ({kinds}){merges}")
         if run:
             dropped = (run.get("counting") or {}).get("dropped_pieces") or 0
             note = f"; {dropped:,} rare pieces dropped to fit the memory limit" if dropped else ""

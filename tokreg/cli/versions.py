@@ -3,10 +3,11 @@ calls one `Registry` method and prints a line, a table or --json."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 import click
 
+from ..data import AliasMove
 from ..errors import IntegrityError
 from .common import db_option, echo_json, json_option, open_registry
 
@@ -30,18 +31,18 @@ def tag(ref: str, alias: str, delete: bool, as_json: bool, db: Optional[str]) ->
     if delete:
         old = reg.untag(ref, alias)
         name = ref.partition("@")[0]
-        out: dict[str, Any] = {"alias": f"{name}@{alias}", "old": old, "new": None, "moved": True}
+        out = AliasMove(ref=None, alias=f"{name}@{alias}", old=old, new=None, moved=True)
         msg = f"{name}@{alias} deleted (was {name}@{old})"
     else:
         out = reg.tag(ref, alias)
-        if not out["moved"]:
-            msg = f"{out['alias']} already points at {out['ref']}"
-        elif out["old"] is None:
-            msg = f"{out['alias']} -> {out['ref']}"
+        if not out.moved:
+            msg = f"{out.alias} already points at {out.ref}"
+        elif out.old is None:
+            msg = f"{out.alias} -> {out.ref}"
         else:
-            msg = f"{out['alias']} moved from @{out['old']} to {out['ref']}"
+            msg = f"{out.alias} moved from @{out.old} to {out.ref}"
     if as_json:
-        echo_json(out)
+        echo_json(out.to_json())
     else:
         click.echo(msg)
 
@@ -108,20 +109,20 @@ def verify(ref: Optional[str], as_json: bool, db: Optional[str]) -> None:
     """
     reg = open_registry(db)
     results = reg.verify(ref)
-    bad = [r for r in results if not r["ok"]]
+    bad = [r for r in results if not r.ok]
     if as_json:
-        echo_json(results)
+        echo_json([r.to_json() for r in results])
     else:
         for r in results:
-            mark = click.style("ok    ", fg="green") if r["ok"] else click.style("FAILED", fg="red", bold=True)
-            click.echo(f"{mark} {r['ref']}  {r['hash']}  {r['samples']} sample(s) re-encoded")
-            for p in r["problems"]:
+            mark = click.style("ok    ", fg="green") if r.ok else click.style("FAILED", fg="red", bold=True)
+            click.echo(f"{mark} {r.ref}  {r.hash}  {r.samples} sample(s) re-encoded")
+            for p in r.problems:
                 click.echo(f"       {p}")
-            for note in r.get("notes", []):
+            for note in r.notes:
                 click.echo(f"       note: {note}")
     if bad:
         raise IntegrityError(
-            f"{len(bad)} of {len(results)} version(s) failed verification: " + ", ".join(r["ref"] for r in bad)
+            f"{len(bad)} of {len(results)} version(s) failed verification: " + ", ".join(r.ref for r in bad)
         )
 
 
@@ -145,15 +146,15 @@ def reproduce(ref: str, files: tuple[str, ...], as_json: bool, db: Optional[str]
     reg = open_registry(db)
     r = reg.reproduce(ref, list(files) or None)
     if as_json:
-        echo_json(r)
+        echo_json(r.to_json())
     else:
-        click.echo(f"{r['ref']}: retrained from {len(r['files'])} file(s) in {r['seconds']:.2f} s")
-        click.echo(f"  stored      {r['stored']}")
-        click.echo(f"  reproduced  {r['reproduced']}")
+        click.echo(f"{r.ref}: retrained from {len(r.files)} file(s) in {r.seconds:.2f} s")
+        click.echo(f"  stored      {r.stored}")
+        click.echo(f"  reproduced  {r.reproduced}")
         click.echo(
             click.style("  same hash: reproduced exactly", fg="green")
-            if r["same"]
+            if r.same
             else click.style("  DIFFERENT hash: training did not reproduce this version", fg="red", bold=True)
         )
-    if not r["same"]:
-        raise IntegrityError(f"{r['ref']} did not reproduce: {r['reproduced']} != stored {r['stored']}")
+    if not r.same:
+        raise IntegrityError(f"{r.ref} did not reproduce: {r.reproduced} != stored {r.stored}")

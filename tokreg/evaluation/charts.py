@@ -15,6 +15,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from ..data import RoundRow
 from ..errors import InputError
 from .evaluate import Evaluation, Score
 
@@ -67,17 +68,17 @@ def rounds_text(ys: Sequence[float], *, title: str, width: int = 60, height: int
     return lines
 
 
-def rounds_png(rounds: Sequence[dict[str, float]], path: str | os.PathLike[str], *, title: str) -> None:
+def rounds_png(rounds: Sequence[RoundRow], path: str | os.PathLike[str], *, title: str) -> None:
     """Log-likelihood and vocab size per round, as a PNG."""
     plt = _pyplot("the terminal chart")
-    xs = [r["round"] for r in rounds]
+    xs = [r.round for r in rounds]
     fig, ax1 = plt.subplots(figsize=(7, 4), dpi=120)
-    ax1.plot(xs, [r["log_likelihood"] for r in rounds], marker="o", color="tab:blue")
+    ax1.plot(xs, [r.log_likelihood for r in rounds], marker="o", color="tab:blue")
     ax1.set_xlabel("round")
     ax1.xaxis.set_major_locator(plt.MaxNLocator(integer=True))
     ax1.set_ylabel("log-likelihood", color="tab:blue")
     ax2 = ax1.twinx()
-    ax2.plot(xs, [r["vocab_size"] for r in rounds], marker="s", color="tab:orange")
+    ax2.plot(xs, [r.vocab_size for r in rounds], marker="s", color="tab:orange")
     ax2.set_ylabel("vocab size", color="tab:orange")
     ax1.set_title(title)
     _save(plt, fig, path)

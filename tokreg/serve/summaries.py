@@ -3,10 +3,8 @@ by kind takes a few hundred milliseconds, and a version never changes once writt
 
 from __future__ import annotations
 
-import copy
-from typing import Any
-
 from ..registry import Registry
+from ..versions.details import VersionDetails
 from .cache import Lru
 
 #: First merges (or highest-scored pieces) a version page shows.
@@ -16,10 +14,9 @@ FIRST_MERGES = 20
 class Summaries:
     def __init__(self, reg: Registry, size: int = 64):
         self.reg = reg
-        self._cache: Lru[tuple[int, str], dict[str, Any]] = Lru(size)
+        self._cache: Lru[tuple[int, str], VersionDetails] = Lru(size)
 
-    def get(self, ref: str) -> dict[str, Any]:
-        """`Registry.show(ref)` (a copy: callers add to it)."""
+    def get(self, ref: str) -> VersionDetails:
+        """`Registry.show(ref)` (frozen: shared by every page that asks)."""
         v = self.reg.resolve(ref)
-        shown = self._cache.get((v.id, v.content_hash), lambda: self.reg.show(v.ref, merges=FIRST_MERGES))
-        return copy.deepcopy(shown)
+        return self._cache.get((v.id, v.content_hash), lambda: self.reg.show(v, merges=FIRST_MERGES))

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Any, Optional
+from typing import Optional
 
 from sqlalchemy import Connection, delete, insert, select, update
 
-from ..data import VersionInfo
+from ..data import AliasMove, LogEntry, VersionInfo
 from ..errors import InputError, NotFoundError
+from . import lineage
 from .refs import alias_target, aliases_of, all_versions, check_name, resolve
 from .schema import Alias, AliasEvent, Version, table
 
@@ -29,9 +30,8 @@ def check_alias(alias: str) -> str:
     return alias
 
 
-def tag(conn: Connection, v: VersionInfo, alias: str) -> dict[str, Any]:
-    """Points `name@alias` at `v` (resolved by the caller); records the move. Returns
-    {"ref", "alias", "old", "new"} with version numbers (old is None for a new alias)."""
+def tag(conn: Connection, v: VersionInfo, alias: str) -> AliasMove:
+    """Points `name@alias` at `v` (resolved by the caller); records the move."""
     check_alias(alias)
     if _number(conn, v.id) is None:
         raise _gone(v)
@@ -40,7 +40,7 @@ def tag(conn: Connection, v: VersionInfo, alias: str) -> dict[str, Any]:
     old_vid = alias_target(conn, v.name, alias)
     old = _number(conn, old_vid)
     if old_vid == v.id:
-        return {"ref": v.ref, "alias": f"{v.name}@{alias}", "old": old, "new": v.number, "moved": False}
+        return AliasMove(v.ref, f"{v.name}@{alias}", old, v.number, moved=False)
     if old_vid is None:
         conn.execute(insert(t).values(name=v.name, alias=alias, version_id=v.id, updated_at=now))
     else:
@@ -48,7 +48,7 @@ def tag(conn: Connection, v: VersionInfo, alias: str) -> dict[str, Any]:
     conn.execute(
         insert(table(AliasEvent)).values(name=v.name, alias=alias, old_version=old, new_version=v.number, at=now)
     )
-    return {"ref": v.ref, "alias": f"{v.name}@{alias}", "old": old, "new": v.number, "moved": True}
+    return AliasMove(v.ref, f"{v.name}@{alias}", old, v.number, moved=True)
 
 
 def untag(conn: Connection, name: str, alias: str) -> int:
@@ -71,39 +71,41 @@ def untag(conn: Connection, name: str, alias: str) -> int:
     return old
 
 
-def log(conn: Connection, name: str) -> list[dict[str, Any]]:
-    """The history of `name`, oldest first: one entry per version created and per alias move."""
+def log(conn: Connection, name: str) -> list[LogEntry]:
+    """The history of `name`, oldest first: one entry per version created (with its lineage)
+    and per alias move."""
     check_name(name)
     versions = all_versions(conn, name)
     e = table(AliasEvent)
     events = list(conn.execute(select(e).where(e.c.name == name).order_by(e.c.at, e.c.id)).mappings())
     if not versions and not events:
         resolve(conn, name)  # raises, saying what exists
-    out: list[dict[str, Any]] = [
-        {
-            "at": v.created_at,
-            "event": "version",
-            "ref": v.ref,
-            "hash": v.content_hash,
-            "detail": v.message or v.source,
-        }
+    out = [
+        LogEntry(
+            at=v.created_at,
+            event="version",
+            ref=v.ref,
+            hash=v.content_hash,
+            detail=v.message or v.source,
+            lineage=lineage.of(conn, v),
+        )
         for v in versions
     ]
     for ev in events:
         old = "(new)" if ev["old_version"] is None else f"@{ev['old_version']}"
         new = "(deleted)" if ev["new_version"] is None else f"@{ev['new_version']}"
         out.append(
-            {
-                "at": ev["at"],
-                "event": "alias",
-                "ref": f"{name}@{ev['alias']}",
-                "hash": None,
-                "detail": f"{old} -> {new}",
-                "old": ev["old_version"],
-                "new": ev["new_version"],
-            }
+            LogEntry(
+                at=ev["at"],
+                event="alias",
+                ref=f"{name}@{ev['alias']}",
+                hash=None,
+                detail=f"{old} -> {new}",
+                old=ev["old_version"],
+                new=ev["new_version"],
+            )
         )
-    out.sort(key=lambda r: _aware(r["at"]))
+    out.sort(key=lambda r: _aware(r.at))
     return out
 
 

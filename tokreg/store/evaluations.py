@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional, TypeVar
 from sqlalchemy import Connection, Engine, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError as DbIntegrityError
 
+from ..data import StoredEvaluation
 from ..package_version import __version__
 from .engine import write_transaction
 from .schema import Audit, AuditToken, EvalText, Evaluation, Token, table
@@ -90,10 +91,9 @@ def scores(conn: Connection, version_id: int, fingerprint: str, metrics: Iterabl
     return StoredScores(values={r[0]: r[1] for r in rows}, computed_at=min(_aware(r[2]) for r in rows))
 
 
-def of_version(conn: Connection, version_id: int) -> list[dict[str, Any]]:
+def of_version(conn: Connection, version_id: int) -> list[StoredEvaluation]:
     """Every stored result of a version, one entry per text it was measured on (parallel sets
-    included), oldest text first: {"text", "language", "fingerprint", "bytes", "metrics":
-    {metric: value}, "computed_at"}."""
+    included), oldest text first."""
     e, t = table(Evaluation), table(EvalText)
     rows = conn.execute(
         select(t.c.fingerprint, t.c.name, t.c.language, t.c.bytes, e.c.metric, e.c.value, e.c.computed_at)
@@ -101,14 +101,19 @@ def of_version(conn: Connection, version_id: int) -> list[dict[str, Any]]:
         .where(e.c.version_id == version_id)
         .order_by(e.c.computed_at, t.c.name, e.c.metric)
     ).all()
-    out: dict[str, dict[str, Any]] = {}
+    texts: dict[str, tuple[str, Optional[str], int]] = {}  # fingerprint -> (name, language, bytes), oldest first
+    metrics: dict[str, dict[str, float]] = {}
+    latest: dict[str, datetime] = {}
     for fp, name, language, size, metric, value, at in rows:
-        entry = out.setdefault(
-            fp, {"text": name, "language": language, "fingerprint": fp, "bytes": size, "metrics": {}, "computed_at": at}
+        texts.setdefault(fp, (name, language, size))
+        metrics.setdefault(fp, {})[metric] = value
+        latest[fp] = max(latest.get(fp, _aware(at)), _aware(at))
+    return [
+        StoredEvaluation(
+            text=name, language=language, fingerprint=fp, bytes=size, metrics=metrics[fp], computed_at=latest[fp]
         )
-        entry["metrics"][metric] = value
-        entry["computed_at"] = max(_aware(entry["computed_at"]), _aware(at))
-    return list(out.values())
+        for fp, (name, language, size) in texts.items()
+    ]
 
 
 def save_scores(

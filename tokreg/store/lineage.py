@@ -9,14 +9,15 @@ training on a new corpus), `added_tokens` (user tokens appended).
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 from sqlalchemy import Connection, insert, select
 
-from ..data import TokenizerData, VersionInfo
+from ..data import Lineage, LineageEntry, TokenizerData, VersionInfo
 from ..errors import InputError
 from .refs import all_versions, by_id
-from .schema import Lineage, Version, table
+from .schema import Lineage as LineageTable
+from .schema import Version, table
 
 
 def write(conn: Connection, version_id: int, data: TokenizerData, content_hash: str) -> None:
@@ -50,7 +51,7 @@ def write(conn: Connection, version_id: int, data: TokenizerData, content_hash: 
             derivation, parent_id = "reimported", same.id
             parent_ref, parent_hash = f"{same.name}@{same.number}", content_hash
     conn.execute(
-        insert(table(Lineage)).values(
+        insert(table(LineageTable)).values(
             version_id=version_id,
             parent_id=parent_id,
             parent_ref=parent_ref,
@@ -61,42 +62,40 @@ def write(conn: Connection, version_id: int, data: TokenizerData, content_hash: 
     )
 
 
-def of(conn: Connection, v: VersionInfo) -> dict[str, Any]:
-    """A version's lineage: {"derivation", "parent" (ref or None), "parent_hash",
-    "parent_exists", "details"}; versions written before lineage was kept read as their source."""
-    lt = table(Lineage)
+def of(conn: Connection, v: VersionInfo) -> Lineage:
+    """A version's lineage; versions written before lineage was kept read as their source."""
+    lt = table(LineageTable)
     row = conn.execute(select(lt).where(lt.c.version_id == v.id)).mappings().first()
     if row is None:
-        return {"derivation": "trained" if v.source == "train" else "imported", "parent": None}
+        return Lineage("trained" if v.source == "train" else "imported", None, recorded=False)
     parent = by_id(conn, row["parent_id"]) if row["parent_id"] is not None else None
-    return {
-        "derivation": row["derivation"],
-        "parent": parent.ref if parent is not None else row["parent_ref"],
-        "parent_hash": row["parent_hash"],
-        "parent_exists": parent is not None,
-        "parent_id": row["parent_id"],
-        "details": row["details"],
-    }
+    return Lineage(
+        derivation=row["derivation"],
+        parent=parent.ref if parent is not None else row["parent_ref"],
+        parent_hash=row["parent_hash"],
+        parent_exists=parent is not None,
+        parent_id=row["parent_id"],
+        details=row["details"],
+    )
 
 
-def chain(conn: Connection, v: VersionInfo, *, limit: int = 100) -> list[dict[str, Any]]:
-    """`v` and its ancestors, nearest first: [{"ref", "hash", "derivation", "parent", ...}]. A
-    removed ancestor ends the chain with its recorded ref and hash."""
-    out: list[dict[str, Any]] = []
+def chain(conn: Connection, v: VersionInfo, *, limit: int = 100) -> list[LineageEntry]:
+    """`v` and its ancestors, nearest first. A removed ancestor ends the chain with its
+    recorded ref and hash."""
+    out: list[LineageEntry] = []
     seen: set[int] = set()
     cur: Optional[VersionInfo] = v
     while cur is not None and cur.id not in seen and len(out) < limit:
         seen.add(cur.id)
         line = of(conn, cur)
-        out.append({"ref": cur.ref, "hash": cur.content_hash, **line})
-        pid = line.get("parent_id")
-        cur = by_id(conn, pid) if pid is not None else None
+        out.append(LineageEntry(cur.ref, cur.content_hash, line))
+        cur = by_id(conn, line.parent_id) if line.parent_id is not None else None
     return out
 
 
 def children(conn: Connection, v: VersionInfo) -> list[str]:
     """Refs of the versions whose parent is `v`, oldest first."""
-    lt = table(Lineage)
+    lt = table(LineageTable)
     ids = conn.execute(select(lt.c.version_id).where(lt.c.parent_id == v.id).order_by(lt.c.version_id)).scalars()
     return [c.ref for c in (by_id(conn, i) for i in ids) if c is not None]
 
@@ -110,7 +109,7 @@ def check_derived_name(conn: Connection, name: str, base: VersionInfo, *, exclud
     versions = {v.id: v for v in all_versions(conn, name) if v.id != exclude}
     if not versions:
         return
-    lt = table(Lineage)
+    lt = table(LineageTable)
     rows = conn.execute(select(lt.c.version_id, lt.c.parent_id, lt.c.parent_ref).where(lt.c.version_id.in_(versions)))
     parents = {r.version_id: (r.parent_id, r.parent_ref) for r in rows}
     for vid in sorted(versions):

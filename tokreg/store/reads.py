@@ -13,7 +13,16 @@ from typing import Any, Optional
 from sqlalchemy import ColumnElement, Connection, LargeBinary, cast, func, or_, select
 
 from .. import content
-from ..data import MergeRow, RoundRow, StoredVersion, TokenRow, VersionInfo
+from ..data import (
+    FirstMerge,
+    MergeRow,
+    RoundRow,
+    StoredVersion,
+    TokenRow,
+    TopPiece,
+    VersionInfo,
+    VersionSummary,
+)
 from .schema import Alias, Merge, Sample, Token, TrainingRound, TrainingRun, VersionContent, table
 
 
@@ -119,7 +128,7 @@ def _readable(text: Optional[str], raw: bytes) -> str:
     return text if text is not None else repr(bytes(raw))
 
 
-def summary(conn: Connection, v: VersionInfo, *, merges: int = 10, top_scored: bool = False) -> dict[str, Any]:
+def summary(conn: Connection, v: VersionInfo, *, merges: int = 10, top_scored: bool = False) -> VersionSummary:
     """What `tokreg show` prints besides the version row: token counts by kind, the number of
     merges and the first `merges` of them readable, and (with `top_scored`) the `merges` tokens
     of highest score."""
@@ -143,32 +152,29 @@ def summary(conn: Connection, v: VersionInfo, *, merges: int = 10, top_scored: b
         if wanted
         else {}
     )
-    out: dict[str, Any] = {
-        "tokens_by_kind": kinds,
-        "merges": n_merges,
-        "first_merges": [
-            {
-                "rank": m["rank"],
-                "left": text.get(m["left_id"]),
-                "right": text.get(m["right_id"]),
-                "result": text.get(m["result_id"]),
-                "count": m["count"],
-                "score": m["score"],
-            }
-            for m in first
-        ],
-    }
+    first_merges = tuple(
+        FirstMerge(
+            rank=m["rank"],
+            left=text.get(m["left_id"]),
+            right=text.get(m["right_id"]),
+            result=text.get(m["result_id"]),
+            count=m["count"],
+            score=m["score"],
+        )
+        for m in first
+    )
+    top_pieces = None
     if top_scored:
-        out["top_pieces"] = [
-            {"id": r.id, "text": r.text, "score": r.score}
+        top_pieces = tuple(
+            TopPiece(id=r.id, text=r.text, score=r.score)
             for r in conn.execute(
                 select(tt.c.id, tt.c.text, tt.c.score)
                 .where(tt.c.version_id == v.id, tt.c.kind == "normal")
                 .order_by(tt.c.score.desc(), tt.c.id)
                 .limit(merges)
             )
-        ]
-    return out
+        )
+    return VersionSummary(tokens_by_kind=kinds, merges=n_merges, first_merges=first_merges, top_pieces=top_pieces)
 
 
 # -- tokreg serve's pages ----------------------------------------------------------------------------

@@ -14,13 +14,14 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 import xxhash
 
 from .. import algorithms
-from ..data import TokenizerData, VersionInfo
+from ..data import JsonValue, TokenizerData, VersionInfo
 from ..errors import InputError, NotFoundError
 from . import train_run
 from .corpus.reader import prefix_digest
@@ -68,8 +69,21 @@ def check_files(recorded: list[dict[str, Any]], given: Optional[Sequence[str]] =
     return paths
 
 
-def reproduce(v: VersionInfo, run: Optional[dict[str, Any]], files: Optional[Sequence[str]] = None) -> dict[str, Any]:
-    """Retrains `v` from its recorded `run`; {"ref", "stored", "reproduced", "same", "files", "seconds"}."""
+@dataclass(frozen=True)
+class Reproduction(JsonValue):
+    """What `Registry.reproduce` found: whether retraining gave the stored content hash."""
+
+    ref: str
+    stored: str  # the version's content hash
+    reproduced: str  # the retrained content's
+    same: bool
+    corpus_fingerprint: str  # as the run recorded it
+    files: tuple[str, ...]  # the paths trained on, in the recorded order
+    seconds: float
+
+
+def reproduce(v: VersionInfo, run: Optional[dict[str, Any]], files: Optional[Sequence[str]] = None) -> Reproduction:
+    """Retrains `v` from its recorded `run` (which the caller read)."""
     if run is None:
         raise NotFoundError(
             f"{v.ref} has no recorded training run (it was {v.source}); only trained versions can be reproduced"
@@ -85,12 +99,12 @@ def reproduce(v: VersionInfo, run: Optional[dict[str, Any]], files: Optional[Seq
     t0 = time.perf_counter()
     data = retrain(paths, config, fields[0] if fields else None)
     new_hash, _ = data.hashes()
-    return {
-        "ref": v.ref,
-        "stored": v.content_hash,
-        "reproduced": new_hash,
-        "same": new_hash == v.content_hash,
-        "corpus_fingerprint": run["corpus_fingerprint"],
-        "files": paths,
-        "seconds": round(time.perf_counter() - t0, 3),
-    }
+    return Reproduction(
+        ref=v.ref,
+        stored=v.content_hash,
+        reproduced=new_hash,
+        same=new_hash == v.content_hash,
+        corpus_fingerprint=run["corpus_fingerprint"],
+        files=tuple(paths),
+        seconds=round(time.perf_counter() - t0, 3),
+    )

@@ -16,7 +16,13 @@ tokenizers:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from sqlalchemy import Connection
+
+from ..data import JsonValue, VersionInfo
 from ..encoding.tokenizer import Tokenizer
+from ..store import reads
 
 SAMPLES: tuple[str, ...] = (
     "The quick brown fox jumps over the lazy dog. Hello, world!",
@@ -31,3 +37,20 @@ SAMPLES: tuple[str, ...] = (
 def encode_all(tok: Tokenizer) -> list[list[int]]:
     """The ids of every sample (special-token strings are plain text here)."""
     return [tok.encode_ordinary(s) for s in SAMPLES]
+
+
+@dataclass(frozen=True)
+class Sample(JsonValue):
+    """A sample as stored with a version (`Registry.samples`): the ids it encoded to when the
+    version was written, and the bytes of those tokens as stored (b"" for an id with no row)."""
+
+    text: str
+    ids: tuple[int, ...]
+    tokens: tuple[bytes, ...]
+
+
+def stored(conn: Connection, v: VersionInfo) -> list[Sample]:
+    """The samples of `v` with their tokens' bytes, read from the rows (nothing is compiled)."""
+    found = reads.samples(conn, v)
+    rows = reads.tokens_by_id(conn, v, {i for _, ids in found for i in ids})
+    return [Sample(t, tuple(ids), tuple(rows[i].bytes if i in rows else b"" for i in ids)) for t, ids in found]

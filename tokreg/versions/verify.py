@@ -6,26 +6,47 @@ one is removed; the next load rebuilds it, and anything there that is not a regu
 reported as a note and left alone).
 
     >>> reg.verify()            # every version
-    [{'ref': 'gpt-mini@1', 'ok': True, 'hash': 'xxh3-128:…', 'samples': 6, 'problems': []}, …]
+    [Verification(ref='gpt-mini@1', hash='xxh3-128:…', ok=True, samples=6, problems=(), …), …]
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+
+from sqlalchemy import Connection
 
 from ..content import check_header, content_hash, digest
-from ..data import StoredVersion
+from ..data import JsonValue, StoredVersion, VersionInfo
 from ..encoding import content_cache
 from ..encoding.tokenizer import Tokenizer
 from ..errors import IntegrityError, TokregError
+from ..store import reads
+
+
+@dataclass(frozen=True)
+class Verification(JsonValue):
+    """What `Registry.verify` found for one version: `ok` when there are no `problems`."""
+
+    ref: str
+    hash: str  # the recorded content hash
+    recomputed: str  # what its rows hash to
+    ok: bool
+    samples: int  # sample strings re-encoded
+    problems: tuple[str, ...]
+    notes: tuple[str, ...]  # about the machine, not the version (a cache entry that is no file)
 
 
 def _short(ids: list[int]) -> str:
     return str(ids) if len(ids) <= 8 else "[" + ", ".join(map(str, ids[:8])) + ", …]"
 
 
-def check(stored: StoredVersion, samples: Sequence[tuple[str, list[int]]]) -> dict[str, Any]:
+def check_all(conn: Connection, versions: Sequence[VersionInfo]) -> list[Verification]:
+    """`check` for each of `versions` (resolved by the caller), its rows read as they are."""
+    return [check(reads.read_version(conn, v, check=False), reads.samples(conn, v)) for v in versions]
+
+
+def check(stored: StoredVersion, samples: Sequence[tuple[str, list[int]]]) -> Verification:
     """Verifies one version read with `read_version(..., check=False)` (rows included);
     reports, never raises."""
     v = stored.info
@@ -77,12 +98,12 @@ def check(stored: StoredVersion, samples: Sequence[tuple[str, list[int]]]) -> di
                 checked += 1
                 if got != want:
                     problems.append(f"sample {n} ({text[:30]!r}) encodes to {_short(got)}, stored {_short(want)}")
-    return {
-        "ref": v.ref,
-        "hash": v.content_hash,
-        "recomputed": stored.hash,
-        "ok": not problems,
-        "samples": checked,
-        "problems": problems,
-        "notes": notes,
-    }
+    return Verification(
+        ref=v.ref,
+        hash=v.content_hash,
+        recomputed=stored.hash,
+        ok=not problems,
+        samples=checked,
+        problems=tuple(problems),
+        notes=tuple(notes),
+    )

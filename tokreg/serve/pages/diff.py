@@ -5,6 +5,7 @@ heavy work (work.py): bounded, and refused for other sites."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Optional
 from urllib.parse import urlencode
 
@@ -15,20 +16,22 @@ from starlette.routing import Route
 from ...evaluation.evaluate import Text
 from ...registry import Registry
 from ...versions import diff
+from ...versions.diff import VersionDiff
 from .. import limits
 from ..cache import Lru
 from ..encoding import Encoders
 from ..http import blocking, form, number, one, respond, text_param
 from ..work import Deadline
 
+#: (ref A, hash A, ref B, hash B, top): what a stored diff is kept under.
+DiffKey = tuple[str, str, str, str, int]
 
-def _stored_diff(
-    reg: Registry, diffs: Lru[tuple[str, str, str, str, int], dict[str, Any]], a: str, b: str, top: int
-) -> dict[str, Any]:
+
+def _stored_diff(reg: Registry, diffs: Lru[DiffKey, VersionDiff], a: str, b: str, top: int) -> VersionDiff:
     # Keyed by ref and hash: versions never change, so neither do their diffs.
     va, vb = reg.resolve(a), reg.resolve(b)
     key = (va.ref, va.content_hash, vb.ref, vb.content_hash, top)
-    return dict(diffs.get(key, lambda: reg.diff(va.ref, vb.ref, top=top)))
+    return diffs.get(key, lambda: reg.diff(va, vb, top=top))
 
 
 def _defaults(reg: Registry) -> tuple[str, str]:
@@ -44,7 +47,7 @@ def _defaults(reg: Registry) -> tuple[str, str]:
 def compare(
     reg: Registry,
     encoders: Encoders,
-    diffs: Lru[tuple[str, str, str, str, int], dict[str, Any]],
+    diffs: Lru[DiffKey, VersionDiff],
     a: str,
     b: str,
     text: str,
@@ -60,8 +63,10 @@ def compare(
         if text:
             if deadline:
                 deadline.check()
-            d["text"] = diff.text_effect(encoders.get(a), encoders.get(b), [Text.of("your text", text)], top=top)
-        out["diff"] = d
+            d = replace(
+                d, text=diff.text_effect(encoders.get(a), encoders.get(b), [Text.of("your text", text)], top=top)
+            )
+        out["diff"] = d.to_json()
     return out
 
 

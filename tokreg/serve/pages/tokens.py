@@ -15,6 +15,7 @@ from starlette.routing import Route
 from ...data import TokenRow
 from ...registry import Registry
 from ...store.reads import TOKEN_ORDERS
+from ...versions.ancestry import TokenNode
 from .. import limits, show
 from ..http import blocking, choice, form, number, one, respond
 from ..summaries import Summaries
@@ -40,17 +41,17 @@ def table(
 ) -> dict[str, Any]:
     info = summaries.get(ref)
     total, rows = reg.tokens(
-        info["ref"], contains=q or None, kind=kind or None, order=order, offset=(page - 1) * per, limit=per
+        info.version, contains=q or None, kind=kind or None, order=order, offset=(page - 1) * per, limit=per
     )
     pages = max(1, -(-total // per))
     if page > pages:
-        raise HTTPException(404, f"{info['ref']} has {pages} page(s) of {per} matching tokens, not {page}")
+        raise HTTPException(404, f"{info.ref} has {pages} page(s) of {per} matching tokens, not {page}")
     return {
-        "ref": info["ref"],
-        "title": info["title"],
-        "vocab_size": info["vocab_size"],
-        "kinds": sorted(info["tokens_by_kind"]),
-        "score_label": info["score_label"],
+        "ref": info.ref,
+        "title": info.title,
+        "vocab_size": info.version.vocab_size,
+        "kinds": sorted(info.summary.tokens_by_kind),
+        "score_label": info.score_label,
         "query": {"q": q, "kind": kind, "sort": order, "page": page, "per": per},
         "total": total,
         "pages": pages,
@@ -58,23 +59,28 @@ def table(
     }
 
 
-def _node(n: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in n.items() if k != "children"}
-    out["segments"] = show.segments(n["bytes"])
-    out["children"] = [_node(c) for c in n["children"]]
-    return out
+def _node(n: TokenNode) -> dict[str, Any]:
+    return {
+        "id": n.id,
+        "bytes": n.bytes,
+        "text": n.text,
+        "kind": n.kind,
+        "merge": n.merge.to_json() if n.merge is not None else None,
+        "segments": show.segments(n.bytes),
+        "children": [_node(c) for c in n.children],
+    }
 
 
 def token(reg: Registry, summaries: Summaries, ref: str, token_id: int) -> dict[str, Any]:
     found = reg.token(ref, token_id)
-    v = found["version"]
+    v = found.version
     return {
         "ref": v.ref,
-        "title": summaries.get(v.ref)["title"],
-        "token": row(found["token"]),
-        "merges_in_tree": found["merges"],
-        "ancestry": _node(found["tree"]),
-        "also_in": found["also_in"],
+        "title": summaries.get(v.ref).title,
+        "token": row(found.token),
+        "merges_in_tree": found.merges,
+        "ancestry": _node(found.tree),
+        "also_in": [h.to_json() for h in found.also_in],
     }
 
 

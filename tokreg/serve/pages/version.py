@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ...data import VersionInfo
 from ...evaluation.metrics import METRICS
 from ...registry import Registry
 from .. import charts, show
@@ -20,34 +21,39 @@ from ..http import blocking, respond
 from ..summaries import Summaries
 
 
-def _samples(reg: Registry, ref: str) -> list[dict[str, Any]]:
-    out = reg.samples(ref)
-    for s in out:
-        s["tokens"] = [{"id": i, "segments": show.segments(b)} for i, b in zip(s["ids"], s.pop("tokens"))]
-    return out
+def _samples(reg: Registry, v: VersionInfo) -> list[dict[str, Any]]:
+    return [
+        {
+            "text": s.text,
+            "ids": list(s.ids),
+            "tokens": [{"id": i, "segments": show.segments(b)} for i, b in zip(s.ids, s.tokens)],
+        }
+        for s in reg.samples(v)
+    ]
 
 
 def details(reg: Registry, summaries: Summaries, ref: str) -> dict[str, Any]:
-    info = summaries.get(ref)
-    rounds = reg.history(info["ref"])
-    versions = reg.versions(info["name"])
-    numbers = [v.number for v in versions]
-    previous = [n for n in numbers if n < info["version"]]
-    info["aliases"] = sorted(a for a, n in reg.aliases(info["name"]).items() if n == info["version"])
+    shown = summaries.get(ref)
+    v = shown.version
+    rounds = reg.history(v)
+    numbers = [x.number for x in reg.versions(v.name)]
+    previous = [n for n in numbers if n < v.number]
+    info = shown.to_json()  # the template's data and the page's JSON twin: `show --json` and more
+    info["aliases"] = sorted(a for a, n in reg.aliases(v.name).items() if n == v.number)
     info["versions_of_name"] = numbers
-    info["previous"] = f"{info['name']}@{previous[-1]}" if previous else None
-    info["rounds"] = rounds
+    info["previous"] = f"{v.name}@{previous[-1]}" if previous else None
+    info["rounds"] = [r.to_json() for r in rounds]
     info["curve"] = (
         charts.line_chart(
-            [r["round"] for r in rounds],
-            {"log-likelihood": [r["log_likelihood"] for r in rounds], "vocab size": [r["vocab_size"] for r in rounds]},
+            [r.round for r in rounds],
+            {"log-likelihood": [r.log_likelihood for r in rounds], "vocab size": [r.vocab_size for r in rounds]},
             x_label="round",
         )
         if rounds
         else None
     )
-    info["kind_bars"] = charts.bars(info["tokens_by_kind"])
-    run = info.get("training_run")
+    info["kind_bars"] = charts.bars(shown.summary.tokens_by_kind)
+    run = shown.training_run
     info["timing_bars"] = (
         charts.bars(
             {
@@ -61,31 +67,24 @@ def details(reg: Registry, summaries: Summaries, ref: str) -> dict[str, Any]:
         if run
         else []
     )
-    info["samples"] = _samples(reg, info["ref"])
-    info["evaluations"] = _evaluations(reg, info["ref"])
+    info["samples"] = _samples(reg, v)
+    info["evaluations"] = _evaluations(reg, v)
     return info
 
 
-def _label(row: dict[str, Any]) -> str:
-    return f"{row['text']} ({row['language']})" if row["language"] else str(row["text"])
-
-
-def _evaluations(reg: Registry, ref: str) -> dict[str, Any]:
+def _evaluations(reg: Registry, v: VersionInfo) -> dict[str, Any]:
     """The stored results of `tokreg eval` (one row per text, a column per metric) and a bar per
     text for compression (bytes per token), so versions can be compared at a glance."""
-    rows = reg.evaluations(ref)
-    measured = [r for r in rows if "bytes_per_token" in r["metrics"]]
+    rows = reg.evaluations(v)
+    measured = [r for r in rows if "bytes_per_token" in r.metrics]
     columns = [{"name": m.name, "label": m.label, "percent": m.percent} for m in METRICS if m.name != "tokens"]
     return {
-        "rows": rows,
+        "rows": [r.to_json() for r in rows],
         "columns": columns,
         "compression": charts.bars(
-            {
-                f"{r['text']}" + (f" ({r['language']})" if r["language"] else ""): r["metrics"]["bytes_per_token"]
-                for r in measured
-            }
+            {f"{r.text}" + (f" ({r.language})" if r.language else ""): r.metrics["bytes_per_token"] for r in measured}
         ),
-        "premiums": [r for r in rows if "premium" in r["metrics"] or "premium_spread" in r["metrics"]],
+        "premiums": [r.to_json() for r in rows if "premium" in r.metrics or "premium_spread" in r.metrics],
     }
 
 
