@@ -106,7 +106,7 @@ class BpeTrainer(Trainer):
         opts = options
         specials = _specials(opts)
         try:
-            out: dict[str, Any] = _core.train_bpe(
+            out = _core.train_bpe(
                 counts,
                 max(sizes) - len(specials),
                 min_frequency=opts.min_frequency,
@@ -128,12 +128,12 @@ class BpeTrainer(Trainer):
         config = (
             CharBpeConfig(regex, opts.end_of_word_suffix, CHAR_LEVEL_UNK) if opts.char_level else ByteBpeConfig(regex)
         ).to_json()
-        tokens: list[bytes] = out["tokens"]
-        n_base = out["alphabet_size"]
+        tokens = out.tokens
+        n_base = out.alphabet_size
         base_kind = "char" if opts.char_level else "byte"
-        merges = [MergeRow(rank=r, left=a, right=b, result=z, count=c) for r, (a, b, z, c) in enumerate(out["merges"])]
+        merges = [MergeRow(rank=r, left=a, right=b, result=z, count=c) for r, (a, b, z, c) in enumerate(out.merges)]
         datas = []
-        for n_tokens, n_merges, counts_at in out["snapshots"]:
+        for n_tokens, n_merges, counts_at in out.snapshots:
             rows = [
                 TokenRow(id=i, bytes=tokens[i], kind=base_kind if i < n_base else "merged", count=counts_at[i])
                 for i in range(n_tokens)
@@ -142,8 +142,8 @@ class BpeTrainer(Trainer):
                 rows.append(TokenRow(id=len(rows), bytes=s.encode("utf-8"), kind="special"))
             datas.append(TokenizerData(algorithm="bpe", config=dict(config), tokens=rows, merges=merges[:n_merges]))
         info = {
-            "train_seconds": out["merge_seconds"],
-            "distinct_pieces": out["distinct_pieces"],
+            "train_seconds": out.merge_seconds,
+            "distinct_pieces": out.distinct_pieces,
             "extra_config": {"pattern_name": pattern_name},
         }
         return datas, info

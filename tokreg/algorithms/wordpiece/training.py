@@ -100,7 +100,7 @@ class WordPieceTrainer(Trainer):
         assert isinstance(options, WordPieceOptions)
         opts = options
         specials = list(dict.fromkeys([opts.unk_token, *opts.special]))
-        out: dict[str, Any] = _core.train_wordpiece(
+        out = _core.train_wordpiece(
             counts,
             max(sizes),
             specials,
@@ -111,9 +111,10 @@ class WordPieceTrainer(Trainer):
             threads=opts.threads,
             progress=progress,
         )
-        merged = {m[2] for m in out["merges"]}
+        merges_out = out.merges  # each read of a result's list makes it anew: once
+        merged = {m[2] for m in merges_out}
         tokens = []
-        for i, (text, count) in enumerate(out["tokens"]):
+        for i, (text, count) in enumerate(out.tokens):
             kind = "special" if i < len(specials) else "merged" if i in merged else "char"
             tokens.append(
                 TokenRow(id=i, bytes=text.encode("utf-8"), kind=kind, count=count if kind != "special" else None)
@@ -129,7 +130,7 @@ class WordPieceTrainer(Trainer):
             )
         merges = [
             MergeRow(rank=k, left=a, right=b, result=z, count=pc, score=sc, left_count=lc, right_count=rc)
-            for k, (a, b, z, sc, pc, lc, rc) in enumerate(out["merges"])
+            for k, (a, b, z, sc, pc, lc, rc) in enumerate(merges_out)
         ]
         config = opts.config().to_json()
         datas = []
@@ -141,7 +142,7 @@ class WordPieceTrainer(Trainer):
             datas.append(
                 TokenizerData(algorithm="wordpiece", config=config, tokens=tokens[:size], merges=merges[:n_merges])
             )
-        return datas, {"train_seconds": out["merge_seconds"], "distinct_pieces": out["distinct_words"]}
+        return datas, {"train_seconds": out.merge_seconds, "distinct_pieces": out.distinct_words}
 
 
 TRAINER = WordPieceTrainer()
