@@ -18,7 +18,7 @@ from ... import _core, patterns
 from ...data import MergeRow, TokenizerData, TokenRow
 from ...errors import InputError, VocabularySizeError
 from ..interfaces import Trainer
-from ..options import Progress, TrainOptions, flag
+from ..options import Progress, TrainOptions, below_alphabet, flag
 from .model import ByteBpeConfig, CharBpeConfig
 
 #: The unknown token every character-level version carries, for characters never seen in training.
@@ -78,11 +78,11 @@ class BpeTrainer(Trainer):
         base = 0 if opts.char_level else 256
         smallest = min(sizes)
         if smallest < base + len(specials) + (1 if opts.char_level else 0):
-            raise InputError(
-                f"--vocab-size {smallest} is smaller than the base alphabet: byte-level BPE needs at least "
-                f"{base + len(specials)} (256 bytes + {len(specials)} special tokens)"
-                if not opts.char_level
-                else f"--vocab-size {smallest} is too small for character-level BPE"
+            if opts.char_level:
+                raise InputError(f"--vocab-size {smallest} is too small for character-level BPE")
+            raise below_alphabet(
+                smallest,
+                f"byte-level BPE needs at least {base + len(specials)} (256 bytes + {len(specials)} special tokens)",
             )
 
     def counting(self, options: TrainOptions) -> dict[str, Any]:
@@ -119,10 +119,10 @@ class BpeTrainer(Trainer):
             )
         except VocabularySizeError as e:
             symbols = "characters" if opts.char_level else "bytes"
-            raise InputError(
-                f"--vocab-size {e.requested + len(specials)} is smaller than the base alphabet: the corpus has "
-                f"{e.needed:,} {symbols} (+ {len(specials)} special tokens); raise --vocab-size to at least "
-                f"{(e.needed or 0) + len(specials):,}"
+            raise below_alphabet(
+                e.requested + len(specials),
+                f"the corpus has {e.needed:,} {symbols} (+ {len(specials)} special tokens)",
+                f"raise --vocab-size to at least {(e.needed or 0) + len(specials):,}",
             ) from None
         pattern_name, regex = patterns.resolve(opts.pattern_or_default())
         config = (

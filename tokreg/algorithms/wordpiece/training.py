@@ -18,7 +18,7 @@ from ... import _core
 from ...data import MergeRow, TokenizerData, TokenRow
 from ...errors import InputError
 from ..interfaces import Trainer
-from ..options import Progress, TrainOptions, flag
+from ..options import Progress, TrainOptions, below_alphabet, flag
 from .model import FORMS, BertNormalizerConfig, WordPieceConfig
 
 
@@ -123,10 +123,11 @@ class WordPieceTrainer(Trainer):
             raise InputError("the corpus has no words after normalization; give files that contain text")
         alphabet = sum(1 for t in tokens if t.kind == "char")
         if len(specials) + alphabet > min(sizes):
-            raise InputError(
-                f"--vocab-size {min(sizes)} is smaller than the base alphabet: the corpus has {alphabet:,} "
-                f"characters and continuation characters (+ {len(specials)} special tokens); raise --vocab-size "
-                "or keep fewer characters with --limit-alphabet"
+            raise below_alphabet(
+                min(sizes),
+                f"the corpus has {alphabet:,} characters and continuation characters "
+                f"(+ {len(specials)} special tokens)",
+                "raise --vocab-size or keep fewer characters with --limit-alphabet",
             )
         merges = [
             MergeRow(rank=k, left=a, right=b, result=z, count=pc, score=sc, left_count=lc, right_count=rc)
