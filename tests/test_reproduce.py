@@ -13,6 +13,7 @@ import pytest
 from tokreg import BpeOptions, InputError, NotFoundError, Registry
 from tokreg.training import reproduce as reproduce_mod
 from tokreg.training import train_run
+from tokreg.training.corpus import Corpus
 
 from .conftest import Cli, head_lines
 
@@ -76,7 +77,7 @@ def test_cli_reproduce(run: Cli, corpus: list[Path], monkeypatch: pytest.MonkeyP
     assert json.loads(run("reproduce", "c", "--json").output)["same"] is True
 
     def drifted(files: list[str], config: dict[str, object], field: object = None) -> object:  # output changed
-        return train_run.train(files, BpeOptions(vocab_size=399))[0]
+        return train_run.train(Corpus.of(files), BpeOptions(vocab_size=399))[0]
 
     monkeypatch.setattr(reproduce_mod, "retrain", drifted)
     res = run("reproduce", "c@1", ok=False)

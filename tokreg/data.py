@@ -5,8 +5,12 @@ store to name one. Below them, the typed values the store's reads hand up (`Line
 `LogEntry`, `AliasMove`, `StoredEvaluation`, `VersionSummary`): frozen, each with `to_json()`
 giving the JSON that `--json` and `tokreg serve` print (`json_of`, the one rule for that).
 
-A trainer or importer returns a `TokenizerData`; the store's writer records it in one
-transaction; `Tokenizer` compiles its canonical content (content.py) into the core's encoder.
+A trainer or importer returns a `TokenizerData`; `finish` makes it a `FinishedVersion` (its
+canonical content, content.py, and both hashes of it, computed once); the store's writer records
+that in one transaction, taking the hashes from it; `Tokenizer` compiles the content into the
+core's encoder.
+
+    trainer -> TokenizerData --finish--> FinishedVersion --writer--> VersionInfo
 """
 
 from __future__ import annotations
@@ -130,9 +134,6 @@ class TokenizerData:
     # Where it came from, when derived from a version (`store/lineage.py`): {"parent_ref",
     # "parent_hash", "derivation", "details"}; None: trained or imported from outside.
     lineage: Optional[dict[str, Any]] = None
-    # The content, once made (hashing, compiling and recording all need it; for a 200k-token
-    # version making it is a noticeable part of recording). Keyed by what it is made from.
-    _content: Optional[tuple[tuple[int, int, str], bytes]] = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def from_content(cls, raw: bytes, source: str = "content") -> TokenizerData:
@@ -149,18 +150,14 @@ class TokenizerData:
 
     def content(self) -> bytes:
         """The canonical content bytes (content.py): what the hash is computed over and what
-        an encoder is compiled from."""
-        key = (len(self.tokens), len(self.merges), self.algorithm + repr(self.config))
-        if self._content is not None and self._content[0] == key:
-            return self._content[1]
-        raw = serialize(
+        an encoder is compiled from. Made anew on every call (for a 200k-token version a
+        noticeable cost): a version on its way to the store is made once, by `finish`."""
+        return serialize(
             self.algorithm,
             self.config,
             ((t.id, t.kind, t.bytes, t.score) for t in self.tokens),
             [(m.left, m.right, m.result) for m in self.merges],
         )
-        self._content = (key, raw)
-        return raw
 
     def hashes(self) -> tuple[str, str]:
         """(xxh3-128 label, sha256 label) of the canonical content."""
@@ -169,6 +166,53 @@ class TokenizerData:
     @property
     def special_tokens(self) -> dict[str, int]:
         return {t.bytes.decode("utf-8"): t.id for t in self.tokens if t.kind == "special"}
+
+
+@dataclass(frozen=True)
+class FinishedVersion:
+    """A version ready to record, every derived value computed once: its data (tokens, merges,
+    rounds, config with the template, run record, source, lineage), its canonical content, and
+    the two hash labels of that content. The store's writer takes the hashes from here (it
+    never hashes again), and the CLI prints a trained version from here (no read-back)."""
+
+    data: TokenizerData
+    content: bytes
+    content_hash: str  # xxh3-128 label
+    sha256: str  # sha256 label
+
+    @property
+    def algorithm(self) -> str:
+        return self.data.algorithm
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.data.config
+
+    @property
+    def run(self) -> Optional[dict[str, Any]]:
+        return self.data.run
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.data.tokens)
+
+
+def finish(data: TokenizerData) -> FinishedVersion:
+    """`data` as a version ready to record: the one place its content is made and hashed. The
+    data is the caller's no more: nothing may change it after this."""
+    raw = data.content()
+    content_hash, sha256 = digest(raw)
+    return FinishedVersion(data, raw, content_hash, sha256)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A version just written: its row (`info`, as the writer made it) and what was written
+    (`version`: data, run record, content, hashes), for a caller that shows it without
+    reading it back."""
+
+    info: VersionInfo
+    version: FinishedVersion
 
 
 @dataclass(frozen=True)

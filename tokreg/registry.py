@@ -24,17 +24,20 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.engine import make_url
 
 from . import algorithms
-from .content import check_header, content_hash
+from .content import check_header
 from .data import (
     AliasMove,
+    FinishedVersion,
     LineageEntry,
     LogEntry,
+    Recorded,
     RoundRow,
     StoredEvaluation,
     StoredVersion,
     TokenizerData,
     TokenRow,
     VersionInfo,
+    finish,
 )
 from .encoding import content_cache
 from .encoding.tokenizer import Tokenizer
@@ -49,6 +52,7 @@ from .store.readonly_sql import DEFAULT_TIMEOUT, Rows, grant_read, query_rows
 from .store.refs import check_name
 from .training import extend as extending
 from .training import reproduce, train_run
+from .training.corpus import Corpus
 from .training.corpus.sources import Input
 from .training.reproduce import Reproduction
 from .versions import ancestry, details, diff, import_export, lockfile, samples, verify
@@ -241,18 +245,8 @@ class Registry:
         algorithm of `options` (BpeOptions, WordPieceOptions, UnigramOptions) and records the
         result as the next version of `name`. `counts` trains from a counts file instead;
         `engine` counts on a Dask scheduler (an address such as tcp://host:8786)."""
-        return self.train_sizes(
-            name,
-            inputs,
-            options,
-            None,
-            message=message,
-            progress=progress,
-            glob=glob,
-            field=field,
-            counts=counts,
-            engine=engine,
-        )[-1]
+        corpus = Corpus.of(inputs, glob=glob, field=field, counts=counts, engine=engine)
+        return self.train_corpus(name, corpus, options, None, message=message, progress=progress)[-1].info
 
     def train_sizes(
         self,
@@ -273,21 +267,34 @@ class Registry:
         one transaction. A size the corpus cannot reach gives the same content as the largest
         reachable one, and is recorded once. Whether the registry can be written is checked
         before the training starts."""
+        corpus = Corpus.of(inputs, glob=glob, field=field, counts=counts, engine=engine)
+        return [r.info for r in self.train_corpus(name, corpus, options, sizes, message=message, progress=progress)]
+
+    def train_corpus(
+        self,
+        name: str,
+        corpus: Corpus,
+        options: algorithms.TrainOptions,
+        sizes: Optional[Sequence[int]] = None,
+        *,
+        message: Optional[str] = None,
+        progress: Optional[algorithms.Progress] = None,
+    ) -> list[Recorded]:
+        """`train_sizes` for a `Corpus` made by the caller, returning each version written with
+        what was trained (its data, content and hashes, run record), so a caller shows it
+        without reading it back."""
         check_name(name)
         self.check_writable()
         try:
-            datas = train_run.train(
-                inputs, options, sizes, glob=glob, field=field, counts=counts, engine=engine, progress=progress
-            )
+            trained = train_run.train(corpus, options, sizes, progress=progress)
         except (KeyboardInterrupt, Interrupted):
             raise Interrupted("training interrupted; nothing was written to the registry") from None
         seen: set[str] = set()
         unique = []
-        for data in datas:
-            h = data.hashes()[0]
-            if h not in seen:
-                seen.add(h)
-                unique.append(data)
+        for v in trained:
+            if v.content_hash not in seen:
+                seen.add(v.content_hash)
+                unique.append(v)
         return self._record(name, unique, message)
 
     def add(self, name: str, data: TokenizerData, *, message: Optional[str] = None) -> VersionInfo:
@@ -295,21 +302,22 @@ class Registry:
         compiled first (a version that cannot encode is never written) and its sample strings
         are encoded and stored with it, for `verify`."""
         check_name(name)
-        return self._record(name, [data], message)[0]
+        return self._record(name, [finish(data)], message)[0].info
 
-    def _record(self, name: str, datas: Sequence[TokenizerData], message: Optional[str]) -> list[VersionInfo]:
-        """Writes `datas` as the next versions of `name`, all or none. Each is compiled and its
-        sample strings encoded first: a version that cannot encode is never written."""
+    def _record(self, name: str, versions: Sequence[FinishedVersion], message: Optional[str]) -> list[Recorded]:
+        """Writes `versions` as the next versions of `name`, all or none. Each is compiled and
+        its sample strings encoded first: a version that cannot encode is never written."""
         created_at = datetime.now(timezone.utc)
         try:
-            last = datas[-1].content()
-            self._journal(lambda: writer.interrupted(self.engine, name, content_hash(last), created_at))
-            items = [(data, list(zip(SAMPLES, encode_all(Tokenizer(data.content(), ref=name))))) for data in datas]
+            last = versions[-1].content_hash
+            self._journal(lambda: writer.interrupted(self.engine, name, last, created_at))
+            items = [(v, list(zip(SAMPLES, encode_all(Tokenizer.of_finished(v, ref=name))))) for v in versions]
             self._ensure()
             with engine.database_errors(self._where):
-                return writer.record_all(self.engine, name, items, message=message, created_at=created_at)
+                infos = writer.record_all(self.engine, name, items, message=message, created_at=created_at)
         except KeyboardInterrupt:
             raise self.interruption() from None
+        return [Recorded(info, v) for info, v in zip(infos, versions)]
 
     def extend(
         self,
@@ -335,22 +343,20 @@ class Registry:
         counted. Both are recorded with the version's lineage."""
         stored = self._derivable(base, name)
         try:
-            data = extending.extend(
+            extended = extending.extend(
                 stored,
-                inputs,
+                Corpus.of(inputs, glob=glob, field=field),
                 add,
                 renumber_specials=renumber_specials,
                 keep_text=keep_text,
                 check_text=check_text,
                 threads=threads,
                 memory_limit=memory_limit,
-                glob=glob,
-                field=field,
                 progress=progress,
             )
         except (KeyboardInterrupt, Interrupted):
             raise Interrupted("extension interrupted; nothing was written to the registry") from None
-        return self._record(name, [data], message or f"extended {stored.info.ref} with {add:,} tokens")[0]
+        return self._record(name, [extended], message or f"extended {stored.info.ref} with {add:,} tokens")[0].info
 
     def add_tokens(
         self,
@@ -365,9 +371,9 @@ class Registry:
         """Records `base` + `tokens` (special tokens with `special`, else ordinary tokens of
         the algorithm) as the next version of `name`, the new ids after the base's."""
         stored = self._derivable(base, name)
-        data = extending.add_tokens(stored, tokens, special=special, check_text=check_text)
+        added = extending.add_tokens(stored, tokens, special=special, check_text=check_text)
         kind = ("special token" if special else "token") + ("s" if len(tokens) > 1 else "")
-        return self._record(name, [data], message or f"added {len(tokens)} {kind} to {stored.info.ref}")[0]
+        return self._record(name, [added], message or f"added {len(tokens)} {kind} to {stored.info.ref}")[0].info
 
     def _derivable(self, base: Ref, name: str) -> StoredVersion:
         """The base version (pins apply), read and hash-checked, once `name` is known to be free

@@ -34,7 +34,7 @@ from .interfaces import (
     VocabTxtCodec,
     Writer,
 )
-from .options import Progress, TrainOptions
+from .options import Progress, TrainOptions, check_vocab_size
 from .unigram import UnigramOptions
 from .wordpiece import WordPieceOptions
 
@@ -67,6 +67,7 @@ __all__ = [
     "VocabTxtCodec",
     "WordPieceOptions",
     "Writer",
+    "check_vocab_size",
     "hf_reader",
     "of",
     "option_types",

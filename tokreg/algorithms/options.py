@@ -34,6 +34,22 @@ def flag(
     )
 
 
+def check_vocab_size(size: int) -> None:
+    """The one check (and message) that a vocabulary size asked for training is positive."""
+    if size < 1:
+        raise InputError(f"the vocabulary size must be at least 1, not {size}")
+
+
+def below_alphabet(size: int, alphabet: str, fix: Optional[str] = None) -> InputError:
+    """The one message for a `--vocab-size` below an algorithm's base alphabet, which each
+    trainer describes (`alphabet`), with what to do (`fix`), e.g. "--vocab-size 100 is smaller
+    than the base alphabet: the corpus has 256 bytes (+ 0 special tokens); raise --vocab-size to
+    at least 256". (The core words its own, `CoreError::VocabTooSmall`, for its callers.)"""
+    return InputError(
+        f"--vocab-size {size} is smaller than the base alphabet: {alphabet}" + (f"; {fix}" if fix else "")
+    )
+
+
 class TrainOptions:
     """Base of each trainable algorithm's options dataclass. Fields made with `flag()` are that
     algorithm's own command-line options; the others (vocab_size, min_frequency, special,
@@ -80,8 +96,7 @@ class TrainOptions:
 
     def check_common(self) -> None:
         """The checks every trainer makes before reading the corpus."""
-        if self.vocab_size < 1:
-            raise InputError(f"the vocabulary size must be at least 1, not {self.vocab_size}")
+        check_vocab_size(self.vocab_size)
         if not 0 <= self.threads <= MAX_THREADS:
             raise InputError(f"threads must be 0 (one per core) to {MAX_THREADS}, not {self.threads}")
         for s in self.special:

@@ -9,6 +9,7 @@ import click
 
 from .. import algorithms
 from ..training import train_run
+from ..training.corpus import Corpus
 from ..training.progress import Progress
 from .common import echo_json, json_option
 from .train import _options_for, _with_algorithm_options, common_options, input_options
@@ -64,9 +65,8 @@ def count(
         opts = _options_for(algo, given, common)
         progress = Progress.for_mode("none" if as_json and progress_mode == "auto" else progress_mode)
         try:
-            out = train_run.count_to_file(
-                list(inputs), opts, output, glob=glob, field=field, engine=engine, progress=progress
-            )
+            corpus = Corpus.of(inputs, glob=glob, field=field, engine=engine)
+            out = train_run.count_to_file(corpus, opts, output, progress=progress)
         finally:
             progress.clear()
     if as_json:

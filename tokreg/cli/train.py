@@ -4,6 +4,7 @@ option given for another algorithm than `--algo` is refused, never ignored."""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import typing
 from typing import Any, Optional
@@ -14,6 +15,7 @@ from .. import algorithms
 from ..algorithms import template
 from ..errors import InputError
 from ..training import budget
+from ..training.corpus import Corpus
 from ..training.progress import Progress
 from .common import db_option, echo_json, json_option, open_registry, say_created
 
@@ -253,33 +255,25 @@ def train(
     opts = _options_for(algo, given, common)
     reg = open_registry(db)
     progress = Progress.for_mode("none" if quiet or (as_json and progress_mode == "auto") else progress_mode)
+    corpus = Corpus.of(inputs, glob=glob, field=field, counts=counts, engine=engine)
     try:
-        versions = reg.train_sizes(
-            name,
-            list(inputs),
-            opts,
-            sizes,
-            message=message,
-            progress=progress,
-            glob=glob,
-            field=field,
-            counts=counts,
-            engine=engine,
-        )
+        recorded = reg.train_corpus(name, corpus, opts, sizes, message=message, progress=progress)
     finally:
         progress.clear()
     say_created(reg)
+    versions = [r.info for r in recorded]
     if as_json:
         shown = [algorithms.version_json(v) for v in versions]
         echo_json(shown if len(sizes) > 1 else shown[-1])
         return
-    for v in versions:
-        info = reg.show(v, merges=0)
-        run = info.training_run
-        kinds = ", ".join(f"{n:,} {k}" for k, n in sorted(info.summary.tokens_by_kind.items()))
+    for v, trained in ((r.info, r.version) for r in recorded):
+        run = trained.run or {}
+        by_kind = collections.Counter(t.kind for t in trained.data.tokens)
+        kinds = ", ".join(f"{n:,} {k}" for k, n in sorted(by_kind.items()))
         click.echo(f"{v.ref}  {v.content_hash}")
-        merges = f", {info.summary.merges:,} merges" if info.summary.merges else ""
-        click.echo(f"  {info.title}, {v.vocab_size:,} tokens ({kinds}){merges}")
+        n_merges = len(trained.data.merges)
+        merges = f", {n_merges:,} merges" if n_merges else ""
+        click.echo(f"  {algorithms.of(v.algorithm, v.config).model.title}, {v.vocab_size:,} tokens ({kinds}){merges}")
         if run:
             dropped = (run.get("counting") or {}).get("dropped_pieces") or 0
             note = f"; {dropped:,} rare pieces dropped to fit the memory limit" if dropped else ""

@@ -29,7 +29,7 @@ from typing import Any, Literal, NamedTuple, Optional, Union
 
 from .. import _core, algorithms, content
 from ..algorithms import template
-from ..data import TokenizerData
+from ..data import FinishedVersion, TokenizerData
 from ..errors import InputError
 from ..formats import tokreg_file
 from . import hf_objects
@@ -113,9 +113,14 @@ class Tokenizer:
     from), `hash` its content hash, `algorithm` the stored algorithm ("bpe", "wordpiece",
     "unigram"), `title` what it is for people ("byte-level BPE")."""
 
-    def __init__(self, raw_content: bytes, *, ref: str, expect_hash: Optional[str] = None):
-        """Compiles canonical content bytes; with `expect_hash`, they must hash to it."""
-        if expect_hash is not None:
+    def __init__(
+        self, raw_content: bytes, *, ref: str, expect_hash: Optional[str] = None, _hashed: Optional[str] = None
+    ):
+        """Compiles canonical content bytes; with `expect_hash`, they must hash to it.
+        (`_hashed`: their hash, already computed from these very bytes; see `of_finished`.)"""
+        if _hashed is not None:
+            self.hash = _hashed
+        elif expect_hash is not None:
             self.hash = content.check(raw_content, expect_hash, ref)
         else:
             self.hash = content.content_hash(raw_content)
@@ -138,6 +143,12 @@ class Tokenizer:
     def from_data(cls, data: TokenizerData, ref: str) -> Tokenizer:
         """A tokenizer straight from trained or imported data, with no registry."""
         return cls(data.content(), ref=ref)
+
+    @classmethod
+    def of_finished(cls, version: FinishedVersion, ref: str) -> Tokenizer:
+        """A tokenizer for a version on its way to the store, with the hash `data.finish`
+        computed for its content (not computed again)."""
+        return cls(version.content, ref=ref, _hashed=version.content_hash)
 
     @classmethod
     def from_file(cls, path: Union[str, os.PathLike[str]], *, expect_hash: Optional[str] = None) -> Tokenizer:

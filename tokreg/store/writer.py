@@ -1,8 +1,10 @@
-"""Writing a `TokenizerData` as a new version `name@N`: one transaction, bulk inserts (no ORM
-object per row). A failure or Ctrl-C before the commit rolls back everything, leaving the
-registry exactly as it was; the commit is the line between "nothing was written" and
-"NAME@N was written", and an interruption is reported on the right side of it, found by asking
-the database (`interrupted`), never guessed from where the interruption landed.
+"""Writing a `FinishedVersion` (data.py) as a new version `name@N`: one transaction, bulk
+inserts (no ORM object per row), the hashes taken from it (never computed again here), and the
+`VersionInfo` made from what was written (never read back). A failure or Ctrl-C before the
+commit rolls back everything, leaving the registry exactly as it was; the commit is the line
+between "nothing was written" and "NAME@N was written", and an interruption is reported on the
+right side of it, found by asking the database (`interrupted`), never guessed from where the
+interruption landed.
 
 Numbers never depend on luck or retries: the transaction first locks the name's row in
 `version_numbers` (SQLite: the whole database, taken by BEGIN IMMEDIATE before any read;
@@ -14,6 +16,7 @@ number, whatever their count.
 from __future__ import annotations
 
 import gc
+import json
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from itertools import chain
@@ -22,8 +25,7 @@ from typing import Any, Optional
 
 from sqlalchemy import Connection, Engine, func, insert, inspect, select, update
 
-from ..content import digest
-from ..data import TokenizerData, VersionInfo, texts
+from ..data import FinishedVersion, VersionInfo, texts
 from ..errors import Interrupted
 from . import lineage
 from .engine import fresh, write_transaction
@@ -110,26 +112,37 @@ def _next_number(conn: Connection, name: str) -> int:
     return number
 
 
+def _as_stored(conn: Connection, column: Any, value: Any) -> Any:
+    """`value` as the database gives it back from `column` (SQLite: a datetime without its time
+    zone), by the column type's own processors, without asking it. (PostgreSQL has none for a
+    datetime: it stays the aware UTC time, the same instant it reads back.)"""
+    typ = column.type.dialect_impl(conn.dialect)
+    bind, result = typ.bind_processor(conn.dialect), typ.result_processor(conn.dialect, None)
+    value = bind(value) if bind is not None else value
+    return result(value) if result is not None else value
+
+
 def _insert(
     conn: Connection,
     name: str,
-    data: TokenizerData,
-    raw: bytes,
-    hashes: tuple[str, str],
+    version: FinishedVersion,
     created_at: datetime,
     message: Optional[str],
     samples: Sequence[tuple[str, list[int]]],
+    same_run: tuple[str, ...],
 ) -> VersionInfo:
+    data = version.data
     number = _next_number(conn, name)
+    vt = table(Version)
     res = conn.execute(
-        insert(table(Version)).values(
+        insert(vt).values(
             name=name,
             number=number,
             algorithm=data.algorithm,
             config=data.config,
             vocab_size=len(data.tokens),
-            content_hash=hashes[0],
-            sha256=hashes[1],
+            content_hash=version.content_hash,
+            sha256=version.sha256,
             source=data.source,
             created_at=created_at,
             message=message,
@@ -137,8 +150,8 @@ def _insert(
     )
     assert res.inserted_primary_key is not None
     vid = res.inserted_primary_key[0]
-    conn.execute(insert(table(VersionContent)).values(version_id=vid, content=raw))
-    lineage.write(conn, vid, data, hashes[0])
+    conn.execute(insert(table(VersionContent)).values(version_id=vid, content=version.content))
+    lineage.write(conn, vid, data, version.content_hash)
     tokens = _columns(data.tokens, {"id": "id", "bytes": "bytes", "kind": "kind", "count": "count", "score": "score"})
     _bulk_plain(conn, table(Token), vid, {**tokens, "text": texts(data.tokens)})
     merge_attrs = {"rank": "rank", "left_id": "left", "right_id": "right", "result_id": "result", "count": "count"}
@@ -166,7 +179,20 @@ def _insert(
         table(Sample),
         [{"version_id": vid, "position": i, "text": s, "ids": ids} for i, (s, ids) in enumerate(samples)],
     )
-    return resolve(conn, f"{name}@{number}")
+    return VersionInfo(
+        id=vid,
+        name=name,
+        number=number,
+        algorithm=data.algorithm,
+        config=json.loads(json.dumps(data.config)),  # as read back: decoded anew, tuples as lists
+        vocab_size=len(data.tokens),
+        content_hash=version.content_hash,
+        sha256=version.sha256,
+        source=data.source,
+        created_at=_as_stored(conn, vt.c.created_at, created_at),
+        message=message,
+        same_run=same_run,
+    )
 
 
 def written(engine: Engine, name: str, content_hash: str, created_at: datetime) -> Optional[VersionInfo]:
@@ -213,30 +239,30 @@ def interrupted(engine: Engine, name: str, content_hash: str, created_at: dateti
 def record(
     engine: Engine,
     name: str,
-    data: TokenizerData,
+    version: FinishedVersion,
     *,
     message: Optional[str] = None,
     samples: Sequence[tuple[str, list[int]]] = (),
     created_at: Optional[datetime] = None,
 ) -> VersionInfo:
-    """Adds `data` (with its sample strings and their ids) as the next version of `name`.
+    """Adds `version` (with its sample strings and their ids) as the next version of `name`.
     `created_at` (default: now) also identifies this write when asking whether it happened."""
-    return record_all(engine, name, [(data, samples)], message=message, created_at=created_at)[0]
+    return record_all(engine, name, [(version, samples)], message=message, created_at=created_at)[0]
 
 
 def record_all(
     engine: Engine,
     name: str,
-    items: Sequence[tuple[TokenizerData, Sequence[tuple[str, list[int]]]]],
+    items: Sequence[tuple[FinishedVersion, Sequence[tuple[str, list[int]]]]],
     *,
     message: Optional[str] = None,
     created_at: Optional[datetime] = None,
 ) -> list[VersionInfo]:
-    """Adds each (data, samples) as the next versions of `name`, in order, in one transaction:
-    several sizes from one run are written all or none."""
+    """Adds each (version, samples) as the next versions of `name`, in order, in one
+    transaction: several sizes from one run are written all or none. Each returned version's
+    `same_run` names the versions of its run written before it here (as a read at that point
+    of the transaction would: the first of a run names none)."""
     check_name(name)
-    raws = [data.content() for data, _ in items]
-    hashes = [digest(raw) for raw in raws]
     created_at = created_at or datetime.now(timezone.utc)
     # The rows are hundreds of thousands of fresh tuples that cannot form cycles; Python's
     # cyclic collector would walk every live object again and again while they are made.
@@ -244,13 +270,19 @@ def record_all(
     gc.disable()
     try:
         with write_transaction(engine) as conn:
-            return [
-                _insert(conn, name, data, raw, h, created_at, message, samples)
-                for (data, samples), raw, h in zip(items, raws, hashes)
-            ]
+            out: list[VersionInfo] = []
+            for version, samples in items:
+                group = (version.run or {}).get("run_group")
+                same_run = tuple(
+                    v.ref
+                    for v, (w, _) in zip(out, items)
+                    if group is not None and (w.run or {}).get("run_group") == group
+                )
+                out.append(_insert(conn, name, version, created_at, message, samples, same_run))
+            return out
     except KeyboardInterrupt:
         # All or none: the last version's row tells which.
-        raise interrupted(engine, name, hashes[-1][0], created_at) from None
+        raise interrupted(engine, name, items[-1][0].content_hash, created_at) from None
     finally:
         if paused:
             gc.enable()

@@ -1,5 +1,6 @@
-"""The training wing: a corpus and options in, one finished `TokenizerData` per vocabulary size
-out, ready for the store's writer. It knows no database.
+"""The training wing: a `Corpus` and options in, one `FinishedVersion` (data.py: the data, its
+run record, its content and hashes, made once) per vocabulary size out, ready for the store's
+writer. It knows no database.
 
 corpus/ reads the inputs as a stream and fingerprints them; counting_local counts them on this
 machine and counting_dask on a Dask cluster, within the memory budget (budget); counts_file

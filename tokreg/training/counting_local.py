@@ -71,14 +71,14 @@ class Counted:
 
 def stats_info(counts: _core.Counts, limit: int) -> dict[str, Any]:
     s = counts.stats
-    total = s["total"] or 1
+    total = s.total or 1
     return {
         "memory_limit": limit,
-        "pieces": s["pieces"],
-        "dropped_pieces": s["dropped_pieces"],
-        "dropped_total": s["dropped_total"],
-        "dropped_mass": round(s["dropped_total"] / total, 6),
-        "spilled_runs": s["spilled_runs"],
+        "pieces": s.pieces,
+        "dropped_pieces": s.dropped_pieces,
+        "dropped_total": s.dropped_total,
+        "dropped_mass": round(s.dropped_total / total, 6),
+        "spilled_runs": s.spilled_runs,
     }
 
 

@@ -41,10 +41,10 @@ def dumps(counts: _core.Counts, counting: dict[str, Any], corpus: dict[str, Any]
         "format": FORMAT,
         "counting": counting,
         "corpus": corpus,
-        "pieces": stats["pieces"],
-        "total": stats["total"],
-        "dropped_pieces": stats["dropped_pieces"],
-        "dropped_total": stats["dropped_total"],
+        "pieces": stats.pieces,
+        "total": stats.total,
+        "dropped_pieces": stats.dropped_pieces,
+        "dropped_total": stats.dropped_total,
         "body_xxh3": xxhash.xxh3_128_hexdigest(body),
     }
     return FORMAT.encode() + b"\n" + json.dumps(header, sort_keys=True).encode() + b"\n" + body

@@ -14,25 +14,25 @@ what cannot be done in one line, and records where the version came from (its li
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Sequence
 from typing import Any, Optional, Union
 
 from .. import algorithms
-from ..data import MergeRow, StoredVersion, TokenizerData, TokenRow
+from ..data import FinishedVersion, MergeRow, StoredVersion, TokenizerData, TokenRow, finish
 from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError
 from . import counting_local
-from .corpus import expand
-from .corpus.sources import Input
+from .corpus import Corpus, expand
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 
 def extend(
     base: StoredVersion,
-    inputs: Sequence[Input],
+    corpus: Corpus,
     add: int,
     *,
     renumber_specials: bool = False,
@@ -40,17 +40,15 @@ def extend(
     check_text: Optional[PathLike] = None,
     threads: int = 0,
     memory_limit: Optional[int] = None,
-    glob: Optional[str] = None,
-    field: Optional[str] = None,
     progress: Optional[algorithms.Progress] = None,
-) -> TokenizerData:
+) -> FinishedVersion:
     """`base` + exactly `add` tokens learned from `inputs`, ready to record; refuses (nothing
     learned is kept) when the corpus supports fewer, saying how many it supports. With
     `keep_text`, no token is learned that would change how that text encodes (checked after:
     its changed lines, 0, are recorded); `check_text` only counts them."""
     if add < 1:
         raise InputError(f"--add must be at least 1, not {add}")
-    if not inputs:
+    if not corpus.inputs:
         raise InputError("give the new corpus: one or more files, folders or - for standard input")
     t0 = time.perf_counter()
     ref = base.info.ref
@@ -64,9 +62,9 @@ def extend(
     extender = algo.extender
     spec = extender.counting(config)
     counted = counting_local.count_sources(
-        expand(inputs, glob=glob, field=field), spec, threads=threads, memory_limit=memory_limit, progress=progress
+        corpus.sources(), spec, threads=threads, memory_limit=memory_limit, progress=progress
     )
-    where = ", ".join(str(os.fspath(i)) if isinstance(i, (str, os.PathLike)) else "<texts>" for i in inputs)
+    where = ", ".join(str(os.fspath(i)) if isinstance(i, (str, os.PathLike)) else "<texts>" for i in corpus.inputs)
     if len(counted.counts) == 0:
         raise InputError(f"{where}: no text to learn from; nothing was written")
     keep: list[bytes] = []
@@ -119,7 +117,7 @@ def add_tokens(
     *,
     special: bool = False,
     check_text: Optional[PathLike] = None,
-) -> TokenizerData:
+) -> FinishedVersion:
     """`base` + `tokens`, as special tokens (matched by the special-token rule in front of
     every encoder) or as ordinary tokens of the algorithm, with ids after the base's."""
     ref = base.info.ref
@@ -169,15 +167,15 @@ def add_tokens(
     return _derived(data, base, "added_tokens", details)
 
 
-def _derived(data: TokenizerData, base: StoredVersion, derivation: str, details: dict[str, Any]) -> TokenizerData:
-    data.source = derivation
-    data.lineage = {
+def _derived(data: TokenizerData, base: StoredVersion, derivation: str, details: dict[str, Any]) -> FinishedVersion:
+    """`data` finished as a version descending from `base`: its source and lineage set."""
+    lineage = {
         "parent_ref": base.info.ref,
         "parent_hash": base.info.content_hash,
         "derivation": derivation,
         "details": details,
     }
-    return data
+    return finish(dataclasses.replace(data, source=derivation, lineage=lineage))
 
 
 def renumber(data: TokenizerData, base: TokenizerData) -> TokenizerData:

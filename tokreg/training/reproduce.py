@@ -21,17 +21,18 @@ from typing import Any, Optional
 import xxhash
 
 from .. import algorithms
-from ..data import JsonValue, TokenizerData, VersionInfo
+from ..data import FinishedVersion, JsonValue, VersionInfo
 from ..errors import InputError, NotFoundError
 from . import train_run
+from .corpus import Corpus
 from .corpus.reader import prefix_digest
 
 
-def retrain(files: Sequence[str], config: dict[str, Any], field: Optional[str] = None) -> TokenizerData:
+def retrain(files: Sequence[str], config: dict[str, Any], field: Optional[str] = None) -> FinishedVersion:
     """Trains again with the options recorded in a run's config, whatever the algorithm."""
     options = algorithms.options_from_run(config)
     sizes = sorted(config.get("run_sizes") or [options.vocab_size])
-    return train_run.train(list(files), options, sizes, field=field)[sizes.index(options.vocab_size)]
+    return train_run.train(Corpus.of(list(files), field=field), options, sizes)[sizes.index(options.vocab_size)]
 
 
 def check_files(recorded: list[dict[str, Any]], given: Optional[Sequence[str]] = None) -> list[str]:
@@ -97,8 +98,7 @@ def reproduce(v: VersionInfo, run: Optional[dict[str, Any]], files: Optional[Seq
     paths = check_files(run["corpus_files"], files)
     fields = [f.get("field") for f in run["corpus_files"] if f.get("field")]
     t0 = time.perf_counter()
-    data = retrain(paths, config, fields[0] if fields else None)
-    new_hash, _ = data.hashes()
+    new_hash = retrain(paths, config, fields[0] if fields else None).content_hash
     return Reproduction(
         ref=v.ref,
         stored=v.content_hash,

@@ -1,6 +1,7 @@
-"""A training run, from inputs to recorded-ready results: check the options, count the corpus
-(here, on a Dask cluster, or from a counts file), train once for every vocabulary size asked,
-and attach to each result the run record the registry stores with it.
+"""A training run, from a `Corpus` to results ready to record: check the options, count the
+corpus (here, on a Dask cluster, or from a counts file), train once for every vocabulary size
+asked, and finish each size's data, with its template and the run record the registry stores
+with it, into a `FinishedVersion` (content and hashes made once, in `data.finish`).
 
 Several sizes from one run share one `run_group` (a random id) in their run records; each
 size's record holds the options with its own `vocab_size` and, as `run_sizes`, all the sizes
@@ -21,12 +22,11 @@ from typing import Any, Optional, Union
 
 from .. import algorithms
 from ..algorithms import template
-from ..data import TokenizerData
+from ..data import FinishedVersion, TokenizerData, finish
 from ..errors import InputError
 from ..package_version import __version__
 from . import counting_local, counts_file
-from .corpus import expand
-from .corpus.sources import Input
+from .corpus import Corpus
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -39,26 +39,23 @@ def sizes_of(options: algorithms.TrainOptions, sizes: Optional[Sequence[int]]) -
 
 
 def count(
-    inputs: Sequence[Input],
+    corpus: Corpus,
     options: algorithms.TrainOptions,
     *,
-    glob: Optional[str] = None,
-    field: Optional[str] = None,
-    engine: Optional[str] = None,
     progress: Optional[algorithms.Progress] = None,
     keep: bool = True,
 ) -> counting_local.Counted:
-    """The counting phase for `options`' algorithm: here, or on the Dask scheduler `engine`."""
+    """The counting phase for `options`' algorithm: here, or on the corpus' Dask scheduler."""
     trainer = algorithms.trainer_for(options)
     spec = trainer.counting(options)
-    sources = expand(inputs, glob=glob, field=field)
+    sources = corpus.sources()
     hint = trainer.utf8_hint(options)
-    if engine is not None:
+    if corpus.engine is not None:
         # Dask is an optional extra: imported only when a run asks for a cluster.
         from . import counting_dask
 
         counted = counting_dask.count(
-            engine, sources, spec, options, require_utf8=hint is not None, utf8_hint=hint or ""
+            corpus.engine, sources, spec, options, require_utf8=hint is not None, utf8_hint=hint or ""
         )
         return counting_local.apply_budget(counted, options.memory_limit) if keep else counted
     return counting_local.count_sources(
@@ -90,45 +87,41 @@ def from_counts(path: PathLike, options: algorithms.TrainOptions) -> counting_lo
 
 
 def train(
-    inputs: Sequence[Input],
+    corpus: Corpus,
     options: algorithms.TrainOptions,
     sizes: Optional[Sequence[int]] = None,
     *,
-    glob: Optional[str] = None,
-    field: Optional[str] = None,
-    counts: Optional[PathLike] = None,
-    engine: Optional[str] = None,
     progress: Optional[algorithms.Progress] = None,
-) -> list[TokenizerData]:
-    """Trains one result per size (ascending), each with its run record; nothing is written."""
+) -> list[FinishedVersion]:
+    """Trains one version per size (ascending), each finished with its run record; nothing is
+    written."""
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
     trainer = algorithms.trainer_for(options)
     wanted = sizes_of(options, sizes)
-    if wanted[0] < 1:
-        raise InputError(f"the vocabulary size must be at least 1, not {wanted[0]}")
+    algorithms.check_vocab_size(wanted[0])
     options = dataclasses.replace(options, vocab_size=wanted[-1])  # type: ignore[type-var]
     trainer.check(options, wanted)
-    if counts is not None:
-        if inputs:
+    if corpus.counts is not None:
+        if corpus.inputs:
             raise InputError("give either corpus inputs or --from-counts, not both")
-        counted = from_counts(counts, options)
+        counted = from_counts(corpus.counts, options)
     else:
-        counted = count(inputs, options, glob=glob, field=field, engine=engine, progress=progress)
+        counted = count(corpus, options, progress=progress)
     if len(counted.counts) == 0:
         raise InputError(
             f"no piece fits --memory-limit {counted.info.get('memory_limit', 0) >> 20}M for training; raise it"
         )
     t1 = time.perf_counter()
     datas, info = trainer.train_counts(counted.counts, options, wanted, progress)
-    for data in datas:  # the same for every algorithm: a config key only when there is a template
-        template.attach(data.config, template.parse(options.template))
+    parsed = template.parse(options.template)  # once for every size
     train_seconds = info.get("train_seconds", time.perf_counter() - t1)
     group = uuid.uuid4().hex[:16] if len(wanted) > 1 else None
     limit = counted.info.get("memory_limit", options.memory_limit)
+    finished = []
     for size, data in zip(wanted, datas):
         recorded = dataclasses.replace(options, vocab_size=size, memory_limit=limit)  # type: ignore[type-var]
-        data.run = {
+        run = {
             "config": {
                 "algorithm": options.run_name,
                 **recorded.to_json(),
@@ -152,22 +145,27 @@ def train(
                 "reproducible": counted.reproducible,
             },
         }
-    return datas
+        finished.append(_finish(data, parsed, run))
+    return finished
+
+
+def _finish(data: TokenizerData, parsed: Optional[template.Template], run: dict[str, Any]) -> FinishedVersion:
+    """A trainer's data finished the same way for every algorithm: the template in its config
+    (a config key only when there is one) and the run record; then its content and hashes."""
+    config = template.attach(dict(data.config), parsed)
+    return finish(dataclasses.replace(data, config=config, run=run))
 
 
 def count_to_file(
-    inputs: Sequence[Input],
+    corpus: Corpus,
     options: algorithms.TrainOptions,
     output: PathLike,
     *,
-    glob: Optional[str] = None,
-    field: Optional[str] = None,
-    engine: Optional[str] = None,
     progress: Optional[algorithms.Progress] = None,
 ) -> dict[str, Any]:
     """Counts a corpus as `options` would train on it and writes every piece (no budget rule:
     that applies when training) to a counts file; returns its summary."""
-    counted = count(inputs, options, glob=glob, field=field, engine=engine, progress=progress, keep=False)
+    counted = count(corpus, options, progress=progress, keep=False)
     spec = algorithms.trainer_for(options).counting(options)
     counts_file.write(output, counted.counts, spec, counted.corpus)
     return _summary(output, counted.counts, counted.corpus, counted.seconds)
@@ -185,8 +183,8 @@ def _summary(output: PathLike, counts: Any, corpus: dict[str, Any], seconds: flo
     s = counts.stats
     return {
         "output": os.fspath(output),
-        "pieces": s["pieces"],
-        "total": s["total"],
+        "pieces": s.pieces,
+        "total": s.total,
         "input_bytes": sum(f["size"] for f in corpus["files"]),
         "files": len(corpus["files"]),
         "fingerprint": corpus["fingerprint"],

@@ -109,17 +109,17 @@ def _learn(
     """`base` + up to `add` merges learned on `counts` after the base's own segmentation of each
     piece (`bpe::extend` in the core): new tokens take ids from the base's highest + 1, new
     merges rank after the base's. Token counts are uses in the new corpus' segmentation."""
-    out: dict[str, Any] = _core.extend_bpe(encoder, counts, add, keep=keep, threads=threads, progress=progress)
-    first: int = out["first_new"]
-    uses: list[int] = out["token_counts"]
+    out = _core.extend_bpe(encoder, counts, add, keep=keep, threads=threads, progress=progress)
+    first = out.first_new
+    uses = out.token_counts
     rows = [
         TokenRow(id=t.id, bytes=t.bytes, kind=t.kind, count=None if t.kind == "special" else uses[t.id], score=t.score)
         for t in base.tokens
     ]
-    rows += [TokenRow(id=first + i, bytes=b, kind="merged", count=uses[first + i]) for i, b in enumerate(out["tokens"])]
+    rows += [TokenRow(id=first + i, bytes=b, kind="merged", count=uses[first + i]) for i, b in enumerate(out.tokens)]
     start = len(base.merges)
     merges = list(base.merges) + [
-        MergeRow(rank=start + k, left=a, right=b, result=z, count=c) for k, (a, b, z, c) in enumerate(out["merges"])
+        MergeRow(rank=start + k, left=a, right=b, result=z, count=c) for k, (a, b, z, c) in enumerate(out.merges)
     ]
     return TokenizerData(algorithm=base.algorithm, config=dict(base.config), tokens=rows, merges=merges)
 

@@ -18,7 +18,7 @@ from ... import _core, patterns
 from ...data import MergeRow, TokenizerData, TokenRow
 from ...errors import InputError, VocabularySizeError
 from ..interfaces import Trainer
-from ..options import Progress, TrainOptions, flag
+from ..options import Progress, TrainOptions, below_alphabet, flag
 from .model import ByteBpeConfig, CharBpeConfig
 
 #: The unknown token every character-level version carries, for characters never seen in training.
@@ -78,11 +78,11 @@ class BpeTrainer(Trainer):
         base = 0 if opts.char_level else 256
         smallest = min(sizes)
         if smallest < base + len(specials) + (1 if opts.char_level else 0):
-            raise InputError(
-                f"--vocab-size {smallest} is smaller than the base alphabet: byte-level BPE needs at least "
-                f"{base + len(specials)} (256 bytes + {len(specials)} special tokens)"
-                if not opts.char_level
-                else f"--vocab-size {smallest} is too small for character-level BPE"
+            if opts.char_level:
+                raise InputError(f"--vocab-size {smallest} is too small for character-level BPE")
+            raise below_alphabet(
+                smallest,
+                f"byte-level BPE needs at least {base + len(specials)} (256 bytes + {len(specials)} special tokens)",
             )
 
     def counting(self, options: TrainOptions) -> dict[str, Any]:
@@ -106,7 +106,7 @@ class BpeTrainer(Trainer):
         opts = options
         specials = _specials(opts)
         try:
-            out: dict[str, Any] = _core.train_bpe(
+            out = _core.train_bpe(
                 counts,
                 max(sizes) - len(specials),
                 min_frequency=opts.min_frequency,
@@ -119,21 +119,21 @@ class BpeTrainer(Trainer):
             )
         except VocabularySizeError as e:
             symbols = "characters" if opts.char_level else "bytes"
-            raise InputError(
-                f"--vocab-size {e.requested + len(specials)} is smaller than the base alphabet: the corpus has "
-                f"{e.needed:,} {symbols} (+ {len(specials)} special tokens); raise --vocab-size to at least "
-                f"{(e.needed or 0) + len(specials):,}"
+            raise below_alphabet(
+                e.requested + len(specials),
+                f"the corpus has {e.needed:,} {symbols} (+ {len(specials)} special tokens)",
+                f"raise --vocab-size to at least {(e.needed or 0) + len(specials):,}",
             ) from None
         pattern_name, regex = patterns.resolve(opts.pattern_or_default())
         config = (
             CharBpeConfig(regex, opts.end_of_word_suffix, CHAR_LEVEL_UNK) if opts.char_level else ByteBpeConfig(regex)
         ).to_json()
-        tokens: list[bytes] = out["tokens"]
-        n_base = out["alphabet_size"]
+        tokens = out.tokens
+        n_base = out.alphabet_size
         base_kind = "char" if opts.char_level else "byte"
-        merges = [MergeRow(rank=r, left=a, right=b, result=z, count=c) for r, (a, b, z, c) in enumerate(out["merges"])]
+        merges = [MergeRow(rank=r, left=a, right=b, result=z, count=c) for r, (a, b, z, c) in enumerate(out.merges)]
         datas = []
-        for n_tokens, n_merges, counts_at in out["snapshots"]:
+        for n_tokens, n_merges, counts_at in out.snapshots:
             rows = [
                 TokenRow(id=i, bytes=tokens[i], kind=base_kind if i < n_base else "merged", count=counts_at[i])
                 for i in range(n_tokens)
@@ -142,8 +142,8 @@ class BpeTrainer(Trainer):
                 rows.append(TokenRow(id=len(rows), bytes=s.encode("utf-8"), kind="special"))
             datas.append(TokenizerData(algorithm="bpe", config=dict(config), tokens=rows, merges=merges[:n_merges]))
         info = {
-            "train_seconds": out["merge_seconds"],
-            "distinct_pieces": out["distinct_pieces"],
+            "train_seconds": out.merge_seconds,
+            "distinct_pieces": out.distinct_pieces,
             "extra_config": {"pattern_name": pattern_name},
         }
         return datas, info

@@ -41,7 +41,7 @@ class UnigramExtender(Extender[UnigramConfig]):
         unk = next((t.bytes.decode("utf-8") for t in base.tokens if t.kind == "unknown"), "<unk>")
         learned = [(t.bytes.decode("utf-8"), float(t.score or 0.0)) for t in base.tokens if t.kind == "normal"]
         try:
-            out: dict[str, Any] = _core.train_unigram(
+            out = _core.train_unigram(
                 counts,
                 1 + add,
                 unk_piece=unk,
@@ -65,9 +65,9 @@ class UnigramExtender(Extender[UnigramConfig]):
         first = max(t.id for t in base.tokens) + 1
         new = [
             TokenRow(id=first + i, bytes=text.encode("utf-8"), kind=kind, score=score)
-            for i, (text, score, kind) in enumerate(out["pieces"][1:])
+            for i, (text, score, kind) in enumerate(out.pieces[1:])
         ]
-        rounds = [RoundRow(round=r, phase="em", vocab_size=n, log_likelihood=ll) for r, n, ll in out["rounds"]]
+        rounds = [RoundRow(round=r, phase="em", vocab_size=n, log_likelihood=ll) for r, n, ll in out.rounds]
         return TokenizerData(
             algorithm=base.algorithm, config=dict(base.config), tokens=list(base.tokens) + new, rounds=rounds
         )

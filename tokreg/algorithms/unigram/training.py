@@ -158,7 +158,7 @@ class UnigramTrainer(Trainer):
         assert isinstance(options, UnigramOptions)
         opts = options
         try:
-            out: dict[str, Any] = _core.train_unigram(
+            out = _core.train_unigram(
                 counts,
                 max(sizes),
                 byte_fallback=opts.byte_fallback,
@@ -177,9 +177,9 @@ class UnigramTrainer(Trainer):
             )
         except VocabularySizeError as e:
             raise InputError(f"--vocab-size {e.requested}: {e}") from None
-        rounds = [RoundRow(round=r, phase="em", vocab_size=n, log_likelihood=ll) for r, n, ll in out["rounds"]]
-        by_size = {size: (pieces, n) for size, pieces, n in out["sized"]}
-        by_size[max(sizes)] = (out["pieces"], len(rounds))
+        rounds = [RoundRow(round=r, phase="em", vocab_size=n, log_likelihood=ll) for r, n, ll in out.rounds]
+        by_size = {size: (pieces, n) for size, pieces, n in out.sized}
+        by_size[max(sizes)] = (out.pieces, len(rounds))
         config = opts.config().to_json()
         datas = []
         for size in sizes:
@@ -189,7 +189,7 @@ class UnigramTrainer(Trainer):
                 for i, (text, score, kind) in enumerate(pieces)
             ]
             datas.append(TokenizerData(algorithm="unigram", config=config, tokens=tokens, rounds=rounds[:n_rounds]))
-        return datas, {"train_seconds": out["train_seconds"], "distinct_pieces": out["distinct_words"]}
+        return datas, {"train_seconds": out.train_seconds, "distinct_pieces": out.distinct_words}
 
 
 TRAINER = UnigramTrainer()

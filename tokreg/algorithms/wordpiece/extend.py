@@ -38,7 +38,7 @@ class WordPieceExtender(Extender[WordPieceConfig]):
             by_id[i].bytes.decode("utf-8") if i in by_id and by_id[i].kind != "special" else ""
             for i in range(max(by_id) + 1)
         ]
-        out: dict[str, Any] = _core.extend_wordpiece(
+        out = _core.extend_wordpiece(
             vocab,
             counts,
             add,
@@ -48,26 +48,27 @@ class WordPieceExtender(Extender[WordPieceConfig]):
             threads=threads,
             progress=progress,
         )
-        first: int = out["first_new"]
-        chars_end = first + out["new_symbols"]
+        first = out.first_new
+        tokens_out = out.tokens  # each read of a result's list makes it anew: once
+        chars_end = first + out.new_symbols
         rows = [
             TokenRow(
                 id=t.id,
                 bytes=t.bytes,
                 kind=t.kind,
-                count=None if t.kind == "special" else out["tokens"][t.id][1],
+                count=None if t.kind == "special" else tokens_out[t.id][1],
                 score=t.score,
             )
             for t in base.tokens
         ]
         rows += [
             TokenRow(id=i, bytes=text.encode("utf-8"), kind="char" if i < chars_end else "merged", count=count)
-            for i, (text, count) in enumerate(out["tokens"][first:], start=first)
+            for i, (text, count) in enumerate(tokens_out[first:], start=first)
         ]
         start = len(base.merges)
         merges = list(base.merges) + [
             MergeRow(rank=start + k, left=a, right=b, result=z, count=pc, score=sc, left_count=lc, right_count=rc)
-            for k, (a, b, z, sc, pc, lc, rc) in enumerate(out["merges"])
+            for k, (a, b, z, sc, pc, lc, rc) in enumerate(out.merges)
         ]
         return TokenizerData(algorithm=base.algorithm, config=dict(base.config), tokens=rows, merges=merges)
 

@@ -18,7 +18,7 @@ from ... import _core
 from ...data import MergeRow, TokenizerData, TokenRow
 from ...errors import InputError
 from ..interfaces import Trainer
-from ..options import Progress, TrainOptions, flag
+from ..options import Progress, TrainOptions, below_alphabet, flag
 from .model import FORMS, BertNormalizerConfig, WordPieceConfig
 
 
@@ -100,7 +100,7 @@ class WordPieceTrainer(Trainer):
         assert isinstance(options, WordPieceOptions)
         opts = options
         specials = list(dict.fromkeys([opts.unk_token, *opts.special]))
-        out: dict[str, Any] = _core.train_wordpiece(
+        out = _core.train_wordpiece(
             counts,
             max(sizes),
             specials,
@@ -111,9 +111,10 @@ class WordPieceTrainer(Trainer):
             threads=opts.threads,
             progress=progress,
         )
-        merged = {m[2] for m in out["merges"]}
+        merges_out = out.merges  # each read of a result's list makes it anew: once
+        merged = {m[2] for m in merges_out}
         tokens = []
-        for i, (text, count) in enumerate(out["tokens"]):
+        for i, (text, count) in enumerate(out.tokens):
             kind = "special" if i < len(specials) else "merged" if i in merged else "char"
             tokens.append(
                 TokenRow(id=i, bytes=text.encode("utf-8"), kind=kind, count=count if kind != "special" else None)
@@ -122,14 +123,15 @@ class WordPieceTrainer(Trainer):
             raise InputError("the corpus has no words after normalization; give files that contain text")
         alphabet = sum(1 for t in tokens if t.kind == "char")
         if len(specials) + alphabet > min(sizes):
-            raise InputError(
-                f"--vocab-size {min(sizes)} is smaller than the base alphabet: the corpus has {alphabet:,} "
-                f"characters and continuation characters (+ {len(specials)} special tokens); raise --vocab-size "
-                "or keep fewer characters with --limit-alphabet"
+            raise below_alphabet(
+                min(sizes),
+                f"the corpus has {alphabet:,} characters and continuation characters "
+                f"(+ {len(specials)} special tokens)",
+                "raise --vocab-size or keep fewer characters with --limit-alphabet",
             )
         merges = [
             MergeRow(rank=k, left=a, right=b, result=z, count=pc, score=sc, left_count=lc, right_count=rc)
-            for k, (a, b, z, sc, pc, lc, rc) in enumerate(out["merges"])
+            for k, (a, b, z, sc, pc, lc, rc) in enumerate(merges_out)
         ]
         config = opts.config().to_json()
         datas = []
@@ -141,7 +143,7 @@ class WordPieceTrainer(Trainer):
             datas.append(
                 TokenizerData(algorithm="wordpiece", config=config, tokens=tokens[:size], merges=merges[:n_merges])
             )
-        return datas, {"train_seconds": out["merge_seconds"], "distinct_pieces": out["distinct_words"]}
+        return datas, {"train_seconds": out.merge_seconds, "distinct_pieces": out.distinct_words}
 
 
 TRAINER = WordPieceTrainer()
