@@ -12,6 +12,10 @@ specials. Later Llama 3.x files rename some reserved slots (3.1: `<|finetune_rig
 128004, `<|eom_id|>` 128008, `<|python_tag|>` 128010): `--special TOKEN=ID` replaces whichever
 preset token has that name or that id.
 
+tiktoken's o200k_harmony has no preset: it gives `<|endofprompt|>` and `<|reserved_200018|>` the
+same id, 200018, and an id is one token here (import o200k_base's file with --preset o200k_base
+and --special for the harmony tokens, choosing one of the two names).
+
 `ranks` and `top` say which file a preset belongs to (how many ordinary ranks, the highest one):
 a file that differs is not that encoding's, and `check` refuses it rather than give its tokens
 another encoding's ids. p50k's ranks skip 50256, the id of `<|endoftext|>`.
