@@ -1,12 +1,16 @@
-"""Files the user names: reading them with the one-line errors the CLI shows, and writing
-them whole or not at all."""
+"""Files the user names: reading them with the one-line errors the CLI shows, compressed or
+not (told by their first bytes, not their names), and writing them whole or not at all."""
 
 from __future__ import annotations
 
 import contextlib
+import gzip
+import io
+import lzma
 import os
 import tempfile
-from typing import Union
+import zlib
+from typing import IO, Any, Union
 
 from .errors import InputError
 
@@ -27,6 +31,92 @@ def read_input(path: PathLike, hint: str = "give the file", what: str = "file") 
         raise InputError(f"{what} {where!r} is a folder; {hint}") from None
     except OSError as e:
         raise InputError(f"cannot read {what} {where!r}: {e.strerror}") from None
+
+
+#: The first bytes of the compressions tokreg reads: gzip, xz, and zstd (which needs the
+#: `zstandard` package: `pip install 'tokreg[zstd]'`).
+GZIP, XZ, ZSTD = b"\x1f\x8b", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd"
+
+
+def compression(head: bytes) -> str:
+    """ "gzip", "xz", "zstd" or "" (plain) from a file's first bytes."""
+    if head.startswith(GZIP):
+        return "gzip"
+    if head.startswith(XZ):
+        return "xz"
+    if head.startswith(ZSTD):
+        return "zstd"
+    return ""
+
+
+def decompressing(raw: IO[bytes], kind: str, where: str, what: str = "file") -> IO[bytes]:
+    """A stream of the decompressed bytes of `raw`, compressed as `kind` (`compression`'s
+    answer; "" gives `raw` itself). A zstd file without the `zstandard` package is an InputError
+    naming `what` `where` and the extra to install."""
+    if kind == "gzip":
+        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+    if kind == "xz":
+        return lzma.LZMAFile(raw, "rb")
+    if kind == "zstd":
+        stream: Any = _zstandard(where, what).ZstdDecompressor().stream_reader(raw, read_size=1 << 20, closefd=True)
+        return stream  # type: ignore[no-any-return]
+    return raw
+
+
+def decompressed(raw: bytes, where: str, what: str = "file", limit: int = 1 << 30) -> bytes:
+    """`raw` itself, or its decompressed bytes when it is gzip, xz or zstd (by its first bytes).
+    A damaged or truncated file, or one that decompresses to more than `limit` bytes, is a
+    one-line InputError naming `what` `where`."""
+    kind = compression(raw[:6])
+    if not kind:
+        return raw
+    damaged: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error, lzma.LZMAError)
+    try:
+        if kind == "zstd":
+            zstd = _zstandard(where, what)
+            damaged += (zstd.ZstdError,)
+            out = _zstd_frames(zstd, raw, limit)
+        else:
+            with decompressing(io.BytesIO(raw), kind, where, what) as stream:
+                out = stream.read(limit + 1)
+    except damaged as e:
+        detail = " ".join(str(e).split()) or type(e).__name__
+        raise InputError(f"{what} {where!r} is {kind}-compressed but damaged or truncated ({detail})") from None
+    if len(out) > limit:
+        raise InputError(f"{what} {where!r} decompresses to more than {limit:,} bytes; is it the file you meant?")
+    return out
+
+
+def _zstandard(where: str, what: str) -> Any:
+    """The `zstandard` module, or the InputError that names the extra to install."""
+    try:
+        import zstandard  # an optional extra: imported only for zstd files
+    except ImportError:
+        raise InputError(
+            f"{what} {where!r} is zstd-compressed; install the zstd extra: pip install 'tokreg[zstd]'"
+        ) from None
+    return zstandard
+
+
+def _zstd_frames(zstd: Any, raw: bytes, limit: int) -> bytes:
+    """Every zstd frame of `raw`, decompressed (up to just past `limit` bytes), fed a KiB at a
+    time so that a small file cannot make a huge output in one step. (zstandard's stream reader
+    returns what it has of a cut frame without a word; here a frame that never ends is an
+    EOFError.)"""
+    out = bytearray()
+    at = 0
+    while at < len(raw) and len(out) <= limit:
+        frame = zstd.ZstdDecompressor().decompressobj()
+        while not frame.eof:
+            if at >= len(raw):
+                raise EOFError("the last zstd frame is cut short")
+            chunk = raw[at : at + 1024]
+            at += len(chunk)
+            out += frame.decompress(chunk)
+            if len(out) > limit:
+                return bytes(out)
+        at -= len(frame.unused_data)
+    return bytes(out)
 
 
 def read_text(path: PathLike, what: str = "file") -> str:

@@ -396,15 +396,22 @@ class Registry:
         name: str,
         path: PathLike,
         *,
-        pattern: str,
+        pattern: Optional[str] = None,
         specials: Optional[dict[str, int]] = None,
+        preset: Optional[str] = None,
         expect_sha256: Optional[str] = None,
         message: Optional[str] = None,
     ) -> VersionInfo:
-        """Registers a `.tiktoken` rank file as the next version of `name`."""
+        """Registers a `.tiktoken` rank file (plain or gzip/xz/zstd) as the next version of
+        `name`. The file holds ranks only: `preset` ("cl100k_base", "o200k_base", "p50k_base",
+        "p50k_edit", "r50k_base", "gpt2", "llama3") gives the pattern and the special tokens at
+        their official ids, and is refused on another encoding's file; `pattern` replaces its
+        pattern, and `specials` ({token: id}) add to it or replace its token of that name or id."""
         check_name(name)
         self.check_writable()
-        data = import_export.read_tiktoken(path, pattern=pattern, specials=specials, expect_sha256=expect_sha256)
+        data = import_export.read_tiktoken(
+            path, pattern=pattern, specials=specials, preset=preset, expect_sha256=expect_sha256
+        )
         return self.add(name, data, message=message or _imported(path))
 
     def import_hf(self, name: str, path: PathLike, *, message: Optional[str] = None) -> VersionInfo:

@@ -42,9 +42,13 @@ pub struct RankEncoder {
     /// Token `id`'s bytes are `arena[ends[id] - lens[id]..ends[id]]`.
     ends: Vec<u32>,
     splitter: Splitter,
-    /// the byte length of each token (0 for unused ids: no token is empty), which also walks
+    /// the byte length of each token (0 for unused ids and for `empty`), which also walks
     /// back over appended ids
     lens: Vec<u32>,
+    /// The id of the empty token, if there is one (OpenAI's Whisper multilingual rank file has
+    /// one at 50256). It decodes to nothing and no text encodes to it: it is not in `ranks`,
+    /// and every piece and every pair a merge looks up has at least one byte.
+    empty: Option<u32>,
     /// tells this encoder's entries in a thread's piece cache from another encoder's
     uid: u64,
     /// where each byte pair sits in the tokens, for `token_spans`
@@ -65,13 +69,18 @@ impl RankEncoder {
         let max_id = tokens.iter().map(|t| t.0).chain(specials.iter().map(|s| s.1)).max().unwrap_or(0);
         let mut lens = vec![0u32; max_id as usize + 1];
         let mut ranks = RankTable::with_capacity(tokens.len());
+        let mut empty: Option<u32> = None;
         for (id, bytes) in &tokens {
             let (id, bytes) = (*id, bytes.as_ref());
-            if lens[id as usize] != 0 {
+            if lens[id as usize] != 0 || empty == Some(id) {
                 return Err(CoreError::input(format!("token id {id} appears twice; give every token its own id")));
             }
             if bytes.is_empty() {
-                return Err(CoreError::input(format!("token {id} is empty; remove it")));
+                if let Some(first) = empty {
+                    return Err(CoreError::input(format!("tokens {first} and {id} are both empty; keep one")));
+                }
+                empty = Some(id);
+                continue;
             }
             if !ranks.insert(bytes, id) {
                 return Err(CoreError::input(format!(
@@ -90,7 +99,7 @@ impl RankEncoder {
             })?;
         }
         for (s, id) in &specials {
-            if lens[*id as usize] != 0 {
+            if lens[*id as usize] != 0 || empty == Some(*id) {
                 return Err(CoreError::input(format!(
                     "special token {s:?} has id {id}, which another token already has; give it a free id"
                 )));
@@ -120,7 +129,7 @@ impl RankEncoder {
         }
         let seams = Seams::new(&tokens.iter().map(|(_, b)| b.as_ref()).collect::<Vec<_>>());
         let uid = NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(RankEncoder { ranks, byte_id, arena, ends, splitter, lens, uid, seams })
+        Ok(RankEncoder { ranks, byte_id, arena, ends, splitter, lens, empty, uid, seams })
     }
 
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
@@ -499,7 +508,11 @@ impl Encode for RankEncoder {
 
     fn token_bytes(&self, id: u32) -> Option<&[u8]> {
         let (end, len) = (*self.ends.get(id as usize)? as usize, self.lens[id as usize] as usize);
-        (len > 0).then(|| &self.arena[end - len..end])
+        if len > 0 {
+            Some(&self.arena[end - len..end])
+        } else {
+            (self.empty == Some(id)).then_some(&[])
+        }
     }
 
     fn concatenates(&self) -> bool {
@@ -507,7 +520,7 @@ impl Encode for RankEncoder {
     }
 
     fn vocab_size(&self) -> usize {
-        self.lens.iter().filter(|&&n| n > 0).count()
+        self.lens.iter().filter(|&&n| n > 0).count() + usize::from(self.empty.is_some())
     }
 
     /// One more than the largest id (ordinary or special).
@@ -743,6 +756,25 @@ mod tests {
         assert_eq!(e.tokens().count(), 257);
     }
 
+    /// An empty token (tiktoken loads the base64 `=` as one) keeps its id, decodes to nothing,
+    /// counts in the vocabulary, and no text encodes to it: every piece and every pair a merge
+    /// probes has at least one byte.
+    #[test]
+    fn an_empty_token_decodes_to_nothing_and_is_never_produced() {
+        let mut tokens: Vec<(u32, Vec<u8>)> = (0..=255u8).map(|b| (b as u32, vec![b])).collect();
+        tokens.extend([(256, b"ab".to_vec()), (257, Vec::new()), (258, b"abab".to_vec())]);
+        let e = RankEncoder::new(tokens, vec![("<|end|>".into(), 259)], Splitter::new(GPT2).unwrap()).unwrap();
+        assert_eq!(e.token_bytes(257), Some(&b""[..]));
+        assert_eq!(e.decode_bytes(&[256, 257, 97, 259]).unwrap(), b"aba<|end|>");
+        assert_eq!((e.vocab_size(), e.id_bound()), (260, 260));
+        assert_eq!(e.tokens().map(|(id, _)| id).collect::<Vec<_>>(), (0..260).collect::<Vec<_>>());
+        assert_eq!(e.rank(b""), None);
+        for text in ["", "ab", "abab ab a b", "ababab", &"ab".repeat(3000), &"ab ".repeat(5000)] {
+            assert!(!e.encode_ordinary(text).unwrap().contains(&257), "{text:?}");
+        }
+        assert_eq!(e.encode_ordinary("ababab").unwrap(), vec![258, 256]);
+    }
+
     #[test]
     fn refuses_vocabularies_it_cannot_encode_with() {
         let bytes: Vec<(u32, Vec<u8>)> = (0..=255u8).map(|b| (b as u32, vec![b])).collect();
@@ -757,7 +789,11 @@ mod tests {
         };
         assert_eq!(build(&[(256, b"ab")], &[("<|end|>", 300)]), "");
         assert!(build(&[(97, b"ab")], &[]).contains("token id 97 appears twice"));
-        assert!(build(&[(256, b"")], &[]).contains("token 256 is empty"));
+        assert_eq!(build(&[(256, b"")], &[]), "");
+        assert!(build(&[(256, b""), (257, b"")], &[]).contains("tokens 256 and 257 are both empty"));
+        assert!(build(&[(256, b""), (256, b"ab")], &[]).contains("token id 256 appears twice"));
+        assert!(build(&[(256, b"ab"), (256, b"")], &[]).contains("token id 256 appears twice"));
+        assert!(build(&[(256, b"")], &[("<|end|>", 256)]).contains("which another token already has"));
         assert!(build(&[(256, b"a")], &[]).contains("two tokens have the bytes of token 256"));
         assert!(build(&[], &[("<|end|>", 65)]).contains("which another token already has"));
         assert!(build(&[], &[("", 300)]).contains("special token 300 is empty"));

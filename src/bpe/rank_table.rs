@@ -22,7 +22,7 @@
 //! piece starts as single bytes, and UTF-8 text merges byte pairs first), and all 65,536 of
 //! them fit a direct array of 256 KB whose hot part stays in L1/L2 cache.
 
-/// One slot: `len == 0` marks it empty (no token is empty).
+/// One slot: `len == 0` marks it empty (no key is empty: an empty token is not looked up).
 #[derive(Clone, Copy, Default)]
 struct Slot {
     /// First word of the key.

@@ -11,8 +11,8 @@ use crate::pretok::{Splitter, GPT2};
 
 /// (left, right, result) per multi-byte token that a merge of two lower-ranked tokens makes,
 /// in rank order. `tokens`: (id = rank, bytes) of the ordinary tokens; an error when they are
-/// not a usable byte-level vocabulary (a byte missing, an id or bytes given twice, an empty
-/// token).
+/// not a usable byte-level vocabulary (a byte missing, an id or bytes given twice). An empty
+/// token (a `.tiktoken` line `= RANK`) is made by no merge.
 pub fn merges_from_ranks(tokens: Vec<(u32, Vec<u8>)>) -> Result<Vec<(u32, u32, u32)>, CoreError> {
     check_id_span(tokens.iter().map(|t| t.0).max().unwrap_or(0), tokens.len())?;
     // The pattern plays no part in merging one token's bytes; any valid one will do.
@@ -49,13 +49,16 @@ mod tests {
         assert_eq!(m, vec![(97, 97, 256), (97, 98, 257), (256, 98, 258)]);
         // "abc" cannot be made from two lower-ranked tokens: no merge
         assert_eq!(merges_from_ranks(vocab(&[b"abc"])).unwrap(), vec![]);
+        // nor can an empty token, which changes no other token's merge
+        let m = merges_from_ranks(vocab(&[b"aa", b"", b"aab"])).unwrap();
+        assert_eq!(m, vec![(97, 97, 256), (256, 98, 258)]);
     }
 
     #[test]
     fn unusable_vocabularies_are_refused() {
         let mut missing = vocab(&[]);
         missing.remove(7);
-        for bad in [missing, vocab(&[b"a"]), vocab(&[b""])] {
+        for bad in [missing, vocab(&[b"a"]), vocab(&[b"", b""])] {
             assert!(matches!(merges_from_ranks(bad), Err(CoreError::Input(_))));
         }
         // A rank far past the others would make the encoder's id table gigabytes long.

@@ -12,6 +12,7 @@ from .. import algorithms
 from ..algorithms import WordPieceOptions
 from ..data import VersionInfo
 from ..formats.tiktoken_file import parse_specials
+from ..formats.tiktoken_presets import PRESETS
 from ..formats.wordpiece_vocab import BERT_SPECIALS
 from ..registry import Registry
 from ..versions.import_export import EXPORT_FORMATS
@@ -38,19 +39,31 @@ def import_() -> None:
 
     \b
     Example:
-        tokreg import tiktoken cl100k_base.tiktoken --name cl100k_base --pattern cl100k
+        tokreg import tiktoken cl100k_base.tiktoken --name cl100k_base --preset cl100k_base
     """
 
 
 @import_.command(name="tiktoken")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--pattern", required=True, help="The split pattern: cl100k, o200k, gpt2, or a regex.")
-@click.option("--special", "special", multiple=True, metavar="TOKEN=ID", help="A special token and its id.")
-@click.option("--expect-sha256", metavar="HEX", help="Refuse the file unless its sha256 is this.")
+@click.option(
+    "--preset",
+    type=click.Choice(list(PRESETS)),
+    help="A well-known encoding: its split pattern and every special token at its official id.",
+)
+@click.option("--pattern", help="The split pattern: cl100k, o200k, gpt2, or a regex (replaces the preset's).")
+@click.option(
+    "--special",
+    "special",
+    multiple=True,
+    metavar="TOKEN=ID",
+    help="A special token and its id; adds to the preset, or replaces its token of that name or id.",
+)
+@click.option("--expect-sha256", metavar="HEX", help="Refuse the file unless its sha256 (or its content's) is this.")
 @_common
 def import_tiktoken(
     file: str,
-    pattern: str,
+    preset: Optional[str],
+    pattern: Optional[str],
     special: tuple[str, ...],
     expect_sha256: Optional[str],
     name: str,
@@ -58,11 +71,15 @@ def import_tiktoken(
     as_json: bool,
     db: Optional[str],
 ) -> None:
-    """Register a tiktoken .tiktoken rank file; the merges are recovered from the ranks.
+    """Register a tiktoken .tiktoken rank file (plain, or gzip/xz/zstd); the merges are
+    recovered from the ranks. The file holds neither the split pattern nor the special tokens:
+    give --preset, or --pattern and --special. A preset is refused on another encoding's file.
+    Llama 3 is Meta's original layout; for a later Llama 3.x file, rename its reserved slots
+    with --special (3.1: --special '<|eom_id|>=128008').
 
     \b
     Example:
-        tokreg import tiktoken cl100k_base.tiktoken --name cl100k_base --pattern cl100k --special '<|endoftext|>=100257'
+        tokreg import tiktoken cl100k_base.tiktoken --name cl100k_base --preset cl100k_base
     """
     reg = open_registry(db)
     v = reg.import_tiktoken(
@@ -70,6 +87,7 @@ def import_tiktoken(
         file,
         pattern=pattern,
         specials=parse_specials(special),
+        preset=preset,
         expect_sha256=expect_sha256,
         message=message,
     )

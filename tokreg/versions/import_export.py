@@ -17,8 +17,8 @@ from ..algorithms import template
 from ..data import TokenizerData
 from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError, IntegrityError
-from ..files import read_input
-from ..formats import hf_json, sentencepiece_proto, tekken, tiktoken_file, tokreg_file
+from ..files import decompressed, read_input
+from ..formats import hf_json, sentencepiece_proto, tekken, tiktoken_file, tiktoken_presets, tokreg_file
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -27,22 +27,44 @@ EXPORT_FORMATS = ("tokreg", "hf", "tiktoken", "sentencepiece")
 
 
 def read_tiktoken(
-    path: PathLike, *, pattern: str, specials: Optional[dict[str, int]] = None, expect_sha256: Optional[str] = None
+    path: PathLike,
+    *,
+    pattern: Optional[str] = None,
+    specials: Optional[dict[str, int]] = None,
+    preset: Optional[str] = None,
+    expect_sha256: Optional[str] = None,
 ) -> TokenizerData:
-    """A `.tiktoken` rank file, with its split pattern and special tokens (the file has neither)."""
+    """A `.tiktoken` rank file (plain, or gzip/xz/zstd-compressed), with its split pattern and
+    special tokens, which the file does not hold: a `preset` (tiktoken_presets.PRESETS) gives
+    both at their official ids, `pattern` replaces its pattern and `specials` add to or replace
+    its specials. `expect_sha256` may be the file's or its decompressed content's."""
     where = os.fspath(path)
+    chosen = None if preset is None else tiktoken_presets.get(preset)
+    if chosen is not None:
+        split = pattern or chosen.pattern
+    elif pattern is not None:
+        split = pattern
+    else:
+        names = ", ".join(tiktoken_presets.PRESETS)
+        raise InputError(f"{where}: a .tiktoken file holds no split pattern; give --preset ({names}) or --pattern")
     raw = read_input(path, "give the .tiktoken file")
+    plain = decompressed(raw, where)
     if expect_sha256 is not None:
-        sha = hashlib.sha256(raw).hexdigest()
         want = expect_sha256.lower().removeprefix("sha256:")
-        if sha != want:
+        shas = [hashlib.sha256(b).hexdigest() for b in ((raw, plain) if plain is not raw else (raw,))]
+        if want not in shas:
+            also = f" (decompressed: {shas[1]})" if len(shas) > 1 else ""
             raise IntegrityError(
-                f"{where}: sha256 is {sha}, expected {want}; the file is not the one you meant (nothing was written)",
+                f"{where}: sha256 is {shas[0]}{also}, expected {want}; the file is not the one you meant "
+                "(nothing was written)",
                 expected=want,
-                actual=sha,
+                actual=shas[-1],
             )
-    ranks = tiktoken_file.parse_ranks(raw, where)
-    return _usable(algorithms.tiktoken_codec().read(ranks, where, pattern=pattern, specials=specials), where)
+    ranks = tiktoken_file.parse_ranks(plain, where)
+    if chosen is not None:
+        tiktoken_presets.check(chosen, ranks, where)
+        specials = tiktoken_presets.specials(chosen, specials or {})
+    return _usable(algorithms.tiktoken_codec().read(ranks, where, pattern=split, specials=specials), where)
 
 
 def read_tekken(path: PathLike) -> TokenizerData:

@@ -20,13 +20,19 @@ class TiktokenRanks(TiktokenCodec):
         self, ranks: dict[bytes, int], where: str, *, pattern: str, specials: Optional[dict[str, int]] = None
     ) -> TokenizerData:
         """Each token is split by the merges of lower rank to recover the merge list, so an
-        imported vocabulary is stored, queried and diffed like a trained one."""
+        imported vocabulary is stored, queried and diffed like a trained one. Ranks may leave
+        gaps (ids are kept, never renumbered: they are the ids a model was trained with), and
+        one token may be empty (kind "merged", made by no merge; it decodes to nothing and no
+        text encodes to it, as in tiktoken)."""
         _, regex = patterns.resolve(pattern)
         specials = dict(specials or {})
         taken = set(ranks.values())
         for s, i in specials.items():
             if i in taken:
-                raise InputError(f"special token {s!r} has id {i}, which is already the rank of an ordinary token")
+                raise InputError(
+                    f"{where}: special token {s!r} has id {i}, which is already the rank of an ordinary token; "
+                    "give it a free id (nothing was imported)"
+                )
         ordinary = sorted((r, t) for t, r in ranks.items())
         try:
             recovered = _core.merges_from_ranks(ordinary)
