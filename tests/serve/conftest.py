@@ -8,19 +8,22 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional
 
 import pytest
 
 from tokreg import BpeOptions, Registry, UnigramOptions, WordPieceOptions
 
-from ..conftest import DATA, corpus_slice
+from ..conftest import DATA, ROOT, corpus_slice
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -49,6 +52,41 @@ class Served:
     corpus: Path
     refs: dict[str, str]  # what -> ref: bpe, bpe2, wordpiece, unigram, cl100k (when the data has it)
     digest: str = ""  # of the registry file and its WAL after it was built
+
+
+@dataclass
+class ServeRun:
+    """A `tokreg serve` process: the lines it printed at startup, its URL, and once it has
+    stopped, its stderr and exit code."""
+
+    lines: list[str]
+    url: str
+    err: str = ""
+    returncode: Optional[int] = None
+
+
+@contextmanager
+def serve_process(db: str, *args: str, env: Optional[dict[str, str]] = None, lines: int = 1) -> Iterator[ServeRun]:
+    """Runs `tokreg serve --db DB --port 0 ARGS` until the block ends, then stops it with Ctrl-C
+    (SIGINT) as a person would; yields its first `lines` lines of stdout and its URL."""
+    p = subprocess.Popen(
+        [sys.executable, "-m", "tokreg", "serve", "--db", db, "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+    )
+    run = ServeRun([], "")
+    try:
+        run.lines = [p.stdout.readline().strip() for _ in range(lines)] if p.stdout else []
+        assert run.lines and run.lines[0].startswith("serving ") and " at " in run.lines[0], run.lines
+        run.url = run.lines[0].split(" at ")[1].split()[0]
+        yield run
+    finally:
+        p.send_signal(signal.SIGINT)
+        _, run.err = p.communicate(timeout=20)
+        run.returncode = p.returncode
 
 
 def file_digest(db: Path) -> str:

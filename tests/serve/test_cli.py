@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
-import signal
 import socket
-import subprocess
 import sys
 import urllib.request
 from collections.abc import Iterator
@@ -17,31 +14,19 @@ from contextlib import contextmanager
 
 import pytest
 
-from ..conftest import ROOT, Cli, one_error_line
-from .conftest import NEEDS, Served, file_digest
+from ..conftest import Cli, one_error_line
+from .conftest import NEEDS, Served, file_digest, serve_process
 
 pytest.importorskip("starlette", reason=NEEDS)
 
 
 def test_serves_until_interrupted(served: Served) -> None:
-    p = subprocess.Popen(
-        [sys.executable, "-m", "tokreg", "serve", "--db", str(served.db), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
-    try:
-        first = p.stdout.readline() if p.stdout else ""
-        assert first.startswith("serving sqlite:///") and "(read-only) at http://127.0.0.1:" in first, first
-        url = first.split(" at ")[1].split()[0]
-        with urllib.request.urlopen(url + "?format=json", timeout=10) as res:
+    with serve_process(str(served.db)) as run:
+        assert run.lines[0].startswith("serving sqlite:///") and "(read-only) at http://127.0.0.1:" in run.lines[0]
+        with urllib.request.urlopen(run.url + "?format=json", timeout=10) as res:
             refs = {v["ref"] for v in json.load(res)["versions"]}
         assert refs == set(served.refs.values())
-    finally:
-        p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=20)
-    assert p.returncode == 0 and "Traceback" not in err, err
+    assert run.returncode == 0 and "Traceback" not in run.err, run.err
     assert file_digest(served.db) == served.digest
 
 
@@ -70,22 +55,9 @@ def test_without_the_extra_it_names_the_extra(served: Served, monkeypatch: pytes
 @contextmanager
 def started(served: Served, *args: str, env: dict[str, str] | None = None) -> Iterator[tuple[int, list[str]]]:
     """`tokreg serve ARGS` on a free port; yields the port and the lines it printed at startup."""
-    p = subprocess.Popen(
-        [sys.executable, "-m", "tokreg", "serve", "--db", str(served.db), "--port", "0", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, **(env or {})},
-    )
-    try:
-        lines = [p.stdout.readline().strip(), p.stdout.readline().strip()] if p.stdout else []
-        assert lines[0].startswith("serving "), lines
-        yield int(lines[0].split(" at ")[1].split()[0].rstrip("/").rsplit(":", 1)[1]), lines
-    finally:
-        p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=20)
-    assert p.returncode == 0 and "Traceback" not in err, err
+    with serve_process(str(served.db), *args, env=env, lines=2) as run:
+        yield int(run.url.rstrip("/").rsplit(":", 1)[1]), run.lines
+    assert run.returncode == 0 and "Traceback" not in run.err, run.err
 
 
 def get(port: int, path: str, headers: dict[str, str]) -> tuple[int, str]:

@@ -11,7 +11,7 @@ import pytest
 from tokreg import BpeOptions, Registry
 
 from ..pg_server import unavailable
-from .conftest import NEEDS
+from .conftest import NEEDS, serve_process
 
 pytest.importorskip("starlette", reason=NEEDS)
 why = unavailable()
@@ -76,31 +76,15 @@ def test_serving_a_postgresql_registry(pg_url: str, small_corpus: Path, monkeypa
 
 def test_the_role_warning_is_said_once_at_startup(pg_url: str, small_corpus: Path) -> None:
     import json
-    import signal
-    import subprocess
-    import sys
     import urllib.request
-
-    from ..conftest import ROOT
 
     with Registry(pg_url, create=True) as reg:
         reg.train("pgweb", [small_corpus], BpeOptions(vocab_size=300))
-    p = subprocess.Popen(
-        [sys.executable, "-m", "tokreg", "serve", "--db", pg_url, "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
-    try:
-        first = p.stdout.readline() if p.stdout else ""
-        assert first.startswith("serving postgresql") and SECRET not in first, first
-        url = first.split(" at ")[1].split()[0]
-        with urllib.request.urlopen(url + "sql?format=json", timeout=20) as res:  # up and serving
+    with serve_process(pg_url) as run:
+        assert run.lines[0].startswith("serving postgresql") and SECRET not in run.lines[0], run.lines
+        with urllib.request.urlopen(run.url + "sql?format=json", timeout=20) as res:  # up and serving
             assert "superuser" in json.load(res)["warning"]
-    finally:
-        p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=20)
+    err = run.err
     warnings = [line for line in err.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "superuser" in warnings[0] and "tokreg db grant-read" in warnings[0], err
     assert SECRET not in err and "Traceback" not in err
