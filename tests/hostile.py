@@ -41,6 +41,8 @@ from tokreg import Registry, Tokenizer, TokregError
 from tokreg.algorithms import BpeOptions, UnigramOptions, WordPieceOptions
 from tokreg.patterns import BUILTIN
 
+from .hf_unigram import unigram_json
+
 #: Texts every accepted import is compared on (besides tokreg's own samples, which verify uses).
 TEXTS = (
     "The quick brown fox jumps over the lazy dog. Hello, world!",
@@ -88,11 +90,11 @@ def make_seeds(folder: Path, corpus: Path) -> dict[str, bytes]:
             ("hf-byte", "bb", "hf"),
             ("hf-char", "cb", "hf"),
             ("hf-wordpiece", "wp", "hf"),
-            ("hf-unigram", "ug", "hf"),
             ("tokreg", "ug", "tokreg"),
         ]:
             reg.export(ref, kind, folder / fmt)
             seeds[fmt] = (folder / fmt).read_bytes()
+        seeds["hf-unigram"] = unigram_json(reg.stored("ug").data())  # tokreg reads, never writes, this one
         seeds["tokreg-bpe"] = _exported(reg, "bb", folder)
         wp = reg.stored("wp").data()
         seeds["vocab.txt"] = "".join(t.bytes.decode() + "\n" for t in wp.tokens).encode()

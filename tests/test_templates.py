@@ -14,6 +14,7 @@ import pytest
 from tokreg import BpeOptions, InputError, Registry, UnigramOptions, WordPieceOptions
 
 from .conftest import Cli, head_lines
+from .hf_unigram import unigram_json
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -24,7 +25,10 @@ def lines() -> list[str]:
 
 
 def _hf_with(registry: Registry, ref: str, out: Path, post: dict[str, Any]) -> Path:
-    registry.export(ref, "hf", out)
+    if registry.resolve(ref).algorithm == "unigram":  # not exported (HF breaks its ties otherwise): HF's layout
+        out.write_bytes(unigram_json(registry.stored(ref).data()))
+    else:
+        registry.export(ref, "hf", out)
     doc = json.loads(out.read_text(encoding="utf-8"))
     doc["post_processor"] = post
     out.write_text(json.dumps(doc), encoding="utf-8")
@@ -42,6 +46,10 @@ def _parity(registry: Registry, path: Path, name: str, lines: list[str]) -> None
     assert tok.count(lines[0], add_special_tokens=True) == len(hf.encode(lines[0]).ids)
     # and back: the export writes the template, and importing that gives the same hash
     again = path.with_name(name + "-again.json")
+    if v.algorithm == "unigram":
+        with pytest.raises(InputError, match="Unigram cannot be written as hf exactly"):
+            registry.export(v.ref, "hf", again)
+        return
     registry.export(v.ref, "hf", again)
     assert registry.import_hf(name, again).content_hash == v.content_hash
     assert tokenizers.Tokenizer.from_file(str(again)).encode(lines[0]).ids == hf.encode(lines[0]).ids

@@ -712,7 +712,9 @@ class Registry:
             return verify.check_all(conn, versions)
 
     def export(self, ref: Ref, fmt: str, path: PathLike) -> VersionInfo:
-        """Writes `ref` to `path` in format `fmt` (`tokreg`, `hf`, `tiktoken`), whole or not at all."""
+        """Writes `ref` to `path` in format `fmt` (`tokreg`, `hf`, `tiktoken`, `sentencepiece`),
+        whole or not at all, once the library that reads the format gives tokreg's ids on the
+        version's samples and mixed text with its special tokens (else nothing is written)."""
         with self._reading() as conn:
             v = self._version(conn, ref)  # a pin that does not match is refused as such, not as damage
             try:
@@ -721,7 +723,8 @@ class Registry:
                 raise IntegrityError(
                     f"{e}; refusing to export damaged content", expected=e.expected, actual=e.actual
                 ) from None
-        write_atomic(path, import_export.export(stored.data(), stored.info.ref, fmt))
+            samples = [text for text, _ in reads.samples(conn, v)]
+        write_atomic(path, import_export.export(stored.data(), stored.info.ref, fmt, samples=samples))
         return stored.info
 
     def reproduce(self, ref: Ref, files: Optional[Sequence[PathLike]] = None) -> Reproduction:

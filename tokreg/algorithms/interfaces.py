@@ -161,6 +161,9 @@ class Writer(ABC):
 
     #: the `export --format` it answers to
     format: ClassVar[str]
+    #: False for a codec that only reads: its format cannot hold the algorithm's versions
+    #: exactly, and `write` refuses, saying why
+    writes: ClassVar[bool] = True
 
     @abstractmethod
     def write(self, data: TokenizerData, ref: str) -> bytes:
@@ -227,6 +230,11 @@ class Algorithm:
     @property
     def writers(self) -> dict[str, Writer]:
         """The codecs that write, by format name, in the order `export_formats` lists them."""
+        return {w.format: w for w in self.codecs.values() if w.writes}
+
+    @property
+    def codecs(self) -> dict[str, Writer]:
+        """The codecs of other tools' files, by format name, those that only read included."""
         return {w.format: w for w in (self.hf, self.tiktoken, self.sentencepiece) if w is not None}
 
     @property

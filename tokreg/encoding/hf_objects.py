@@ -1,7 +1,8 @@
 """A loaded version as another library's tokenizer object: `Tokenizer.to_hf()` (a
 `tokenizers.Tokenizer`) and `Tokenizer.to_transformers()` (a `transformers.PreTrainedTokenizerFast`),
 both giving tokreg's ids. They are built from the same `tokenizer.json` that
-`tokreg export --format hf` writes (each algorithm module's `export("hf", ...)`), so the same
+`tokreg export --format hf` writes (each algorithm's HF codec), and checked the same way
+(export_check.py: the check texts with every special token, compared id for id), so the same
 versions can be converted and the same ones are refused (character-level BPE with an
 end-of-word suffix; SentencePiece BPE), with the reason.
 
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .. import algorithms
 from ..data import TokenizerData
 from ..errors import InputError
+from . import export_check
 
 if TYPE_CHECKING:
     from .tokenizer import Tokenizer
@@ -38,8 +40,14 @@ def hf_json(tok: Tokenizer) -> str:
 
 
 def to_hf(tok: Tokenizer) -> Any:
+    """The `tokenizers.Tokenizer` of `export --format hf`'s file, checked as that export is
+    (export_check.py): refused in one line if it would give other ids than tok."""
     tokenizers = _module("tokenizers", "hf")
-    return tokenizers.Tokenizer.from_str(hf_json(tok))
+    hf = tokenizers.Tokenizer.from_str(hf_json(tok))
+    encode, framed = export_check.hf_encoder(hf, tok)
+    judge = f"tokenizers {tokenizers.__version__}"
+    export_check.compare(encode, tok, judge, "its tokenizers object would not give tokreg's ids", framed=framed)
+    return hf
 
 
 def to_transformers(tok: Tokenizer) -> Any:

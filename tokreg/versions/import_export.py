@@ -15,12 +15,16 @@ from typing import Optional, Union
 from .. import algorithms
 from ..algorithms import template
 from ..data import TokenizerData
+from ..encoding import export_check
 from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError, IntegrityError
 from ..files import decompressed, read_input
 from ..formats import hf_json, sentencepiece_proto, tekken, tiktoken_file, tiktoken_presets, tokreg_file
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+#: The warning `export` gives when the library that reads a format is not installed.
+ExportCheckSkipped = export_check.ExportCheckSkipped
 
 #: Formats `export` writes: tokreg's own for every version, the others where the algorithm has them.
 EXPORT_FORMATS = ("tokreg", "hf", "tiktoken", "sentencepiece")
@@ -143,15 +147,23 @@ def _usable(data: TokenizerData, where: str) -> TokenizerData:
     return data
 
 
-def export(data: TokenizerData, ref: str, fmt: str) -> bytes:
-    """The file bytes of a version in format `fmt`."""
-    if fmt == "tokreg":
-        return tokreg_file.dumps(data, ref)
+def export(data: TokenizerData, ref: str, fmt: str, *, samples: Sequence[str] = ()) -> bytes:
+    """The file bytes of a version in format `fmt`, once the library that reads the format has
+    given tokreg's ids on `samples` (the version's stored sample texts) and the check texts with
+    every special token in them (encoding/export_check.py); a file that would differ is refused
+    in one line, and one that cannot be checked (the library is not installed) is said so once
+    (an `ExportCheckSkipped` warning)."""
     if fmt not in EXPORT_FORMATS:
         raise InputError(f"unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}")
-    algo = algorithms.of(data.algorithm, data.config)
-    writer = algo.writers.get(fmt)
-    if writer is None:
-        can = ", ".join(("tokreg", *algo.export_formats))
-        raise InputError(f"{ref} is {algo.model.title}, which has no {fmt} form; export it as {can}")
-    return writer.write(data, ref)
+    if fmt == "tokreg":
+        raw = tokreg_file.dumps(data, ref)
+    else:
+        algo = algorithms.of(data.algorithm, data.config)
+        # a codec that only reads refuses to write, saying why the format cannot hold the version
+        writer = algo.writers.get(fmt) or algo.codecs.get(fmt)
+        if writer is None:
+            can = ", ".join(("tokreg", *algo.export_formats))
+            raise InputError(f"{ref} is {algo.model.title}, which has no {fmt} form; export it as {can}")
+        raw = writer.write(data, ref)
+    export_check.check(fmt, raw, Tokenizer.from_data(data, ref), samples)
+    return raw

@@ -6,6 +6,21 @@ Byte-level BPE is written the way GPT-2-family files are:
     model          BPE: vocab + merges over GPT-2's byte-to-unicode strings ("Ġthe")
     decoder        ByteLevel;  special tokens are `added_tokens`
 
+Every token keeps its tokreg id in HF. `tokenizers` gives an added token the id its content has
+in the model's vocab, and only a token missing from it the next free id (after the vocab's
+size, which is a count, not the highest id); so the specials are written in the model's vocab
+too, at their ids, and no added token is ever given one.
+
+tokreg encodes byte-level BPE by rank, as tiktoken does: a piece that is a token is that token;
+otherwise the adjacent pair whose join has the lowest rank is merged, again and again. HF's BPE
+merges the listed pair of lowest rank. The two agree when the merge list has, for each token,
+the pair that the rank rule itself joins last when it encodes that token's bytes, listed in the
+token's rank order (`rank_merges`): inside any text a token can only be formed from that pair,
+since every merge that forms it happens within its bytes, in the order it does alone. A token
+the rank rule never forms from its own bytes (a rank file can hold such tokens: `している` in a
+128k file) is given by tiktoken only for a piece that is exactly it; HF does that lookup first
+when `ignore_merges` is true, which is written then (and only then).
+
 Character-level BPE (without an end-of-word suffix) is a BPE model over the token strings with
 `unk_token`, a Split keeping only the pattern's matches, and a Fuse decoder. Reading accepts
 exactly these pipelines (and GPT-2's own ByteLevel(use_regex=true)), with a Split that keeps
@@ -16,7 +31,7 @@ and every file tokreg would encode differently from HF tokenizers (see `read`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from ... import _core, patterns
 from ...data import MergeRow, TokenizerData, TokenRow
@@ -27,7 +42,9 @@ from ..interfaces import HfCodec
 from .model import BYTE_LEVEL, CHAR_LEVEL, ByteBpeConfig, CharBpeConfig
 
 
-def _model(vocab: dict[str, int], merges: list[tuple[str, str]], unk: Optional[str]) -> dict[str, Any]:
+def _model(
+    vocab: dict[str, int], merges: list[tuple[str, str]], unk: Optional[str], ignore_merges: bool
+) -> dict[str, Any]:
     # The "a b" string form is read by every tokenizers release; pairs only when a token has a space.
     spaced = any(" " in a or " " in b for a, b in merges)
     return {
@@ -38,23 +55,119 @@ def _model(vocab: dict[str, int], merges: list[tuple[str, str]], unk: Optional[s
         "end_of_word_suffix": None,
         "fuse_unk": False,
         "byte_fallback": False,
-        "ignore_merges": False,
+        "ignore_merges": ignore_merges,
         "vocab": vocab,
         "merges": [[a, b] for a, b in merges] if spaced else [f"{a} {b}" for a, b in merges],
     }
 
 
+def _last_pair(piece: bytes, ranks: dict[bytes, int]) -> Optional[tuple[bytes, bytes]]:
+    """The two parts the rank rule joins last when it encodes `piece` byte by byte with every
+    rank (lower ranks first, the leftmost pair on ties), or None when it never joins them all.
+
+        >>> _last_pair(b"abc", {b"a": 0, b"b": 1, b"c": 2, b"bc": 3, b"abc": 4})
+        (b'a', b'bc')
+    """
+    parts = [piece[i : i + 1] for i in range(len(piece))]
+    # joined[k]: the rank of parts[k] + parts[k + 1], or None
+    joined = [ranks.get(a + b) for a, b in zip(parts, parts[1:])]
+    last = None
+    while len(parts) > 1:
+        candidates = [(r, k) for k, r in enumerate(joined) if r is not None]
+        if not candidates:
+            return None
+        _, k = min(candidates)  # the lowest rank, the leftmost of equal ones
+        last = (parts[k], parts[k + 1])
+        parts[k : k + 2] = [parts[k] + parts[k + 1]]
+        del joined[k]
+        if k > 0:
+            joined[k - 1] = ranks.get(parts[k - 1] + parts[k])
+        if k < len(joined):
+            joined[k] = ranks.get(parts[k] + parts[k + 1])
+    return last
+
+
+class RankMerges(NamedTuple):
+    """The merges that make HF's BPE encode byte-level tokens as the rank rule does (`rank_merges`).
+
+    - `direct`: (left, right, result) ids of the tokens formed from tokens of lower rank, which is
+      every token of a trained vocabulary and of cl100k and o200k, and what tokreg stores;
+    - `later`: of the tokens formed only after a merge of higher rank (a rank file may hold them);
+    - `lone`: the multi-byte tokens the rule never forms from their own bytes.
+    """
+
+    direct: list[tuple[int, int, int]]
+    later: list[tuple[int, int, int]]
+    lone: list[int]
+
+    @property
+    def merges(self) -> list[tuple[int, int, int]]:
+        """Every merge, in the order of its result's rank: HF's merge list."""
+        return sorted(self.direct + self.later, key=lambda m: m[2])
+
+
+def rank_merges(ordinary: list[tuple[int, bytes]], where: str) -> RankMerges:
+    """The merges of byte-level tokens (id, bytes), ranked by id, for HF (the module's doc says
+    why they reproduce the rank rule). The core recovers each token's pair among the tokens of
+    lower rank; the tokens it finds none for are encoded here with every rank, as a longer text
+    would encode them."""
+    try:
+        direct = _core.merges_from_ranks(ordinary)
+    except InputError as e:
+        raise InputError(f"{where}: not a usable byte-level vocabulary: {e}") from None
+    made = {z for _, _, z in direct}
+    rest = [(i, b) for i, b in ordinary if len(b) > 1 and i not in made]
+    later: list[tuple[int, int, int]] = []
+    lone: list[int] = []
+    ranks = {b: i for i, b in ordinary} if rest else {}
+    for i, b in rest:
+        pair = _last_pair(b, ranks)
+        if pair is None:
+            lone.append(i)
+        else:
+            later.append((ranks[pair[0]], ranks[pair[1]], i))
+    return RankMerges(direct, later, lone)
+
+
+def _spelled_as_text(specials: list[tuple[int, str]]) -> Optional[tuple[str, str]]:
+    """A special token whose content, read as GPT-2's byte-to-unicode spelling, is the bytes of
+    some other text ("Ġhi" spells " hi"): with `ignore_merges`, HF looks a piece up in the
+    model's vocab, where the specials are, and would give the special's id for that text.
+    Returns (special, the text it spells) of the first, or None."""
+    for _, s in specials:
+        raw = hf_json.unmapped(s)
+        if raw is None or raw == s.encode("utf-8"):
+            continue  # not a spelling of bytes; or text HF matches as the special token first
+        try:
+            return s, raw.decode("utf-8")
+        except UnicodeDecodeError:
+            continue  # no text is those bytes
+    return None
+
+
 def _export(
     data: TokenizerData, ref: str, *, byte_level: bool, pattern: str, keep_gaps: bool, unk: Optional[str]
 ) -> dict[str, Any]:
-    """The tokenizer.json document of a BPE version."""
-    text = {
-        t.id: (hf_json.mapped(t.bytes) if byte_level and t.kind != "special" else t.bytes.decode("utf-8"))
-        for t in data.tokens
-    }
+    """The tokenizer.json document of a BPE version: every token, special ones included, in the
+    model's vocab at its tokreg id."""
+    specials = [(t.id, t.bytes.decode("utf-8")) for t in data.tokens if t.kind == "special"]
+    ordinary = [t for t in data.tokens if t.kind != "special"]
     pre: dict[str, Any]
+    ignore_merges = False
     if byte_level:
-        vocab = {text[t.id]: t.id for t in data.tokens if t.kind != "special"}
+        vocab = {hf_json.mapped(t.bytes): t.id for t in ordinary}
+        by_id = {i: s for s, i in vocab.items()}
+        ranked = rank_merges([(t.id, t.bytes) for t in ordinary], ref)
+        merges = [(by_id[a], by_id[b]) for a, b, _ in ranked.merges]
+        lone = ranked.lone
+        ignore_merges = bool(lone)
+        clash = _spelled_as_text(specials) if ignore_merges else None
+        if clash is not None:
+            raise InputError(
+                f"{ref}: cannot be written as hf: token {lone[0]} is made by no merge, so the file needs HF's "
+                f"ignore_merges, with which the special token {clash[0][:40]!r} (GPT-2's spelling of "
+                f"{clash[1][:40]!r}) would be given for that text; rename the special token or use --format tokreg"
+            )
         pre = {
             "type": "Sequence",
             "pretokenizers": [
@@ -69,27 +182,30 @@ def _export(
             "use_regex": True,
         }
     else:
-        vocab = {text[t.id]: t.id for t in data.tokens}
+        vocab = {t.bytes.decode("utf-8"): t.id for t in ordinary}
+        text = {t.id: t.bytes.decode("utf-8") for t in data.tokens}
+        merges = [(text[m.left], text[m.right]) for m in data.merges]
         pre = hf_json.split_step(pattern, keep_gaps)
         decoder = {"type": "Fuse"}
-    if len(vocab) != sum(1 for t in data.tokens if not byte_level or t.kind != "special"):
-        raise InputError(
-            f"{ref}: two tokens share a string (a special token equals an ordinary one), which a "
-            "tokenizer.json vocab cannot hold"
-        )
-    merges = [(text[m.left], text[m.right]) for m in data.merges]
+    for i, s in specials:
+        if s in vocab:
+            raise InputError(
+                f"{ref}: the special token {s[:40]!r} (id {i}) is spelled like the ordinary token {vocab[s]}, and a "
+                "tokenizer.json vocab holds one id per string; use --format tokreg"
+            )
+        vocab[s] = i
+    if len(vocab) != len(data.tokens):
+        raise InputError(f"{ref}: two tokens share a string, which a tokenizer.json vocab cannot hold")
     return {
         "version": "1.0",
         "truncation": None,
         "padding": None,
-        "added_tokens": hf_json.added_tokens(
-            (t.id, t.bytes.decode("utf-8")) for t in data.tokens if t.kind == "special"
-        ),
+        "added_tokens": hf_json.added_tokens(specials),
         "normalizer": None,
         "pre_tokenizer": pre,
         "post_processor": template.hf_for(data),
         "decoder": decoder,
-        "model": _model(vocab, merges, unk),
+        "model": _model(vocab, merges, unk, ignore_merges),
     }
 
 
@@ -228,22 +344,20 @@ def _read(
         rows[i] = TokenRow(id=i, bytes=s.encode("utf-8"), kind="special")
     tokens = [rows[i] for i in sorted(rows)]
     if byte_level:
-        _same_as_ranks(tokens, merges, ignore_merges, where)
+        merges = _same_as_ranks(tokens, merges, ignore_merges, where)
     data = TokenizerData(algorithm="bpe", config={}, tokens=tokens, merges=merges, source="import:hf")
     return data, regex, keep_gaps
 
 
-def _same_as_ranks(tokens: list[TokenRow], merges: list[MergeRow], ignore_merges: bool, where: str) -> None:
+def _same_as_ranks(tokens: list[TokenRow], merges: list[MergeRow], ignore_merges: bool, where: str) -> list[MergeRow]:
     """Refuses a byte-level file that HF tokenizers would encode differently from tiktoken's
     rule over its ids, which is how tokreg encodes byte-level BPE: its merges must be exactly
-    the ones its ids imply (each token split by the tokens of lower id), and, unless HF looks
+    the ones its ids imply (`rank_merges`, which the writer writes), and, unless HF looks
     whole pieces up first (`ignore_merges`), every multi-byte token must be made by a merge (HF
-    could never produce one that is not, tiktoken's rule takes it whole)."""
-    ordinary = [(t.id, t.bytes) for t in tokens if t.kind != "special"]
-    try:
-        implied = _core.merges_from_ranks(ordinary)
-    except InputError as e:
-        raise InputError(f"{where}: not a usable byte-level vocabulary: {e}") from None
+    could never produce one that is not, tiktoken's rule takes it whole). Returns the merges
+    to store: those of the tokens formed from lower ranks, as a `.tiktoken` import stores."""
+    ranked = rank_merges([(t.id, t.bytes) for t in tokens if t.kind != "special"], where)
+    implied = ranked.merges
     given = [(m.left, m.right, m.result) for m in merges]
     if given != implied:
         pairs = [(g, w) for g, w in zip(given, implied) if g != w]
@@ -253,14 +367,13 @@ def _same_as_ranks(tokens: list[TokenRow], merges: list[MergeRow], ignore_merges
             "encodes byte-level BPE by id, as tiktoken does, so it would not give this file's ids (nothing was "
             "imported)"
         )
-    if not ignore_merges:
-        made = {m.result for m in merges}
-        lone = next((t for t in tokens if t.kind == "merged" and t.id not in made), None)
-        if lone is not None:
-            raise InputError(
-                f"{where}: token {lone.id} ({lone.bytes[:40]!r}) is made by no merge, so HF tokenizers never produces "
-                "it while tokreg would for a piece that is exactly that token; nothing was imported"
-            )
+    if not ignore_merges and ranked.lone:
+        lone = next(t for t in tokens if t.id == ranked.lone[0])
+        raise InputError(
+            f"{where}: token {lone.id} ({lone.bytes[:40]!r}) is made by no merge, so HF tokenizers never produces "
+            "it while tokreg would for a piece that is exactly that token; nothing was imported"
+        )
+    return [MergeRow(rank=k, left=a, right=b, result=z) for k, (a, b, z) in enumerate(ranked.direct)]
 
 
 class ByteLevelHf(HfCodec):
