@@ -26,7 +26,7 @@ from tokreg.formats.tiktoken_file import parse_ranks
 from tokreg.formats.tiktoken_presets import PRESETS
 from tokreg.patterns import resolve
 
-from .conftest import CORPORA, Cli, data_file
+from .conftest import CORPORA, Cli, data_file, slow
 
 # Meta's llama3/tokenizer.py, written out again here rather than taken from tokreg.
 LLAMA3_PAT = (
@@ -190,7 +190,7 @@ def test_llama3_preset_is_metas_original_layout() -> None:
     assert resolve(LLAMA3_PAT)[0] == "custom"
 
 
-@pytest.mark.parametrize("name", list(FILE_OF))
+@pytest.mark.parametrize("name", [n if n in ("cl100k_base", "p50k_edit") else slow(n) for n in FILE_OF])
 def test_preset_gives_tiktokens_ids_on_every_line(
     setup: Setup, tiktoken: Any, official: dict[str, dict[str, Any]], name: str
 ) -> None:
@@ -289,6 +289,7 @@ def whisper_like(setup: Setup) -> Path:
     return write_ranks(setup.folder / "whisper-like.tiktoken", lines)
 
 
+@pytest.mark.slow  # the fast lane has test_a_token_replaced_by_the_empty_one_gives_tiktokens_ids
 def test_an_empty_token_is_imported_as_tiktoken_loads_it(setup: Setup, tiktoken: Any, whisper_like: Path) -> None:
     ranks = tiktoken.load.load_tiktoken_bpe(str(whisper_like))
     assert ranks[b""] == 50256 and parse_ranks(whisper_like.read_bytes(), "f")[b""] == 50256
