@@ -12,12 +12,15 @@ from typing import Any, Optional, Union
 from ... import _core
 from ...data import MergeRow, TokenizerData, TokenRow
 from ...errors import InputError
-from ..interfaces import Extender
+from ..interfaces import Extender, Model
 from ..options import Progress
 from .model import BYTE_LEVEL, CHAR_LEVEL, ByteBpeConfig, CharBpeConfig
 
+#: The configs of the two BPE flavours this module extends.
+BpeConfig = Union[ByteBpeConfig, CharBpeConfig]
 
-def _counting(config: Union[ByteBpeConfig, CharBpeConfig], title: str) -> dict[str, Any]:
+
+def _counting(config: BpeConfig, title: str) -> dict[str, Any]:
     if config.keep_gaps:
         raise InputError(
             f"this {title} version keeps the text between its pattern's matches as pieces (an imported "
@@ -26,9 +29,14 @@ def _counting(config: Union[ByteBpeConfig, CharBpeConfig], title: str) -> dict[s
     return {"splitting": "pieces", "pattern": config.pattern, "max_piece_bytes": 0}
 
 
-class ByteLevelExtender(Extender[ByteBpeConfig]):
-    def counting(self, config: ByteBpeConfig) -> dict[str, Any]:
-        return _counting(config, BYTE_LEVEL.title)
+class ByteLevelExtender(Extender[BpeConfig]):
+    """Byte-level BPE: more merges learned on the base's own segmentation. The character-level
+    extender below differs only in `extend` (new characters first)."""
+
+    model: Model[Any] = BYTE_LEVEL
+
+    def counting(self, config: BpeConfig) -> dict[str, Any]:
+        return _counting(config, self.model.title)
 
     def extend(
         self,
@@ -40,18 +48,17 @@ class ByteLevelExtender(Extender[ByteBpeConfig]):
         threads: int = 0,
         progress: Optional[Progress] = None,
     ) -> TokenizerData:
-        encoder = BYTE_LEVEL.compile(base.content(), BYTE_LEVEL.parse_config(base.config))
+        encoder = self.model.compile(base.content(), self.model.parse_config(base.config))
         return _learn(base, encoder, counts, add, list(keep), threads, progress)
 
     def add_tokens(self, base: TokenizerData, tokens: Sequence[str]) -> TokenizerData:
-        config = BYTE_LEVEL.parse_config(base.config)
-        encoder = BYTE_LEVEL.compile(base.content(), config)
-        return add_merged_tokens(base, encoder, config.pattern, tokens, BYTE_LEVEL.title)
+        config = self.model.parse_config(base.config)
+        encoder = self.model.compile(base.content(), config)
+        return add_merged_tokens(base, encoder, config.pattern, tokens, self.model.title)
 
 
-class CharLevelExtender(Extender[CharBpeConfig]):
-    def counting(self, config: CharBpeConfig) -> dict[str, Any]:
-        return _counting(config, CHAR_LEVEL.title)
+class CharLevelExtender(ByteLevelExtender):
+    model = CHAR_LEVEL
 
     def extend(
         self,
@@ -90,11 +97,6 @@ class CharLevelExtender(Extender[CharBpeConfig]):
         if more == 0:
             return with_chars
         return _learn(with_chars, encoder, counts, more, [k + eow for k in keep], threads, progress)
-
-    def add_tokens(self, base: TokenizerData, tokens: Sequence[str]) -> TokenizerData:
-        config = CHAR_LEVEL.parse_config(base.config)
-        encoder = CHAR_LEVEL.compile(base.content(), config)
-        return add_merged_tokens(base, encoder, config.pattern, tokens, CHAR_LEVEL.title)
 
 
 def _learn(
