@@ -82,8 +82,9 @@ def _token(t: Any) -> TokenRow:
     )
 
 
-def read(path: str | os.PathLike[str], *, expect_hash: Optional[str] = None) -> tuple[str, str, TokenizerData]:
-    """(ref, hash, data) of a tokreg file, after checking its label, version and hash."""
+def read(path: str | os.PathLike[str], *, expect_hash: Optional[str] = None) -> tuple[str, str, TokenizerData, bytes]:
+    """(ref, hash, data, canonical content) of a tokreg file, after checking its label, version
+    and hash: the content is made and hashed here once, for callers that compile it."""
     where = str(path)
     raw = read_input(path, "give the file that `tokreg export --format tokreg` wrote")
     doc = strict_json.loads(raw, where, "tokreg tokenizer file (write one with `tokreg export REF --format tokreg`)")
@@ -118,4 +119,4 @@ def read(path: str | os.PathLike[str], *, expect_hash: Optional[str] = None) -> 
     )
     if expect_hash is not None and not actual.startswith(expect_hash):
         raise IntegrityError(f"{where}: its content is {actual}, expected {expect_hash}")
-    return str(doc.get("ref") or where), actual, data
+    return str(doc.get("ref") or where), actual, data, raw

@@ -83,7 +83,7 @@ def read_tekken(path: PathLike) -> TokenizerData:
 def read_tokreg(path: PathLike) -> TokenizerData:
     """A file written by `tokreg export --format tokreg`, its hash checked."""
     where = os.fspath(path)
-    _, _, data = tokreg_file.read(path)
+    _, _, data, _ = tokreg_file.read(path)
     data.source = "import:tokreg"
     return _usable(data, where)
 
