@@ -130,6 +130,36 @@ def test_counts_files_train_to_the_same_hash_and_merge(
     assert res.exit_code == 3 and "truncated" in res.output
 
 
+@pytest.mark.parametrize("kind", ["gzip", "xz", "zstd"])
+def test_a_cut_compressed_corpus_is_refused_and_records_nothing(
+    registry: Registry, run: Cli, tmp_path: Path, text: bytes, kind: str
+) -> None:
+    """A compressed corpus that ends inside its stream is one line, not a version trained on
+    the part that was there (zstandard's own reader returns a cut frame's part without a word);
+    a zstd file of several whole frames is read whole."""
+    if kind == "zstd":
+        zstd = pytest.importorskip("zstandard")
+        whole = zstd.ZstdCompressor().compress(text)
+        half = len(text) // 2
+        frames = zstd.ZstdCompressor().compress(text[:half]) + zstd.ZstdCompressor().compress(text[half:])
+        (tmp_path / "frames.zst").write_bytes(frames)
+        opts = BpeOptions(vocab_size=400)
+        assert (
+            registry.train("frames", [tmp_path / "frames.zst"], opts).content_hash
+            == registry.train("plain", [iter([text.decode()])], opts).content_hash
+        )
+    else:
+        whole = gzip.compress(text) if kind == "gzip" else lzma.compress(text)
+    cut = tmp_path / f"cut.{kind}"
+    cut.write_bytes(whole[: len(whole) // 2])
+    before = [v.ref for v in registry.versions()]
+    res = run("train", "cut", cut, "--vocab-size", "400", ok=False)
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert str(cut) in res.output and "damaged or truncated" in res.output, res.output
+    assert len(res.output.strip().splitlines()) == 1
+    assert [v.ref for v in registry.versions()] == before
+
+
 @pytest.mark.parametrize(
     "options,sizes",
     [

@@ -58,8 +58,7 @@ def decompressing(raw: IO[bytes], kind: str, where: str, what: str = "file") -> 
     if kind == "xz":
         return lzma.LZMAFile(raw, "rb")
     if kind == "zstd":
-        stream: Any = _zstandard(where, what).ZstdDecompressor().stream_reader(raw, read_size=1 << 20, closefd=True)
-        return stream  # type: ignore[no-any-return]
+        return io.BufferedReader(_ZstdFrames(_zstandard(where, what), raw), 1 << 20)
     return raw
 
 
@@ -73,12 +72,9 @@ def decompressed(raw: bytes, where: str, what: str = "file", limit: int = 1 << 3
     damaged: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error, lzma.LZMAError)
     try:
         if kind == "zstd":
-            zstd = _zstandard(where, what)
-            damaged += (zstd.ZstdError,)
-            out = _zstd_frames(zstd, raw, limit)
-        else:
-            with decompressing(io.BytesIO(raw), kind, where, what) as stream:
-                out = stream.read(limit + 1)
+            damaged += (_zstandard(where, what).ZstdError,)
+        with decompressing(io.BytesIO(raw), kind, where, what) as stream:
+            out = stream.read(limit + 1)
     except damaged as e:
         detail = " ".join(str(e).split()) or type(e).__name__
         raise InputError(f"{what} {where!r} is {kind}-compressed but damaged or truncated ({detail})") from None
@@ -98,25 +94,49 @@ def _zstandard(where: str, what: str) -> Any:
     return zstandard
 
 
-def _zstd_frames(zstd: Any, raw: bytes, limit: int) -> bytes:
-    """Every zstd frame of `raw`, decompressed (up to just past `limit` bytes), fed a KiB at a
-    time so that a small file cannot make a huge output in one step. (zstandard's stream reader
-    returns what it has of a cut frame without a word; here a frame that never ends is an
-    EOFError.)"""
-    out = bytearray()
-    at = 0
-    while at < len(raw) and len(out) <= limit:
-        frame = zstd.ZstdDecompressor().decompressobj()
-        while not frame.eof:
-            if at >= len(raw):
-                raise EOFError("the last zstd frame is cut short")
-            chunk = raw[at : at + 1024]
-            at += len(chunk)
-            out += frame.decompress(chunk)
-            if len(out) > limit:
-                return bytes(out)
-        at -= len(frame.unused_data)
-    return bytes(out)
+class _ZstdFrames(io.RawIOBase):
+    """The decompressed bytes of every zstd frame of `raw`, read as a stream; a frame that the
+    file cuts short is an EOFError. (zstandard's own stream reader returns what it has of a cut
+    frame without a word, so a truncated corpus would train on part of itself.) Input is fed a
+    KiB at a time, so a small file cannot make a huge output in one step."""
+
+    def __init__(self, zstd: Any, raw: IO[bytes]) -> None:
+        self._zstd, self._raw = zstd, raw
+        self._frame: Any = None  # the frame being decompressed, None between frames
+        self._pending = b""  # compressed bytes read but not yet fed
+        self._out = b""  # decompressed bytes not yet returned
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._out:
+            if not self._feed():
+                return 0
+        n = min(len(buffer), len(self._out))
+        buffer[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
+
+    def _feed(self) -> bool:
+        """Decompresses the next KiB; False at the end of the last whole frame."""
+        if not self._pending:
+            self._pending = self._raw.read(1024)
+            if not self._pending:
+                if self._frame is not None:
+                    raise EOFError("the last zstd frame is cut short")
+                return False
+        if self._frame is None:
+            self._frame = self._zstd.ZstdDecompressor().decompressobj()
+        chunk, self._pending = self._pending, b""
+        self._out = self._frame.decompress(chunk)
+        if self._frame.eof:
+            self._pending, self._frame = self._frame.unused_data, None
+        return True
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 def read_text(path: PathLike, what: str = "file") -> str:
