@@ -24,7 +24,7 @@ from starlette.routing import Mount, Route  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
 from tokreg.serve import create_app, limits  # noqa: E402
-from tokreg.serve.access import Rules  # noqa: E402
+from tokreg.serve.access import Rules, token_cookie  # noqa: E402
 from tokreg.serve.work import Work  # noqa: E402
 
 BASE = "http://127.0.0.1:8765"
@@ -244,8 +244,11 @@ def test_a_token_is_needed_on_every_request(ro_registry: Registry, served: Serve
         assert res.status_code == 303 and res.headers["location"] == f"/v/{served.refs['bpe']}?x=1"
         cookie = res.headers["set-cookie"]
         assert "HttpOnly" in cookie and "SameSite=lax" in cookie.replace("Lax", "lax")
-        assert c.get("/", headers={"cookie": f"tokreg_token={TOKEN}"}).status_code == 200
-        assert c.get("/", headers={"cookie": "tokreg_token=nope"}).status_code == 401
+        assert cookie.startswith(token_cookie(8765) + "=")
+        assert c.get("/", headers={"cookie": f"{token_cookie(8765)}={TOKEN}"}).status_code == 200
+        assert c.get("/", headers={"cookie": f"{token_cookie(8765)}=nope"}).status_code == 401
+        # the cookie of a server on another port of this host is not this server's token
+        assert c.get("/", headers={"cookie": f"{token_cookie(8766)}={TOKEN}"}).status_code == 401
     with TestClient(app, base_url=BASE) as c:  # a browser: follows the redirect, keeps the cookie
         assert c.get(f"/?token={TOKEN}").status_code == 200
         assert c.get("/sql").status_code == 200

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -249,7 +250,8 @@ def test_a_server_with_a_token_in_the_browser(browser_page: Page, ro_registry: R
         page.get_by_role("button", name="Run").click()
         expect(page.locator("#sql-result tbody tr")).to_have_count(1)
         expect(page.locator("#sql-result tbody td").first).to_have_text(str(len(served.refs)))
-        cookie = next(c for c in page.context.cookies() if c["name"] == "tokreg_token")
+        port = urlsplit(url).port
+        cookie = next(c for c in page.context.cookies() if c["name"] == f"tokreg_token_{port}")
         assert cookie["httpOnly"] and cookie["sameSite"] == "Lax"
 
 

@@ -37,7 +37,7 @@ from ..errors import InputError
 
 #: The names a browser on this machine uses for a server on loopback.
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-#: The cookie that holds the --token after a `?token=` visit.
+#: The cookie that holds the --token after a `?token=` visit (`token_cookie` adds the port).
 TOKEN_COOKIE = "tokreg_token"
 #: The form field that carries the form token (pages put it in every form that POSTs).
 FORM_FIELD = "form_token"
@@ -147,13 +147,20 @@ def _bearer(headers: Headers) -> str:
     return value.strip() if kind.lower() == "bearer" else ""
 
 
-def _cookie(headers: Headers) -> str:
+def token_cookie(port: Optional[int]) -> str:
+    """The name of the token cookie of the server on `port`. Browsers keep cookies per host,
+    not per port, so two servers on one machine with one name would each overwrite the other's
+    token and ask for it again: the port is part of the name."""
+    return TOKEN_COOKIE if port is None else f"{TOKEN_COOKIE}_{port}"
+
+
+def _cookie(headers: Headers, port: Optional[int]) -> str:
     jar: SimpleCookie = SimpleCookie()
     try:
         jar.load(headers.get("cookie", ""))
     except CookieError:  # a malformed Cookie header is no token
         return ""
-    morsel = jar.get(TOKEN_COOKIE)
+    morsel = jar.get(token_cookie(port))
     return morsel.value if morsel is not None else ""
 
 
@@ -162,11 +169,12 @@ def is_token(rules: Rules, given: str) -> bool:
     return rules.token is not None and _is(given, rules.token)
 
 
-def has_token(rules: Rules, headers: Headers) -> bool:
-    """Whether the request carries the --token (as a bearer token or the cookie); True without one."""
+def has_token(rules: Rules, headers: Headers, port: Optional[int]) -> bool:
+    """Whether the request carries the --token (as a bearer token or the cookie of the server
+    on `port`); True without one."""
     if rules.token is None:
         return True
-    return is_token(rules, _bearer(headers)) or is_token(rules, _cookie(headers))
+    return is_token(rules, _bearer(headers)) or is_token(rules, _cookie(headers, port))
 
 
 def host_refusal(rules: Rules, headers: Headers) -> Optional[str]:

@@ -91,7 +91,7 @@ class Access:
             if given is not None and scope["method"] == "GET" and access.is_token(rules, given):
                 await self._keep_token(conn, rules.token)(scope, receive, send)
                 return
-            if not access.has_token(rules, headers):
+            if not access.has_token(rules, headers, conn.url.port):
                 res = error_response(
                     conn, 401, access.NO_TOKEN, {"www-authenticate": 'Bearer realm="tokreg"'}, anonymous=True
                 )
@@ -111,7 +111,12 @@ class Access:
         rest = urlencode([(k, v) for k, v in parse_qsl(conn.url.query, keep_blank_values=True) if k != "token"])
         res = RedirectResponse(conn.url.path + ("?" + rest if rest else ""), status_code=303)
         res.set_cookie(
-            access.TOKEN_COOKIE, token, httponly=True, samesite="lax", secure=conn.url.scheme == "https", path="/"
+            access.token_cookie(conn.url.port),
+            token,
+            httponly=True,
+            samesite="lax",
+            secure=conn.url.scheme == "https",
+            path="/",
         )
         return res
 
