@@ -78,6 +78,12 @@ impl Tokenizer {
     fn segment_spans(&self, text: &str, from: usize, to: usize, spans: &mut Spans) -> Result<(), CoreError> {
         let seg = &text[from..to];
         let first = spans.ids.len();
+        if self.encoder.encode_spans(seg, &mut spans.ids, &mut spans.bytes)? {
+            for span in &mut spans.bytes[first..] {
+                *span = (span.0 + from, span.1 + from);
+            }
+            return Ok(());
+        }
         self.encoder.encode_into(seg, &mut spans.ids)?;
         let (seen, source) = self.encoder.aligned(seg);
         let seen = seen.as_bytes();

@@ -190,6 +190,12 @@ impl SpNormalizer {
 
     /// Decoded piece bytes back to text bytes: ▁ -> space, minus the dummy prefix.
     pub fn restore(&self, decoded: &[u8]) -> Vec<u8> {
+        self.restore_at(decoded, true)
+    }
+
+    /// `restore` of pieces that follow decoded text when `at_start` is false: the dummy prefix
+    /// is only dropped at the start of the text.
+    pub fn restore_at(&self, decoded: &[u8], at_start: bool) -> Vec<u8> {
         let mut out = Vec::with_capacity(decoded.len());
         let mut i = 0;
         while i < decoded.len() {
@@ -201,7 +207,7 @@ impl SpNormalizer {
                 i += 1;
             }
         }
-        if self.add_dummy_prefix && out.first() == Some(&b' ') {
+        if at_start && self.add_dummy_prefix && out.first() == Some(&b' ') {
             out.remove(0);
         }
         out

@@ -2,6 +2,7 @@
 //! handling (`SpNormalizer`) in front of the score-driven encoder, and decoding back through it.
 
 use super::Encoder;
+use crate::unigram::sp_decode;
 use crate::encode::{check_ids, Encode, Kind};
 use crate::error::CoreError;
 use crate::normalize::SpNormalizer;
@@ -9,11 +10,13 @@ use crate::normalize::SpNormalizer;
 pub struct SpBpe {
     encoder: Encoder,
     normalizer: SpNormalizer,
+    /// What the unknown piece decodes to (`sp_decode`).
+    unk_surface: String,
 }
 
 impl SpBpe {
-    pub fn new(encoder: Encoder, normalizer: SpNormalizer) -> SpBpe {
-        SpBpe { encoder, normalizer }
+    pub fn new(encoder: Encoder, normalizer: SpNormalizer, unk_surface: &str) -> SpBpe {
+        SpBpe { encoder, normalizer, unk_surface: unk_surface.to_string() }
     }
 }
 
@@ -26,10 +29,12 @@ impl Encode for SpBpe {
         self.encoder.encode_into(&self.normalizer.normalize(text), out)
     }
 
-    /// Piece texts (a byte piece gives its byte, a control piece nothing), `▁` back to spaces.
+    /// Piece texts (a byte piece gives its byte, a control piece nothing, the unknown piece the
+    /// model's `unk_surface`), `▁` back to spaces (see `sp_decode`).
     fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError> {
         check_ids(ids, self.encoder.vocab_size())?;
-        Ok(self.normalizer.denormalize(self.normalizer.restore(&self.encoder.decode_pieces(ids))))
+        let (norm, unk) = (&self.normalizer, self.encoder.unk_id());
+        Ok(sp_decode(norm, ids, unk, &self.unk_surface, |run| self.encoder.decode_pieces(run)))
     }
 
     fn token_bytes(&self, id: u32) -> Option<&[u8]> {
