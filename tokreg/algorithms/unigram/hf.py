@@ -113,7 +113,5 @@ class UnigramHf(HfCodec):
             # (and tokreg) only that byte: a partial set would encode differently.
             raise InputError(f"{where}: byte_fallback is on but the vocab has {n_bytes} byte pieces, not 256")
         normalizer = SpNormalizerConfig(add_dummy_prefix=dummy_prefix, remove_extra_whitespaces=collapse)
-        # HF's decoders write the unknown piece as it is, not SentencePiece's ` ⁇ `.
-        unk = vocab[unk_id][0]
-        config = UnigramConfig(normalizer, byte_fallback, unk, unk_surface=unk)
+        config = UnigramConfig(normalizer, byte_fallback, vocab[unk_id][0])
         return TokenizerData(algorithm="unigram", config=config.to_json(), tokens=tokens, source="import:hf")
