@@ -124,6 +124,65 @@ impl SpNormalizer {
         }
     }
 
+    /// The normalized text with SentencePiece's alignment (`norm_to_orig`): for each of its
+    /// bytes, the byte offset in `text` of the input its normalization consumed, and one more
+    /// entry for the end (the end of the text, or where the trailing spaces it dropped began).
+    /// SentencePiece's `Normalize` step by step, as `normalize_with_rules` (which gives the same
+    /// text without the rules too: each character then normalizes to itself).
+    pub fn normalize_aligned(&self, text: &str) -> (String, Vec<usize>) {
+        let (mut out, mut map) = (String::new(), Vec::new());
+        let mut input = text;
+        let mut consumed = 0;
+        let remove = self.remove_extra_whitespaces;
+        if remove {
+            while !input.is_empty() {
+                let (sp, used) = self.prefix(input);
+                if sp != " " {
+                    break;
+                }
+                input = &input[used..];
+                consumed += used;
+            }
+        }
+        if input.is_empty() {
+            return (out, vec![consumed]);
+        }
+        let space = if self.escape_whitespaces { SPACE_MARK } else { ' ' };
+        if self.add_dummy_prefix {
+            out.push(space);
+            map.resize(out.len(), consumed);
+        }
+        let mut prev_space = remove;
+        while !input.is_empty() {
+            let (mut sp, used) = self.prefix(input);
+            if prev_space {
+                sp = sp.trim_start_matches(' ');
+            }
+            if !sp.is_empty() {
+                for c in sp.chars() {
+                    out.push(if c == ' ' { space } else { c });
+                }
+                map.resize(out.len(), consumed);
+                prev_space = sp.ends_with(' ');
+            }
+            consumed += used;
+            input = &input[used..];
+            if !remove {
+                prev_space = false;
+            }
+        }
+        if remove {
+            while out.ends_with(space) {
+                let keep = out.len() - space.len_utf8();
+                consumed = map[keep];
+                out.truncate(keep);
+                map.truncate(keep);
+            }
+        }
+        map.push(consumed);
+        (out, map)
+    }
+
     /// Decoded bytes through the denormalizer, when there is one. Bytes that are not UTF-8
     /// become U+FFFD one byte at a time, as SentencePiece's normalizer reads them.
     pub fn denormalize(&self, decoded: Vec<u8>) -> Vec<u8> {

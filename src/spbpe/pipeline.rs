@@ -2,7 +2,7 @@
 //! handling (`SpNormalizer`) in front of the score-driven encoder, and decoding back through it.
 
 use super::Encoder;
-use crate::unigram::sp_decode;
+use crate::unigram::{sp_decode, sp_spans};
 use crate::encode::{check_ids, Encode, Kind};
 use crate::error::CoreError;
 use crate::normalize::SpNormalizer;
@@ -47,5 +47,16 @@ impl Encode for SpBpe {
 
     fn normalize(&self, text: &str) -> String {
         self.normalizer.normalize(text)
+    }
+
+    /// SentencePiece's offsets (`sp_spans`).
+    fn encode_spans(&self, text: &str, ids: &mut Vec<u32>, spans: &mut Vec<(usize, usize)>) -> Result<bool, CoreError> {
+        let mark = ids.len();
+        self.encode_into(text, ids)?;
+        if sp_spans(&self.normalizer, &self.encoder, text, &ids[mark..], spans) {
+            return Ok(true);
+        }
+        ids.truncate(mark);
+        Ok(false)
     }
 }
