@@ -45,9 +45,14 @@ impl Spans {
             debug_assert_eq!(chars_before.len(), i + 1);
         }
         chars_before.push(n);
-        // A byte offset at b counts the character starting at b only when b is past it.
+        // A byte offset at b counts the character starting at b only when b is past it. A
+        // non-empty span covers every character it holds a byte of (as Hugging Face's offsets
+        // do: each byte-level token of a split character spans the whole character).
         let at = |b: usize| chars_before[b];
-        self.bytes.iter().map(|&(s, e)| (at(s), at(e).max(at(s)))).collect()
+        self.bytes
+            .iter()
+            .map(|&(s, e)| if e > s { (at(s + 1) - 1, at(e)) } else { (at(s), at(s)) })
+            .collect()
     }
 }
 
@@ -210,13 +215,13 @@ mod tests {
     use crate::encode::tiny_byte_level as tok;
 
     #[test]
-    fn byte_level_spans_tile_the_text_and_split_characters_go_to_their_first_byte() {
+    fn byte_level_spans_tile_the_text_and_split_characters_span_the_character() {
         let t = tok();
         let text = "ab<s> ab€";
         let rule = t.allowing(&["<s>".to_string()]).unwrap();
         let s = t.encode_with_offsets(text, &rule).unwrap();
         assert_eq!(s.ids, t.encode(text, &rule).unwrap());
         assert_eq!(s.bytes, [(0, 2), (2, 5), (5, 8), (8, 9), (9, 10), (10, 11)]);
-        assert_eq!(s.chars(text), [(0, 2), (2, 5), (5, 8), (8, 9), (9, 9), (9, 9)]);
+        assert_eq!(s.chars(text), [(0, 2), (2, 5), (5, 8), (8, 9), (8, 9), (8, 9)]);
     }
 }
