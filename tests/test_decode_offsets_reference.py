@@ -130,7 +130,16 @@ def _no_reference(line: str) -> tuple[list[int], str, list[tuple[int, int]]]:
     raise AssertionError("this layout has no reference library")
 
 
-REFERENCED = ["bert-cleanup", "bert-no-cleanup", "wordpiece", "byte-bpe", "char-bpe", "spm-unigram", "spm-bpe", "unigram"]
+REFERENCED = [
+    "bert-cleanup",
+    "bert-no-cleanup",
+    "wordpiece",
+    "byte-bpe",
+    "char-bpe",
+    "spm-unigram",
+    "spm-bpe",
+    "unigram",
+]
 
 
 def _differences(layout: Layout, lines: list[str]) -> tuple[list[str], list[str]]:

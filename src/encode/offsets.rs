@@ -1,7 +1,16 @@
-//! Offsets: where each token of an encoding came from in the text, for every algorithm.
+//! Offsets: where each token of an encoding came from in the text, for every algorithm, by the
+//! reference library's rule: Hugging Face's for BPE and WordPiece, SentencePiece's for Unigram
+//! and SentencePiece BPE (tests/test_decode_offsets_reference.py compares them on every line).
 //!
-//! The rule is the decoder's (`Deltas`): each token stands for the bytes it adds to the decoded
-//! text, and those are found in the text as the encoder saw it (`Encode::aligned`: the text
+//! An encoder that knows where its tokens come from says so itself (`Encode::encode_spans`):
+//! WordPiece cuts each normalized word into its pieces (an unknown word is one span), character-
+//! level BPE each word into its merged characters, Unigram and SentencePiece BPE follow
+//! SentencePiece's normalized-to-original alignment (`unigram::sp_spans`). Byte-level BPE, and
+//! any encoder whose own spans do not apply (a WordPiece text whose Unicode composition crosses
+//! characters), use the generic rule below.
+//!
+//! The generic rule is the decoder's (`Deltas`): each token stands for the bytes it adds to the
+//! decoded text, and those are found in the text as the encoder saw it (`Encode::aligned`: the text
 //! itself, or WordPiece's normalized text with the character each byte came from). In order:
 //!
 //! 1. the token's bytes start exactly where the previous token ended: that is its span (for a
@@ -13,9 +22,9 @@
 //!    found token starts (or to the end of its segment), without surrounding whitespace.
 //!
 //! A token that adds nothing (a control piece, a SentencePiece dummy `▁`) has an empty span
-//! where it stands. A special token spans its text. Character offsets count the characters
-//! whose first byte lies before a byte offset, so a character split between byte-level tokens
-//! belongs to the token holding its first byte, and the others get an empty character span.
+//! where it stands. A special token spans its text. A character span covers every character the
+//! byte span holds a byte of (Hugging Face's rule: each byte-level token of a split character
+//! spans the whole character); an empty byte span is empty where it stands.
 
 use std::cell::Cell;
 
@@ -49,10 +58,7 @@ impl Spans {
         // non-empty span covers every character it holds a byte of (as Hugging Face's offsets
         // do: each byte-level token of a split character spans the whole character).
         let at = |b: usize| chars_before[b];
-        self.bytes
-            .iter()
-            .map(|&(s, e)| if e > s { (at(s + 1) - 1, at(e)) } else { (at(s), at(s)) })
-            .collect()
+        self.bytes.iter().map(|&(s, e)| if e > s { (at(s + 1) - 1, at(e)) } else { (at(s), at(s)) }).collect()
     }
 }
 

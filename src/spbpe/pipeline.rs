@@ -2,10 +2,10 @@
 //! handling (`SpNormalizer`) in front of the score-driven encoder, and decoding back through it.
 
 use super::Encoder;
-use crate::unigram::{sp_decode, sp_spans};
 use crate::encode::{check_ids, Encode, Kind};
 use crate::error::CoreError;
 use crate::normalize::SpNormalizer;
+use crate::unigram::{sp_decode, sp_spans};
 
 pub struct SpBpe {
     encoder: Encoder,

@@ -138,9 +138,7 @@ def _decoder(cfg: WordPieceConfig) -> Optional[dict[str, Any]]:
     return {"type": "WordPiece", "prefix": prefix, "cleanup": cfg.decode_cleanup}
 
 
-def _read_decoder(
-    decoder: Any, prefix: str, refuse: Callable[[str], InputError]
-) -> tuple[bool, Optional[str]]:
+def _read_decoder(decoder: Any, prefix: str, refuse: Callable[[str], InputError]) -> tuple[bool, Optional[str]]:
     """(cleanup, decode prefix) of a file's decoder: a WordPiece decoder's settings (HF's
     defaults: "##", cleanup on); no decoder joins the tokens with spaces (prefix "", no
     clean-up). Any other decoder is refused."""
