@@ -230,4 +230,20 @@ mod tests {
         assert_eq!(s.bytes, [(0, 2), (2, 5), (5, 8), (8, 9), (9, 10), (10, 11)]);
         assert_eq!(s.chars(text), [(0, 2), (2, 5), (5, 8), (8, 9), (8, 9), (8, 9)]);
     }
+
+    #[test]
+    fn adjacent_unknown_words_each_span_their_own_characters() {
+        use crate::encode::Tokenizer;
+        use crate::normalize::BertNormalizer;
+        use crate::wordpiece::{Encoder, WordPiece};
+
+        let vocab: Vec<String> = ["[UNK]", "a", "##b"].iter().map(|s| s.to_string()).collect();
+        let enc = Encoder::new(&vocab, "[UNK]", "##", 100).unwrap();
+        let wp = WordPiece::new(enc, BertNormalizer::bert(), vocab, "##", ("##", true));
+        let t = Tokenizer::new(Box::new(wp), Vec::new());
+        let text = "ab 東京 x";
+        let s = t.encode_with_offsets(text, &t.allowing(&[]).unwrap()).unwrap();
+        assert_eq!(s.ids, [1, 2, 0, 0, 0]);
+        assert_eq!(s.chars(text), [(0, 1), (1, 2), (3, 4), (4, 5), (6, 7)]);
+    }
 }

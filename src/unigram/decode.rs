@@ -30,3 +30,25 @@ pub fn sp_decode(
     }
     norm.denormalize(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pieces as texts: id k is `texts[k]`, id 0 the unknown piece.
+    fn run(norm: &SpNormalizer, ids: &[u32], surface: &str) -> String {
+        let texts = ["<unk>", "\u{2581}a", "b", "\u{2581}"];
+        let pieces = |run: &[u32]| run.iter().flat_map(|&i| texts[i as usize].bytes()).collect::<Vec<u8>>();
+        String::from_utf8(sp_decode(norm, ids, 0, surface, pieces)).unwrap()
+    }
+
+    #[test]
+    fn the_unknown_piece_is_its_surface_as_it_is() {
+        let n = SpNormalizer::default();
+        assert_eq!(run(&n, &[1, 2], DEFAULT_UNK_SURFACE), "ab");
+        // The surface keeps its spaces at the start; text after it is no longer at the start.
+        assert_eq!(run(&n, &[0, 1], DEFAULT_UNK_SURFACE), " \u{2047}  a");
+        assert_eq!(run(&n, &[1, 0, 2], "<?>"), "a<?>b");
+        assert_eq!(run(&n, &[3, 0], DEFAULT_UNK_SURFACE), " \u{2047} ");
+    }
+}

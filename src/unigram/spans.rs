@@ -123,3 +123,31 @@ fn spelled_len(piece: &str, escaped: bool) -> usize {
     }
     piece.chars().map(|c| if c == crate::normalize::SPACE_MARK { 1 } else { c.len_utf8() }).sum()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Pieces(Vec<(&'static str, PieceKind)>);
+
+    impl SpPieces for Pieces {
+        fn piece_of(&self, id: u32) -> (&str, PieceKind) {
+            self.0[id as usize]
+        }
+    }
+
+    #[test]
+    fn spans_tile_from_the_first_kept_character() {
+        use PieceKind::*;
+        let p = Pieces(vec![("<unk>", Unknown), ("\u{2581}a", Normal), ("b", Normal), ("\u{2581}", Normal)]);
+        let norm = SpNormalizer { remove_extra_whitespaces: true, ..SpNormalizer::default() };
+        let mut spans = Vec::new();
+        // "  ab  ??b": leading spaces dropped, the run collapsed into the next ▁, ?? one unknown.
+        assert!(sp_spans(&norm, &p, "  ab  ??b", &[1, 2, 3, 0, 2], &mut spans));
+        assert_eq!(spans, [(2, 3), (3, 4), (4, 6), (6, 8), (8, 9)]);
+        // Pieces that do not spell the text: nothing, the caller falls back.
+        spans.clear();
+        assert!(!sp_spans(&norm, &p, "ab", &[2, 2], &mut spans));
+        assert!(spans.is_empty());
+    }
+}
