@@ -76,7 +76,23 @@ impl SpNormalizer {
     }
 
     /// SentencePiece's `Normalizer::Normalize` with rules (see the module comment).
-    fn normalize_with_rules(&self, mut input: &str, out: &mut String) {
+    fn normalize_with_rules(&self, input: &str, out: &mut String) {
+        self.normalize_mapped(input, out, None);
+    }
+
+    /// The normalized text with SentencePiece's alignment (`norm_to_orig`): for each of its
+    /// bytes, the byte offset in `text` of the input its normalization consumed, and one more
+    /// entry for the end (the end of the text, or where the trailing spaces it dropped began).
+    /// Without rules each character normalizes to itself, which gives `normalize`'s text too.
+    pub fn normalize_aligned(&self, text: &str) -> (String, Vec<usize>) {
+        let (mut out, mut map) = (String::new(), Vec::new());
+        self.normalize_mapped(text, &mut out, Some(&mut map));
+        (out, map)
+    }
+
+    /// `normalize_with_rules`, and with `map` the alignment of `normalize_aligned`.
+    fn normalize_mapped(&self, text: &str, out: &mut String, mut map: Option<&mut Vec<usize>>) {
+        let mut input = text;
         let remove = self.remove_extra_whitespaces;
         if remove {
             while !input.is_empty() {
@@ -87,12 +103,20 @@ impl SpNormalizer {
                 input = &input[used..];
             }
         }
+        // Where in `text` the input consumed so far ends.
+        let consumed = |input: &str| text.len() - input.len();
         if input.is_empty() {
+            if let Some(m) = map {
+                m.push(consumed(input));
+            }
             return;
         }
         let space = if self.escape_whitespaces { SPACE_MARK } else { ' ' };
         if self.add_dummy_prefix {
             out.push(space);
+            if let Some(m) = map.as_deref_mut() {
+                m.resize(out.len(), consumed(input));
+            }
         }
         let mut prev_space = remove;
         while !input.is_empty() {
@@ -111,6 +135,9 @@ impl SpNormalizer {
                 } else {
                     out.push_str(sp);
                 }
+                if let Some(m) = map.as_deref_mut() {
+                    m.resize(out.len(), consumed(input));
+                }
                 prev_space = sp.ends_with(' ');
             }
             input = &input[used..];
@@ -118,69 +145,20 @@ impl SpNormalizer {
                 prev_space = false;
             }
         }
+        let mut end = text.len();
         if remove {
             let keep = out.trim_end_matches(space).len();
+            if let Some(m) = map.as_deref_mut() {
+                if keep < out.len() {
+                    end = m[keep];
+                }
+                m.truncate(keep);
+            }
             out.truncate(keep);
         }
-    }
-
-    /// The normalized text with SentencePiece's alignment (`norm_to_orig`): for each of its
-    /// bytes, the byte offset in `text` of the input its normalization consumed, and one more
-    /// entry for the end (the end of the text, or where the trailing spaces it dropped began).
-    /// SentencePiece's `Normalize` step by step, as `normalize_with_rules` (which gives the same
-    /// text without the rules too: each character then normalizes to itself).
-    pub fn normalize_aligned(&self, text: &str) -> (String, Vec<usize>) {
-        let (mut out, mut map) = (String::new(), Vec::new());
-        let mut input = text;
-        let mut consumed = 0;
-        let remove = self.remove_extra_whitespaces;
-        if remove {
-            while !input.is_empty() {
-                let (sp, used) = self.prefix(input);
-                if sp != " " {
-                    break;
-                }
-                input = &input[used..];
-                consumed += used;
-            }
+        if let Some(m) = map {
+            m.push(end);
         }
-        if input.is_empty() {
-            return (out, vec![consumed]);
-        }
-        let space = if self.escape_whitespaces { SPACE_MARK } else { ' ' };
-        if self.add_dummy_prefix {
-            out.push(space);
-            map.resize(out.len(), consumed);
-        }
-        let mut prev_space = remove;
-        while !input.is_empty() {
-            let (mut sp, used) = self.prefix(input);
-            if prev_space {
-                sp = sp.trim_start_matches(' ');
-            }
-            if !sp.is_empty() {
-                for c in sp.chars() {
-                    out.push(if c == ' ' { space } else { c });
-                }
-                map.resize(out.len(), consumed);
-                prev_space = sp.ends_with(' ');
-            }
-            consumed += used;
-            input = &input[used..];
-            if !remove {
-                prev_space = false;
-            }
-        }
-        if remove {
-            while out.ends_with(space) {
-                let keep = out.len() - space.len_utf8();
-                consumed = map[keep];
-                out.truncate(keep);
-                map.truncate(keep);
-            }
-        }
-        map.push(consumed);
-        (out, map)
     }
 
     /// Decoded bytes through the denormalizer, when there is one. Bytes that are not UTF-8

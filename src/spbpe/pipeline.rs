@@ -5,7 +5,7 @@ use super::Encoder;
 use crate::encode::{check_ids, Encode, Kind};
 use crate::error::CoreError;
 use crate::normalize::SpNormalizer;
-use crate::unigram::{sp_decode, sp_spans};
+use crate::unigram::{sp_decode, sp_encode_spans};
 
 pub struct SpBpe {
     encoder: Encoder,
@@ -51,12 +51,6 @@ impl Encode for SpBpe {
 
     /// SentencePiece's offsets (`sp_spans`).
     fn encode_spans(&self, text: &str, ids: &mut Vec<u32>, spans: &mut Vec<(usize, usize)>) -> Result<bool, CoreError> {
-        let mark = ids.len();
-        self.encode_into(text, ids)?;
-        if sp_spans(&self.normalizer, &self.encoder, text, &ids[mark..], spans) {
-            return Ok(true);
-        }
-        ids.truncate(mark);
-        Ok(false)
+        sp_encode_spans(self, &self.normalizer, &self.encoder, text, ids, spans)
     }
 }

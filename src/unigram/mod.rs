@@ -41,7 +41,7 @@ pub use corpus::{splitting, train_counts, CorpusOutput};
 pub use decode::{sp_decode, DEFAULT_UNK_SURFACE};
 pub use encoder::{with_scratch, Encoder, Scratch};
 pub use pipeline::Unigram;
-pub use spans::{sp_spans, SpPieces};
+pub use spans::{sp_encode_spans, SpPieces};
 pub use trainer::train;
 
 use crate::error::CoreError;

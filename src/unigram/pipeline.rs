@@ -2,7 +2,7 @@
 //! handling (`SpNormalizer`) in front of the Viterbi encoder, n-best and sampling, and
 //! decoding back through the normalizer.
 
-use super::{sp_decode, sp_spans, with_scratch, Encoder};
+use super::{sp_decode, sp_encode_spans, with_scratch, Encoder};
 use crate::encode::{check_ids, Encode, Kind};
 use crate::error::CoreError;
 use crate::normalize::SpNormalizer;
@@ -54,13 +54,7 @@ impl Encode for Unigram {
 
     /// SentencePiece's offsets (`sp_spans`).
     fn encode_spans(&self, text: &str, ids: &mut Vec<u32>, spans: &mut Vec<(usize, usize)>) -> Result<bool, CoreError> {
-        let mark = ids.len();
-        self.encode_into(text, ids)?;
-        if sp_spans(&self.normalizer, &self.encoder, text, &ids[mark..], spans) {
-            return Ok(true);
-        }
-        ids.truncate(mark);
-        Ok(false)
+        sp_encode_spans(self, &self.normalizer, &self.encoder, text, ids, spans)
     }
 
     /// The `k` best segmentations, best first, each with its total log probability.

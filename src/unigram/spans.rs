@@ -7,12 +7,33 @@
 //! the last spans the character and the others are empty where it starts.
 
 use super::PieceKind;
+use crate::encode::Encode;
+use crate::error::CoreError;
 use crate::normalize::SpNormalizer;
 
 /// What `sp_spans` needs of an encoder.
 pub trait SpPieces {
     /// The piece text and kind of `id`.
     fn piece_of(&self, id: u32) -> (&str, PieceKind);
+}
+
+/// `Encode::encode_spans` of a SentencePiece-style encoder: its ids of `text`, then their spans
+/// (`sp_spans`); `false` (nothing appended) when they do not apply.
+pub fn sp_encode_spans(
+    encoder: &dyn Encode,
+    norm: &SpNormalizer,
+    pieces: &dyn SpPieces,
+    text: &str,
+    ids: &mut Vec<u32>,
+    spans: &mut Vec<(usize, usize)>,
+) -> Result<bool, CoreError> {
+    let mark = ids.len();
+    encoder.encode_into(text, ids)?;
+    if sp_spans(norm, pieces, text, &ids[mark..], spans) {
+        return Ok(true);
+    }
+    ids.truncate(mark);
+    Ok(false)
 }
 
 /// Appends the span in `text` of each of `ids` (its encoding, as the encoder gave it) to
