@@ -947,10 +947,12 @@ impl Encoder {
         Encoder::build(py, || Tokenizer::char_bpe(content, pattern, keep_gaps, end_of_word, unk_token))
     }
 
-    /// WordPiece: BERT normalizer, BERT pre-tokenizer, greedy longest match.
+    /// WordPiece: BERT normalizer, BERT pre-tokenizer, greedy longest match; decoded with the
+    /// decoder's prefix (default: the continuing prefix; "": tokens joined by spaces) and clean-up.
     #[staticmethod]
     #[pyo3(signature = (content, unk_token, continuing_prefix="##", max_input_chars_per_word=100,
-        clean_text=true, handle_chinese_chars=true, strip_accents=None, lowercase=false, unicode_form=None))]
+        clean_text=true, handle_chinese_chars=true, strip_accents=None, lowercase=false, unicode_form=None,
+        decode_prefix=None, decode_cleanup=true))]
     #[allow(clippy::too_many_arguments)]
     fn wordpiece(
         py: Python<'_>,
@@ -963,18 +965,22 @@ impl Encoder {
         strip_accents: Option<bool>,
         lowercase: bool,
         unicode_form: Option<&str>,
+        decode_prefix: Option<&str>,
+        decode_cleanup: bool,
     ) -> PyResult<Encoder> {
         let norm =
             bert_normalizer(clean_text, handle_chinese_chars, strip_accents, lowercase, unicode_form).or_raise(py)?;
         Encoder::build(py, || {
-            Tokenizer::wordpiece(content, unk_token, continuing_prefix, max_input_chars_per_word, norm)
+            let decoder = (decode_prefix.unwrap_or(continuing_prefix), decode_cleanup);
+            Tokenizer::wordpiece(content, unk_token, continuing_prefix, max_input_chars_per_word, norm, decoder)
         })
     }
 
     /// Unigram LM: SentencePiece text handling, Viterbi, n-best and sampling.
     #[staticmethod]
     #[pyo3(signature = (content, add_dummy_prefix=true, remove_extra_whitespaces=false, escape_whitespaces=true,
-        charsmap=None, denormalizer=None))]
+        charsmap=None, denormalizer=None, unk_surface=None))]
+    #[allow(clippy::too_many_arguments)]
     fn unigram(
         py: Python<'_>,
         content: &[u8],
@@ -983,18 +989,21 @@ impl Encoder {
         escape_whitespaces: bool,
         charsmap: Option<&[u8]>,
         denormalizer: Option<(Vec<u8>, bool, bool, bool)>,
+        unk_surface: Option<&str>,
     ) -> PyResult<Encoder> {
         let norm =
             sp_normalizer(add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces, charsmap, denormalizer)
                 .or_raise(py)?;
-        Encoder::build(py, || Tokenizer::unigram(content, norm))
+        let unk_surface = unk_surface.unwrap_or(unigram::DEFAULT_UNK_SURFACE);
+        Encoder::build(py, || Tokenizer::unigram(content, norm, unk_surface))
     }
 
     /// SentencePiece BPE (imported `model_type: BPE` models): SentencePiece text handling,
     /// then score-driven merges.
     #[staticmethod]
     #[pyo3(signature = (content, add_dummy_prefix=true, remove_extra_whitespaces=false, escape_whitespaces=true,
-        charsmap=None, denormalizer=None))]
+        charsmap=None, denormalizer=None, unk_surface=None))]
+    #[allow(clippy::too_many_arguments)]
     fn sp_bpe(
         py: Python<'_>,
         content: &[u8],
@@ -1003,11 +1012,13 @@ impl Encoder {
         escape_whitespaces: bool,
         charsmap: Option<&[u8]>,
         denormalizer: Option<(Vec<u8>, bool, bool, bool)>,
+        unk_surface: Option<&str>,
     ) -> PyResult<Encoder> {
         let norm =
             sp_normalizer(add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces, charsmap, denormalizer)
                 .or_raise(py)?;
-        Encoder::build(py, || Tokenizer::sp_bpe(content, norm))
+        let unk_surface = unk_surface.unwrap_or(unigram::DEFAULT_UNK_SURFACE);
+        Encoder::build(py, || Tokenizer::sp_bpe(content, norm, unk_surface))
     }
 
     /// "byte_bpe", "char_bpe", "wordpiece", "unigram" or "sp_bpe".

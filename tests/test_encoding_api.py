@@ -100,20 +100,25 @@ def test_flat_batches_hold_the_same_ids(tok: Tokenizer) -> None:
 
 
 def _check_offsets(tok: Tokenizer, text: str, **kw: object) -> None:
+    """Hugging Face's rule: spans move forward; a character split between tokens (bytes of a
+    byte-level BPE, a normalized `ﬁ` cut in two) is in the span of each of them; the character
+    span is the characters the byte span touches."""
     ids, offsets, byte_offsets = tok.encode_with_offsets(text, **kw)  # type: ignore[arg-type]
     assert ids == tok.encode(text, **kw)  # type: ignore[arg-type]
     assert len(offsets) == len(byte_offsets) == len(ids)
     raw = text.encode("utf-8")
-    last = 0
+    char_of = [k for k, c in enumerate(text) for _ in c.encode("utf-8")]  # byte -> its character
+    last = (0, 0)
     for (s, e), (bs, be) in zip(offsets, byte_offsets):
         assert 0 <= s <= e <= len(text) and 0 <= bs <= be <= len(raw)
-        assert s >= last or s == e, (text, offsets)
-        last = max(last, e)
-        if s < e:  # the character span starts where the byte span does
-            assert len(text[:s].encode("utf-8")) == bs
+        assert (s, e) >= last or s == e, (text, offsets)
+        last = max(last, (s, e))
+        if bs < be:
+            assert (s, e) == (char_of[bs], char_of[be - 1] + 1), (text, offsets, byte_offsets)
     if tok.lossless:
-        assert "".join(text[s:e] for s, e in offsets) == text
         assert b"".join(raw[s:e] for s, e in byte_offsets) == raw
+        covered = [text[s:e] for k, (s, e) in enumerate(offsets) if k == 0 or offsets[k - 1] != (s, e)]
+        assert "".join(covered) == text
 
 
 def test_offsets_on_worked_texts(tok: Tokenizer) -> None:

@@ -186,6 +186,8 @@ class Encoder:
         strip_accents: Optional[bool] = None,
         lowercase: bool = False,
         unicode_form: Optional[str] = None,
+        decode_prefix: Optional[str] = None,
+        decode_cleanup: bool = True,
     ) -> Encoder: ...
     @staticmethod
     def unigram(
@@ -195,6 +197,7 @@ class Encoder:
         escape_whitespaces: bool = True,
         charsmap: Optional[bytes] = None,
         denormalizer: Optional[tuple[bytes, bool, bool, bool]] = None,
+        unk_surface: Optional[str] = None,
     ) -> Encoder: ...
     @staticmethod
     def sp_bpe(
@@ -204,6 +207,7 @@ class Encoder:
         escape_whitespaces: bool = True,
         charsmap: Optional[bytes] = None,
         denormalizer: Optional[tuple[bytes, bool, bool, bool]] = None,
+        unk_surface: Optional[str] = None,
     ) -> Encoder: ...
     @property
     def kind(self) -> str: ...

@@ -45,9 +45,9 @@ pub fn build(which: u8, content: &[u8]) -> Option<Tokenizer> {
     match which % 5 {
         0 => Tokenizer::byte_bpe(content, GPT2, which & 0x80 != 0),
         1 => Tokenizer::char_bpe(content, WHITESPACE, which & 0x80 != 0, None, Some("<unk>")),
-        2 => Tokenizer::wordpiece(content, "[UNK]", "##", 100, BertNormalizer::hf(true, true, None, true)),
-        3 => Tokenizer::unigram(content, sp_norm()),
-        _ => Tokenizer::sp_bpe(content, sp_norm()),
+        2 => Tokenizer::wordpiece(content, "[UNK]", "##", 100, BertNormalizer::hf(true, true, None, true), ("##", true)),
+        3 => Tokenizer::unigram(content, sp_norm(), " \u{2047} "),
+        _ => Tokenizer::sp_bpe(content, sp_norm(), " \u{2047} "),
     }
     .ok()
 }

@@ -93,6 +93,21 @@ impl MergeEncoder {
         Ok(out)
     }
 
+    /// The tokens of one word into `syms`: its characters (unknown ones as the unknown token,
+    /// or dropped without one), the end-of-word symbol, then the merges.
+    fn word(&self, word: &str, syms: &mut Vec<u32>, long: &mut LongWord) {
+        syms.clear();
+        for c in word.chars() {
+            if let Some(id) = self.chars.get(&c).copied().or(self.unk) {
+                syms.push(id);
+            }
+        }
+        if let Some((eow, _)) = &self.end_of_word {
+            syms.push(*eow);
+        }
+        self.merge(syms, long);
+    }
+
     /// The rank and result of merging `a` then `b`, if that is a learned merge.
     #[inline]
     fn pair(&self, a: u32, b: u32) -> Option<(u32, u32)> {
@@ -209,29 +224,50 @@ impl Encode for MergeEncoder {
         let mut syms = Vec::new();
         let mut long = LongWord::default();
         self.splitter.split(text, |a, b| {
-            syms.clear();
-            for c in text[a..b].chars() {
-                if let Some(id) = self.chars.get(&c).copied().or(self.unk) {
-                    syms.push(id);
-                }
-            }
-            if let Some((eow, _)) = &self.end_of_word {
-                syms.push(*eow);
-            }
-            self.merge(&mut syms, &mut long);
+            self.word(&text[a..b], &mut syms, &mut long);
             out.extend_from_slice(&syms);
         })
+    }
+
+    /// Hugging Face's offsets: a token spans the characters it was merged from (an unknown
+    /// token the one character it replaced; the end-of-word symbol adds nothing, alone it is
+    /// empty at the word's end); characters dropped for want of an unknown token belong to no
+    /// token.
+    fn encode_spans(&self, text: &str, ids: &mut Vec<u32>, spans: &mut Vec<(usize, usize)>) -> Result<bool, CoreError> {
+        let mut syms = Vec::new();
+        let mut long = LongWord::default();
+        let eow: &[u8] = self.end_of_word.as_ref().map_or(&[], |(_, b)| b.as_slice());
+        self.splitter.split(text, |a, b| {
+            self.word(&text[a..b], &mut syms, &mut long);
+            let mut pos = a;
+            let last = syms.len().saturating_sub(1);
+            for (k, &id) in syms.iter().enumerate() {
+                // Characters the word dropped (no unknown token) are skipped.
+                while pos < b && self.unk.is_none() && !self.chars.contains_key(&char_at(text, pos)) {
+                    pos += char_at(text, pos).len_utf8();
+                }
+                let len = if Some(id) == self.unk && !self.chars.contains_key(&char_at(text, pos)) {
+                    char_at(text, pos).len_utf8()
+                } else {
+                    let token = &self.decoder[id as usize];
+                    let body = if k == last && !eow.is_empty() { token.strip_suffix(eow) } else { None };
+                    body.unwrap_or(token).len()
+                };
+                let end = (pos + len).min(b);
+                spans.push((pos, end));
+                pos = end;
+            }
+            ids.extend_from_slice(&syms);
+        })?;
+        Ok(true)
     }
 
     /// A piece is one word: its characters (unknown ones as the unknown token, or dropped as
     /// `encode_into` drops them), the end-of-word symbol, then the merges.
     fn segment_piece(&self, piece: &[u8], out: &mut Vec<u32>) -> Result<(), CoreError> {
         let word = std::str::from_utf8(piece).map_err(|_| CoreError::input("character-level BPE needs UTF-8 text"))?;
-        let mut syms: Vec<u32> = word.chars().filter_map(|c| self.chars.get(&c).copied().or(self.unk)).collect();
-        if let Some((eow, _)) = &self.end_of_word {
-            syms.push(*eow);
-        }
-        self.merge(&mut syms, &mut LongWord::default());
+        let mut syms = Vec::new();
+        self.word(word, &mut syms, &mut LongWord::default());
         out.extend_from_slice(&syms);
         Ok(())
     }
@@ -263,6 +299,11 @@ impl Encode for MergeEncoder {
     fn vocab_size(&self) -> usize {
         self.decoder.len()
     }
+}
+
+/// The character starting at byte `pos` of `text` (NUL at the end).
+fn char_at(text: &str, pos: usize) -> char {
+    text[pos..].chars().next().unwrap_or('\0')
 }
 
 fn replace_all(hay: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {

@@ -89,13 +89,15 @@ impl Tokenizer {
         Ok(Tokenizer::new(Box::new(encoder), specials))
     }
 
-    /// WordPiece (greedy longest match) behind the BERT normalizer and pre-tokenizer.
+    /// WordPiece (greedy longest match) behind the BERT normalizer and pre-tokenizer;
+    /// `decoder`: the decoder's (prefix, clean-up) (`wordpiece::decode`).
     pub fn wordpiece(
         content: &[u8],
         unk_token: &str,
         continuing_prefix: &str,
         max_input_chars_per_word: usize,
         normalizer: BertNormalizer,
+        decoder: (&str, bool),
     ) -> Result<Tokenizer, CoreError> {
         let c = content::parse(content)?;
         let mut vocab = Vec::with_capacity(c.tokens.len());
@@ -122,24 +124,26 @@ impl Tokenizer {
             vocab.push(s);
         }
         let encoder = wordpiece::Encoder::new(&vocab, unk_token, continuing_prefix, max_input_chars_per_word)?;
-        let wp = wordpiece::WordPiece::new(encoder, normalizer, vocab, continuing_prefix);
+        let wp = wordpiece::WordPiece::new(encoder, normalizer, vocab, continuing_prefix, decoder);
         Ok(Tokenizer::new(Box::new(wp), specials))
     }
 
-    /// Unigram LM (Viterbi, n-best, sampling) behind SentencePiece's text handling.
-    pub fn unigram(content: &[u8], normalizer: SpNormalizer) -> Result<Tokenizer, CoreError> {
+    /// Unigram LM (Viterbi, n-best, sampling) behind SentencePiece's text handling; the
+    /// unknown piece decodes to `unk_surface` (`unigram::sp_decode`).
+    pub fn unigram(content: &[u8], normalizer: SpNormalizer, unk_surface: &str) -> Result<Tokenizer, CoreError> {
         let (pieces, specials) = sp_pieces(content::parse(content)?, "Unigram")?;
         let normalizer = keep_user_defined(normalizer, &pieces);
         let encoder = unigram::Encoder::new(&pieces)?;
-        Ok(Tokenizer::new(Box::new(unigram::Unigram::new(encoder, normalizer)), specials))
+        Ok(Tokenizer::new(Box::new(unigram::Unigram::new(encoder, normalizer, unk_surface)), specials))
     }
 
-    /// SentencePiece BPE (score-driven merges) behind SentencePiece's text handling.
-    pub fn sp_bpe(content: &[u8], normalizer: SpNormalizer) -> Result<Tokenizer, CoreError> {
+    /// SentencePiece BPE (score-driven merges) behind SentencePiece's text handling; the
+    /// unknown piece decodes to `unk_surface`.
+    pub fn sp_bpe(content: &[u8], normalizer: SpNormalizer, unk_surface: &str) -> Result<Tokenizer, CoreError> {
         let (pieces, specials) = sp_pieces(content::parse(content)?, "SentencePiece BPE")?;
         let normalizer = keep_user_defined(normalizer, &pieces);
         let encoder = spbpe::Encoder::new(&pieces)?;
-        Ok(Tokenizer::new(Box::new(spbpe::SpBpe::new(encoder, normalizer)), specials))
+        Ok(Tokenizer::new(Box::new(spbpe::SpBpe::new(encoder, normalizer, unk_surface)), specials))
     }
 }
 

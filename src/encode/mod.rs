@@ -113,6 +113,19 @@ pub trait Encode: Send + Sync {
         (Cow::Borrowed(text), None)
     }
 
+    /// Appends the ids of `text` to `ids` and the byte span in `text` of each to `spans`, when
+    /// the encoder knows where its tokens came from (Hugging Face's rule: each token spans the
+    /// characters it was cut from, an unknown token the characters it replaced); `false` (and
+    /// nothing appended): offsets.rs finds the spans from the decoded tokens.
+    fn encode_spans(
+        &self,
+        _text: &str,
+        _ids: &mut Vec<u32>,
+        _spans: &mut Vec<(usize, usize)>,
+    ) -> Result<bool, CoreError> {
+        Ok(false)
+    }
+
     /// Appends the ids of one pre-tokenized piece (a counted piece of the corpus, as the
     /// trainer's counter made it) exactly as encoding would segment it. Continued training
     /// starts from these segmentations, so that it learns only what the base left unmerged.

@@ -1,7 +1,16 @@
-//! Offsets: where each token of an encoding came from in the text, for every algorithm.
+//! Offsets: where each token of an encoding came from in the text, for every algorithm, by the
+//! reference library's rule: Hugging Face's for BPE and WordPiece, SentencePiece's for Unigram
+//! and SentencePiece BPE (tests/test_decode_offsets_reference.py compares them on every line).
 //!
-//! The rule is the decoder's (`Deltas`): each token stands for the bytes it adds to the decoded
-//! text, and those are found in the text as the encoder saw it (`Encode::aligned`: the text
+//! An encoder that knows where its tokens come from says so itself (`Encode::encode_spans`):
+//! WordPiece cuts each normalized word into its pieces (an unknown word is one span), character-
+//! level BPE each word into its merged characters, Unigram and SentencePiece BPE follow
+//! SentencePiece's normalized-to-original alignment (`unigram::sp_spans`). Byte-level BPE, and
+//! any encoder whose own spans do not apply (a WordPiece text whose Unicode composition crosses
+//! characters), use the generic rule below.
+//!
+//! The generic rule is the decoder's (`Deltas`): each token stands for the bytes it adds to the
+//! decoded text, and those are found in the text as the encoder saw it (`Encode::aligned`: the text
 //! itself, or WordPiece's normalized text with the character each byte came from). In order:
 //!
 //! 1. the token's bytes start exactly where the previous token ended: that is its span (for a
@@ -13,9 +22,9 @@
 //!    found token starts (or to the end of its segment), without surrounding whitespace.
 //!
 //! A token that adds nothing (a control piece, a SentencePiece dummy `▁`) has an empty span
-//! where it stands. A special token spans its text. Character offsets count the characters
-//! whose first byte lies before a byte offset, so a character split between byte-level tokens
-//! belongs to the token holding its first byte, and the others get an empty character span.
+//! where it stands. A special token spans its text. A character span covers every character the
+//! byte span holds a byte of (Hugging Face's rule: each byte-level token of a split character
+//! spans the whole character); an empty byte span is empty where it stands.
 
 use std::cell::Cell;
 
@@ -45,9 +54,11 @@ impl Spans {
             debug_assert_eq!(chars_before.len(), i + 1);
         }
         chars_before.push(n);
-        // A byte offset at b counts the character starting at b only when b is past it.
+        // A byte offset at b counts the character starting at b only when b is past it. A
+        // non-empty span covers every character it holds a byte of (as Hugging Face's offsets
+        // do: each byte-level token of a split character spans the whole character).
         let at = |b: usize| chars_before[b];
-        self.bytes.iter().map(|&(s, e)| (at(s), at(e).max(at(s)))).collect()
+        self.bytes.iter().map(|&(s, e)| if e > s { (at(s + 1) - 1, at(e)) } else { (at(s), at(s)) }).collect()
     }
 }
 
@@ -78,6 +89,12 @@ impl Tokenizer {
     fn segment_spans(&self, text: &str, from: usize, to: usize, spans: &mut Spans) -> Result<(), CoreError> {
         let seg = &text[from..to];
         let first = spans.ids.len();
+        if self.encoder.encode_spans(seg, &mut spans.ids, &mut spans.bytes)? {
+            for span in &mut spans.bytes[first..] {
+                *span = (span.0 + from, span.1 + from);
+            }
+            return Ok(());
+        }
         self.encoder.encode_into(seg, &mut spans.ids)?;
         let (seen, source) = self.encoder.aligned(seg);
         let seen = seen.as_bytes();
@@ -204,13 +221,29 @@ mod tests {
     use crate::encode::tiny_byte_level as tok;
 
     #[test]
-    fn byte_level_spans_tile_the_text_and_split_characters_go_to_their_first_byte() {
+    fn byte_level_spans_tile_the_text_and_split_characters_span_the_character() {
         let t = tok();
         let text = "ab<s> ab€";
         let rule = t.allowing(&["<s>".to_string()]).unwrap();
         let s = t.encode_with_offsets(text, &rule).unwrap();
         assert_eq!(s.ids, t.encode(text, &rule).unwrap());
         assert_eq!(s.bytes, [(0, 2), (2, 5), (5, 8), (8, 9), (9, 10), (10, 11)]);
-        assert_eq!(s.chars(text), [(0, 2), (2, 5), (5, 8), (8, 9), (9, 9), (9, 9)]);
+        assert_eq!(s.chars(text), [(0, 2), (2, 5), (5, 8), (8, 9), (8, 9), (8, 9)]);
+    }
+
+    #[test]
+    fn adjacent_unknown_words_each_span_their_own_characters() {
+        use crate::encode::Tokenizer;
+        use crate::normalize::BertNormalizer;
+        use crate::wordpiece::{Encoder, WordPiece};
+
+        let vocab: Vec<String> = ["[UNK]", "a", "##b"].iter().map(|s| s.to_string()).collect();
+        let enc = Encoder::new(&vocab, "[UNK]", "##", 100).unwrap();
+        let wp = WordPiece::new(enc, BertNormalizer::bert(), vocab, "##", ("##", true));
+        let t = Tokenizer::new(Box::new(wp), Vec::new());
+        let text = "ab 東京 x";
+        let s = t.encode_with_offsets(text, &t.allowing(&[]).unwrap()).unwrap();
+        assert_eq!(s.ids, [1, 2, 0, 0, 0]);
+        assert_eq!(s.chars(text), [(0, 1), (1, 2), (3, 4), (4, 5), (6, 7)]);
     }
 }

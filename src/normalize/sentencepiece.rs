@@ -76,7 +76,23 @@ impl SpNormalizer {
     }
 
     /// SentencePiece's `Normalizer::Normalize` with rules (see the module comment).
-    fn normalize_with_rules(&self, mut input: &str, out: &mut String) {
+    fn normalize_with_rules(&self, input: &str, out: &mut String) {
+        self.normalize_mapped(input, out, None);
+    }
+
+    /// The normalized text with SentencePiece's alignment (`norm_to_orig`): for each of its
+    /// bytes, the byte offset in `text` of the input its normalization consumed, and one more
+    /// entry for the end (the end of the text, or where the trailing spaces it dropped began).
+    /// Without rules each character normalizes to itself, which gives `normalize`'s text too.
+    pub fn normalize_aligned(&self, text: &str) -> (String, Vec<usize>) {
+        let (mut out, mut map) = (String::new(), Vec::new());
+        self.normalize_mapped(text, &mut out, Some(&mut map));
+        (out, map)
+    }
+
+    /// `normalize_with_rules`, and with `map` the alignment of `normalize_aligned`.
+    fn normalize_mapped(&self, text: &str, out: &mut String, mut map: Option<&mut Vec<usize>>) {
+        let mut input = text;
         let remove = self.remove_extra_whitespaces;
         if remove {
             while !input.is_empty() {
@@ -87,12 +103,20 @@ impl SpNormalizer {
                 input = &input[used..];
             }
         }
+        // Where in `text` the input consumed so far ends.
+        let consumed = |input: &str| text.len() - input.len();
         if input.is_empty() {
+            if let Some(m) = map {
+                m.push(consumed(input));
+            }
             return;
         }
         let space = if self.escape_whitespaces { SPACE_MARK } else { ' ' };
         if self.add_dummy_prefix {
             out.push(space);
+            if let Some(m) = map.as_deref_mut() {
+                m.resize(out.len(), consumed(input));
+            }
         }
         let mut prev_space = remove;
         while !input.is_empty() {
@@ -111,6 +135,9 @@ impl SpNormalizer {
                 } else {
                     out.push_str(sp);
                 }
+                if let Some(m) = map.as_deref_mut() {
+                    m.resize(out.len(), consumed(input));
+                }
                 prev_space = sp.ends_with(' ');
             }
             input = &input[used..];
@@ -118,9 +145,19 @@ impl SpNormalizer {
                 prev_space = false;
             }
         }
+        let mut end = text.len();
         if remove {
             let keep = out.trim_end_matches(space).len();
+            if let Some(m) = map.as_deref_mut() {
+                if keep < out.len() {
+                    end = m[keep];
+                }
+                m.truncate(keep);
+            }
             out.truncate(keep);
+        }
+        if let Some(m) = map {
+            m.push(end);
         }
     }
 
@@ -190,6 +227,12 @@ impl SpNormalizer {
 
     /// Decoded piece bytes back to text bytes: ▁ -> space, minus the dummy prefix.
     pub fn restore(&self, decoded: &[u8]) -> Vec<u8> {
+        self.restore_at(decoded, true)
+    }
+
+    /// `restore` of pieces that follow decoded text when `at_start` is false: the dummy prefix
+    /// is only dropped at the start of the text.
+    pub fn restore_at(&self, decoded: &[u8], at_start: bool) -> Vec<u8> {
         let mut out = Vec::with_capacity(decoded.len());
         let mut i = 0;
         while i < decoded.len() {
@@ -201,7 +244,7 @@ impl SpNormalizer {
                 i += 1;
             }
         }
-        if self.add_dummy_prefix && out.first() == Some(&b' ') {
+        if at_start && self.add_dummy_prefix && out.first() == Some(&b' ') {
             out.remove(0);
         }
         out

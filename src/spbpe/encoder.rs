@@ -476,6 +476,12 @@ impl Encoder {
     }
 }
 
+impl crate::unigram::SpPieces for Encoder {
+    fn piece_of(&self, id: u32) -> (&str, PieceKind) {
+        (&self.texts[id as usize], self.kinds[id as usize])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

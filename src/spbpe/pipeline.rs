@@ -5,15 +5,18 @@ use super::Encoder;
 use crate::encode::{check_ids, Encode, Kind};
 use crate::error::CoreError;
 use crate::normalize::SpNormalizer;
+use crate::unigram::{sp_decode, sp_encode_spans};
 
 pub struct SpBpe {
     encoder: Encoder,
     normalizer: SpNormalizer,
+    /// What the unknown piece decodes to (`sp_decode`).
+    unk_surface: String,
 }
 
 impl SpBpe {
-    pub fn new(encoder: Encoder, normalizer: SpNormalizer) -> SpBpe {
-        SpBpe { encoder, normalizer }
+    pub fn new(encoder: Encoder, normalizer: SpNormalizer, unk_surface: &str) -> SpBpe {
+        SpBpe { encoder, normalizer, unk_surface: unk_surface.to_string() }
     }
 }
 
@@ -26,10 +29,12 @@ impl Encode for SpBpe {
         self.encoder.encode_into(&self.normalizer.normalize(text), out)
     }
 
-    /// Piece texts (a byte piece gives its byte, a control piece nothing), `▁` back to spaces.
+    /// Piece texts (a byte piece gives its byte, a control piece nothing, the unknown piece the
+    /// model's `unk_surface`), `▁` back to spaces (see `sp_decode`).
     fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError> {
         check_ids(ids, self.encoder.vocab_size())?;
-        Ok(self.normalizer.denormalize(self.normalizer.restore(&self.encoder.decode_pieces(ids))))
+        let (norm, unk) = (&self.normalizer, self.encoder.unk_id());
+        Ok(sp_decode(norm, ids, unk, &self.unk_surface, |run| self.encoder.decode_pieces(run)))
     }
 
     fn token_bytes(&self, id: u32) -> Option<&[u8]> {
@@ -42,5 +47,10 @@ impl Encode for SpBpe {
 
     fn normalize(&self, text: &str) -> String {
         self.normalizer.normalize(text)
+    }
+
+    /// SentencePiece's offsets (`sp_spans`).
+    fn encode_spans(&self, text: &str, ids: &mut Vec<u32>, spans: &mut Vec<(usize, usize)>) -> Result<bool, CoreError> {
+        sp_encode_spans(self, &self.normalizer, &self.encoder, text, ids, spans)
     }
 }

@@ -516,6 +516,12 @@ impl Encoder {
     }
 }
 
+impl super::SpPieces for Encoder {
+    fn piece_of(&self, id: u32) -> (&str, PieceKind) {
+        (&self.texts[id as usize], self.kinds[id as usize])
+    }
+}
+
 /// A piece's bytes with every `▁` written as a space.
 fn spaced_piece(piece: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(piece.len());

@@ -2,7 +2,8 @@
 //! encoder, and the module wiring. Owns: `PieceKind`, `Piece`, `TrainerConfig`, `Round`,
 //! `TrainResult`, and the id layout contract documented below. The trainer is `trainer.rs`
 //! (with the corpus run around it in `corpus.rs`); the encoder is `encoder.rs`, behind the
-//! core's `Encode` interface in `pipeline.rs`.
+//! core's `Encode` interface in `pipeline.rs`; SentencePiece's decoding (shared with
+//! SentencePiece BPE) is `decode.rs`, its offsets `spans.rs`.
 //!
 //! # Id layout produced by [`train`]
 //! SentencePiece's default layout, so that a model trained here can be exported to (or compared
@@ -27,16 +28,20 @@
 #![allow(clippy::needless_range_loop)]
 
 mod corpus;
+mod decode;
 mod encoder;
 mod lattice;
 mod pipeline;
 mod script;
+mod spans;
 mod trainer;
 mod trie;
 
 pub use corpus::{splitting, train_counts, CorpusOutput};
+pub use decode::{sp_decode, DEFAULT_UNK_SURFACE};
 pub use encoder::{with_scratch, Encoder, Scratch};
 pub use pipeline::Unigram;
+pub use spans::{sp_encode_spans, SpPieces};
 pub use trainer::train;
 
 use crate::error::CoreError;

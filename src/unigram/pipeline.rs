@@ -2,7 +2,7 @@
 //! handling (`SpNormalizer`) in front of the Viterbi encoder, n-best and sampling, and
 //! decoding back through the normalizer.
 
-use super::{with_scratch, Encoder};
+use super::{sp_decode, sp_encode_spans, with_scratch, Encoder};
 use crate::encode::{check_ids, Encode, Kind};
 use crate::error::CoreError;
 use crate::normalize::SpNormalizer;
@@ -10,11 +10,13 @@ use crate::normalize::SpNormalizer;
 pub struct Unigram {
     encoder: Encoder,
     normalizer: SpNormalizer,
+    /// What the unknown piece decodes to (`sp_decode`).
+    unk_surface: String,
 }
 
 impl Unigram {
-    pub fn new(encoder: Encoder, normalizer: SpNormalizer) -> Unigram {
-        Unigram { encoder, normalizer }
+    pub fn new(encoder: Encoder, normalizer: SpNormalizer, unk_surface: &str) -> Unigram {
+        Unigram { encoder, normalizer, unk_surface: unk_surface.to_string() }
     }
 }
 
@@ -30,10 +32,12 @@ impl Encode for Unigram {
         Ok(())
     }
 
-    /// Piece texts (a byte piece gives its byte, a control piece nothing), `▁` back to spaces.
+    /// Piece texts (a byte piece gives its byte, a control piece nothing, the unknown piece the
+    /// model's `unk_surface`), `▁` back to spaces (see `sp_decode`).
     fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError> {
         check_ids(ids, self.encoder.vocab_size())?;
-        Ok(self.normalizer.denormalize(self.normalizer.restore(&self.encoder.decode_pieces(ids))))
+        let (norm, unk) = (&self.normalizer, self.encoder.unk_id());
+        Ok(sp_decode(norm, ids, unk, &self.unk_surface, |run| self.encoder.decode_pieces(run)))
     }
 
     fn token_bytes(&self, id: u32) -> Option<&[u8]> {
@@ -46,6 +50,11 @@ impl Encode for Unigram {
 
     fn normalize(&self, text: &str) -> String {
         self.normalizer.normalize(text)
+    }
+
+    /// SentencePiece's offsets (`sp_spans`).
+    fn encode_spans(&self, text: &str, ids: &mut Vec<u32>, spans: &mut Vec<(usize, usize)>) -> Result<bool, CoreError> {
+        sp_encode_spans(self, &self.normalizer, &self.encoder, text, ids, spans)
     }
 
     /// The `k` best segmentations, best first, each with its total log probability.

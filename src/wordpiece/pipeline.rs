@@ -8,14 +8,19 @@ use std::cell::RefCell;
 use super::{decode, Encoder};
 use crate::encode::{Encode, Kind};
 use crate::error::CoreError;
-use crate::normalize::BertNormalizer;
+use crate::normalize::{pre_tokenize, BertNormalizer};
 
 pub struct WordPiece {
     encoder: Encoder,
     normalizer: BertNormalizer,
     /// Token strings in id order.
     vocab: Vec<String>,
+    /// The model's continuing prefix.
     prefix: String,
+    /// The decoder's continuing prefix (the model's, or empty: no decoder, tokens joined by
+    /// spaces) and its clean-up of tokenization artifacts (`decode`; BERT's default is on).
+    decode_prefix: String,
+    cleanup: bool,
 }
 
 /// Scratch capacity above which a thread's normalized-text buffer is dropped after a call, so
@@ -28,9 +33,19 @@ thread_local! {
 }
 
 impl WordPiece {
-    /// `vocab`: the token strings the encoder was built from, in id order.
-    pub fn new(encoder: Encoder, normalizer: BertNormalizer, vocab: Vec<String>, prefix: &str) -> WordPiece {
-        WordPiece { encoder, normalizer, vocab, prefix: prefix.to_string() }
+    /// `vocab`: the token strings the encoder was built from, in id order; `prefix`: the
+    /// continuing prefix; `decoder`: the
+    /// decoder's prefix and whether it cleans up (see `decode`).
+    pub fn new(
+        encoder: Encoder,
+        normalizer: BertNormalizer,
+        vocab: Vec<String>,
+        prefix: &str,
+        decoder: (&str, bool),
+    ) -> WordPiece {
+        let (decode_prefix, cleanup) = decoder;
+        let (prefix, decode_prefix) = (prefix.to_string(), decode_prefix.to_string());
+        WordPiece { encoder, normalizer, vocab, prefix, decode_prefix, cleanup }
     }
 }
 
@@ -52,9 +67,10 @@ impl Encode for WordPiece {
         Ok(())
     }
 
-    /// Pieces joined by spaces, continuation pieces glued to the previous one (see `decode`).
+    /// Pieces joined by spaces, continuation pieces glued to the previous one, cleaned up when
+    /// the version says so (see `decode`).
     fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError> {
-        Ok(decode(&self.vocab, ids, &self.prefix)?.into_bytes())
+        Ok(decode(&self.vocab, ids, &self.decode_prefix, self.cleanup)?.into_bytes())
     }
 
     fn token_bytes(&self, id: u32) -> Option<&[u8]> {
@@ -83,5 +99,38 @@ impl Encode for WordPiece {
             source.resize(source.len() + out.len() - before, span);
         }
         (Cow::Owned(out), Some(source))
+    }
+
+    /// Hugging Face's offsets: each word of the normalized text is cut into its pieces (a
+    /// continuation piece spans its bytes without the prefix), an unknown word is one span,
+    /// and each span maps back to the characters its first and last bytes came from (`aligned`).
+    /// Where normalizing character by character would not give the text encoding sees (a
+    /// Unicode composition across characters), the generic rule of offsets.rs is used.
+    fn encode_spans(&self, text: &str, ids: &mut Vec<u32>, spans: &mut Vec<(usize, usize)>) -> Result<bool, CoreError> {
+        let (seen, source) = self.aligned(text);
+        let Some(source) = source else { return Ok(false) };
+        if *seen != self.normalizer.normalize(text) {
+            return Ok(false);
+        }
+        let base = seen.as_ptr() as usize;
+        let unk = self.encoder.unk_id();
+        let original = |s: usize, e: usize| (source[s].0 as usize, source[e - 1].1 as usize);
+        pre_tokenize(&seen, |word| {
+            let start = word.as_ptr() as usize - base;
+            let mark = ids.len();
+            self.encoder.encode_word(word, ids);
+            if ids.len() == mark + 1 && ids[mark] == unk {
+                spans.push(original(start, start + word.len()));
+                return;
+            }
+            let mut pos = start;
+            for (k, &id) in ids[mark..].iter().enumerate() {
+                let token = &self.vocab[id as usize];
+                let len = if k == 0 { token.len() } else { token.len() - self.prefix.len() };
+                spans.push(original(pos, pos + len));
+                pos += len;
+            }
+        });
+        Ok(true)
     }
 }

@@ -95,9 +95,12 @@ def _refuse_unsupported(m: Model, source: str) -> None:
         )
 
 
-def export_model(data: TokenizerData, normalizer: SpNormalizerConfig, byte_fallback: bool, model_type: int) -> bytes:
+def export_model(
+    data: TokenizerData, normalizer: SpNormalizerConfig, byte_fallback: bool, model_type: int, unk_surface: str
+) -> bytes:
     """A `.model` file of a version: its pieces in id order with their scores (as the f32 the
-    format holds) and types, its normalizer and denormalizer, model_type and byte_fallback.
+    format holds) and types, its normalizer and denormalizer, model_type, byte_fallback and
+    unk_surface (what the unknown piece decodes to).
 
     SentencePiece BPE scores its pieces -rank, so its first learned piece has -0.0, which tokreg
     stores as 0.0 (SQL keeps no sign of zero); it is written back as -0.0 so that an imported
@@ -119,6 +122,7 @@ def export_model(data: TokenizerData, normalizer: SpNormalizerConfig, byte_fallb
         add_dummy_prefix=normalizer.add_dummy_prefix,
         remove_extra_whitespaces=normalizer.remove_extra_whitespaces,
         escape_whitespaces=normalizer.escape_whitespaces,
+        unk_surface=unk_surface,
     )
     if d is not None:
         m.denormalizer_charsmap = d.charsmap

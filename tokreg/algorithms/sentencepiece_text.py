@@ -12,6 +12,10 @@ and replacement strings, base64) and "denormalizer": {"charsmap", "add_dummy_pre
 are hashed with everything else and travel with the version; `show` and `diff` name them by
 their own xxh3-128 hash.
 
+Beside the normalizer, a version's config holds "unk_surface" only when it is not SentencePiece's
+default (` ⁇ `, `UNK_SURFACE`): what the unknown piece decodes to (`TrainerSpec.unk_surface` of
+a `.model`; the piece's own text for a Hugging Face import, whose decoder writes the piece).
+
 The rules of SentencePiece's built-in normalizations (`--normalization nmt_nfkc|nfkc|
 nmt_nfkc_cf|nfkc_cf`) ship in charsmaps/ (zlib-compressed), exactly as SentencePiece 0.2
 writes them into a model's `precompiled_charsmap`, so a version trained with them normalizes
@@ -31,12 +35,31 @@ from typing import Any, Optional
 
 from ..content import content_hash
 from ..errors import InputError
+from ..formats.sentencepiece_proto import DEFAULT_UNK_SURFACE
 from .interfaces import exact_keys
 
 #: SentencePiece's built-in rules (what each does: NFKC; `nmt_`: plus NMT-style whitespace and
 #: control-character cleanup; `_cf`: plus Unicode case folding) and "identity" (no rules).
 RULES = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
 _FLAGS = ("add_dummy_prefix", "remove_extra_whitespaces", "escape_whitespaces")
+#: SentencePiece's default `unk_surface` (` ⁇ `): what its decoder writes for the unknown piece.
+UNK_SURFACE = DEFAULT_UNK_SURFACE
+#: The optional config key of `unk_surface_json`.
+UNK_SURFACE_KEYS = frozenset({"unk_surface"})
+
+
+def unk_surface_json(surface: str) -> dict[str, Any]:
+    """The config entry for `unk_surface`: present only when not the default, so that every
+    version made before it keeps its hash."""
+    return {} if surface == UNK_SURFACE else {"unk_surface": surface}
+
+
+def unk_surface_of(raw: Mapping[str, Any], title: str) -> str:
+    """The stored `unk_surface` of a config (the default when absent)."""
+    value = raw.get("unk_surface", UNK_SURFACE)
+    if not isinstance(value, str):
+        raise InputError(f"this {title} version's config has unk_surface={value!r:.20}; the version is damaged")
+    return value
 
 
 @cache

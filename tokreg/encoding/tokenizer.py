@@ -294,13 +294,11 @@ class Tokenizer:
         self, text: str, *, allowed_special: Specials = frozenset(), disallowed_special: Specials = "all"
     ) -> Encoding:
         """`encode` with where each id came from: `Encoding(ids, offsets, byte_offsets)`, spans
-        `(start, end)` in characters (`text[start:end]`) and in UTF-8 bytes. For a lossless
-        version the spans tile the text: `"".join(text[s:e] for s, e in offsets) == text`. A
-        character split between byte-level tokens belongs to the token holding its first byte
-        (the others get an empty character span and their true byte span). For versions that
-        normalize (WordPiece, SentencePiece collapsing whitespace) a span covers the original
-        text the token came from, without the whitespace the normalizer removed, as Hugging
-        Face's offsets do; an unknown token spans the unknown text."""
+        `(start, end)` in characters (`text[start:end]`) and in UTF-8 bytes, by the reference
+        library's rule (src/encode/offsets.rs): Hugging Face's for BPE and WordPiece,
+        SentencePiece's for Unigram and SentencePiece BPE. For a lossless version the byte spans
+        tile the text; a character split between byte-level tokens is in the character span of
+        each. An unknown token spans exactly the characters it replaced."""
         _text(text)
         try:
             ids, chars, spans = self._enc.encode_with_offsets(text, *_rule(allowed_special, disallowed_special))

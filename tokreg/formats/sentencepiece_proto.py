@@ -7,7 +7,8 @@ What is read (field numbers of the .proto):
 
     ModelProto      pieces=1 {piece=1, score=2 (float), type=3}, trainer_spec=2,
                     normalizer_spec=3, denormalizer_spec=5 (a NormalizerSpec)
-    TrainerSpec     model_type=3, treat_whitespace_as_suffix=24, byte_fallback=35
+    TrainerSpec     model_type=3, treat_whitespace_as_suffix=24, byte_fallback=35,
+                    unk_surface=44 (what decoding writes for the unknown piece)
     NormalizerSpec  name=1, precompiled_charsmap=2, add_dummy_prefix=3,
                     remove_extra_whitespaces=4, escape_whitespaces=5
 
@@ -28,6 +29,9 @@ from typing import Optional, Union
 
 from ..errors import InputError
 from ..files import read_input
+
+#: TrainerSpec.unk_surface's default in the .proto: U+2047 between spaces.
+DEFAULT_UNK_SURFACE = " \u2047 "
 
 # ModelProto.SentencePiece.Type -> token kind
 KINDS = {1: "normal", 2: "unknown", 3: "control", 4: "user_defined", 5: "unused", 6: "byte"}
@@ -122,6 +126,7 @@ class Model:
     model_type: int = 1  # UNIGRAM
     byte_fallback: bool = False
     treat_whitespace_as_suffix: bool = False
+    unk_surface: str = DEFAULT_UNK_SURFACE
     normalizer_name: str = ""
     precompiled_charsmap: bytes = b""
     add_dummy_prefix: bool = True
@@ -165,6 +170,12 @@ def parse(raw: bytes) -> Model:
                     m.treat_whitespace_as_suffix = bool(_int(v, w, "treat_whitespace_as_suffix"))
                 elif n == 35:
                     m.byte_fallback = bool(_int(v, w, "byte_fallback"))
+                elif n == 44:
+                    surface = _bytes(v, w, "trainer_spec.unk_surface")
+                    try:
+                        m.unk_surface = surface.decode("utf-8")
+                    except UnicodeDecodeError:
+                        raise _Malformed("trainer_spec.unk_surface is not UTF-8") from None
                 elif n in (41, 42):  # an int32 varint: -1 arrives as 2**64 - 1
                     i = _int(v, w, "trainer_spec.bos_id/eos_id")
                     i = i - (1 << 64) if i >= 1 << 63 else i
@@ -268,6 +279,8 @@ def dumps(m: Model) -> bytes:
         _put_int(trainer, 24, 1)
     if m.byte_fallback:
         _put_int(trainer, 35, 1)
+    if m.unk_surface != DEFAULT_UNK_SURFACE:
+        _put_bytes(trainer, 44, m.unk_surface.encode("utf-8"))
     _put_bytes(out, 2, bytes(trainer))
     flags = (m.add_dummy_prefix, m.remove_extra_whitespaces, m.escape_whitespaces)
     _put_bytes(out, 3, _normalizer_spec(m.normalizer_name, m.precompiled_charsmap, flags))

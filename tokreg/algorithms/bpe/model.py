@@ -20,7 +20,8 @@ SentencePiece BPE (Llama 1/2, Mistral style `model_type: BPE` models), imported 
 files: SentencePiece's text handling (../sentencepiece_text.py), then merges driven by the
 pieces' scores (`_core.Encoder.sp_bpe`, see src/spbpe). tokreg does not train it; `--algo bpe`
 trains the other two. Config: {"byte_level": false, "model": "sentencepiece", "normalizer":
-{...}, "byte_fallback", "unk_token"}.
+{...}, "byte_fallback", "unk_token"}, and "unk_surface" only when not SentencePiece's ` ⁇ `
+(../sentencepiece_text.py).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from ... import _core
 from ...errors import InputError
 from .. import sentencepiece_text, template
 from ..interfaces import Model, exact_keys
-from ..sentencepiece_text import SpNormalizerConfig
+from ..sentencepiece_text import UNK_SURFACE, UNK_SURFACE_KEYS, SpNormalizerConfig, unk_surface_json, unk_surface_of
 
 #: The optional config key of the byte- and character-level flavours (see `gaps_json`).
 GAPS_KEYS = frozenset({"keep_gaps"})
@@ -141,6 +142,7 @@ class SpBpeConfig:
     normalizer: SpNormalizerConfig
     byte_fallback: bool
     unk_token: str
+    unk_surface: str = UNK_SURFACE  # what the unknown piece decodes to
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -149,6 +151,7 @@ class SpBpeConfig:
             "normalizer": self.normalizer.to_json(),
             "byte_fallback": self.byte_fallback,
             "unk_token": self.unk_token,
+            **unk_surface_json(self.unk_surface),
         }
 
 
@@ -163,11 +166,13 @@ class SpBpe(Model[SpBpeConfig]):
         return config.get("model") == "sentencepiece"
 
     def parse_config(self, raw: Mapping[str, Any]) -> SpBpeConfig:
-        exact_keys(raw, {"byte_level", "model", "normalizer", "byte_fallback", "unk_token"}, self.title, template.KEYS)
+        keys = {"byte_level", "model", "normalizer", "byte_fallback", "unk_token"}
+        exact_keys(raw, keys, self.title, template.KEYS | UNK_SURFACE_KEYS)
         return SpBpeConfig(
             normalizer=SpNormalizerConfig.from_json(raw["normalizer"], self.title),
             byte_fallback=bool(raw["byte_fallback"]),
             unk_token=str(raw["unk_token"]),
+            unk_surface=unk_surface_of(raw, self.title),
         )
 
     def display_config(self, raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -175,7 +180,7 @@ class SpBpe(Model[SpBpeConfig]):
         return {**raw, "normalizer": self.parse_config(raw).normalizer.summary()}
 
     def compile(self, content: bytes, config: SpBpeConfig) -> _core.Encoder:
-        return _core.Encoder.sp_bpe(content, **config.normalizer.core_args())
+        return _core.Encoder.sp_bpe(content, **config.normalizer.core_args(), unk_surface=config.unk_surface)
 
     def lossless(self, config: SpBpeConfig) -> bool:
         return sentencepiece_text.lossless(config.normalizer, config.byte_fallback)

@@ -15,9 +15,12 @@ class SpBpeModelFile(SentencePieceCodec):
 
     def read(self, model: SpModel, where: str) -> TokenizerData:
         tokens, unk = sentencepiece_model.model_tokens(model, where)
-        config = SpBpeConfig(sentencepiece_model.model_normalizer(model, where), model.byte_fallback, unk)
+        normalizer = sentencepiece_model.model_normalizer(model, where)
+        config = SpBpeConfig(normalizer, model.byte_fallback, unk, unk_surface=model.unk_surface)
         return TokenizerData(algorithm="bpe", config=config.to_json(), tokens=tokens, source="import:sentencepiece")
 
     def write(self, data: TokenizerData, ref: str) -> bytes:
         cfg = SENTENCEPIECE.parse_config(data.config)
-        return sentencepiece_model.export_model(data, cfg.normalizer, cfg.byte_fallback, model_type=self.model_type)
+        return sentencepiece_model.export_model(
+            data, cfg.normalizer, cfg.byte_fallback, model_type=self.model_type, unk_surface=cfg.unk_surface
+        )

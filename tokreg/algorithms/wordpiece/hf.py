@@ -1,12 +1,13 @@
 """Hugging Face `tokenizer.json` for WordPiece, both ways: BertNormalizer (after an optional
 NFC/NFKC/NFD/NFKD step), BertPreTokenizer, the WordPiece model and decoder; read only in the
-pipelines tokreg's WordPiece encoder implements.
+pipelines tokreg's WordPiece encoder implements. The decoder's prefix and cleanup are carried
+(no decoder: HF joins the tokens with spaces, kept as an empty decode prefix).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Optional
 
 from ...data import TokenizerData, TokenRow
 from ...errors import InputError
@@ -44,7 +45,7 @@ class WordPieceHf(HfCodec):
                 "normalizer": normalizer,
                 "pre_tokenizer": {"type": "BertPreTokenizer"},
                 "post_processor": template.hf_for(data),
-                "decoder": {"type": "WordPiece", "prefix": cfg.continuing_prefix, "cleanup": True},
+                "decoder": _decoder(cfg),
                 "model": {
                     "type": "WordPiece",
                     "unk_token": cfg.unk_token,
@@ -111,6 +112,7 @@ class WordPieceHf(HfCodec):
         specials = set(added.values())
         by_id = sorted(vocab.items(), key=lambda kv: kv[1])
         tokens = [TokenRow(id=i, bytes=t.encode("utf-8"), kind=token_kind(t, prefix, specials)) for t, i in by_id]
+        cleanup, decode_prefix = _read_decoder(doc.get("decoder"), prefix, refuse)
         config = WordPieceConfig(
             normalizer=BertNormalizerConfig(
                 clean_text=flags["clean_text"],
@@ -122,5 +124,30 @@ class WordPieceHf(HfCodec):
             continuing_prefix=prefix,
             unk_token=unk,
             max_input_chars_per_word=max_chars,
+            decode_cleanup=cleanup,
+            decode_prefix=decode_prefix,
         )
         return TokenizerData(algorithm="wordpiece", config=config.to_json(), tokens=tokens, source="import:hf")
+
+
+def _decoder(cfg: WordPieceConfig) -> Optional[dict[str, Any]]:
+    """The version's decoder as HF writes it (none for an empty decode prefix)."""
+    if cfg.decode_prefix == "":
+        return None
+    prefix = cfg.continuing_prefix if cfg.decode_prefix is None else cfg.decode_prefix
+    return {"type": "WordPiece", "prefix": prefix, "cleanup": cfg.decode_cleanup}
+
+
+def _read_decoder(decoder: Any, prefix: str, refuse: Callable[[str], InputError]) -> tuple[bool, Optional[str]]:
+    """(cleanup, decode prefix) of a file's decoder: a WordPiece decoder's settings (HF's
+    defaults: "##", cleanup on); no decoder joins the tokens with spaces (prefix "", no
+    clean-up). Any other decoder is refused."""
+    if decoder is None:
+        return False, ""
+    if not isinstance(decoder, dict) or decoder.get("type") != "WordPiece":
+        kind = decoder.get("type") if isinstance(decoder, dict) else decoder
+        raise refuse(f"the decoder {str(kind)[:40]}")
+    cleanup, dprefix = decoder.get("cleanup", True), decoder.get("prefix", "##")
+    if not isinstance(cleanup, bool) or not isinstance(dprefix, str) or not dprefix:
+        raise refuse(f"the WordPiece decoder {str(decoder)[:80]}")
+    return cleanup, None if dprefix == prefix else dprefix

@@ -5,7 +5,11 @@ cannot be covered. Lossy: normalization, whitespace and punctuation splitting, t
 
 Config (hashed): {"normalizer": {clean_text, handle_chinese_chars, strip_accents, lowercase,
 unicode_form}, "pre_tokenizer": "bert", "continuing_prefix", "unk_token",
-"max_input_chars_per_word"}.
+"max_input_chars_per_word"}, and the decoder's settings only where they are not BERT's (so
+that versions made before them keep their hashes): "decode_cleanup": false (no clean-up of
+` .`, ` ,`, ` n't`, ... as Hugging Face's WordPiece decoder does with `cleanup: true`), and
+"decode_prefix": the prefix the decoder glues on when it is not the continuing prefix ("": a
+file without a decoder, whose tokens Hugging Face joins with spaces).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from .. import template
 from ..interfaces import Model, exact_keys
 
 FORMS = ("none", "nfc", "nfkc", "nfd", "nfkd")
+#: The decoder's settings, stored only when not BERT's (see the module's docstring).
+DECODER_KEYS = frozenset({"decode_cleanup", "decode_prefix"})
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,8 @@ class WordPieceConfig:
     continuing_prefix: str
     unk_token: str
     max_input_chars_per_word: int
+    decode_cleanup: bool = True  # the decoder's clean-up (BERT's default)
+    decode_prefix: Optional[str] = None  # the decoder's prefix; None: continuing_prefix
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +62,8 @@ class WordPieceConfig:
             "continuing_prefix": self.continuing_prefix,
             "unk_token": self.unk_token,
             "max_input_chars_per_word": self.max_input_chars_per_word,
+            **({} if self.decode_cleanup else {"decode_cleanup": False}),
+            **({} if self.decode_prefix is None else {"decode_prefix": self.decode_prefix}),
         }
 
 
@@ -79,7 +89,7 @@ class WordPiece(Model[WordPieceConfig]):
             raw,
             {"normalizer", "pre_tokenizer", "continuing_prefix", "unk_token", "max_input_chars_per_word"},
             self.title,
-            template.KEYS,
+            template.KEYS | DECODER_KEYS,
         )
         n = raw["normalizer"]
         if not isinstance(n, dict):
@@ -100,6 +110,8 @@ class WordPiece(Model[WordPieceConfig]):
             or not isinstance(max_chars, int)
             or isinstance(max_chars, bool)
             or not 1 <= max_chars <= 2**32
+            or not isinstance(raw.get("decode_cleanup", True), bool)
+            or not isinstance(raw.get("decode_prefix", ""), str)
         ):
             raise InputError(
                 f"this {self.title} version's config has a setting of the wrong type; the version is damaged"
@@ -109,6 +121,8 @@ class WordPiece(Model[WordPieceConfig]):
             continuing_prefix=str(raw["continuing_prefix"]),
             unk_token=str(raw["unk_token"]),
             max_input_chars_per_word=int(raw["max_input_chars_per_word"]),
+            decode_cleanup=raw.get("decode_cleanup", True),
+            decode_prefix=raw.get("decode_prefix"),
         )
 
     def compile(self, content: bytes, config: WordPieceConfig) -> _core.Encoder:
@@ -117,6 +131,8 @@ class WordPiece(Model[WordPieceConfig]):
             config.unk_token,
             continuing_prefix=config.continuing_prefix,
             max_input_chars_per_word=config.max_input_chars_per_word,
+            decode_prefix=config.decode_prefix,
+            decode_cleanup=config.decode_cleanup,
             **config.normalizer.to_json(),
         )
 
