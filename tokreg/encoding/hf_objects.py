@@ -43,14 +43,21 @@ def hf_json(tok: Tokenizer) -> str:
 
 def to_hf(tok: Tokenizer) -> Any:
     """The `tokenizers.Tokenizer` of `export --format hf`'s file, checked as that export is
-    (export_check.py): refused in one line if it would give other ids than tok. The padding and
-    truncation an imported file had are set once the check has passed."""
+    (export_check.py): refused in one line if it would give other ids than tok; with the padding,
+    truncation and offset trimming an imported file had (formats/hf_settings.py)."""
     tokenizers = _module("tokenizers", "hf")
-    hf = tokenizers.Tokenizer.from_str(hf_json(tok))
+    raw = hf_settings.into_json(hf_json(tok).encode("utf-8"), hf_settings.of_config(tok.config))
+    hf = tokenizers.Tokenizer.from_str(raw.decode("utf-8"))
+    padding, truncation = hf.padding, hf.truncation
+    hf.no_padding()  # they change what a batch looks like, not its ids
+    hf.no_truncation()
     encode, framed = export_check.hf_encoder(hf, tok)
     judge = f"tokenizers {tokenizers.__version__}"
     export_check.compare(encode, tok, judge, "its tokenizers object would not give tokreg's ids", framed=framed)
-    hf_settings.apply_hf(hf, hf_settings.of_config(tok.config))
+    if padding is not None:
+        hf.enable_padding(**padding)
+    if truncation is not None:
+        hf.enable_truncation(**truncation)
     return hf
 
 

@@ -113,6 +113,9 @@ def read(path: str, doc: Mapping[str, Any], specials: Iterable[str]) -> Imported
             out[name] = value
         elif value is not None:
             dropped.append(f"tokenizer.json {name} {value!r:.30}")
+    trim = _trimmed(doc.get("post_processor"))
+    if trim is not None:
+        out["trim_offsets"] = trim
     folder = os.path.dirname(os.path.abspath(path))
     config, smap = _sibling(folder, CONFIG), _sibling(folder, SPECIALS_MAP)
     if config is None and smap is None:
@@ -167,6 +170,21 @@ def read(path: str, doc: Mapping[str, Any], specials: Iterable[str]) -> Imported
     return Imported(out, tuple(dropped))
 
 
+def _trimmed(post: Any) -> Optional[dict[str, bool]]:
+    """{"add_prefix_space": …} when the post-processor trims byte-level offsets (RoBERTa's, or a
+    ByteLevel one with trim_offsets): the spans then leave out a token's leading space. It
+    changes no id, only `return_offsets_mapping`; tokreg's template is a TemplateProcessing,
+    which does not trim, so the setting is carried here and written back as a ByteLevel step."""
+    if not isinstance(post, dict):
+        return None
+    if post.get("type") == "Sequence":
+        found = [t for t in map(_trimmed, post.get("processors") or []) if t is not None]
+        return found[0] if found else None
+    if post.get("type") in ("RobertaProcessing", "ByteLevel") and post.get("trim_offsets", True) is True:
+        return {"add_prefix_space": post.get("add_prefix_space", True) is True}
+    return None
+
+
 def warn_dropped(where: str, imported: Imported) -> None:
     """One warning naming everything the import read and does not carry (none: no warning)."""
     if imported.dropped:
@@ -180,7 +198,7 @@ def warn_file_only(config: Mapping[str, Any], where: str) -> None:
     """One warning when a tokenizer.json alone is written for a version whose settings live in
     tokenizer_config.json (roles, model_max_length, sides …): a file alone does not hold them."""
     settings = of_config(config) or {}
-    left = sorted(set(settings) - {"padding", "truncation"})
+    left = sorted(set(settings) - set(_json_part(settings)))
     if left:
         warnings.warn(
             NotCarried(
@@ -206,7 +224,7 @@ def of_config(config: Mapping[str, Any]) -> Optional[dict[str, Any]]:
     raw = config.get(KEY)
     if raw is None:
         return None
-    allowed = {"roles", "extra_special_tokens", "model_input_names", "padding", "truncation", *_SCALARS}
+    allowed = {"roles", "extra_special_tokens", "model_input_names", "padding", "truncation", "trim_offsets", *_SCALARS}
     if not isinstance(raw, dict) or set(raw) - allowed:
         raise InputError(f"a version's {KEY} has settings this tokreg does not know; upgrade tokreg to load it")
     return dict(raw)
@@ -273,50 +291,26 @@ def init_kwargs(settings: Optional[Mapping[str, Any]], rule: Mapping[str, str], 
     return out
 
 
-def padding_truncation(settings: Optional[Mapping[str, Any]]) -> dict[str, Any]:
-    """tokenizer.json's `padding` and `truncation` objects (those stated)."""
-    return {k: (settings or {})[k] for k in ("padding", "truncation") if k in (settings or {})}
+def _json_part(settings: Optional[Mapping[str, Any]]) -> dict[str, Any]:
+    """What of the settings a tokenizer.json holds: padding, truncation, offset trimming."""
+    return {k: v for k, v in (settings or {}).items() if k in ("padding", "truncation", "trim_offsets")}
 
 
 def into_json(raw: bytes, settings: Optional[Mapping[str, Any]]) -> bytes:
-    """A tokenizer.json's bytes with the `padding` and `truncation` of `settings` set (the same
-    bytes when there are none). Added once the file's ids are checked: padding changes the
-    length of what a batch gives, not its ids."""
-    extras = padding_truncation(settings)
-    if not extras:
+    """A tokenizer.json's bytes with the `padding`, `truncation` and offset trimming of
+    `settings` (the same bytes when there are none). None of them changes an id: padding and
+    truncation change the length of what a batch gives, trimming the offsets."""
+    part = _json_part(settings)
+    if not part:
         return raw
     doc = json.loads(raw)
-    doc.update(extras)
+    doc.update({k: v for k, v in part.items() if k != "trim_offsets"})
+    trim = part.get("trim_offsets")
+    if trim is not None:
+        step = {"type": "ByteLevel", "add_prefix_space": trim["add_prefix_space"], "trim_offsets": True, "use_regex": True}
+        post = doc.get("post_processor")
+        doc["post_processor"] = step if post is None else {"type": "Sequence", "processors": [step, post]}
     return hf_json.dumps(doc)
-
-
-def apply_hf(hf: Any, settings: Optional[Mapping[str, Any]]) -> None:
-    """Sets a `tokenizers.Tokenizer`'s padding and truncation as the imported file had them."""
-    for name, value in padding_truncation(settings).items():
-        doc_value = dict(value)
-        if name == "padding":
-            strategy = doc_value.pop("strategy", "BatchLongest")
-            length = strategy.get("Fixed") if isinstance(strategy, dict) else None
-            hf.enable_padding(
-                direction=str(doc_value.get("direction", "Right")).lower(),
-                pad_id=doc_value.get("pad_id", 0),
-                pad_type_id=doc_value.get("pad_type_id", 0),
-                pad_token=doc_value.get("pad_token", "[PAD]"),
-                length=length,
-                pad_to_multiple_of=doc_value.get("pad_to_multiple_of"),
-            )
-        else:
-            hf.enable_truncation(
-                doc_value.get("max_length", 512),
-                stride=doc_value.get("stride", 0),
-                strategy=_snake(str(doc_value.get("strategy", "LongestFirst"))),
-                direction=str(doc_value.get("direction", "Right")).lower(),
-            )
-
-
-def _snake(name: str) -> str:
-    """HF's enum spelling ("LongestFirst") as its Python argument ("longest_first")."""
-    return "".join("_" + c.lower() if c.isupper() and k else c.lower() for k, c in enumerate(name))
 
 
 def tokenizer_config(kwargs: Mapping[str, Any], extra: Iterable[str]) -> dict[str, Any]:
