@@ -48,7 +48,9 @@ def _wordpiece_vocab() -> dict[str, int]:
     m = tokenizers.Tokenizer(tokenizers.models.WordPiece(unk_token="[UNK]"))
     m.normalizer = tokenizers.normalizers.BertNormalizer(lowercase=False)
     m.pre_tokenizer = tokenizers.pre_tokenizers.BertPreTokenizer()
-    m.train_from_iterator(_training_lines(), tokenizers.trainers.WordPieceTrainer(vocab_size=3000, special_tokens=SPECIALS_BERT))
+    m.train_from_iterator(
+        _training_lines(), tokenizers.trainers.WordPieceTrainer(vocab_size=3000, special_tokens=SPECIALS_BERT)
+    )
     vocab: dict[str, int] = m.get_vocab()
     return dict(vocab)
 
@@ -125,7 +127,10 @@ def _compare(mine: Any, ref: Any, lines: list[str], max_length: int) -> tuple[in
     differing = 0
     pad = ref.pad_token is not None
     for at in range(0, len(lines), BATCH):
-        batch, pairs = lines[at : at + BATCH], (lines[at + 1 : at + BATCH + 1] + lines[:1])[: len(lines[at : at + BATCH])]
+        batch, pairs = (
+            lines[at : at + BATCH],
+            (lines[at + 1 : at + BATCH + 1] + lines[:1])[: len(lines[at : at + BATCH])],
+        )
         kw = dict(padding=pad, truncation=True, max_length=max_length, return_offsets_mapping=True)
         for args in ((batch,), (batch, pairs)):
             a, b = mine(*args, **kw), ref(*args, **kw)
@@ -134,7 +139,10 @@ def _compare(mine: Any, ref: Any, lines: list[str], max_length: int) -> tuple[in
                 differing += any(a[key][k] != b[key][k] for key in b)
         ids = ref(batch, truncation=True, max_length=max_length)["input_ids"]
         for skip in (True, False):
-            got, want = mine.batch_decode(ids, skip_special_tokens=skip), ref.batch_decode(ids, skip_special_tokens=skip)
+            got, want = (
+                mine.batch_decode(ids, skip_special_tokens=skip),
+                ref.batch_decode(ids, skip_special_tokens=skip),
+            )
             differing += sum(x != y for x, y in zip(got, want))
         differing += sum(mine.convert_ids_to_tokens(i) != ref.convert_ids_to_tokens(i) for i in ids)
     return len(lines), differing
@@ -146,7 +154,9 @@ def _held_out(name: str, count: int | None) -> list[str]:
 
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
-def test_to_transformers_is_autotokenizer_over_the_files(registry: Registry, originals: dict[str, Path], layout: str) -> None:
+def test_to_transformers_is_autotokenizer_over_the_files(
+    registry: Registry, originals: dict[str, Path], layout: str
+) -> None:
     tok = _import(registry, layout, originals[layout])
     ref = transformers.AutoTokenizer.from_pretrained(originals[layout])
     lines = _held_out("dr.en.txt", FAST_LINES // 2) + _held_out("dr.zh-cn.txt", FAST_LINES // 2)
@@ -157,7 +167,9 @@ def test_to_transformers_is_autotokenizer_over_the_files(registry: Registry, ori
 @pytest.mark.slow
 @pytest.mark.parametrize("corpus", CORPORA)
 @pytest.mark.parametrize("layout", list(LAYOUTS))
-def test_to_transformers_on_every_line(registry: Registry, originals: dict[str, Path], layout: str, corpus: str) -> None:
+def test_to_transformers_on_every_line(
+    registry: Registry, originals: dict[str, Path], layout: str, corpus: str
+) -> None:
     tok = _import(registry, layout, originals[layout])
     ref = transformers.AutoTokenizer.from_pretrained(originals[layout])
     lines = _held_out(corpus, None)

@@ -142,5 +142,9 @@ def check_pretrained(folder: str, tok: Tokenizer) -> None:
 
     judge = f"transformers {transformers.__version__}"
     export_check.compare(
-        encode, tok, judge, "AutoTokenizer over the exported directory would not give tokreg's ids", framed=bool(tok.template)
+        encode,
+        tok,
+        judge,
+        "AutoTokenizer over the exported directory would not give tokreg's ids",
+        framed=bool(tok.template),
     )

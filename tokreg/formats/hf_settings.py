@@ -240,7 +240,9 @@ def attach(config: dict[str, Any], settings: Optional[Mapping[str, Any]]) -> dic
 # -- applying them --------------------------------------------------------------------------------
 
 
-def rule_roles(specials: Iterable[str], first: Optional[str], last: Optional[str], unk: Optional[str]) -> dict[str, str]:
+def rule_roles(
+    specials: Iterable[str], first: Optional[str], last: Optional[str], unk: Optional[str]
+) -> dict[str, str]:
     """The roles of a version whose files state none (a trained version, a tokenizer.json alone):
     `cls_token` is the template's first token (`first`) and `sep_token` its last (`last`); the
     unknown token is the algorithm's (`unk`); every role with no token yet takes the first
@@ -307,7 +309,12 @@ def into_json(raw: bytes, settings: Optional[Mapping[str, Any]]) -> bytes:
     doc.update({k: v for k, v in part.items() if k != "trim_offsets"})
     trim = part.get("trim_offsets")
     if trim is not None:
-        step = {"type": "ByteLevel", "add_prefix_space": trim["add_prefix_space"], "trim_offsets": True, "use_regex": True}
+        step = {
+            "type": "ByteLevel",
+            "add_prefix_space": trim["add_prefix_space"],
+            "trim_offsets": True,
+            "use_regex": True,
+        }
         post = doc.get("post_processor")
         doc["post_processor"] = step if post is None else {"type": "Sequence", "processors": [step, post]}
     return hf_json.dumps(doc)
