@@ -152,11 +152,10 @@ def read(path: str, doc: Mapping[str, Any], specials: Iterable[str]) -> Imported
         out["extra_special_tokens"] = extra
     for key in _SCALARS:
         value = stated.get(key)
-        if value is None:
-            continue
+        if value is None or (key == "model_max_length" and type(value) in (int, float) and value >= NO_LIMIT):
+            continue  # transformers' own "no limit" (1e30, as an int or a float) is the default
         if _valid(key, value):
-            if key != "model_max_length" or value < NO_LIMIT:
-                out[key] = value
+            out[key] = value
         else:
             dropped.append(f"{key} {value!r:.40}")
     names = stated.get("model_input_names")
