@@ -22,7 +22,7 @@ import pytest
 from tokreg import Registry, WordPieceOptions
 from tokreg.formats.hf_settings import NotCarried
 
-from .conftest import CORPORA, Cli, data_file
+from .conftest import CORPORA, Cli, data_file, one_error_line
 
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
@@ -109,14 +109,12 @@ def _import(registry: Registry, name: str, folder: Path) -> Any:
     return registry.load(name)
 
 
+#: What a transformers tokenizer must have as the original has it.
+SETTINGS = ("special_tokens_map", "model_max_length", "padding_side", "truncation_side", "model_input_names")
+
+
 def _settings(t: Any) -> dict[str, Any]:
-    return {
-        "special_tokens_map": t.special_tokens_map,
-        "model_max_length": t.model_max_length,
-        "padding_side": t.padding_side,
-        "truncation_side": t.truncation_side,
-        "model_input_names": list(t.model_input_names),
-    }
+    return {name: getattr(t, name) for name in SETTINGS}
 
 
 def _compare(mine: Any, ref: Any, lines: list[str], max_length: int) -> tuple[int, int]:
@@ -290,3 +288,8 @@ def test_export_to_a_directory_loads_in_autotokenizer(
         assert registry.load(f"{layout}-again").encode_batch(lines) == tok.encode_batch(lines)
     res = run("export", "roberta-left", "--format", "hf", "-o", tmp_path / "alone.json")
     assert "tokreg: warning:" in res.output and "-o DIR" in res.output
+
+
+def test_a_directory_without_tokenizer_json_is_refused(run: Cli, tmp_path: Path) -> None:
+    (tmp_path / "vocab.txt").write_text("[UNK]\n")
+    one_error_line(run("import", "hf", tmp_path, "--name", "x", ok=False), "without a tokenizer.json")
