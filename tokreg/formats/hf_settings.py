@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -107,12 +107,12 @@ def read(path: str, doc: Mapping[str, Any], specials: Iterable[str]) -> Imported
     make transformers add a token at a new id)."""
     out: dict[str, Any] = {}
     dropped: list[str] = []
-    for name in ("padding", "truncation"):
+    for name, shape in (("padding", _PADDING), ("truncation", _TRUNCATION)):
         value = doc.get(name)
-        if isinstance(value, dict):
+        if isinstance(value, dict) and _shaped(value, shape):
             out[name] = value
         elif value is not None:
-            dropped.append(f"tokenizer.json {name} {value!r:.30}")
+            dropped.append(f"tokenizer.json {name} {value!r:.60} (not in the shape tokenizers writes)")
     trim = _trimmed(doc.get("post_processor"))
     if trim is not None:
         out["trim_offsets"] = trim
@@ -167,6 +167,36 @@ def read(path: str, doc: Mapping[str, Any], specials: Iterable[str]) -> Imported
     carried = {*ROLES, *_EXTRA, *_SCALARS, "model_input_names"}
     dropped += sorted(k for k in stated if k not in carried and k not in _BOOKKEEPING)
     return Imported(out, tuple(dropped))
+
+
+def _u32(v: Any) -> bool:
+    return type(v) is int and 0 <= v < 2**32
+
+
+def _fixed(v: Any) -> bool:
+    return v == "BatchLongest" or (isinstance(v, dict) and set(v) == {"Fixed"} and _u32(v["Fixed"]))
+
+
+#: The keys of tokenizer.json's padding and truncation objects, each with its test: only an
+#: object in the shape tokenizers writes is carried (it is applied by tokenizers as it is).
+_PADDING: dict[str, Callable[[Any], bool]] = {
+    "strategy": _fixed,
+    "direction": lambda v: v in ("Left", "Right"),
+    "pad_to_multiple_of": lambda v: v is None or _u32(v),
+    "pad_id": _u32,
+    "pad_type_id": _u32,
+    "pad_token": lambda v: isinstance(v, str),
+}
+_TRUNCATION: dict[str, Callable[[Any], bool]] = {
+    "direction": lambda v: v in ("Left", "Right"),
+    "max_length": _u32,
+    "strategy": lambda v: v in ("LongestFirst", "OnlyFirst", "OnlySecond"),
+    "stride": _u32,
+}
+
+
+def _shaped(value: Mapping[str, Any], shape: Mapping[str, Callable[[Any], bool]]) -> bool:
+    return set(value) == set(shape) and all(test(value[k]) for k, test in shape.items())
 
 
 def _trimmed(post: Any) -> Optional[dict[str, bool]]:
