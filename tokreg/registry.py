@@ -46,6 +46,7 @@ from .evaluation import audit, evaluate
 from .evaluation.audit import AuditReport
 from .evaluation.evaluate import Evaluation
 from .files import write_atomic
+from .formats import hf_settings
 from .store import aliases, engine, evaluations, lineage, migrate, probe, reads, refs, writable, writer
 from .store.readonly_engine import open_read_only
 from .store.readonly_sql import DEFAULT_TIMEOUT, Rows, grant_read, query_rows
@@ -415,7 +416,10 @@ class Registry:
         return self.add(name, data, message=message or _imported(path))
 
     def import_hf(self, name: str, path: PathLike, *, message: Optional[str] = None) -> VersionInfo:
-        """Registers a Hugging Face `tokenizer.json` (BPE, WordPiece, Unigram) as the next version of `name`."""
+        """Registers a Hugging Face `tokenizer.json` (BPE, WordPiece, Unigram), or the one in the
+        directory `path`, as the next version of `name`, with the transformers settings of the
+        tokenizer_config.json / special_tokens_map.json beside it (a `NotCarried` warning names
+        what it does not carry)."""
         check_name(name)
         self.check_writable()
         return self.add(name, import_export.read_hf(path), message=message or _imported(path))
@@ -714,7 +718,8 @@ class Registry:
     def export(self, ref: Ref, fmt: str, path: PathLike) -> VersionInfo:
         """Writes `ref` to `path` in format `fmt` (`tokreg`, `hf`, `tiktoken`, `sentencepiece`),
         whole or not at all, once the library that reads the format gives tokreg's ids on the
-        version's samples and mixed text with its special tokens (else nothing is written)."""
+        version's samples and mixed text with its special tokens (else nothing is written).
+        `hf` to an existing directory writes tokenizer.json and tokenizer_config.json there."""
         with self._reading() as conn:
             v = self._version(conn, ref)  # a pin that does not match is refused as such, not as damage
             try:
@@ -724,7 +729,14 @@ class Registry:
                     f"{e}; refusing to export damaged content", expected=e.expected, actual=e.actual
                 ) from None
             samples = [text for text, _ in reads.samples(conn, v)]
-        write_atomic(path, import_export.export(stored.data(), stored.info.ref, fmt, samples=samples))
+        if fmt == "hf" and os.path.isdir(path):  # save_pretrained's layout, which AutoTokenizer loads
+            files = import_export.export_hf_directory(stored.data(), stored.info.ref, samples=samples)
+            for file_name, raw in files.items():
+                write_atomic(os.path.join(path, file_name), raw)
+        else:
+            write_atomic(path, import_export.export(stored.data(), stored.info.ref, fmt, samples=samples))
+            if fmt == "hf":
+                hf_settings.warn_file_only(stored.info.config, os.fspath(path))
         return stored.info
 
     def reproduce(self, ref: Ref, files: Optional[Sequence[PathLike]] = None) -> Reproduction:

@@ -4,7 +4,9 @@ a version to one file that needs no registry."""
 
 from __future__ import annotations
 
+import contextlib
 import warnings
+from collections.abc import Iterator
 from typing import Any, Optional
 
 import click
@@ -12,6 +14,7 @@ import click
 from .. import algorithms
 from ..algorithms import WordPieceOptions
 from ..data import VersionInfo
+from ..formats.hf_settings import NotCarried
 from ..formats.tiktoken_file import parse_specials
 from ..formats.tiktoken_presets import PRESETS
 from ..formats.wordpiece_vocab import BERT_SPECIALS
@@ -96,17 +99,22 @@ def import_tiktoken(
 
 
 @import_.command(name="hf")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path())
 @_common
 def import_hf(file: str, name: str, message: Optional[str], as_json: bool, db: Optional[str]) -> None:
-    """Register a Hugging Face tokenizer.json (BPE byte- or character-level, WordPiece, Unigram).
+    """Register a Hugging Face tokenizer.json (BPE byte- or character-level, WordPiece, Unigram),
+    or the one in a directory, with the transformers settings of the tokenizer_config.json and
+    special_tokens_map.json beside it (roles, model_max_length, padding and truncation sides,
+    model_input_names) and the file's padding and truncation; a warning names what is not carried.
 
     \b
     Example:
-        tokreg import hf tokenizer.json --name gpt-mini
+        tokreg import hf ./bert-base-uncased/ --name bert
     """
     reg = open_registry(db)
-    _done(reg, reg.import_hf(name, file, message=message), file, as_json)
+    with _warned(NotCarried):
+        v = reg.import_hf(name, file, message=message)
+    _done(reg, v, file, as_json)
 
 
 @import_.command(name="tekken")
@@ -213,19 +221,36 @@ def import_sentencepiece(
     help="tokreg: one self-describing file for Tokenizer.from_file; hf: a Hugging Face tokenizer.json; "
     "tiktoken: a .tiktoken rank file (byte-level BPE); sentencepiece: a .model file (Unigram, SentencePiece BPE).",
 )
-@click.option("--output", "-o", type=click.Path(dir_okay=False), required=True, help="File to write.")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(),
+    required=True,
+    help="File to write; for hf, an existing directory gets tokenizer.json and tokenizer_config.json.",
+)
 @db_option
 def export(ref: str, fmt: str, output: str, db: Optional[str]) -> None:
-    """Write the version REF names to one file that needs no registry.
+    """Write the version REF names to one file that needs no registry (for hf, to a directory
+    that AutoTokenizer.from_pretrained loads).
 
     \b
     Example:
         tokreg export gpt-mini@prod --format hf -o tokenizer.json
     """
     reg = open_registry(db)
-    with warnings.catch_warnings(record=True) as said:
-        warnings.simplefilter("always", ExportCheckSkipped)
+    # the check's library is not installed, or a file alone cannot hold a setting: one line each
+    with _warned(ExportCheckSkipped, NotCarried):
         v = reg.export(ref, fmt, output)
-    for w in said:  # the check's library is not installed: one line, the export stands
-        click.echo(f"tokreg: warning: {w.message}", err=True)
     click.echo(f"wrote {v.ref} ({v.content_hash}) to {output} [{fmt}]")
+
+
+@contextlib.contextmanager
+def _warned(*kinds: type[Warning]) -> Iterator[None]:
+    """Prints the warnings of these kinds raised inside as `tokreg: warning:` lines."""
+    with warnings.catch_warnings(record=True) as said:
+        for kind in kinds:
+            warnings.simplefilter("always", kind)
+        yield
+    for w in said:
+        if issubclass(w.category, kinds):
+            click.echo(f"tokreg: warning: {w.message}", err=True)

@@ -108,6 +108,13 @@ class Encoding(NamedTuple):
     byte_offsets: list[tuple[int, int]]
 
 
+class Pair(NamedTuple):
+    """`encode_pair`: the ids of two texts with the template, and each id's type id."""
+
+    ids: list[int]
+    type_ids: list[int]
+
+
 class Tokenizer:
     """A tokenizer version ready to encode and decode. `ref` is `name@N` (or the file it came
     from), `hash` its content hash, `algorithm` the stored algorithm ("bpe", "wordpiece",
@@ -200,6 +207,18 @@ class Tokenizer:
             second = self.encode(pair, allowed_special=allowed_special, disallowed_special=disallowed_special)
             return self._templated(ids, second)
         return self._templated(ids) if add_special_tokens else ids
+
+    def encode_pair(
+        self, text: str, pair: str, *, allowed_special: Specials = frozenset(), disallowed_special: Specials = "all"
+    ) -> Pair:
+        """`encode(text, pair=pair, add_special_tokens=True)` with each id's type id (Hugging
+        Face's `token_type_ids`: BERT's 0 for the first text, 1 for the second, or what the
+        version's template says, algorithms/template.py): `Pair(ids, type_ids)`."""
+        a = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        b = self.encode(pair, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        if self.template is None:
+            return Pair(a + b, [0] * len(a) + [1] * len(b))
+        return Pair(self.template.apply(a, b, self.special_tokens), self.template.apply_types(len(a), len(b)))
 
     def _templated(self, ids: list[int], pair: Optional[list[int]] = None) -> list[int]:
         if self.template is None:
@@ -374,10 +393,12 @@ class Tokenizer:
         """This version as a `tokenizers.Tokenizer` giving the same ids (`pip install 'tokreg[hf]'`)."""
         return hf_objects.to_hf(self)
 
-    def to_transformers(self) -> Any:
-        """This version as a `transformers.PreTrainedTokenizerFast` giving the same ids
-        (`pip install 'tokreg[transformers]'`)."""
-        return hf_objects.to_transformers(self)
+    def to_transformers(self, **overrides: Any) -> Any:
+        """This version as a `transformers.PreTrainedTokenizerFast` giving the same ids, with the
+        special-token roles and settings an import carried (or, for a trained version, the
+        roles its specials and template give: see hf_objects.py); `overrides` are passed to
+        it, e.g. `model_max_length=512` (`pip install 'tokreg[transformers]'`)."""
+        return hf_objects.to_transformers(self, **overrides)
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token, as stored."""

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 from collections.abc import Sequence
 from typing import Optional, Union
 
 from .. import algorithms
 from ..algorithms import template
 from ..data import TokenizerData
-from ..encoding import export_check
+from ..encoding import export_check, hf_objects
 from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError, IntegrityError
 from ..files import decompressed, read_input
-from ..formats import hf_json, sentencepiece_proto, tekken, tiktoken_file, tiktoken_presets, tokreg_file
+from ..formats import hf_json, hf_settings, sentencepiece_proto, tekken, tiktoken_file, tiktoken_presets, tokreg_file
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -89,14 +90,21 @@ def read_tokreg(path: PathLike) -> TokenizerData:
 
 
 def read_hf(path: PathLike) -> TokenizerData:
-    """A Hugging Face `tokenizer.json` (BPE byte- or character-level, WordPiece, Unigram)."""
-    where = os.fspath(path)
-    doc, model, kind = hf_json.read(path)
+    """A Hugging Face `tokenizer.json` (BPE byte- or character-level, WordPiece, Unigram), or the
+    one in a directory, with the transformers settings of the tokenizer_config.json and
+    special_tokens_map.json beside it (formats/hf_settings.py); what is not carried is named in
+    one `hf_settings.NotCarried` warning."""
+    where = hf_settings.tokenizer_json(os.fspath(path))
+    doc, model, kind = hf_json.read(where)
     codec = algorithms.hf_reader(kind, doc)
     if codec is not None:
         data = codec.read(doc, model, where)
         template.read_hf(doc, data, where)
-        return _usable(data, where)
+        imported = hf_settings.read(where, doc, template.special_ids(data))
+        hf_settings.attach(data.config, imported.settings)
+        _usable(data, where)
+        hf_settings.warn_dropped(where, imported)
+        return data
     if kind == "WordLevel":
         raise InputError(f"{where}: hf WordLevel models are not supported (BPE, WordPiece and Unigram are)")
     raise InputError(f"{where}: unknown hf model type {kind[:40]!r}")
@@ -166,4 +174,24 @@ def export(data: TokenizerData, ref: str, fmt: str, *, samples: Sequence[str] = 
             raise InputError(f"{ref} is {algo.model.title}, which has no {fmt} form; export it as {can}")
         raw = writer.write(data, ref)
     export_check.check(fmt, raw, Tokenizer.from_data(data, ref), samples)
+    if fmt == "hf":  # the padding and truncation an imported file had, once its ids are checked
+        raw = hf_settings.into_json(raw, hf_settings.of_config(data.config))
     return raw
+
+
+def export_hf_directory(data: TokenizerData, ref: str, *, samples: Sequence[str] = ()) -> dict[str, bytes]:
+    """The files of `export --format hf` to a directory, as transformers' `save_pretrained` lays
+    them out: tokenizer.json (checked as `export` checks it) and tokenizer_config.json with the
+    version's roles and settings (hf_objects.tokenizer_config), once `AutoTokenizer` over the two
+    has the same roles and gives tokreg's ids (when transformers is installed)."""
+    tok = Tokenizer.from_data(data, ref)
+    files = {
+        "tokenizer.json": export(data, ref, "hf", samples=samples),
+        hf_settings.CONFIG: hf_json.dumps(hf_objects.tokenizer_config(tok)),
+    }
+    with tempfile.TemporaryDirectory(prefix="tokreg-check-") as folder:
+        for name, raw in files.items():
+            with open(os.path.join(folder, name), "wb") as fh:
+                fh.write(raw)
+        hf_objects.check_pretrained(folder, tok)
+    return files
