@@ -1010,6 +1010,26 @@ impl Encoder {
         Encoder::build(py, || Tokenizer::sp_bpe(content, norm))
     }
 
+    /// Unigram as Hugging Face runs it, behind a `tokenizer.json`'s own steps: each a (type,
+    /// string arguments); `blobs` holds the `Precompiled` rules the steps point to by index.
+    /// `unk_special`: the unknown piece is an added (special) token, matched before the rest.
+    #[staticmethod]
+    #[pyo3(signature = (content, normalizer, pre_tokenizer, decoder, blobs, byte_fallback=false, unk_special=true))]
+    #[allow(clippy::too_many_arguments)]
+    fn hf_unigram(
+        py: Python<'_>,
+        content: &[u8],
+        normalizer: Vec<(String, Vec<String>)>,
+        pre_tokenizer: Vec<(String, Vec<String>)>,
+        decoder: Option<Vec<(String, Vec<String>)>>,
+        blobs: Vec<Vec<u8>>,
+        byte_fallback: bool,
+        unk_special: bool,
+    ) -> PyResult<Encoder> {
+        let steps = crate::hfpipe::Steps { normalizer, pre_tokenizer, decoder, blobs };
+        Encoder::build(py, || Tokenizer::hf_unigram(content, &steps, byte_fallback, unk_special))
+    }
+
     /// "byte_bpe", "char_bpe", "wordpiece", "unigram" or "sp_bpe".
     #[getter]
     fn kind(&self) -> &'static str {

@@ -197,6 +197,16 @@ class Encoder:
         denormalizer: Optional[tuple[bytes, bool, bool, bool]] = None,
     ) -> Encoder: ...
     @staticmethod
+    def hf_unigram(
+        content: bytes,
+        normalizer: list[tuple[str, list[str]]],
+        pre_tokenizer: list[tuple[str, list[str]]],
+        decoder: Optional[list[tuple[str, list[str]]]],
+        blobs: list[bytes],
+        byte_fallback: bool = False,
+        unk_special: bool = True,
+    ) -> Encoder: ...
+    @staticmethod
     def sp_bpe(
         content: bytes,
         add_dummy_prefix: bool = True,

@@ -16,7 +16,7 @@ use crate::error::CoreError;
 use crate::normalize::{BertNormalizer, SpNormalizer};
 use crate::pretok::Splitter;
 use crate::unigram::{Piece, PieceKind};
-use crate::{spbpe, unigram, wordpiece};
+use crate::{hfpipe, spbpe, unigram, wordpiece};
 
 /// (text, id) of special tokens.
 type Specials = Vec<(String, u32)>;
@@ -132,6 +132,28 @@ impl Tokenizer {
         let normalizer = keep_user_defined(normalizer, &pieces);
         let encoder = unigram::Encoder::new(&pieces)?;
         Ok(Tokenizer::new(Box::new(unigram::Unigram::new(encoder, normalizer)), specials))
+    }
+
+    /// Unigram as Hugging Face's `tokenizers` runs it (f64 path scores, its tie and unknown
+    /// rules) behind the file's own normalizer, pre-tokenizer and decoder steps (`hfpipe`).
+    /// `unk_special`: whether the unknown piece is one of the file's added tokens.
+    pub fn hf_unigram(
+        content: &[u8],
+        steps: &hfpipe::Steps,
+        byte_fallback: bool,
+        unk_special: bool,
+    ) -> Result<Tokenizer, CoreError> {
+        let (pieces, mut specials) = sp_pieces(content::parse(content)?, "Unigram")?;
+        let unk = pieces
+            .iter()
+            .position(|p| p.kind == PieceKind::Unknown)
+            .ok_or_else(|| CoreError::input("the Unigram model has no unknown piece; add one (e.g. <unk>)"))?;
+        if !unk_special {
+            specials.retain(|s| s.1 as usize != unk);
+        }
+        let pieces = pieces.into_iter().map(|p| (p.text, p.score)).collect();
+        let encoder = hfpipe::HfUnigram::new(steps, pieces, unk as u32, byte_fallback)?;
+        Ok(Tokenizer::new(Box::new(encoder), specials))
     }
 
     /// SentencePiece BPE (score-driven merges) behind SentencePiece's text handling.

@@ -32,7 +32,7 @@ mod lattice;
 mod pipeline;
 mod script;
 mod trainer;
-mod trie;
+pub(crate) mod trie;
 
 pub use corpus::{splitting, train_counts, CorpusOutput};
 pub use encoder::{with_scratch, Encoder, Scratch};

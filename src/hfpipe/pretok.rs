@@ -1,0 +1,184 @@
+//! Hugging Face's pre-tokenizers: each cuts every piece of the text into smaller pieces
+//! (`Normalized`s, so that they keep their original spans), in order. Empty pieces are dropped,
+//! as HF drops them.
+//!
+//! - `Split`: a pattern's matches and the text between them, by HF's `behavior` (`Isolated`,
+//!   `Removed`, `MergedWithPrevious`, `MergedWithNext`, `Contiguous`), `invert` swapping the two.
+//! - `Metaspace`: spaces become the replacement (`▁`), one is put in front by the scheme
+//!   (`always`: every piece not starting with it; `first`: only the piece that starts the whole
+//!   text; `never`), and with `split` each replacement starts a new piece.
+
+use super::normalized::Normalized;
+use super::normalizers::Pattern;
+use crate::error::CoreError;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Behavior {
+    Isolated,
+    Removed,
+    MergedWithPrevious,
+    MergedWithNext,
+    Contiguous,
+}
+
+impl Behavior {
+    pub fn from_name(name: &str) -> Result<Behavior, CoreError> {
+        Ok(match name {
+            "Isolated" => Behavior::Isolated,
+            "Removed" => Behavior::Removed,
+            "MergedWithPrevious" => Behavior::MergedWithPrevious,
+            "MergedWithNext" => Behavior::MergedWithNext,
+            "Contiguous" => Behavior::Contiguous,
+            _ => return Err(CoreError::input(format!("unknown Split behavior {name:?}"))),
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prepend {
+    Always,
+    First,
+    Never,
+}
+
+#[derive(Clone, Debug)]
+pub enum Step {
+    Split { pattern: Pattern, behavior: Behavior, invert: bool },
+    Metaspace { replacement: char, prepend: Prepend, split: bool },
+}
+
+/// HF's `find_matches`: the matches and the text between them, covering `text`, each marked
+/// whether it is a match.
+fn segments(pattern: &Pattern, text: &str) -> Result<Vec<((usize, usize), bool)>, CoreError> {
+    if text.is_empty() {
+        return Ok(vec![((0, 0), false)]);
+    }
+    let mut out = Vec::new();
+    let mut prev = 0;
+    for (s, e) in pattern.matches(text)? {
+        if prev != s {
+            out.push(((prev, s), false));
+        }
+        out.push(((s, e), true));
+        prev = e;
+    }
+    if prev != text.len() {
+        out.push(((prev, text.len()), false));
+    }
+    Ok(out)
+}
+
+/// HF's `NormalizedString::split`: the pieces `behavior` makes of the segments.
+fn split(n: &Normalized, segs: Vec<((usize, usize), bool)>, behavior: Behavior) -> Vec<Normalized> {
+    let mut keep: Vec<((usize, usize), bool)> = Vec::with_capacity(segs.len());
+    match behavior {
+        Behavior::Isolated => keep.extend(segs.into_iter().map(|(o, _)| (o, false))),
+        Behavior::Removed => keep = segs,
+        Behavior::Contiguous => {
+            let mut prev = false;
+            for (o, m) in segs {
+                match keep.last_mut() {
+                    Some(last) if m == prev => last.0 .1 = o.1,
+                    _ => keep.push((o, false)),
+                }
+                prev = m;
+            }
+        }
+        Behavior::MergedWithPrevious => {
+            let mut prev = false;
+            for (o, m) in segs {
+                match keep.last_mut() {
+                    Some(last) if m && !prev => last.0 .1 = o.1,
+                    _ => keep.push((o, false)),
+                }
+                prev = m;
+            }
+        }
+        Behavior::MergedWithNext => {
+            let mut prev = false;
+            for (o, m) in segs.into_iter().rev() {
+                match keep.last_mut() {
+                    Some(last) if m && !prev => last.0 .0 = o.0,
+                    _ => keep.push((o, false)),
+                }
+                prev = m;
+            }
+            keep.reverse();
+        }
+    }
+    keep.into_iter().filter(|&(_, removed)| !removed).map(|((s, e), _)| n.slice(s, e)).collect()
+}
+
+impl Step {
+    /// The pieces of one piece.
+    fn pieces(&self, mut n: Normalized) -> Result<Vec<Normalized>, CoreError> {
+        match self {
+            Step::Split { pattern, behavior, invert } => {
+                let mut segs = segments(pattern, &n.text)?;
+                if *invert {
+                    segs.iter_mut().for_each(|s| s.1 = !s.1);
+                }
+                Ok(split(&n, segs, *behavior))
+            }
+            Step::Metaspace { replacement, prepend, split: cut } => {
+                let rep = replacement.to_string();
+                let spaces: Vec<(usize, usize)> = n.text.match_indices(' ').map(|(i, _)| (i, i + 1)).collect();
+                n.replace(&spaces, &rep);
+                let front = match prepend {
+                    Prepend::Always => true,
+                    Prepend::First => n.at_start,
+                    Prepend::Never => false,
+                };
+                if front && !n.text.starts_with(*replacement) {
+                    n.prepend(&rep);
+                }
+                if !*cut {
+                    return Ok(vec![n]);
+                }
+                let r = *replacement;
+                let mut segs = Vec::new();
+                let mut last = 0;
+                for (i, c) in n.text.char_indices() {
+                    if c == r {
+                        if last < i {
+                            segs.push(((last, i), false));
+                        }
+                        segs.push(((i, i + c.len_utf8()), true));
+                        last = i + c.len_utf8();
+                    }
+                }
+                if last < n.text.len() || n.text.is_empty() {
+                    segs.push(((last, n.text.len()), false));
+                }
+                Ok(split(&n, segs, Behavior::MergedWithNext))
+            }
+        }
+    }
+}
+
+/// The pieces of `n` after every step.
+pub fn pre_tokenize(steps: &[Step], n: Normalized) -> Result<Vec<Normalized>, CoreError> {
+    let mut pieces = vec![n];
+    for step in steps {
+        let mut next = Vec::with_capacity(pieces.len());
+        for p in pieces {
+            next.extend(step.pieces(p)?.into_iter().filter(|p| !p.text.is_empty()));
+        }
+        pieces = next;
+    }
+    Ok(pieces)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metaspace_always_split() {
+        let step = Step::Metaspace { replacement: '\u{2581}', prepend: Prepend::Always, split: true };
+        let pieces = pre_tokenize(&[step], Normalized::new("ab cd")).unwrap();
+        let texts: Vec<&str> = pieces.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(texts, ["\u{2581}ab", "\u{2581}cd"]);
+        assert_eq!(pieces[1].original(0, pieces[1].text.len()), (2, 5));
+    }
+}

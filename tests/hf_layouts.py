@@ -1,0 +1,128 @@
+"""The Hub layouts of `tokenizer.json` that tests/test_hf_layouts*.py import, made as real files
+are made: SentencePiece Unigram models trained here with `sentencepiece`, converted by
+transformers' own converters (T5, XLM-R, ALBERT, and the generic SentencePiece converter), and
+variants built with the `tokenizers` Python API. Plus `compare`, which counts the lines where
+tokreg and `tokenizers` differ in ids, decode or offsets."""
+
+from __future__ import annotations
+
+import io
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from .conftest import head_lines
+
+spm = pytest.importorskip("sentencepiece")
+tokenizers = pytest.importorskip("tokenizers")
+pytest.importorskip("google.protobuf", reason="transformers' SentencePiece converters read .model files with protobuf")
+convert = pytest.importorskip("transformers.convert_slow_tokenizer")
+
+
+def train_model(path: Path, **options: Any) -> Path:
+    """A small SentencePiece Unigram model trained on the head of the shared corpora."""
+    text = b"".join(head_lines(n, 60_000) for n in ("dr.en.txt", "dr.zh-cn.txt", "kjv.txt")).decode()
+    buf = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(text.splitlines()),
+        model_writer=buf,
+        model_type="unigram",
+        vocab_size=1200,
+        character_coverage=0.99,
+        num_threads=1,
+        minloglevel=2,
+        **options,
+    )
+    path.write_bytes(buf.getvalue())
+    return path
+
+
+def _slow_tokenizer(model: Path, **attrs: Any) -> SimpleNamespace:
+    """What a converter reads of a slow tokenizer: its vocab_file and a few settings."""
+    sp = spm.SentencePieceProcessor(model_file=str(model))
+    return SimpleNamespace(vocab_file=str(model), legacy=True, convert_tokens_to_ids=sp.piece_to_id, **attrs)
+
+
+def t5(model: Path) -> Any:
+    return convert.T5Converter(_slow_tokenizer(model, _extra_ids=5)).converted()
+
+
+def xlm_r(model: Path) -> Any:
+    conv = convert.XLMRobertaConverter(_slow_tokenizer(model))
+    # XLM-R renumbers its first pieces (fairseq's order); the template names them by these ids.
+    ids = {t: i for i, (t, _) in enumerate(conv.vocab(conv.proto))}
+    conv.original_tokenizer.convert_tokens_to_ids = ids.__getitem__
+    return conv.converted()
+
+
+def albert(model: Path) -> Any:
+    return convert.AlbertConverter(_slow_tokenizer(model, keep_accents=False, do_lower_case=True)).converted()
+
+
+def generic(model: Path) -> Any:
+    """transformers' converter for a SentencePiece model without a class of its own."""
+    conv = convert.SpmConverter.__new__(convert.SpmConverter)
+    with warnings.catch_warnings():
+        # "byte fallback is not implemented": about the class's own path, not this one
+        warnings.simplefilter("ignore", UserWarning)
+        convert.SpmConverter.__init__(conv, _slow_tokenizer(model))
+    vocab = [(p.piece, p.score) for p in conv.proto.pieces]
+    return convert.SpmConverter.build_tokenizer_from_spm_proto(conv.proto, vocab)
+
+
+def metaspace(scheme: str, split: bool) -> Callable[[Path], Any]:
+    """T5's file with the Metaspace pre-tokenizer and decoder set through the tokenizers API."""
+
+    def build(model: Path) -> Any:
+        tk = t5(model)
+        tk.pre_tokenizer = tokenizers.pre_tokenizers.Metaspace(prepend_scheme=scheme, split=split)
+        tk.decoder = tokenizers.decoders.Metaspace(prepend_scheme=scheme, split=split)
+        return tk
+
+    return build
+
+
+@dataclass
+class Tally:
+    """Lines compared and lines differing, by what differs."""
+
+    lines: int = 0
+    ids: int = 0
+    decode: int = 0
+    offsets: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    @property
+    def differing(self) -> int:
+        return self.ids + self.decode + self.offsets
+
+    def note(self, what: str, line: str, ours: Any, theirs: Any) -> None:
+        setattr(self, what, getattr(self, what) + 1)
+        if len(self.examples) < 3:
+            self.examples.append(f"{what} {line[:60]!r}: tokreg {str(ours)[:120]} / tokenizers {str(theirs)[:120]}")
+
+
+def compare(tok: Any, hf: Any, lines: Iterable[str], *, offsets: bool = True) -> Tally:
+    """tokreg's `tok` against the `tokenizers.Tokenizer` `hf` on `lines`: ids (without the
+    post-processor's specials), decode (specials kept, as tokreg decodes) and character offsets."""
+    t = Tally()
+    for line in lines:
+        t.lines += 1
+        e = hf.encode(line, add_special_tokens=False)
+        ids = tok.encode(line, allowed_special="all")
+        if ids != e.ids:
+            t.note("ids", line, ids, e.ids)
+            continue
+        ours, theirs = tok.decode(ids), hf.decode(e.ids, skip_special_tokens=False)
+        if ours != theirs:
+            t.note("decode", line, repr(ours), repr(theirs))
+        if offsets:
+            spans = [tuple(o) for o in tok.encode_with_offsets(line, allowed_special="all").offsets]
+            if spans != [tuple(o) for o in e.offsets]:
+                t.note("offsets", line, spans, e.offsets)
+    return t

@@ -1,0 +1,179 @@
+"""The common Hub layouts of Unigram `tokenizer.json` import with HF's ids (issue 23, point 2):
+files made by transformers' converters (T5, XLM-R, ALBERT, the generic SentencePiece one) from
+SentencePiece models trained here, and Metaspace variants made with the `tokenizers` API. For
+each: ids, decode and offsets against `tokenizers` on the shared corpora (every line in the slow
+lane, a slice in the fast one) and on hypothesis text; then `export --format hf` and `to_hf()`
+give the same ids in `tokenizers`, and `--format tokreg` round-trips with the same hash.
+
+Run with `-s` to see the figures per layout (lines compared, lines differing)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tokreg import Registry
+from tokreg.errors import InputError
+
+from . import hf_layouts as L
+from .conftest import CORPORA, data_file
+
+LAYOUTS: dict[str, tuple[str, Callable[[Path], Any]]] = {
+    "t5": ("plain", L.t5),
+    "xlm-r": ("plain", L.xlm_r),
+    "albert": ("albert", L.albert),
+    "spm-generic": ("plain", L.generic),
+    "spm-generic-byte-fallback": ("bytes", L.generic),
+    "metaspace-first": ("plain", L.metaspace("first", True)),
+    "metaspace-never": ("plain", L.metaspace("never", True)),
+    "metaspace-always-nosplit": ("plain", L.metaspace("always", False)),
+}
+
+#: Text the corpora have little of: emoji and ZWJ sequences, combining marks, RTL, full-width
+#: forms, control characters, whitespace runs, ALBERT's quotes, the ▁ itself, special tokens.
+HARD = [
+    "",
+    " ",
+    "   leading and trailing   ",
+    "a  b   c\t\td\n\ne",
+    "e\u0301 cafe\u0301 café ﬁne ＡＢＣ１２３ 　x",
+    "👩\u200d👩\u200d👧 🏳️\u200d🌈 👍🏽!",
+    "\u05e9\u05dc\u05d5\u05dd \u0645\u0631\u062d\u0628\u0627 \u202eabc\u202c",
+    "\x00\x01\x1f\x7f\u200b\ufeff x",
+    "``quoted'' and ''again``",
+    "\u2581x \u2581\u2581 y\u2581",
+    "ÀÉÎÕÜ àéîõü Ǆ ǅ ß İ",
+    "</s> <unk> <s>",
+    "x" * 3000 + " " + "ab " * 500,
+]
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("spm")
+    return {
+        "plain": L.train_model(d / "plain.model"),
+        "albert": L.train_model(
+            d / "albert.model", pad_id=0, unk_id=1, bos_id=-1, eos_id=-1, control_symbols="[CLS],[SEP],[MASK]"
+        ),
+        "bytes": L.train_model(d / "bytes.model", byte_fallback=True),
+    }
+
+
+@pytest.fixture(scope="module")
+def files(models: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("layouts")
+    out = {}
+    for name, (model, build) in LAYOUTS.items():
+        out[name] = d / f"{name}.json"
+        build(models[model]).save(str(out[name]))
+    return out
+
+
+HASHES: dict[str, str] = {}
+
+
+@pytest.fixture(scope="module")
+def imported(files: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Registry:
+    reg = Registry(tmp_path_factory.mktemp("reg") / "r.db")
+    for name, path in files.items():
+        HASHES[name] = reg.import_hf(name, path).content_hash
+    return reg
+
+
+def _slice(name: str) -> list[str]:
+    return data_file(name).read_text(encoding="utf-8").split("\n")[:150]
+
+
+def _check(tally: L.Tally, what: str) -> None:
+    print(f"\n{what}: {tally.lines} lines compared, {tally.ids} differ in ids, {tally.decode} in decode, "
+          f"{tally.offsets} in offsets")
+    assert tally.differing == 0, "\n".join(tally.examples)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_slice_and_hard_text_match_tokenizers(layout: str, files: dict[str, Path], imported: Registry) -> None:
+    hf = L.tokenizers.Tokenizer.from_file(str(files[layout]))
+    lines = [line for c in CORPORA for line in _slice(c)] + HARD
+    _check(L.compare(imported.load(layout), hf, lines), f"{layout} (slice + hard text)")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("corpus", CORPORA)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_every_line_matches_tokenizers(layout: str, corpus: str, files: dict[str, Path], imported: Registry) -> None:
+    hf = L.tokenizers.Tokenizer.from_file(str(files[layout]))
+    lines = data_file(corpus).read_text(encoding="utf-8").split("\n")
+    _check(L.compare(imported.load(layout), hf, lines), f"{layout} on {corpus}")
+
+
+_TEXT = st.text(
+    st.characters(blacklist_categories=("Cs",)) | st.sampled_from(list(" \t\n\u2581\u200d\u0301\u3000`'")),
+    max_size=80,
+)
+
+
+@pytest.mark.parametrize("layout", ["t5", "albert", "spm-generic-byte-fallback", "metaspace-first"])
+def test_hypothesis_text(layout: str, files: dict[str, Path], imported: Registry) -> None:
+    hf = L.tokenizers.Tokenizer.from_file(str(files[layout]))
+    tok = imported.load(layout)
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(_TEXT)
+    def run(text: str) -> None:
+        tally = L.compare(tok, hf, [text])
+        assert tally.differing == 0, "\n".join(tally.examples)
+
+    run()
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_exports_back_with_the_same_ids(layout: str, imported: Registry, files: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    imported.export(layout, "hf", out)
+    original = L.tokenizers.Tokenizer.from_file(str(files[layout]))
+    exported = L.tokenizers.Tokenizer.from_file(str(out))
+    lines = [line for c in CORPORA for line in _slice(c)] + HARD
+    differ = [
+        line for line in lines if exported.encode(line, add_special_tokens=False).ids != original.encode(line, add_special_tokens=False).ids
+    ]
+    assert differ == []
+    live = imported.load(layout).to_hf()
+    assert all(live.encode(x, add_special_tokens=False).ids == original.encode(x, add_special_tokens=False).ids for x in lines)
+    # tokreg's own format round-trips with the same hash, and so does the exported tokenizer.json
+    imported.export(layout, "tokreg", tmp_path / "v.tokreg")
+    again = imported.import_tokreg(f"{layout}-again", tmp_path / "v.tokreg")
+    back = imported.import_hf(f"{layout}-back", out)
+    assert again.content_hash == back.content_hash == HASHES[layout]
+
+
+@pytest.mark.parametrize("layout", ["t5", "albert"])
+def test_sentencepiece_export_is_refused(layout: str, imported: Registry, tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="Hugging Face pipeline"):
+        imported.export(layout, "sentencepiece", tmp_path / "x.model")
+
+
+@pytest.mark.parametrize(
+    "step, needle",
+    [
+        ({"normalizer": {"type": "BertNormalizer", "clean_text": True}}, "normalizer BertNormalizer"),
+        ({"pre_tokenizer": {"type": "UnicodeScripts"}}, "pre_tokenizer UnicodeScripts"),
+        ({"decoder": {"type": "CTC"}}, "decoder CTC"),
+        ({"pre_tokenizer": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "sometimes"}}, "prepend_scheme"),
+    ],
+)
+def test_unknown_steps_are_refused_in_one_line(step: dict[str, Any], needle: str, files: dict[str, Path], tmp_path: Path) -> None:
+    import json
+
+    doc = json.loads(files["t5"].read_text(encoding="utf-8"))
+    doc.update(step)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        Registry(tmp_path / "r.db").import_hf("bad", path)
+    assert needle in str(e.value) and "\n" not in str(e.value)
+    assert "nothing was imported" in str(e.value)
