@@ -207,6 +207,21 @@ class Encoder:
         unk_special: bool = True,
     ) -> Encoder: ...
     @staticmethod
+    def hf_bpe(
+        content: bytes,
+        normalizer: list[tuple[str, list[str]]],
+        pre_tokenizer: list[tuple[str, list[str]]],
+        decoder: Optional[list[tuple[str, list[str]]]],
+        blobs: list[bytes],
+        byte_level: bool,
+        unk_token: Optional[str] = None,
+        continuing_subword_prefix: Optional[str] = None,
+        end_of_word_suffix: Optional[str] = None,
+        fuse_unk: bool = False,
+        byte_fallback: bool = False,
+        ignore_merges: bool = False,
+    ) -> Encoder: ...
+    @staticmethod
     def sp_bpe(
         content: bytes,
         add_dummy_prefix: bool = True,

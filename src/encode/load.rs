@@ -152,7 +152,39 @@ impl Tokenizer {
             specials.retain(|s| s.1 as usize != unk);
         }
         let pieces = pieces.into_iter().map(|p| (p.text, p.score)).collect();
-        let encoder = hfpipe::HfUnigram::new(steps, pieces, unk as u32, byte_fallback)?;
+        let encoder = hfpipe::HfPipe::unigram(steps, pieces, unk as u32, byte_fallback)?;
+        Ok(Tokenizer::new(Box::new(encoder), specials))
+    }
+
+    /// BPE as Hugging Face runs it (its merge rule, unknown and byte-fallback handling) behind
+    /// a `tokenizer.json`'s own steps (`hfpipe`). Tokens of kind `special` are special tokens;
+    /// `unk_token` names the unknown token.
+    pub fn hf_bpe(
+        content: &[u8],
+        steps: &hfpipe::Steps,
+        unk_token: Option<&str>,
+        opts: hfpipe::BpeOptions,
+    ) -> Result<Tokenizer, CoreError> {
+        let c = content::parse(content)?;
+        let mut specials = Vec::new();
+        let mut tokens = Vec::with_capacity(c.tokens.len());
+        let mut unk = None;
+        for t in &c.tokens {
+            let special = t.kind == "special";
+            if special {
+                let text = std::str::from_utf8(t.bytes)
+                    .map_err(|_| CoreError::input(format!("special token {} is not UTF-8 text; rename it", t.id)))?;
+                specials.push((text.to_string(), t.id));
+            }
+            if unk_token.is_some_and(|u| u.as_bytes() == t.bytes) {
+                unk = Some(t.id);
+            }
+            tokens.push((t.id, t.bytes.to_vec(), special));
+        }
+        if unk_token.is_some() && unk.is_none() {
+            return Err(CoreError::input("the BPE unknown token is not in the vocabulary; add it"));
+        }
+        let encoder = hfpipe::HfPipe::bpe(steps, tokens, &c.merges, hfpipe::BpeOptions { unk, ..opts })?;
         Ok(Tokenizer::new(Box::new(encoder), specials))
     }
 

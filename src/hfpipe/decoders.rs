@@ -14,11 +14,41 @@ use crate::error::CoreError;
 
 #[derive(Clone, Debug)]
 pub enum Step {
-    Metaspace { replacement: char, prefixed: bool },
+    Metaspace {
+        replacement: char,
+        prefixed: bool,
+    },
     Replace(Pattern, String),
     ByteFallback,
     Fuse,
-    Strip { content: char, start: usize, stop: usize },
+    Strip {
+        content: char,
+        start: usize,
+        stop: usize,
+    },
+    /// GPT-2's alphabet back to bytes, all tokens as one text (invalid UTF-8 replaced).
+    ByteLevel,
+    /// The suffix becomes a space, except in the last token (CLIP's `</w>`).
+    Bpe {
+        suffix: String,
+    },
+}
+
+/// GPT-2's byte-to-unicode table: printable bytes stand for themselves, the others for
+/// U+0100 onwards in byte order.
+pub fn byte_chars() -> [char; 256] {
+    let mut table = ['\0'; 256];
+    let mut n = 0u32;
+    for b in 0..256u32 {
+        let printable = (0x21..=0x7E).contains(&b) || (0xA1..=0xAC).contains(&b) || (0xAE..=0xFF).contains(&b);
+        table[b as usize] = if printable {
+            char::from_u32(b).unwrap_or('?')
+        } else {
+            n += 1;
+            char::from_u32(255 + n).unwrap_or('?')
+        };
+    }
+    table
 }
 
 fn byte_of(token: &str) -> Option<u8> {
@@ -89,6 +119,27 @@ impl Step {
                 out
             }
             Step::Fuse => vec![tokens.concat()],
+            Step::ByteLevel => {
+                let table = byte_chars();
+                let back: rustc_hash::FxHashMap<char, u8> =
+                    table.iter().enumerate().map(|(b, &c)| (c, b as u8)).collect();
+                let mut bytes = Vec::new();
+                for t in &tokens {
+                    match t.chars().map(|c| back.get(&c).copied()).collect::<Option<Vec<u8>>>() {
+                        Some(b) => bytes.extend(b),
+                        None => bytes.extend_from_slice(t.as_bytes()),
+                    }
+                }
+                vec![String::from_utf8_lossy(&bytes).into_owned()]
+            }
+            Step::Bpe { suffix } => {
+                let n = tokens.len();
+                tokens
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, t)| t.replace(suffix.as_str(), if i + 1 == n { "" } else { " " }))
+                    .collect()
+            }
             Step::Strip { content, start, stop } => tokens
                 .into_iter()
                 .map(|t| {

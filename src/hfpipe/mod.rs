@@ -1,17 +1,20 @@
 //! Hugging Face's `tokenizers` pipeline, step by step, for the `tokenizer.json` layouts that
 //! tokreg's own encoders do not cover (the converters' Unigram files: `Precompiled`, `Replace`,
-//! `Strip`... then `Metaspace`; see docs/hf-layouts.md).
+//! `Strip`... then `Metaspace`; BPE files with normalizer sequences and chained `Split`s; CLIP;
+//! see docs/hf-layouts.md).
 //!
 //! A text goes through: normalizer steps (`normalizers.rs`, each keeping HF's alignment of the
 //! normalized text with the original, `normalized.rs`), pre-tokenizer steps (`pretok.rs`: pieces
-//! with their spans), the model on each piece (`unigram.rs`: HF's Unigram), and ids; decoding
-//! runs HF's decoder chain over the tokens' texts (`decoders.rs`). Offsets are HF's: a token
+//! with their spans), the model on each piece (`unigram.rs`: HF's Unigram; `bpe.rs`: HF's BPE),
+//! and ids; decoding runs HF's decoder chain over the tokens' texts as HF spells them
+//! (`decoders.rs`; byte-level tokens in GPT-2's alphabet). Offsets are HF's: a token
 //! spans the original characters its normalized bytes came from.
 //!
 //! Everything is built from plain steps (`Spec`: a name and string arguments), which the Python
 //! side makes from the version's config (tokreg/algorithms/hf_pipeline.py); unknown names and
 //! bad arguments are refused with the step named.
 
+mod bpe;
 mod decoders;
 mod normalized;
 mod normalizers;
@@ -41,11 +44,23 @@ pub struct Steps {
     pub blobs: Vec<Vec<u8>>,
 }
 
-pub struct HfUnigram {
+pub use bpe::Options as BpeOptions;
+
+enum PieceModel {
+    Unigram(unigram::Model),
+    Bpe(bpe::Model),
+}
+
+/// A whole HF pipeline: the encoder behind `Tokenizer::hf_unigram` and `Tokenizer::hf_bpe`.
+pub struct HfPipe {
     normalizer: Vec<normalizers::Step>,
     pre_tokenizer: Vec<pretok::Step>,
     decoder: Option<Vec<decoders::Step>>,
-    model: unigram::Model,
+    model: PieceModel,
+    kind: Kind,
+    /// Per id: the token as stored (raw bytes for byte-level BPE).
+    stored: Vec<Vec<u8>>,
+    /// Per id: the token as HF spells it (what its decoders read).
     texts: Vec<String>,
 }
 
@@ -87,6 +102,10 @@ fn pattern(spec: &Spec, i: usize) -> Result<Pattern, CoreError> {
     }
 }
 
+fn compiled(step: &str, re: &str) -> Result<Regex, CoreError> {
+    Regex::new(re).map_err(|e| bad(step, e))
+}
+
 fn normalizer(spec: &Spec, blobs: &[Vec<u8>]) -> Result<normalizers::Step, CoreError> {
     use normalizers::Step as S;
     Ok(match spec.0.as_str() {
@@ -116,6 +135,14 @@ fn pre_tokenizer(spec: &Spec) -> Result<pretok::Step, CoreError> {
             behavior: pretok::Behavior::from_name(arg(spec, 2)?)?,
             invert: flag(spec, 3)?,
         },
+        "ByteLevel" => S::ByteLevel {
+            add_prefix_space: flag(spec, 0)?,
+            regex: if flag(spec, 1)? { Some(Arc::new(compiled("ByteLevel", pretok::GPT2)?)) } else { None },
+        },
+        "Digits" => S::Digits { individual: flag(spec, 0)? },
+        "Punctuation" => S::Punctuation { behavior: pretok::Behavior::from_name(arg(spec, 0)?)? },
+        "Whitespace" => S::Whitespace(Arc::new(compiled("Whitespace", pretok::WORDS)?)),
+        "WhitespaceSplit" => S::WhitespaceSplit,
         "Metaspace" => S::Metaspace {
             replacement: one_char(spec, 0)?,
             prepend: match arg(spec, 1)? {
@@ -137,6 +164,8 @@ fn decoder(spec: &Spec) -> Result<decoders::Step, CoreError> {
         "Replace" => S::Replace(pattern(spec, 0)?, arg(spec, 2)?.to_string()),
         "ByteFallback" => S::ByteFallback,
         "Fuse" => S::Fuse,
+        "ByteLevel" => S::ByteLevel,
+        "BPEDecoder" => S::Bpe { suffix: arg(spec, 0)?.to_string() },
         "Strip" => {
             let n = |i| arg(spec, i)?.parse::<usize>().map_err(|_| bad("Strip", "a bad count"));
             S::Strip { content: one_char(spec, 0)?, start: n(1)?, stop: n(2)? }
@@ -145,22 +174,61 @@ fn decoder(spec: &Spec) -> Result<decoders::Step, CoreError> {
     })
 }
 
-impl HfUnigram {
-    /// `pieces`: (text, score) by id.
-    pub fn new(
+/// The steps made from their specs.
+type Made = (Vec<normalizers::Step>, Vec<pretok::Step>, Option<Vec<decoders::Step>>);
+
+fn make(steps: &Steps) -> Result<Made, CoreError> {
+    let normalizer = steps.normalizer.iter().map(|s| normalizer(s, &steps.blobs)).collect::<Result<_, _>>()?;
+    let pre_tokenizer = steps.pre_tokenizer.iter().map(pre_tokenizer).collect::<Result<_, _>>()?;
+    let decoder = match &steps.decoder {
+        None => None,
+        Some(d) => Some(d.iter().map(decoder).collect::<Result<_, _>>()?),
+    };
+    Ok((normalizer, pre_tokenizer, decoder))
+}
+
+impl HfPipe {
+    /// HF's Unigram; `pieces`: (text, score) by id.
+    pub fn unigram(
         steps: &Steps,
         pieces: Vec<(String, f64)>,
         unk_id: u32,
         byte_fallback: bool,
-    ) -> Result<HfUnigram, CoreError> {
-        let normalizer = steps.normalizer.iter().map(|s| normalizer(s, &steps.blobs)).collect::<Result<_, _>>()?;
-        let pre_tokenizer = steps.pre_tokenizer.iter().map(pre_tokenizer).collect::<Result<_, _>>()?;
-        let decoder = match &steps.decoder {
-            None => None,
-            Some(d) => Some(d.iter().map(decoder).collect::<Result<_, _>>()?),
-        };
-        let model = unigram::Model::new(&pieces, unk_id, byte_fallback)?;
-        Ok(HfUnigram { normalizer, pre_tokenizer, decoder, model, texts: pieces.into_iter().map(|p| p.0).collect() })
+    ) -> Result<HfPipe, CoreError> {
+        let (normalizer, pre_tokenizer, decoder) = make(steps)?;
+        let model = PieceModel::Unigram(unigram::Model::new(&pieces, unk_id, byte_fallback)?);
+        let texts: Vec<String> = pieces.into_iter().map(|p| p.0).collect();
+        let stored = texts.iter().map(|t| t.as_bytes().to_vec()).collect();
+        Ok(HfPipe { normalizer, pre_tokenizer, decoder, model, kind: Kind::Unigram, stored, texts })
+    }
+
+    /// HF's BPE; `tokens`: (id, bytes, special) with ids 0..n, `merges`: (left, right, result)
+    /// in rank order. Byte-level tokens are raw bytes (specials are text).
+    pub fn bpe(
+        steps: &Steps,
+        tokens: Vec<(u32, Vec<u8>, bool)>,
+        merges: &[(u32, u32, u32)],
+        opts: bpe::Options,
+    ) -> Result<HfPipe, CoreError> {
+        let (normalizer, pre_tokenizer, decoder) = make(steps)?;
+        let table = decoders::byte_chars();
+        let mut texts = Vec::with_capacity(tokens.len());
+        for (i, (id, bytes, special)) in tokens.iter().enumerate() {
+            if *id as usize != i {
+                return Err(CoreError::input("BPE token ids must be 0..n without gaps; renumber the tokens"));
+            }
+            texts.push(if opts.byte_level && !special {
+                bytes.iter().map(|&b| table[b as usize]).collect()
+            } else {
+                String::from_utf8(bytes.clone())
+                    .map_err(|_| CoreError::input(format!("BPE token {i} is not UTF-8 text; fix the vocabulary")))?
+            });
+        }
+        let kind = if opts.byte_level { Kind::ByteBpe } else { Kind::CharBpe };
+        let pairs: Vec<(u32, Vec<u8>)> = tokens.iter().map(|t| (t.0, t.1.clone())).collect();
+        let model = PieceModel::Bpe(bpe::Model::new(&pairs, merges, opts)?);
+        let stored = tokens.into_iter().map(|t| t.1).collect();
+        Ok(HfPipe { normalizer, pre_tokenizer, decoder, model, kind, stored, texts })
     }
 
     /// The text normalized, as HF's normalizer leaves it.
@@ -182,16 +250,19 @@ impl HfUnigram {
         let mut toks = Vec::new();
         for piece in pretok::pre_tokenize(&self.pre_tokenizer, n)? {
             toks.clear();
-            self.model.encode(&piece.text, &mut toks);
+            match &self.model {
+                PieceModel::Unigram(m) => m.encode(&piece.text, &mut toks),
+                PieceModel::Bpe(m) => m.encode(&piece.text, &mut toks),
+            }
             out.extend(toks.iter().map(|&(id, s, e)| (id, piece.original(s, e))));
         }
         Ok(out)
     }
 }
 
-impl Encode for HfUnigram {
+impl Encode for HfPipe {
     fn kind(&self) -> Kind {
-        Kind::Unigram
+        self.kind
     }
 
     fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> Result<(), CoreError> {
@@ -214,7 +285,7 @@ impl Encode for HfUnigram {
     }
 
     fn token_bytes(&self, id: u32) -> Option<&[u8]> {
-        self.texts.get(id as usize).map(|t| t.as_bytes())
+        self.stored.get(id as usize).map(Vec::as_slice)
     }
 
     fn vocab_size(&self) -> usize {

@@ -43,8 +43,62 @@ pub enum Prepend {
 
 #[derive(Clone, Debug)]
 pub enum Step {
-    Split { pattern: Pattern, behavior: Behavior, invert: bool },
-    Metaspace { replacement: char, prepend: Prepend, split: bool },
+    Split {
+        pattern: Pattern,
+        behavior: Behavior,
+        invert: bool,
+    },
+    Metaspace {
+        replacement: char,
+        prepend: Prepend,
+        split: bool,
+    },
+    /// GPT-2's: a space in front (`add_prefix_space`, unless there is one), then its regex
+    /// (`use_regex`). Spelling the bytes in GPT-2's alphabet is left to the model (bytes are
+    /// the symbols), which gives the same pieces and spans.
+    ByteLevel {
+        add_prefix_space: bool,
+        regex: Option<std::sync::Arc<fancy_regex::Regex>>,
+    },
+    /// Digits apart from the rest: each on its own (`individual_digits`) or in runs.
+    Digits {
+        individual: bool,
+    },
+    /// ASCII and Unicode punctuation, by `behavior`.
+    Punctuation {
+        behavior: Behavior,
+    },
+    /// `\w+|[^\w\s]+`, keeping only the matches.
+    Whitespace(std::sync::Arc<fancy_regex::Regex>),
+    /// Runs of non-whitespace.
+    WhitespaceSplit,
+}
+
+/// GPT-2's pattern as HF's ByteLevel runs it.
+pub const GPT2: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
+/// HF's Whitespace pre-tokenizer pattern.
+pub const WORDS: &str = r"\w+|[^\w\s]+";
+
+/// HF's `find_matches` for a character predicate: each matching character alone.
+fn char_segments(text: &str, is: impl Fn(char) -> bool) -> Vec<((usize, usize), bool)> {
+    if text.is_empty() {
+        return vec![((0, 0), false)];
+    }
+    let mut out = Vec::new();
+    let mut last = 0;
+    for (i, c) in text.char_indices() {
+        if is(c) {
+            if last < i {
+                out.push(((last, i), false));
+            }
+            out.push(((i, i + c.len_utf8()), true));
+            last = i + c.len_utf8();
+        }
+    }
+    if last < text.len() {
+        out.push(((last, text.len()), false));
+    }
+    out
 }
 
 /// HF's `find_matches`: the matches and the text between them, covering `text`, each marked
@@ -120,6 +174,28 @@ impl Step {
                 }
                 Ok(split(&n, segs, *behavior))
             }
+            Step::ByteLevel { add_prefix_space, regex } => {
+                if *add_prefix_space && !n.text.starts_with(' ') {
+                    n.prepend(" ");
+                }
+                match regex {
+                    Some(re) => Ok(split(&n, segments(&Pattern::Regex(re.clone()), &n.text)?, Behavior::Isolated)),
+                    None => Ok(vec![n]),
+                }
+            }
+            Step::Digits { individual } => {
+                let segs = char_segments(&n.text, char::is_numeric);
+                Ok(split(&n, segs, if *individual { Behavior::Isolated } else { Behavior::Contiguous }))
+            }
+            Step::Punctuation { behavior } => {
+                Ok(split(&n, char_segments(&n.text, crate::normalize::is_hf_punctuation), *behavior))
+            }
+            Step::Whitespace(re) => {
+                let mut segs = segments(&Pattern::Regex(re.clone()), &n.text)?;
+                segs.iter_mut().for_each(|s| s.1 = !s.1);
+                Ok(split(&n, segs, Behavior::Removed))
+            }
+            Step::WhitespaceSplit => Ok(split(&n, char_segments(&n.text, char::is_whitespace), Behavior::Removed)),
             Step::Metaspace { replacement, prepend, split: cut } => {
                 let rep = replacement.to_string();
                 let spaces: Vec<(usize, usize)> = n.text.match_indices(' ').map(|(i, _)| (i, i + 1)).collect();

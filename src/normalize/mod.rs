@@ -11,6 +11,7 @@ mod bert_tables;
 mod charsmap;
 mod sentencepiece;
 
+pub(crate) use bert::is_pretok_punct as is_hf_punctuation;
 pub use bert::{pre_tokenize, BertNormalizer, Form};
 pub use charsmap::CharsMap;
 pub use sentencepiece::{SpNormalizer, SPACE_MARK};

@@ -56,6 +56,11 @@ _KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     "pre_tokenizer": {
         "Metaspace": ("replacement", "prepend_scheme", "split"),
         "Split": ("pattern", "behavior", "invert"),
+        "ByteLevel": ("add_prefix_space", "trim_offsets", "use_regex"),
+        "Digits": ("individual_digits",),
+        "Punctuation": ("behavior",),
+        "Whitespace": (),
+        "WhitespaceSplit": (),
     },
     "decoder": {
         "Metaspace": ("replacement", "prepend_scheme", "split"),
@@ -63,6 +68,8 @@ _KEYS: dict[str, dict[str, tuple[str, ...]]] = {
         "ByteFallback": (),
         "Fuse": (),
         "Strip": ("content", "start", "stop"),
+        "ByteLevel": ("add_prefix_space", "trim_offsets", "use_regex"),
+        "BPEDecoder": ("suffix",),
     },
 }
 _SEQUENCE = {"normalizer": "normalizers", "pre_tokenizer": "pretokenizers", "decoder": "decoders"}
@@ -104,6 +111,11 @@ _CHECKS: dict[str, Any] = {
     "behavior": lambda v: v in _BEHAVIORS,
     "invert": lambda v: isinstance(v, bool),
     "start": _count,
+    "add_prefix_space": lambda v: isinstance(v, bool),
+    "trim_offsets": lambda v: isinstance(v, bool),
+    "use_regex": lambda v: isinstance(v, bool),
+    "individual_digits": lambda v: isinstance(v, bool),
+    "suffix": lambda v: isinstance(v, str) and bool(v),
     "stop": _count,
 }
 
@@ -128,6 +140,11 @@ def _canonical(family: str, step: Any, where: str) -> list[dict[str, Any]]:
     raw.pop("str_rep", None)  # old Metaspace files repeat the replacement
     if kind == "Metaspace":
         raw.setdefault("split", True)
+    if kind == "ByteLevel":
+        raw.setdefault("use_regex", True)
+        raw.setdefault("trim_offsets", True)
+    if kind == "Punctuation":
+        raw.setdefault("behavior", "Isolated")
     if kind == "Strip" and family == "decoder":
         raw.setdefault("start", 0)
         raw.setdefault("stop", 0)
@@ -250,9 +267,18 @@ class HfPipeline:
             return kind, []
 
         def pre(s: Mapping[str, Any]) -> tuple[str, list[str]]:
-            if s["type"] == "Metaspace":
-                return "Metaspace", [s["replacement"], s["prepend_scheme"], _flag(s["split"])]
-            return "Split", [*_pattern_args(s["pattern"]), s["behavior"], _flag(s["invert"])]
+            kind = s["type"]
+            if kind == "Metaspace":
+                return kind, [s["replacement"], s["prepend_scheme"], _flag(s["split"])]
+            if kind == "Split":
+                return kind, [*_pattern_args(s["pattern"]), s["behavior"], _flag(s["invert"])]
+            if kind == "ByteLevel":
+                return kind, [_flag(s["add_prefix_space"]), _flag(s["use_regex"])]
+            if kind == "Digits":
+                return kind, [_flag(s["individual_digits"])]
+            if kind == "Punctuation":
+                return kind, [s["behavior"]]
+            return kind, []
 
         def dec(s: Mapping[str, Any]) -> tuple[str, list[str]]:
             kind = s["type"]
@@ -262,6 +288,8 @@ class HfPipeline:
                 return kind, [*_pattern_args(s["pattern"]), s["content"]]
             if kind == "Strip":
                 return kind, [s["content"], str(s["start"]), str(s["stop"])]
+            if kind == "BPEDecoder":
+                return kind, [s["suffix"]]
             return kind, []
 
         normalizer = [norm(s) for s in self.normalizer]

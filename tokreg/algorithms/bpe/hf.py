@@ -25,7 +25,8 @@ Character-level BPE (without an end-of-word suffix) is a BPE model over the toke
 `unk_token`, a Split keeping only the pattern's matches, and a Fuse decoder. Reading accepts
 exactly these pipelines (and GPT-2's own ByteLevel(use_regex=true)), with a Split that keeps
 the text between matches too (`Isolated`: the config's `keep_gaps`), and refuses the rest,
-and every file tokreg would encode differently from HF tokenizers (see `read`).
+and every file tokreg would encode differently from HF tokenizers (see `read`); a file refused
+here is read by hf_pipe.py, which keeps its HF pipeline, if it can run every step of it.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from ...errors import InputError
 from ...formats import hf_json
 from .. import template
 from ..interfaces import HfCodec
+from . import hf_pipe
 from .model import BYTE_LEVEL, CHAR_LEVEL, ByteBpeConfig, CharBpeConfig
 
 
@@ -381,7 +383,10 @@ class ByteLevelHf(HfCodec):
         return model_type == "BPE" and _is_byte_level(doc)
 
     def read(self, doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> TokenizerData:
-        data, regex, keep_gaps = _read(doc, model, where, byte_level=True)
+        try:
+            data, regex, keep_gaps = _read(doc, model, where, byte_level=True)
+        except InputError as refused:
+            return hf_pipe.fallback(doc, model, where, refused)
         data.config = ByteBpeConfig(regex, keep_gaps).to_json()
         return data
 
@@ -397,6 +402,12 @@ class CharLevelHf(HfCodec):
         return model_type == "BPE" and not _is_byte_level(doc)
 
     def read(self, doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> TokenizerData:
+        try:
+            return self._read(doc, model, where)
+        except InputError as refused:
+            return hf_pipe.fallback(doc, model, where, refused)
+
+    def _read(self, doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> TokenizerData:
         data, regex, keep_gaps = _read(doc, model, where, byte_level=False)
         tokens = data.tokens
         n_chars = sum(1 for t in tokens if t.kind == "char")
