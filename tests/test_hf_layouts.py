@@ -90,8 +90,10 @@ def _slice(name: str) -> list[str]:
 
 
 def _check(tally: L.Tally, what: str) -> None:
-    print(f"\n{what}: {tally.lines} lines compared, {tally.ids} differ in ids, {tally.decode} in decode, "
-          f"{tally.offsets} in offsets")
+    print(
+        f"\n{what}: {tally.lines} lines compared, {tally.ids} differ in ids, {tally.decode} in decode, "
+        f"{tally.offsets} in offsets"
+    )
     assert tally.differing == 0, "\n".join(tally.examples)
 
 
@@ -132,18 +134,24 @@ def test_hypothesis_text(layout: str, files: dict[str, Path], imported: Registry
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_exports_back_with_the_same_ids(layout: str, imported: Registry, files: dict[str, Path], tmp_path: Path) -> None:
+def test_exports_back_with_the_same_ids(
+    layout: str, imported: Registry, files: dict[str, Path], tmp_path: Path
+) -> None:
     out = tmp_path / "out.json"
     imported.export(layout, "hf", out)
     original = L.tokenizers.Tokenizer.from_file(str(files[layout]))
     exported = L.tokenizers.Tokenizer.from_file(str(out))
     lines = [line for c in CORPORA for line in _slice(c)] + HARD
     differ = [
-        line for line in lines if exported.encode(line, add_special_tokens=False).ids != original.encode(line, add_special_tokens=False).ids
+        line
+        for line in lines
+        if exported.encode(line, add_special_tokens=False).ids != original.encode(line, add_special_tokens=False).ids
     ]
     assert differ == []
     live = imported.load(layout).to_hf()
-    assert all(live.encode(x, add_special_tokens=False).ids == original.encode(x, add_special_tokens=False).ids for x in lines)
+    assert all(
+        live.encode(x, add_special_tokens=False).ids == original.encode(x, add_special_tokens=False).ids for x in lines
+    )
     # tokreg's own format round-trips with the same hash, and so does the exported tokenizer.json
     imported.export(layout, "tokreg", tmp_path / "v.tokreg")
     again = imported.import_tokreg(f"{layout}-again", tmp_path / "v.tokreg")
@@ -166,7 +174,9 @@ def test_sentencepiece_export_is_refused(layout: str, imported: Registry, tmp_pa
         ({"pre_tokenizer": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "sometimes"}}, "prepend_scheme"),
     ],
 )
-def test_unknown_steps_are_refused_in_one_line(step: dict[str, Any], needle: str, files: dict[str, Path], tmp_path: Path) -> None:
+def test_unknown_steps_are_refused_in_one_line(
+    step: dict[str, Any], needle: str, files: dict[str, Path], tmp_path: Path
+) -> None:
     import json
 
     doc = json.loads(files["t5"].read_text(encoding="utf-8"))

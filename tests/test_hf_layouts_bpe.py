@@ -133,8 +133,10 @@ OWN_PATH = {"llama3"}
 
 
 def _check(tally: L.Tally, what: str) -> None:
-    print(f"\n{what}: {tally.lines} lines compared, {tally.ids} differ in ids, {tally.decode} in decode, "
-          f"{tally.offsets} in offsets")
+    print(
+        f"\n{what}: {tally.lines} lines compared, {tally.ids} differ in ids, {tally.decode} in decode, "
+        f"{tally.offsets} in offsets"
+    )
     assert tally.differing == 0, "\n".join(tally.examples)
 
 
@@ -170,7 +172,9 @@ def test_hypothesis_text(layout: str, files: dict[str, Path], imported: Registry
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_exports_back_with_the_same_ids(layout: str, imported: Registry, files: dict[str, Path], tmp_path: Path) -> None:
+def test_exports_back_with_the_same_ids(
+    layout: str, imported: Registry, files: dict[str, Path], tmp_path: Path
+) -> None:
     out = tmp_path / "out.json"
     imported.export(layout, "hf", out)
     original = tk.Tokenizer.from_file(str(files[layout]))

@@ -32,6 +32,9 @@ use crate::normalize::CharsMap;
 use normalized::Normalized;
 use normalizers::{Form, Pattern};
 
+/// A token's id and its byte span in the whole text.
+type Token = (u32, (usize, usize));
+
 /// One step as the binding hands it over: its HF type name and its arguments as strings.
 pub type Spec = (String, Vec<String>);
 
@@ -68,7 +71,7 @@ fn bad(step: &str, why: impl std::fmt::Display) -> CoreError {
     CoreError::input(format!("the Hugging Face step {step}: {why}"))
 }
 
-fn arg<'a>(spec: &'a Spec, i: usize) -> Result<&'a str, CoreError> {
+fn arg(spec: &Spec, i: usize) -> Result<&str, CoreError> {
     spec.1.get(i).map(String::as_str).ok_or_else(|| bad(&spec.0, format!("argument {i} is missing")))
 }
 
@@ -244,7 +247,7 @@ impl HfPipe {
 
     /// (id, byte span in `text`) of each token of `text`, a segment starting at byte `at` of
     /// the whole text (spans are in the whole text).
-    fn tokens(&self, text: &str, at: usize) -> Result<Vec<(u32, (usize, usize))>, CoreError> {
+    fn tokens(&self, text: &str, at: usize) -> Result<Vec<Token>, CoreError> {
         let n = self.normalized(text, at)?;
         let mut out = Vec::new();
         let mut toks = Vec::new();
@@ -274,7 +277,7 @@ impl Encode for HfPipe {
         Ok(())
     }
 
-    fn spans(&self, text: &str, at: usize) -> Option<Result<Vec<(u32, (usize, usize))>, CoreError>> {
+    fn spans(&self, text: &str, at: usize) -> Option<Result<Vec<Token>, CoreError>> {
         Some(self.tokens(text, at))
     }
 

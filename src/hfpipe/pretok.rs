@@ -80,7 +80,7 @@ pub const GPT2: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p
 pub const WORDS: &str = r"\w+|[^\w\s]+";
 
 /// HF's `find_matches` for a character predicate: each matching character alone.
-fn char_segments(text: &str, is: impl Fn(char) -> bool) -> Vec<((usize, usize), bool)> {
+fn char_segments(text: &str, is: impl Fn(char) -> bool) -> Segments {
     if text.is_empty() {
         return vec![((0, 0), false)];
     }
@@ -101,9 +101,12 @@ fn char_segments(text: &str, is: impl Fn(char) -> bool) -> Vec<((usize, usize), 
     out
 }
 
+/// Byte ranges covering a text, each marked whether it is a match.
+type Segments = Vec<((usize, usize), bool)>;
+
 /// HF's `find_matches`: the matches and the text between them, covering `text`, each marked
 /// whether it is a match.
-fn segments(pattern: &Pattern, text: &str) -> Result<Vec<((usize, usize), bool)>, CoreError> {
+fn segments(pattern: &Pattern, text: &str) -> Result<Segments, CoreError> {
     if text.is_empty() {
         return Ok(vec![((0, 0), false)]);
     }
@@ -123,7 +126,7 @@ fn segments(pattern: &Pattern, text: &str) -> Result<Vec<((usize, usize), bool)>
 }
 
 /// HF's `NormalizedString::split`: the pieces `behavior` makes of the segments.
-fn split(n: &Normalized, segs: Vec<((usize, usize), bool)>, behavior: Behavior) -> Vec<Normalized> {
+fn split(n: &Normalized, segs: Segments, behavior: Behavior) -> Vec<Normalized> {
     let mut keep: Vec<((usize, usize), bool)> = Vec::with_capacity(segs.len());
     match behavior {
         Behavior::Isolated => keep.extend(segs.into_iter().map(|(o, _)| (o, false))),

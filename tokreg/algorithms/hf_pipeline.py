@@ -246,7 +246,9 @@ class HfPipeline:
         return {
             "normalizer": seq("normalizer", self.normalizer),
             "pre_tokenizer": seq("pre_tokenizer", self.pre_tokenizer),
-            "decoder": None if self.decoder is None else {"type": "Sequence", "decoders": [dict(s) for s in self.decoder]},
+            "decoder": None
+            if self.decoder is None
+            else {"type": "Sequence", "decoders": [dict(s) for s in self.decoder]},
         }
 
     def core_args(self) -> dict[str, Any]:

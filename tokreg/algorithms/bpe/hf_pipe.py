@@ -223,4 +223,3 @@ def fallback(doc: Mapping[str, Any], model: Mapping[str, Any], where: str, refus
         return read(doc, model, where)
     except InputError as e:
         raise e from refused
-

@@ -53,9 +53,7 @@ class Unigram(Model[UnigramConfig]):
         return True
 
     def parse_config(self, raw: Mapping[str, Any]) -> UnigramConfig:
-        exact_keys(
-            raw, {"normalizer", "byte_fallback", "unk_token"}, self.title, template.KEYS | {hf_pipeline.KEY}
-        )
+        exact_keys(raw, {"normalizer", "byte_fallback", "unk_token"}, self.title, template.KEYS | {hf_pipeline.KEY})
         return UnigramConfig(
             normalizer=SpNormalizerConfig.from_json(raw["normalizer"], self.title),
             byte_fallback=bool(raw["byte_fallback"]),
