@@ -26,7 +26,7 @@ convert = pytest.importorskip("transformers.convert_slow_tokenizer")
 
 def train_model(path: Path, **options: Any) -> Path:
     """A small SentencePiece Unigram model trained on the head of the shared corpora."""
-    text = b"".join(head_lines(n, 60_000) for n in ("dr.en.txt", "dr.zh-cn.txt", "kjv.txt")).decode()
+    text = b"".join(head_lines(n, 40_000) for n in ("dr.en.txt", "dr.zh-cn.txt", "kjv.txt")).decode()
     buf = io.BytesIO()
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(text.splitlines()),
@@ -126,3 +126,29 @@ def compare(tok: Any, hf: Any, lines: Iterable[str], *, offsets: bool = True) ->
             if spans != [tuple(o) for o in e.offsets]:
                 t.note("offsets", line, spans, e.offsets)
     return t
+
+
+class Built:
+    """Layout files made on first use (`make(name, path)`), each imported once into one
+    registry: a lane builds only the layouts it compares."""
+
+    def __init__(self, folder: Path, make: Callable[[str, Path], None]):
+        from tokreg import Registry
+
+        self.folder, self.make = folder, make
+        self.registry = Registry(folder / "r.db")
+        self.hashes: dict[str, str] = {}
+
+    def file(self, name: str) -> Path:
+        path = self.folder / f"{name}.json"
+        if not path.exists():
+            self.make(name, path)
+        return path
+
+    def hf(self, name: str) -> Any:
+        return tokenizers.Tokenizer.from_file(str(self.file(name)))
+
+    def tok(self, name: str) -> Any:
+        if name not in self.hashes:
+            self.hashes[name] = self.registry.import_hf(name, self.file(name)).content_hash
+        return self.registry.load(name)

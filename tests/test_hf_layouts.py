@@ -20,7 +20,7 @@ from tokreg import Registry
 from tokreg.errors import InputError
 
 from . import hf_layouts as L
-from .conftest import CORPORA, data_file
+from .conftest import CORPORA, data_file, slow
 
 LAYOUTS: dict[str, tuple[str, Callable[[Path], Any]]] = {
     "t5": ("plain", L.t5),
@@ -52,37 +52,28 @@ HARD = [
 ]
 
 
-@pytest.fixture(scope="module")
-def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    d = tmp_path_factory.mktemp("spm")
-    return {
-        "plain": L.train_model(d / "plain.model"),
-        "albert": L.train_model(
-            d / "albert.model", pad_id=0, unk_id=1, bos_id=-1, eos_id=-1, control_symbols="[CLS],[SEP],[MASK]"
-        ),
-        "bytes": L.train_model(d / "bytes.model", byte_fallback=True),
-    }
+#: The layouts the fast lane compares; the others run in `just test` only.
+FAST = {"t5", "albert", "metaspace-first"}
+BY_LANE = [name if name in FAST else slow(name) for name in LAYOUTS]
+MODELS: dict[str, dict[str, Any]] = {
+    "plain": {},
+    "albert": {"pad_id": 0, "unk_id": 1, "bos_id": -1, "eos_id": -1, "control_symbols": "[CLS],[SEP],[MASK]"},
+    "bytes": {"byte_fallback": True},
+}
 
 
 @pytest.fixture(scope="module")
-def files(models: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    d = tmp_path_factory.mktemp("layouts")
-    out = {}
-    for name, (model, build) in LAYOUTS.items():
-        out[name] = d / f"{name}.json"
-        build(models[model]).save(str(out[name]))
-    return out
+def built(tmp_path_factory: pytest.TempPathFactory) -> L.Built:
+    folder = tmp_path_factory.mktemp("layouts")
 
+    def make(name: str, path: Path) -> None:
+        model, build = LAYOUTS[name]
+        spm_file = folder / f"{model}.model"
+        if not spm_file.exists():
+            L.train_model(spm_file, **MODELS[model])
+        build(spm_file).save(str(path))
 
-HASHES: dict[str, str] = {}
-
-
-@pytest.fixture(scope="module")
-def imported(files: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Registry:
-    reg = Registry(tmp_path_factory.mktemp("reg") / "r.db")
-    for name, path in files.items():
-        HASHES[name] = reg.import_hf(name, path).content_hash
-    return reg
+    return L.Built(folder, make)
 
 
 def _slice(name: str) -> list[str]:
@@ -97,20 +88,20 @@ def _check(tally: L.Tally, what: str) -> None:
     assert tally.differing == 0, "\n".join(tally.examples)
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
-def test_slice_and_hard_text_match_tokenizers(layout: str, files: dict[str, Path], imported: Registry) -> None:
-    hf = L.tokenizers.Tokenizer.from_file(str(files[layout]))
+@pytest.mark.parametrize("layout", BY_LANE)
+def test_slice_and_hard_text_match_tokenizers(layout: str, built: L.Built) -> None:
+    hf = built.hf(layout)
     lines = [line for c in CORPORA for line in _slice(c)] + HARD
-    _check(L.compare(imported.load(layout), hf, lines), f"{layout} (slice + hard text)")
+    _check(L.compare(built.tok(layout), hf, lines), f"{layout} (slice + hard text)")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("corpus", CORPORA)
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_every_line_matches_tokenizers(layout: str, corpus: str, files: dict[str, Path], imported: Registry) -> None:
-    hf = L.tokenizers.Tokenizer.from_file(str(files[layout]))
+def test_every_line_matches_tokenizers(layout: str, corpus: str, built: L.Built) -> None:
+    hf = built.hf(layout)
     lines = data_file(corpus).read_text(encoding="utf-8").split("\n")
-    _check(L.compare(imported.load(layout), hf, lines), f"{layout} on {corpus}")
+    _check(L.compare(built.tok(layout), hf, lines), f"{layout} on {corpus}")
 
 
 _TEXT = st.text(
@@ -119,12 +110,12 @@ _TEXT = st.text(
 )
 
 
-@pytest.mark.parametrize("layout", ["t5", "albert", "spm-generic-byte-fallback", "metaspace-first"])
-def test_hypothesis_text(layout: str, files: dict[str, Path], imported: Registry) -> None:
-    hf = L.tokenizers.Tokenizer.from_file(str(files[layout]))
-    tok = imported.load(layout)
+@pytest.mark.parametrize("layout", ["t5", slow("albert"), slow("spm-generic-byte-fallback"), slow("metaspace-first")])
+def test_hypothesis_text(layout: str, built: L.Built) -> None:
+    hf = built.hf(layout)
+    tok = built.tok(layout)
 
-    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck), database=None)
     @given(_TEXT)
     def run(text: str) -> None:
         tally = L.compare(tok, hf, [text])
@@ -133,13 +124,11 @@ def test_hypothesis_text(layout: str, files: dict[str, Path], imported: Registry
     run()
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
-def test_exports_back_with_the_same_ids(
-    layout: str, imported: Registry, files: dict[str, Path], tmp_path: Path
-) -> None:
+@pytest.mark.parametrize("layout", BY_LANE)
+def test_exports_back_with_the_same_ids(layout: str, built: L.Built, tmp_path: Path) -> None:
     out = tmp_path / "out.json"
-    imported.export(layout, "hf", out)
-    original = L.tokenizers.Tokenizer.from_file(str(files[layout]))
+    built.registry.export(layout, "hf", out)
+    original = built.hf(layout)
     exported = L.tokenizers.Tokenizer.from_file(str(out))
     lines = [line for c in CORPORA for line in _slice(c)] + HARD
     differ = [
@@ -148,21 +137,21 @@ def test_exports_back_with_the_same_ids(
         if exported.encode(line, add_special_tokens=False).ids != original.encode(line, add_special_tokens=False).ids
     ]
     assert differ == []
-    live = imported.load(layout).to_hf()
+    live = built.tok(layout).to_hf()
     assert all(
         live.encode(x, add_special_tokens=False).ids == original.encode(x, add_special_tokens=False).ids for x in lines
     )
     # tokreg's own format round-trips with the same hash, and so does the exported tokenizer.json
-    imported.export(layout, "tokreg", tmp_path / "v.tokreg")
-    again = imported.import_tokreg(f"{layout}-again", tmp_path / "v.tokreg")
-    back = imported.import_hf(f"{layout}-back", out)
-    assert again.content_hash == back.content_hash == HASHES[layout]
+    built.registry.export(layout, "tokreg", tmp_path / "v.tokreg")
+    again = built.registry.import_tokreg(f"{layout}-again", tmp_path / "v.tokreg")
+    back = built.registry.import_hf(f"{layout}-back", out)
+    assert again.content_hash == back.content_hash == built.hashes[layout]
 
 
 @pytest.mark.parametrize("layout", ["t5", "albert"])
-def test_sentencepiece_export_is_refused(layout: str, imported: Registry, tmp_path: Path) -> None:
+def test_sentencepiece_export_is_refused(layout: str, built: L.Built, tmp_path: Path) -> None:
     with pytest.raises(InputError, match="Hugging Face pipeline"):
-        imported.export(layout, "sentencepiece", tmp_path / "x.model")
+        built.registry.export(layout, "sentencepiece", tmp_path / "x.model")
 
 
 @pytest.mark.parametrize(
@@ -175,11 +164,11 @@ def test_sentencepiece_export_is_refused(layout: str, imported: Registry, tmp_pa
     ],
 )
 def test_unknown_steps_are_refused_in_one_line(
-    step: dict[str, Any], needle: str, files: dict[str, Path], tmp_path: Path
+    step: dict[str, Any], needle: str, built: L.Built, tmp_path: Path
 ) -> None:
     import json
 
-    doc = json.loads(files["t5"].read_text(encoding="utf-8"))
+    doc = json.loads(built.file("t5").read_text(encoding="utf-8"))
     doc.update(step)
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(doc), encoding="utf-8")

@@ -15,10 +15,8 @@ from typing import Any, Callable
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tokreg import Registry
-
 from . import hf_layouts as L
-from .conftest import CORPORA, data_file, head_lines
+from .conftest import CORPORA, data_file, head_lines, slow
 from .test_hf_layouts import _TEXT, HARD
 
 tk = L.tokenizers
@@ -98,28 +96,21 @@ LAYOUTS: dict[str, Callable[[], Any]] = {
 }
 
 
+#: The layouts the fast lane compares; the others run in `just test` only.
+FAST = {"qwen2", "deepseek-v3", "clip"}
+BY_LANE = [name if name in FAST else slow(name) for name in LAYOUTS]
+
+
 @pytest.fixture(scope="module")
-def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    d = tmp_path_factory.mktemp("bpe-layouts")
-    text = b"".join(head_lines(n, 50_000) for n in CORPORA).decode().splitlines()
-    out = {}
-    for name, build in LAYOUTS.items():
-        t, trainer = build()
+def built(tmp_path_factory: pytest.TempPathFactory) -> L.Built:
+    text = b"".join(head_lines(n, 40_000) for n in CORPORA).decode().splitlines()
+
+    def make(name: str, path: Path) -> None:
+        t, trainer = LAYOUTS[name]()
         t.train_from_iterator(text, trainer)
-        out[name] = d / f"{name}.json"
-        t.save(str(out[name]))
-    return out
+        t.save(str(path))
 
-
-HASHES: dict[str, str] = {}
-
-
-@pytest.fixture(scope="module")
-def imported(files: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Registry:
-    reg = Registry(tmp_path_factory.mktemp("reg") / "r.db")
-    for name, path in files.items():
-        HASHES[name] = reg.import_hf(name, path).content_hash
-    return reg
+    return L.Built(tmp_path_factory.mktemp("bpe-layouts"), make)
 
 
 def _lines() -> list[str]:
@@ -140,10 +131,10 @@ def _check(tally: L.Tally, what: str) -> None:
     assert tally.differing == 0, "\n".join(tally.examples)
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
-def test_slice_and_hard_text_match_tokenizers(layout: str, files: dict[str, Path], imported: Registry) -> None:
-    hf = tk.Tokenizer.from_file(str(files[layout]))
-    tok = imported.load(layout)
+@pytest.mark.parametrize("layout", BY_LANE)
+def test_slice_and_hard_text_match_tokenizers(layout: str, built: L.Built) -> None:
+    hf = built.hf(layout)
+    tok = built.tok(layout)
     assert ("hf_pipeline" in tok.config) is (layout not in OWN_PATH)
     _check(L.compare(tok, hf, _lines(), offsets=layout not in OWN_PATH), f"{layout} (slice + hard text)")
 
@@ -151,18 +142,18 @@ def test_slice_and_hard_text_match_tokenizers(layout: str, files: dict[str, Path
 @pytest.mark.slow
 @pytest.mark.parametrize("corpus", CORPORA)
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_every_line_matches_tokenizers(layout: str, corpus: str, files: dict[str, Path], imported: Registry) -> None:
-    hf = tk.Tokenizer.from_file(str(files[layout]))
+def test_every_line_matches_tokenizers(layout: str, corpus: str, built: L.Built) -> None:
+    hf = built.hf(layout)
     lines = data_file(corpus).read_text(encoding="utf-8").split("\n")
-    _check(L.compare(imported.load(layout), hf, lines, offsets=layout not in OWN_PATH), f"{layout} on {corpus}")
+    _check(L.compare(built.tok(layout), hf, lines, offsets=layout not in OWN_PATH), f"{layout} on {corpus}")
 
 
-@pytest.mark.parametrize("layout", ["qwen2", "deepseek-v3", "clip"])
-def test_hypothesis_text(layout: str, files: dict[str, Path], imported: Registry) -> None:
-    hf = tk.Tokenizer.from_file(str(files[layout]))
-    tok = imported.load(layout)
+@pytest.mark.parametrize("layout", ["deepseek-v3", slow("qwen2"), slow("clip")])
+def test_hypothesis_text(layout: str, built: L.Built) -> None:
+    hf = built.hf(layout)
+    tok = built.tok(layout)
 
-    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck), database=None)
     @given(_TEXT)
     def run(text: str) -> None:
         tally = L.compare(tok, hf, [text])
@@ -171,13 +162,11 @@ def test_hypothesis_text(layout: str, files: dict[str, Path], imported: Registry
     run()
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
-def test_exports_back_with_the_same_ids(
-    layout: str, imported: Registry, files: dict[str, Path], tmp_path: Path
-) -> None:
+@pytest.mark.parametrize("layout", BY_LANE)
+def test_exports_back_with_the_same_ids(layout: str, built: L.Built, tmp_path: Path) -> None:
     out = tmp_path / "out.json"
-    imported.export(layout, "hf", out)
-    original = tk.Tokenizer.from_file(str(files[layout]))
+    built.registry.export(layout, "hf", out)
+    original = built.hf(layout)
     exported = tk.Tokenizer.from_file(str(out))
     lines = _lines()
 
@@ -185,9 +174,9 @@ def test_exports_back_with_the_same_ids(
         return list(t.encode(x, add_special_tokens=False).ids)
 
     assert [x for x in lines if ids(exported, x) != ids(original, x)] == []
-    live = imported.load(layout).to_hf()
+    live = built.tok(layout).to_hf()
     assert [x for x in lines if ids(live, x) != ids(original, x)] == []
-    imported.export(layout, "tokreg", tmp_path / "v.tokreg")
-    again = imported.import_tokreg(f"{layout}-again", tmp_path / "v.tokreg")
-    back = imported.import_hf(f"{layout}-back", out)
-    assert again.content_hash == back.content_hash == HASHES[layout]
+    built.registry.export(layout, "tokreg", tmp_path / "v.tokreg")
+    again = built.registry.import_tokreg(f"{layout}-again", tmp_path / "v.tokreg")
+    back = built.registry.import_hf(f"{layout}-back", out)
+    assert again.content_hash == back.content_hash == built.hashes[layout]
