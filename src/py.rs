@@ -1065,6 +1065,28 @@ impl Encoder {
         Encoder::build(py, || Tokenizer::hf_bpe(content, &steps, unk_token, opts))
     }
 
+    /// WordPiece as Hugging Face runs it, behind a `tokenizer.json`'s own steps (as `hf_unigram`).
+    #[staticmethod]
+    #[pyo3(signature = (content, normalizer, pre_tokenizer, decoder, blobs, unk_token, continuing_subword_prefix,
+        max_input_chars_per_word))]
+    #[allow(clippy::too_many_arguments)]
+    fn hf_wordpiece(
+        py: Python<'_>,
+        content: &[u8],
+        normalizer: Vec<(String, Vec<String>)>,
+        pre_tokenizer: Vec<(String, Vec<String>)>,
+        decoder: Option<Vec<(String, Vec<String>)>>,
+        blobs: Vec<Vec<u8>>,
+        unk_token: &str,
+        continuing_subword_prefix: &str,
+        max_input_chars_per_word: usize,
+    ) -> PyResult<Encoder> {
+        let steps = crate::hfpipe::Steps { normalizer, pre_tokenizer, decoder, blobs };
+        Encoder::build(py, || {
+            Tokenizer::hf_wordpiece(content, &steps, unk_token, continuing_subword_prefix, max_input_chars_per_word)
+        })
+    }
+
     /// "byte_bpe", "char_bpe", "wordpiece", "unigram" or "sp_bpe".
     #[getter]
     fn kind(&self) -> &'static str {

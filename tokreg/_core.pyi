@@ -222,6 +222,17 @@ class Encoder:
         ignore_merges: bool = False,
     ) -> Encoder: ...
     @staticmethod
+    def hf_wordpiece(
+        content: bytes,
+        normalizer: list[tuple[str, list[str]]],
+        pre_tokenizer: list[tuple[str, list[str]]],
+        decoder: Optional[list[tuple[str, list[str]]]],
+        blobs: list[bytes],
+        unk_token: str,
+        continuing_subword_prefix: str,
+        max_input_chars_per_word: int,
+    ) -> Encoder: ...
+    @staticmethod
     def sp_bpe(
         content: bytes,
         add_dummy_prefix: bool = True,

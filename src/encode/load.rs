@@ -188,6 +188,35 @@ impl Tokenizer {
         Ok(Tokenizer::new(Box::new(encoder), specials))
     }
 
+    /// WordPiece as Hugging Face runs it behind a `tokenizer.json`'s own steps (`hfpipe`).
+    pub fn hf_wordpiece(
+        content: &[u8],
+        steps: &hfpipe::Steps,
+        unk_token: &str,
+        prefix: &str,
+        max_chars: usize,
+    ) -> Result<Tokenizer, CoreError> {
+        let c = content::parse(content)?;
+        let mut specials = Vec::new();
+        let mut tokens = Vec::with_capacity(c.tokens.len());
+        for t in &c.tokens {
+            let text = std::str::from_utf8(t.bytes)
+                .map_err(|_| CoreError::input(format!("WordPiece token {} is not UTF-8 text", t.id)))?
+                .to_string();
+            if t.kind == "special" {
+                specials.push((text.clone(), t.id));
+            }
+            tokens.push((t.id, text));
+        }
+        let unk = tokens
+            .iter()
+            .find(|t| t.1 == unk_token)
+            .map(|t| t.0)
+            .ok_or_else(|| CoreError::input("the WordPiece unknown token is not in the vocabulary; add it"))?;
+        let encoder = hfpipe::HfPipe::wordpiece(steps, tokens, unk, prefix.to_string(), max_chars)?;
+        Ok(Tokenizer::new(Box::new(encoder), specials))
+    }
+
     /// SentencePiece BPE (score-driven merges) behind SentencePiece's text handling.
     pub fn sp_bpe(content: &[u8], normalizer: SpNormalizer) -> Result<Tokenizer, CoreError> {
         let (pieces, specials) = sp_pieces(content::parse(content)?, "SentencePiece BPE")?;

@@ -28,6 +28,12 @@ pub enum Step {
     },
     /// GPT-2's alphabet back to bytes, all tokens as one text (invalid UTF-8 replaced).
     ByteLevel,
+    /// A token after the first is joined to the one before when it starts with the prefix
+    /// (which goes), else after a space; `cleanup` then glues punctuation and contractions.
+    WordPiece {
+        prefix: String,
+        cleanup: bool,
+    },
     /// The suffix becomes a space, except in the last token (CLIP's `</w>`).
     Bpe {
         suffix: String,
@@ -49,6 +55,21 @@ pub fn byte_chars() -> [char; 256] {
         };
     }
     table
+}
+
+/// HF's WordPiece `cleanup`, in its order.
+fn cleanup(s: &str) -> String {
+    s.replace(" .", ".")
+        .replace(" ?", "?")
+        .replace(" !", "!")
+        .replace(" ,", ",")
+        .replace(" ' ", "'")
+        .replace(" n't", "n't")
+        .replace(" 'm", "'m")
+        .replace(" do not", " don't")
+        .replace(" 's", "'s")
+        .replace(" 've", "'ve")
+        .replace(" 're", "'re")
 }
 
 fn byte_of(token: &str) -> Option<u8> {
@@ -132,6 +153,24 @@ impl Step {
                 }
                 vec![String::from_utf8_lossy(&bytes).into_owned()]
             }
+            Step::WordPiece { prefix, cleanup: clean } => tokens
+                .into_iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let t = if i == 0 {
+                        t
+                    } else if t.starts_with(prefix.as_str()) {
+                        t.replacen(prefix.as_str(), "", 1)
+                    } else {
+                        format!(" {t}")
+                    };
+                    if *clean {
+                        cleanup(&t)
+                    } else {
+                        t
+                    }
+                })
+                .collect(),
             Step::Bpe { suffix } => {
                 let n = tokens.len();
                 tokens

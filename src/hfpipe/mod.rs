@@ -21,6 +21,7 @@ mod normalizers;
 mod pretok;
 mod tables;
 mod unigram;
+mod wordpiece;
 
 use std::sync::Arc;
 
@@ -52,6 +53,7 @@ pub use bpe::Options as BpeOptions;
 enum PieceModel {
     Unigram(unigram::Model),
     Bpe(bpe::Model),
+    WordPiece(wordpiece::Model),
 }
 
 /// A whole HF pipeline: the encoder behind `Tokenizer::hf_unigram` and `Tokenizer::hf_bpe`.
@@ -126,6 +128,12 @@ fn normalizer(spec: &Spec, blobs: &[Vec<u8>]) -> Result<normalizers::Step, CoreE
         "NFD" => S::Unicode(Form::Nfd),
         "NFKC" => S::Unicode(Form::Nfkc),
         "NFKD" => S::Unicode(Form::Nfkd),
+        "BertNormalizer" => S::Bert {
+            clean_text: flag(spec, 0)?,
+            chinese: flag(spec, 1)?,
+            strip_accents: flag(spec, 2)?,
+            lowercase: flag(spec, 3)?,
+        },
         other => return Err(bad(other, "is not a normalizer tokreg implements")),
     })
 }
@@ -146,6 +154,7 @@ fn pre_tokenizer(spec: &Spec) -> Result<pretok::Step, CoreError> {
         "Punctuation" => S::Punctuation { behavior: pretok::Behavior::from_name(arg(spec, 0)?)? },
         "Whitespace" => S::Whitespace(Arc::new(compiled("Whitespace", pretok::WORDS)?)),
         "WhitespaceSplit" => S::WhitespaceSplit,
+        "BertPreTokenizer" => S::Bert,
         "Metaspace" => S::Metaspace {
             replacement: one_char(spec, 0)?,
             prepend: match arg(spec, 1)? {
@@ -169,6 +178,7 @@ fn decoder(spec: &Spec) -> Result<decoders::Step, CoreError> {
         "Fuse" => S::Fuse,
         "ByteLevel" => S::ByteLevel,
         "BPEDecoder" => S::Bpe { suffix: arg(spec, 0)?.to_string() },
+        "WordPiece" => S::WordPiece { prefix: arg(spec, 0)?.to_string(), cleanup: flag(spec, 1)? },
         "Strip" => {
             let n = |i| arg(spec, i)?.parse::<usize>().map_err(|_| bad("Strip", "a bad count"));
             S::Strip { content: one_char(spec, 0)?, start: n(1)?, stop: n(2)? }
@@ -234,6 +244,24 @@ impl HfPipe {
         Ok(HfPipe { normalizer, pre_tokenizer, decoder, model, kind, stored, texts })
     }
 
+    /// HF's WordPiece; `tokens`: (id, text) with ids 0..n.
+    pub fn wordpiece(
+        steps: &Steps,
+        tokens: Vec<(u32, String)>,
+        unk: u32,
+        prefix: String,
+        max_chars: usize,
+    ) -> Result<HfPipe, CoreError> {
+        let (normalizer, pre_tokenizer, decoder) = make(steps)?;
+        if tokens.iter().enumerate().any(|(i, t)| t.0 as usize != i) {
+            return Err(CoreError::input("WordPiece token ids must be 0..n without gaps; renumber the tokens"));
+        }
+        let model = PieceModel::WordPiece(wordpiece::Model::new(&tokens, unk, prefix, max_chars));
+        let texts: Vec<String> = tokens.into_iter().map(|t| t.1).collect();
+        let stored = texts.iter().map(|t| t.as_bytes().to_vec()).collect();
+        Ok(HfPipe { normalizer, pre_tokenizer, decoder, model, kind: Kind::WordPiece, stored, texts })
+    }
+
     /// The text normalized, as HF's normalizer leaves it.
     fn normalized(&self, text: &str, at: usize) -> Result<Normalized, CoreError> {
         let mut n = Normalized::new(text);
@@ -256,6 +284,7 @@ impl HfPipe {
             match &self.model {
                 PieceModel::Unigram(m) => m.encode(&piece.text, &mut toks),
                 PieceModel::Bpe(m) => m.encode(&piece.text, &mut toks),
+                PieceModel::WordPiece(m) => m.encode(&piece.text, &mut toks),
             }
             out.extend(toks.iter().map(|&(id, s, e)| (id, piece.original(s, e))));
         }

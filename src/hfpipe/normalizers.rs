@@ -22,7 +22,7 @@ use unicode_segmentation::UnicodeSegmentation;
 use super::normalized::Normalized;
 use super::tables;
 use crate::error::CoreError;
-use crate::normalize::CharsMap;
+use crate::normalize::{bert, CharsMap};
 
 /// What a `Replace` (or a `Split`) looks for.
 #[derive(Clone, Debug)]
@@ -61,10 +61,21 @@ pub enum Step {
     Precompiled(Arc<CharsMap>),
     Replace(Pattern, String),
     Prepend(String),
-    Strip { left: bool, right: bool },
+    Strip {
+        left: bool,
+        right: bool,
+    },
     StripAccents,
     Lowercase,
     Unicode(Form),
+    /// BERT's: control characters out and whitespace as spaces (`clean_text`), spaces around
+    /// CJK characters, NFD without nonspacing marks (`strip_accents`), lowercase.
+    Bert {
+        clean_text: bool,
+        chinese: bool,
+        strip_accents: bool,
+        lowercase: bool,
+    },
 }
 
 impl Step {
@@ -90,6 +101,32 @@ impl Step {
                 n.transform(dest, 0);
             }
             Step::Unicode(form) => unicode(n, *form),
+            Step::Bert { clean_text, chinese, strip_accents, lowercase } => {
+                if *clean_text {
+                    filter(n, |c| !bert::is_clean_removed(c));
+                    let dest: Vec<(char, isize)> =
+                        n.text.chars().map(|c| (if bert::is_clean_whitespace(c) { ' ' } else { c }, 0)).collect();
+                    n.transform(dest, 0);
+                }
+                if *chinese {
+                    let mut dest = Vec::with_capacity(n.text.len());
+                    for c in n.text.chars() {
+                        if bert::is_cjk(c) {
+                            dest.extend([(' ', 0), (c, 1), (' ', 1)]);
+                        } else {
+                            dest.push((c, 0));
+                        }
+                    }
+                    n.transform(dest, 0);
+                }
+                if *strip_accents {
+                    unicode(n, Form::Nfd);
+                    filter(n, |c| !bert::is_strip_mark(c));
+                }
+                if *lowercase {
+                    Step::Lowercase.apply(n)?;
+                }
+            }
         }
         Ok(())
     }

@@ -72,6 +72,8 @@ pub enum Step {
     Whitespace(std::sync::Arc<fancy_regex::Regex>),
     /// Runs of non-whitespace.
     WhitespaceSplit,
+    /// BERT's: whitespace removed, then punctuation isolated.
+    Bert,
 }
 
 /// GPT-2's pattern as HF's ByteLevel runs it.
@@ -199,6 +201,15 @@ impl Step {
                 Ok(split(&n, segs, Behavior::Removed))
             }
             Step::WhitespaceSplit => Ok(split(&n, char_segments(&n.text, char::is_whitespace), Behavior::Removed)),
+            Step::Bert => {
+                let words = split(&n, char_segments(&n.text, char::is_whitespace), Behavior::Removed);
+                let mut out = Vec::with_capacity(words.len());
+                for w in words.into_iter().filter(|w| !w.text.is_empty()) {
+                    let segs = char_segments(&w.text, crate::normalize::is_hf_punctuation);
+                    out.extend(split(&w, segs, Behavior::Isolated));
+                }
+                Ok(out)
+            }
             Step::Metaspace { replacement, prepend, split: cut } => {
                 let rep = replacement.to_string();
                 let spaces: Vec<(usize, usize)> = n.text.match_indices(' ').map(|(i, _)| (i, i + 1)).collect();

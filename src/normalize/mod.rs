@@ -6,7 +6,7 @@
 //! and BERT's normalizer and pre-tokenizer (`bert.rs`, character classes in the generated
 //! `bert_tables.rs`), used by WordPiece's encoder, trainer and counting.
 
-mod bert;
+pub(crate) mod bert;
 mod bert_tables;
 mod charsmap;
 mod sentencepiece;

@@ -50,6 +50,7 @@ ALGORITHMS: tuple[Algorithm, ...] = (
     unigram.UNIGRAM,
     bpe.SENTENCEPIECE,
     bpe.HF_PIPELINE,
+    wordpiece.HF_PIPELINE,
 )
 
 __all__ = [

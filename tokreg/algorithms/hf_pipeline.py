@@ -52,6 +52,7 @@ _KEYS: dict[str, dict[str, tuple[str, ...]]] = {
         "NFD": (),
         "NFKC": (),
         "NFKD": (),
+        "BertNormalizer": ("clean_text", "handle_chinese_chars", "strip_accents", "lowercase"),
     },
     "pre_tokenizer": {
         "Metaspace": ("replacement", "prepend_scheme", "split"),
@@ -61,6 +62,7 @@ _KEYS: dict[str, dict[str, tuple[str, ...]]] = {
         "Punctuation": ("behavior",),
         "Whitespace": (),
         "WhitespaceSplit": (),
+        "BertPreTokenizer": (),
     },
     "decoder": {
         "Metaspace": ("replacement", "prepend_scheme", "split"),
@@ -70,6 +72,7 @@ _KEYS: dict[str, dict[str, tuple[str, ...]]] = {
         "Strip": ("content", "start", "stop"),
         "ByteLevel": ("add_prefix_space", "trim_offsets", "use_regex"),
         "BPEDecoder": ("suffix",),
+        "WordPiece": ("prefix", "cleanup"),
     },
 }
 _SEQUENCE = {"normalizer": "normalizers", "pre_tokenizer": "pretokenizers", "decoder": "decoders"}
@@ -116,6 +119,12 @@ _CHECKS: dict[str, Any] = {
     "use_regex": lambda v: isinstance(v, bool),
     "individual_digits": lambda v: isinstance(v, bool),
     "suffix": lambda v: isinstance(v, str) and bool(v),
+    "clean_text": lambda v: isinstance(v, bool),
+    "handle_chinese_chars": lambda v: isinstance(v, bool),
+    "strip_accents": lambda v: v is None or isinstance(v, bool),
+    "lowercase": lambda v: isinstance(v, bool),
+    "prefix": lambda v: isinstance(v, str),
+    "cleanup": lambda v: isinstance(v, bool),
     "stop": _count,
 }
 
@@ -266,6 +275,13 @@ class HfPipeline:
                 return kind, [s["prepend"]]
             if kind == "Strip":
                 return kind, [_flag(s["strip_left"]), _flag(s["strip_right"])]
+            if kind == "BertNormalizer":
+                # strip_accents null: as lowercase says (HF's rule)
+                strip = s["lowercase"] if s["strip_accents"] is None else s["strip_accents"]
+                return kind, [_flag(s[k]) for k in ("clean_text", "handle_chinese_chars")] + [
+                    _flag(strip),
+                    _flag(s["lowercase"]),
+                ]
             return kind, []
 
         def pre(s: Mapping[str, Any]) -> tuple[str, list[str]]:
@@ -292,6 +308,8 @@ class HfPipeline:
                 return kind, [s["content"], str(s["start"]), str(s["stop"])]
             if kind == "BPEDecoder":
                 return kind, [s["suffix"]]
+            if kind == "WordPiece":
+                return kind, [s["prefix"], _flag(s["cleanup"])]
             return kind, []
 
         normalizer = [norm(s) for s in self.normalizer]
