@@ -126,6 +126,7 @@ def test_hypothesis_text(layout: str, built: L.Built) -> None:
 
 @pytest.mark.parametrize("layout", BY_LANE)
 def test_exports_back_with_the_same_ids(layout: str, built: L.Built, tmp_path: Path) -> None:
+    built.tok(layout)
     out = tmp_path / "out.json"
     built.registry.export(layout, "hf", out)
     original = built.hf(layout)
@@ -150,6 +151,7 @@ def test_exports_back_with_the_same_ids(layout: str, built: L.Built, tmp_path: P
 
 @pytest.mark.parametrize("layout", ["t5", "albert"])
 def test_sentencepiece_export_is_refused(layout: str, built: L.Built, tmp_path: Path) -> None:
+    built.tok(layout)
     with pytest.raises(InputError, match="Hugging Face pipeline"):
         built.registry.export(layout, "sentencepiece", tmp_path / "x.model")
 
@@ -157,7 +159,8 @@ def test_sentencepiece_export_is_refused(layout: str, built: L.Built, tmp_path: 
 @pytest.mark.parametrize(
     "step, needle",
     [
-        ({"normalizer": {"type": "BertNormalizer", "clean_text": True}}, "normalizer BertNormalizer"),
+        ({"normalizer": {"type": "Nmt"}}, "normalizer Nmt"),
+        ({"normalizer": {"type": "Strip", "strip_left": True}}, "normalizer Strip with strip_right"),
         ({"pre_tokenizer": {"type": "UnicodeScripts"}}, "pre_tokenizer UnicodeScripts"),
         ({"decoder": {"type": "CTC"}}, "decoder CTC"),
         ({"pre_tokenizer": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "sometimes"}}, "prepend_scheme"),

@@ -164,6 +164,7 @@ def test_hypothesis_text(layout: str, built: L.Built) -> None:
 
 @pytest.mark.parametrize("layout", BY_LANE)
 def test_exports_back_with_the_same_ids(layout: str, built: L.Built, tmp_path: Path) -> None:
+    built.tok(layout)
     out = tmp_path / "out.json"
     built.registry.export(layout, "hf", out)
     original = built.hf(layout)

@@ -8,8 +8,7 @@ trainer), extend.py (growing a version, ids kept), hf.py and vocab_txt.py (other
 from __future__ import annotations
 
 from ..interfaces import Algorithm
-from . import model
-from . import hf_pipe
+from . import hf_pipe, model
 from .extend import WordPieceExtender
 from .hf import WordPieceHf
 from .training import TRAINER, WordPieceOptions
