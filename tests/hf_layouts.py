@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import io
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Optional
 
 import pytest
 
-from .conftest import head_lines
+from .conftest import CORPORA, data_file, head_lines
 
 spm = pytest.importorskip("sentencepiece")
 tokenizers = pytest.importorskip("tokenizers")
@@ -153,3 +153,64 @@ class Built:
         if name not in self.hashes:
             self.hashes[name] = self.registry.import_hf(name, self.file(name)).content_hash
         return self.registry.load(name)
+
+
+def check(tally: Tally, what: str) -> None:
+    """Prints the figures (run with -s to see them) and fails with the first examples."""
+    print(
+        f"\n{what}: {tally.lines} lines compared, {tally.ids} differ in ids, {tally.decode} in decode, "
+        f"{tally.offsets} in offsets"
+    )
+    assert tally.differing == 0, "\n".join(tally.examples)
+
+
+def corpus_lines(name: str, limit: Optional[int] = None) -> list[str]:
+    lines = data_file(name).read_text(encoding="utf-8").split("\n")
+    return lines if limit is None else lines[:limit]
+
+
+def check_hypothesis(tok: Any, hf: Any, text: Any, examples: int = 10) -> None:
+    """`compare` on `examples` texts drawn from the strategy `text`."""
+    from hypothesis import HealthCheck, given, settings
+
+    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(text)
+    def run(t: str) -> None:
+        tally = compare(tok, hf, [t])
+        assert tally.differing == 0, "\n".join(tally.examples)
+
+    run()
+
+
+def check_export(built: Built, layout: str, folder: Path, lines: list[str]) -> None:
+    """`export --format hf` and `to_hf()` give the original file's ids in `tokenizers` on
+    `lines`, and `--format tokreg` and the exported tokenizer.json import with the same hash."""
+    built.tok(layout)
+    out = folder / "out.json"
+    built.registry.export(layout, "hf", out)
+    original = built.hf(layout)
+
+    def ids(t: Any, x: str) -> list[int]:
+        return list(t.encode(x, add_special_tokens=False).ids)
+
+    exported = tokenizers.Tokenizer.from_file(str(out))
+    assert [x for x in lines if ids(exported, x) != ids(original, x)] == []
+    live = built.tok(layout).to_hf()
+    assert [x for x in lines if ids(live, x) != ids(original, x)] == []
+    built.registry.export(layout, "tokreg", folder / "v.tokreg")
+    again = built.registry.import_tokreg(f"{layout}-again", folder / "v.tokreg")
+    back = built.registry.import_hf(f"{layout}-back", out)
+    assert again.content_hash == back.content_hash == built.hashes[layout]
+
+
+def trained(folder: Path, layouts: Mapping[str, Callable[[], Any]]) -> Built:
+    """`Built` for layouts given as `() -> (tokenizers.Tokenizer, trainer)`, trained on first
+    use on the head of each shared corpus."""
+    text = b"".join(head_lines(n, 40_000) for n in CORPORA).decode().splitlines()
+
+    def make(name: str, path: Path) -> None:
+        t, trainer = layouts[name]()
+        t.train_from_iterator(text, trainer)
+        t.save(str(path))
+
+    return Built(folder, make)

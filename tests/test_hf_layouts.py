@@ -13,14 +13,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokreg import Registry
 from tokreg.errors import InputError
 
 from . import hf_layouts as L
-from .conftest import CORPORA, data_file, slow
+from .conftest import CORPORA, slow
 
 LAYOUTS: dict[str, tuple[str, Callable[[Path], Any]]] = {
     "t5": ("plain", L.t5),
@@ -77,22 +76,14 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> L.Built:
 
 
 def _slice(name: str) -> list[str]:
-    return data_file(name).read_text(encoding="utf-8").split("\n")[:150]
-
-
-def _check(tally: L.Tally, what: str) -> None:
-    print(
-        f"\n{what}: {tally.lines} lines compared, {tally.ids} differ in ids, {tally.decode} in decode, "
-        f"{tally.offsets} in offsets"
-    )
-    assert tally.differing == 0, "\n".join(tally.examples)
+    return L.corpus_lines(name, 150)
 
 
 @pytest.mark.parametrize("layout", BY_LANE)
 def test_slice_and_hard_text_match_tokenizers(layout: str, built: L.Built) -> None:
     hf = built.hf(layout)
     lines = [line for c in CORPORA for line in _slice(c)] + HARD
-    _check(L.compare(built.tok(layout), hf, lines), f"{layout} (slice + hard text)")
+    L.check(L.compare(built.tok(layout), hf, lines), f"{layout} (slice + hard text)")
 
 
 @pytest.mark.slow
@@ -100,8 +91,8 @@ def test_slice_and_hard_text_match_tokenizers(layout: str, built: L.Built) -> No
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_every_line_matches_tokenizers(layout: str, corpus: str, built: L.Built) -> None:
     hf = built.hf(layout)
-    lines = data_file(corpus).read_text(encoding="utf-8").split("\n")
-    _check(L.compare(built.tok(layout), hf, lines), f"{layout} on {corpus}")
+    lines = L.corpus_lines(corpus)
+    L.check(L.compare(built.tok(layout), hf, lines), f"{layout} on {corpus}")
 
 
 _TEXT = st.text(
@@ -115,38 +106,12 @@ def test_hypothesis_text(layout: str, built: L.Built) -> None:
     hf = built.hf(layout)
     tok = built.tok(layout)
 
-    @settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-    @given(_TEXT)
-    def run(text: str) -> None:
-        tally = L.compare(tok, hf, [text])
-        assert tally.differing == 0, "\n".join(tally.examples)
-
-    run()
+    L.check_hypothesis(tok, hf, _TEXT)
 
 
 @pytest.mark.parametrize("layout", BY_LANE)
 def test_exports_back_with_the_same_ids(layout: str, built: L.Built, tmp_path: Path) -> None:
-    built.tok(layout)
-    out = tmp_path / "out.json"
-    built.registry.export(layout, "hf", out)
-    original = built.hf(layout)
-    exported = L.tokenizers.Tokenizer.from_file(str(out))
-    lines = [line for c in CORPORA for line in _slice(c)] + HARD
-    differ = [
-        line
-        for line in lines
-        if exported.encode(line, add_special_tokens=False).ids != original.encode(line, add_special_tokens=False).ids
-    ]
-    assert differ == []
-    live = built.tok(layout).to_hf()
-    assert all(
-        live.encode(x, add_special_tokens=False).ids == original.encode(x, add_special_tokens=False).ids for x in lines
-    )
-    # tokreg's own format round-trips with the same hash, and so does the exported tokenizer.json
-    built.registry.export(layout, "tokreg", tmp_path / "v.tokreg")
-    again = built.registry.import_tokreg(f"{layout}-again", tmp_path / "v.tokreg")
-    back = built.registry.import_hf(f"{layout}-back", out)
-    assert again.content_hash == back.content_hash == built.hashes[layout]
+    L.check_export(built, layout, tmp_path, [line for c in CORPORA for line in _slice(c)] + HARD)
 
 
 @pytest.mark.parametrize("layout", ["t5", "albert"])

@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from hypothesis import HealthCheck, given, settings
 
 from . import hf_layouts as L
-from .conftest import CORPORA, data_file, head_lines, slow
+from .conftest import CORPORA, slow
 from .test_hf_layouts import _TEXT, HARD
 
 tk = L.tokenizers
@@ -103,18 +102,11 @@ BY_LANE = [name if name in FAST else slow(name) for name in LAYOUTS]
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> L.Built:
-    text = b"".join(head_lines(n, 40_000) for n in CORPORA).decode().splitlines()
-
-    def make(name: str, path: Path) -> None:
-        t, trainer = LAYOUTS[name]()
-        t.train_from_iterator(text, trainer)
-        t.save(str(path))
-
-    return L.Built(tmp_path_factory.mktemp("bpe-layouts"), make)
+    return L.trained(tmp_path_factory.mktemp("bpe-layouts"), LAYOUTS)
 
 
 def _lines() -> list[str]:
-    return [line for c in CORPORA for line in data_file(c).read_text(encoding="utf-8").split("\n")[:150]] + HARD
+    return [line for c in CORPORA for line in L.corpus_lines(c, 150)] + HARD
 
 
 #: Layouts that tokreg's own byte-level BPE takes (a Split + ByteLevel, no normalizer): they
@@ -123,20 +115,12 @@ def _lines() -> list[str]:
 OWN_PATH = {"llama3"}
 
 
-def _check(tally: L.Tally, what: str) -> None:
-    print(
-        f"\n{what}: {tally.lines} lines compared, {tally.ids} differ in ids, {tally.decode} in decode, "
-        f"{tally.offsets} in offsets"
-    )
-    assert tally.differing == 0, "\n".join(tally.examples)
-
-
 @pytest.mark.parametrize("layout", BY_LANE)
 def test_slice_and_hard_text_match_tokenizers(layout: str, built: L.Built) -> None:
     hf = built.hf(layout)
     tok = built.tok(layout)
     assert ("hf_pipeline" in tok.config) is (layout not in OWN_PATH)
-    _check(L.compare(tok, hf, _lines(), offsets=layout not in OWN_PATH), f"{layout} (slice + hard text)")
+    L.check(L.compare(tok, hf, _lines(), offsets=layout not in OWN_PATH), f"{layout} (slice + hard text)")
 
 
 @pytest.mark.slow
@@ -144,8 +128,8 @@ def test_slice_and_hard_text_match_tokenizers(layout: str, built: L.Built) -> No
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_every_line_matches_tokenizers(layout: str, corpus: str, built: L.Built) -> None:
     hf = built.hf(layout)
-    lines = data_file(corpus).read_text(encoding="utf-8").split("\n")
-    _check(L.compare(built.tok(layout), hf, lines, offsets=layout not in OWN_PATH), f"{layout} on {corpus}")
+    lines = L.corpus_lines(corpus)
+    L.check(L.compare(built.tok(layout), hf, lines, offsets=layout not in OWN_PATH), f"{layout} on {corpus}")
 
 
 @pytest.mark.parametrize("layout", ["deepseek-v3", slow("qwen2"), slow("clip")])
@@ -153,31 +137,9 @@ def test_hypothesis_text(layout: str, built: L.Built) -> None:
     hf = built.hf(layout)
     tok = built.tok(layout)
 
-    @settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-    @given(_TEXT)
-    def run(text: str) -> None:
-        tally = L.compare(tok, hf, [text])
-        assert tally.differing == 0, "\n".join(tally.examples)
-
-    run()
+    L.check_hypothesis(tok, hf, _TEXT)
 
 
 @pytest.mark.parametrize("layout", BY_LANE)
 def test_exports_back_with_the_same_ids(layout: str, built: L.Built, tmp_path: Path) -> None:
-    built.tok(layout)
-    out = tmp_path / "out.json"
-    built.registry.export(layout, "hf", out)
-    original = built.hf(layout)
-    exported = tk.Tokenizer.from_file(str(out))
-    lines = _lines()
-
-    def ids(t: Any, x: str) -> list[int]:
-        return list(t.encode(x, add_special_tokens=False).ids)
-
-    assert [x for x in lines if ids(exported, x) != ids(original, x)] == []
-    live = built.tok(layout).to_hf()
-    assert [x for x in lines if ids(live, x) != ids(original, x)] == []
-    built.registry.export(layout, "tokreg", tmp_path / "v.tokreg")
-    again = built.registry.import_tokreg(f"{layout}-again", tmp_path / "v.tokreg")
-    back = built.registry.import_hf(f"{layout}-back", out)
-    assert again.content_hash == back.content_hash == built.hashes[layout]
+    L.check_export(built, layout, tmp_path, _lines())

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import pytest
 
 from . import hf_layouts as L
-from .conftest import CORPORA, data_file, head_lines, slow
+from .conftest import CORPORA, slow
 from .test_hf_layouts import HARD
 
 tk = L.tokenizers
@@ -54,40 +54,25 @@ BY_LANE = [name if name in FAST else slow(name) for name in LAYOUTS]
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> L.Built:
-    text = b"".join(head_lines(n, 40_000) for n in CORPORA).decode().splitlines()
-
-    def make(name: str, path: Path) -> None:
-        t, trainer = LAYOUTS[name]()
-        t.train_from_iterator(text, trainer)
-        t.save(str(path))
-
-    return L.Built(tmp_path_factory.mktemp("wp-layouts"), make)
-
-
-def _check(tally: L.Tally, what: str) -> None:
-    print(
-        f"\n{what}: {tally.lines} lines compared, {tally.ids} differ in ids, {tally.decode} in decode, "
-        f"{tally.offsets} in offsets"
-    )
-    assert tally.differing == 0, "\n".join(tally.examples)
+    return L.trained(tmp_path_factory.mktemp("wp-layouts"), LAYOUTS)
 
 
 @pytest.mark.parametrize("layout", BY_LANE)
 def test_slice_and_hard_text_match_tokenizers(layout: str, built: L.Built) -> None:
-    lines = [line for c in CORPORA for line in data_file(c).read_text(encoding="utf-8").split("\n")[:150]] + HARD
+    lines = [line for c in CORPORA for line in L.corpus_lines(c, 150)] + HARD
     tok = built.tok(layout)
     assert ("hf_pipeline" in tok.config) is (layout not in OWN_PATH)
     own = layout in OWN_PATH
-    _check(L.compare(tok, built.hf(layout), lines, offsets=not own, decode=not own), f"{layout} (slice + hard text)")
+    L.check(L.compare(tok, built.hf(layout), lines, offsets=not own, decode=not own), f"{layout} (slice + hard text)")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("corpus", CORPORA)
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_every_line_matches_tokenizers(layout: str, corpus: str, built: L.Built) -> None:
-    lines = data_file(corpus).read_text(encoding="utf-8").split("\n")
+    lines = L.corpus_lines(corpus)
     own = layout in OWN_PATH
-    _check(
+    L.check(
         L.compare(built.tok(layout), built.hf(layout), lines, offsets=not own, decode=not own), f"{layout} on {corpus}"
     )
 
@@ -99,7 +84,7 @@ def test_exports_back_with_the_same_ids(layout: str, built: L.Built, tmp_path: P
     built.registry.export(layout, "hf", out)
     exported = tk.Tokenizer.from_file(str(out))
     original = built.hf(layout)
-    lines = [line for c in CORPORA for line in data_file(c).read_text(encoding="utf-8").split("\n")[:150]] + HARD
+    lines = [line for c in CORPORA for line in L.corpus_lines(c, 150)] + HARD
     assert [x for x in lines if exported.encode(x).ids != original.encode(x).ids] == []
     back = built.registry.import_hf(f"{layout}-back", out)
     assert back.content_hash == built.hashes[layout]

@@ -58,8 +58,9 @@ impl Model {
             vocab.insert(bytes.clone(), *id);
         }
         let mut table = FxHashMap::default();
+        // A pair listed twice keeps its last rank, as HF's map does.
         for (rank, &(a, b, z)) in merges.iter().enumerate() {
-            table.entry((a, b)).or_insert((rank as u32, z));
+            table.insert((a, b), (rank as u32, z));
         }
         let byte_ids = opts.byte_fallback.then(|| {
             let mut t = [None; 256];

@@ -108,6 +108,37 @@ class HfBpe(Model[HfBpeConfig]):
 HF_BPE = HfBpe()
 
 
+def token_bytes(s: str, byte_level: bool, where: str) -> bytes:
+    """The bytes a BPE vocabulary's token string stands for (GPT-2's alphabet when byte-level)."""
+    if not byte_level:
+        return s.encode("utf-8")
+    b = hf_json.unmapped(s)
+    if b is None:
+        raise InputError(
+            f"{where}: token {s[:40]!r} is not in GPT-2's byte-to-unicode alphabet, but the pre-tokenizer is ByteLevel"
+        )
+    return b
+
+
+def merge_pairs(model: Mapping[str, Any], vocab: Mapping[str, int], where: str) -> list[tuple[int, str, str]]:
+    """(rank, left, right) of a BPE model's merges ("a b" strings or [a, b] pairs), each naming
+    two tokens of `vocab` that join into a third."""
+    merges_in = model.get("merges", [])
+    if not isinstance(merges_in, list):
+        raise InputError(f"{where}: model.merges is not a list")
+    out = []
+    for rank, m in enumerate(merges_in):
+        pair = tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) if isinstance(m, list) else ()
+        if (
+            len(pair) != 2
+            or any(not isinstance(p, str) or p not in vocab for p in pair)
+            or (pair[0] + pair[1]) not in vocab
+        ):
+            raise InputError(f"{where}: merge {rank} {str(m)[:60]!r} names a token that is not in the vocab")
+        out.append((rank, pair[0], pair[1]))
+    return out
+
+
 def read(doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> TokenizerData:
     """The version of a BPE tokenizer.json whose pipeline tokreg runs step by step; refuses, in
     one line naming it, a step or model setting it does not implement."""
@@ -131,29 +162,10 @@ def read(doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> Tokeni
             raise InputError(f"{where}: the vocab has an empty token (id {i}); remove it")
         vocab[s] = i
 
-    def raw(s: str) -> bytes:
-        if not byte_level:
-            return s.encode("utf-8")
-        b = hf_json.unmapped(s)
-        if b is None:
-            raise InputError(
-                f"{where}: token {s[:40]!r} is not in GPT-2's byte-to-unicode alphabet, but the pre-tokenizer is "
-                "ByteLevel (nothing was imported)"
-            )
-        return b
-
-    merges_in = model.get("merges", [])
-    if not isinstance(merges_in, list):
-        raise InputError(f"{where}: model.merges is not a list")
-    merges: list[MergeRow] = []
-    for rank, m in enumerate(merges_in):
-        pair = tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) if isinstance(m, list) else ()
-        if len(pair) != 2 or any(not isinstance(p, str) or p not in vocab for p in pair):
-            raise InputError(f"{where}: merge {rank} {str(m)[:60]!r} names a token that is not in the vocab")
-        joined = pair[0] + pair[1]
-        if joined not in vocab:
-            raise InputError(f"{where}: merge {rank} {str(m)[:60]!r} makes a token that is not in the vocab")
-        merges.append(MergeRow(rank=rank, left=vocab[pair[0]], right=vocab[pair[1]], result=vocab[joined]))
+    merges = [
+        MergeRow(rank=k, left=vocab[a], right=vocab[b], result=vocab[a + b])
+        for k, a, b in merge_pairs(model, vocab, where)
+    ]
     rows: dict[int, TokenRow] = {}
     results = {m.result for m in merges}
     for s, i in vocab.items():
@@ -164,7 +176,7 @@ def read(doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> Tokeni
             continue
         if i in specials:
             raise InputError(f"{where}: id {i} is the added token {specials[i][:40]!r} and the token {s[:40]!r}")
-        b = raw(s)
+        b = token_bytes(s, byte_level, where)
         single = len(b) == 1 if byte_level else len(s) == 1 and i not in results
         rows[i] = TokenRow(id=i, bytes=b, kind=("byte" if byte_level else "char") if single else "merged")
     for i, s in specials.items():
@@ -198,21 +210,18 @@ class HfPipelineBpeHf(HfCodec):
     def write(self, data: TokenizerData, ref: str) -> bytes:
         config = HF_BPE.parse_config(data.config)
         spelled = {t.id: _spelled(t, config.byte_level) for t in data.tokens}
-        doc = {
-            "version": "1.0",
-            "truncation": None,
-            "padding": None,
-            "added_tokens": hf_json.added_tokens((t.id, spelled[t.id]) for t in data.tokens if t.kind == "special"),
+        doc = hf_json.document(
+            ((t.id, spelled[t.id]) for t in data.tokens if t.kind == "special"),
             **config.pipeline.to_hf(),
-            "post_processor": template.hf_for(data),
-            "model": {
+            post_processor=template.hf_for(data),
+            model={
                 "type": "BPE",
                 "dropout": None,
                 **config.model,
                 "vocab": {spelled[t.id]: t.id for t in data.tokens},
                 "merges": [[spelled[m.left], spelled[m.right]] for m in data.merges],
             },
-        }
+        )
         return hf_json.dumps(doc)
 
 

@@ -144,18 +144,15 @@ def _write_pipeline(data: TokenizerData, cfg: UnigramConfig, pipeline: HfPipelin
     unk = next(t.id for t in data.tokens if t.kind == "unknown")
     added = ("control", "unknown") if pipeline.unk_added else ("control",)
     specials = [(t.id, t.bytes.decode("utf-8")) for t in data.tokens if t.kind in added]
-    doc = {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": hf_json.added_tokens(specials),
+    doc = hf_json.document(
+        specials,
         **pipeline.to_hf(),
-        "post_processor": template.hf_for(data),
-        "model": {
+        post_processor=template.hf_for(data),
+        model={
             "type": "Unigram",
             "unk_id": unk,
             "vocab": [[t.bytes.decode("utf-8"), t.score if t.score is not None else 0.0] for t in data.tokens],
             "byte_fallback": cfg.byte_fallback,
         },
-    }
+    )
     return hf_json.dumps(doc)

@@ -124,23 +124,18 @@ class HfPipelineWordPieceHf(HfCodec):
 
     def write(self, data: TokenizerData, ref: str) -> bytes:
         cfg = HF_WORDPIECE.parse_config(data.config)
-        doc = {
-            "version": "1.0",
-            "truncation": None,
-            "padding": None,
-            "added_tokens": hf_json.added_tokens(
-                (t.id, t.bytes.decode("utf-8")) for t in data.tokens if t.kind == "special"
-            ),
+        doc = hf_json.document(
+            ((t.id, t.bytes.decode("utf-8")) for t in data.tokens if t.kind == "special"),
             **cfg.pipeline.to_hf(),
-            "post_processor": template.hf_for(data),
-            "model": {
+            post_processor=template.hf_for(data),
+            model={
                 "type": "WordPiece",
                 "unk_token": cfg.unk_token,
                 "continuing_subword_prefix": cfg.continuing_prefix,
                 "max_input_chars_per_word": cfg.max_input_chars_per_word,
                 "vocab": {t.bytes.decode("utf-8"): t.id for t in data.tokens},
             },
-        }
+        )
         return hf_json.dumps(doc)
 
 
