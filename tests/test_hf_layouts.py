@@ -126,7 +126,7 @@ def test_sentencepiece_export_is_refused(layout: str, built: L.Built, tmp_path: 
     [
         ({"normalizer": {"type": "Nmt"}}, "normalizer Nmt"),
         ({"normalizer": {"type": "Strip", "strip_left": True}}, "normalizer Strip with strip_right"),
-        ({"pre_tokenizer": {"type": "UnicodeScripts"}}, "pre_tokenizer UnicodeScripts"),
+        ({"pre_tokenizer": {"type": "UnicodeScripts"}}, "pre-tokenizer UnicodeScripts"),
         ({"decoder": {"type": "CTC"}}, "decoder CTC"),
         ({"pre_tokenizer": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "sometimes"}}, "prepend_scheme"),
     ],

@@ -80,8 +80,9 @@ _BEHAVIORS = ("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Co
 _SCHEMES = ("always", "first", "never")
 
 
-def _refuse(where: str, family: str, kind: str, why: str) -> InputError:
-    return InputError(f"{where}: the {family} {kind} {why}, which tokreg does not implement (nothing was imported)")
+def _refuse(where: str, family: str, kind: str, why: str = "") -> InputError:
+    what = f"the {family.replace('_', '-')} {kind}" + (f" {why}" if why else "")
+    return InputError(f"{where}: {what} is not supported by tokreg (nothing was imported)")
 
 
 def _pattern(value: Any) -> bool:
@@ -141,7 +142,7 @@ def _canonical(family: str, step: Any, where: str) -> list[dict[str, Any]]:
         return [c for m in members for c in _canonical(family, m, where)]
     keys = _KEYS[family].get(kind)
     if keys is None:
-        raise _refuse(where, family, kind, "is a step")
+        raise _refuse(where, family, kind)
     raw = dict(step)
     if kind == "Metaspace" and "prepend_scheme" not in raw and "add_prefix_space" in raw:
         # tokenizers < 0.15 wrote a flag; it means "always" or "never".
