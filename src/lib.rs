@@ -18,6 +18,7 @@ pub mod content;
 pub mod count;
 pub mod encode;
 pub mod error;
+pub mod hfpipe;
 pub mod normalize;
 pub mod pool;
 pub mod pretok;

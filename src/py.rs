@@ -1021,6 +1021,83 @@ impl Encoder {
         Encoder::build(py, || Tokenizer::sp_bpe(content, norm, unk_surface))
     }
 
+    /// Unigram as Hugging Face runs it, behind a `tokenizer.json`'s own steps: each a (type,
+    /// string arguments); `blobs` holds the `Precompiled` rules the steps point to by index.
+    /// `unk_special`: the unknown piece is an added (special) token, matched before the rest.
+    #[staticmethod]
+    #[pyo3(signature = (content, normalizer, pre_tokenizer, decoder, blobs, byte_fallback=false, unk_special=true))]
+    #[allow(clippy::too_many_arguments)]
+    fn hf_unigram(
+        py: Python<'_>,
+        content: &[u8],
+        normalizer: Vec<(String, Vec<String>)>,
+        pre_tokenizer: Vec<(String, Vec<String>)>,
+        decoder: Option<Vec<(String, Vec<String>)>>,
+        blobs: Vec<Vec<u8>>,
+        byte_fallback: bool,
+        unk_special: bool,
+    ) -> PyResult<Encoder> {
+        let steps = crate::hfpipe::Steps { normalizer, pre_tokenizer, decoder, blobs };
+        Encoder::build(py, || Tokenizer::hf_unigram(content, &steps, byte_fallback, unk_special))
+    }
+
+    /// BPE as Hugging Face runs it, behind a `tokenizer.json`'s own steps (as `hf_unigram`);
+    /// the rest are the file's BPE model settings.
+    #[staticmethod]
+    #[pyo3(signature = (content, normalizer, pre_tokenizer, decoder, blobs, byte_level, unk_token=None,
+        continuing_subword_prefix=None, end_of_word_suffix=None, fuse_unk=false, byte_fallback=false,
+        ignore_merges=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn hf_bpe(
+        py: Python<'_>,
+        content: &[u8],
+        normalizer: Vec<(String, Vec<String>)>,
+        pre_tokenizer: Vec<(String, Vec<String>)>,
+        decoder: Option<Vec<(String, Vec<String>)>>,
+        blobs: Vec<Vec<u8>>,
+        byte_level: bool,
+        unk_token: Option<&str>,
+        continuing_subword_prefix: Option<String>,
+        end_of_word_suffix: Option<String>,
+        fuse_unk: bool,
+        byte_fallback: bool,
+        ignore_merges: bool,
+    ) -> PyResult<Encoder> {
+        let steps = crate::hfpipe::Steps { normalizer, pre_tokenizer, decoder, blobs };
+        let opts = crate::hfpipe::BpeOptions {
+            byte_level,
+            unk: None,
+            continuing_prefix: continuing_subword_prefix,
+            end_of_word_suffix,
+            fuse_unk,
+            byte_fallback,
+            ignore_merges,
+        };
+        Encoder::build(py, || Tokenizer::hf_bpe(content, &steps, unk_token, opts))
+    }
+
+    /// WordPiece as Hugging Face runs it, behind a `tokenizer.json`'s own steps (as `hf_unigram`).
+    #[staticmethod]
+    #[pyo3(signature = (content, normalizer, pre_tokenizer, decoder, blobs, unk_token, continuing_subword_prefix,
+        max_input_chars_per_word))]
+    #[allow(clippy::too_many_arguments)]
+    fn hf_wordpiece(
+        py: Python<'_>,
+        content: &[u8],
+        normalizer: Vec<(String, Vec<String>)>,
+        pre_tokenizer: Vec<(String, Vec<String>)>,
+        decoder: Option<Vec<(String, Vec<String>)>>,
+        blobs: Vec<Vec<u8>>,
+        unk_token: &str,
+        continuing_subword_prefix: &str,
+        max_input_chars_per_word: usize,
+    ) -> PyResult<Encoder> {
+        let steps = crate::hfpipe::Steps { normalizer, pre_tokenizer, decoder, blobs };
+        Encoder::build(py, || {
+            Tokenizer::hf_wordpiece(content, &steps, unk_token, continuing_subword_prefix, max_input_chars_per_word)
+        })
+    }
+
     /// "byte_bpe", "char_bpe", "wordpiece", "unigram" or "sp_bpe".
     #[getter]
     fn kind(&self) -> &'static str {

@@ -100,16 +100,16 @@ def test_unsupported_hf_files_say_so(registry: Registry, tmp_path: Path) -> None
     with pytest.raises(InputError, match="WordLevel models are not supported"):
         registry.import_hf("wl", p)
     p.write_text(
-        json.dumps({"normalizer": {"type": "Lowercase"}, "model": {"type": "WordPiece", "vocab": {"a": 0}}}),
+        json.dumps({"normalizer": {"type": "Nmt"}, "model": {"type": "WordPiece", "vocab": {"[UNK]": 0, "a": 1}}}),
         encoding="utf-8",
     )
-    with pytest.raises(InputError, match="the normalizer Lowercase is not supported by tokreg's WordPiece"):
+    with pytest.raises(InputError, match="the normalizer Nmt is not supported by tokreg"):
         registry.import_hf("wp", p)
     p.write_text(
-        json.dumps({"normalizer": {"type": "NFC"}, "model": {"type": "BPE", "vocab": {}, "merges": []}}),
+        json.dumps({"normalizer": {"type": "Nmt"}, "model": {"type": "BPE", "vocab": {}, "merges": []}}),
         encoding="utf-8",
     )
-    with pytest.raises(InputError, match="the normalizer NFC is not supported"):
+    with pytest.raises(InputError, match="the normalizer Nmt is not supported"):
         transfer.read_hf(p)
     p.write_text("{", encoding="utf-8")
     with pytest.raises(InputError, match="not a Hugging Face tokenizer.json"):

@@ -156,7 +156,7 @@ def hf_doc(seeds: dict[str, bytes], fmt: str) -> dict[str, object]:
         ('{"model": ' * 70 + "1" + "}" * 70, "nests deeper than 64 levels"),
         ('{"model": {"type": "BPE", "vocab": {"a": ' + "1" * 5000 + "}}}", "Exceeds the limit"),
         ('{"model": {"type": 7}}', 'its model "type" is 7'),
-        ('{"model": {"type": "BPE", "vocab": {"a": 1.5}, "merges": []}, "pre_tokenizer": null}', "a pre-tokenizer"),
+        ('{"model": {"type": "BPE", "vocab": {"a": 1.5}, "merges": []}, "pre_tokenizer": null}', "has the id 1.5"),
         (b"\xff\xfe{}".decode("latin-1"), "not a Hugging Face tokenizer.json"),
     ],
 )
@@ -259,19 +259,32 @@ def _write(raw: bytes) -> Path:
     return Path(name)
 
 
+def imports_like_hf(registry: Registry, path: Path, name: str) -> None:
+    """`path` imports with its own HF pipeline (hf_pipe.py) and gives `tokenizers`' ids."""
+    tokenizers = pytest.importorskip("tokenizers")
+    tok = registry.load(registry.import_hf(name, path).ref)
+    assert "hf_pipeline" in tok.config
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    for text in ["Hello wörld 12345 and 6789!", "a  b\tc\n", "", "ünïcödé 漢字 🙂"]:
+        assert tok.encode(text) == hf.encode(text, add_special_tokens=False).ids, text
+
+
 @pytest.mark.parametrize("behavior, invert", [("Removed", False), ("MergedWithPrevious", False), ("Contiguous", True)])
-def test_split_behaviors_tokreg_does_not_implement_are_refused(
+def test_split_behaviors_tokreg_does_not_implement_import_with_the_hf_pipeline(
     seeds: dict[str, bytes], registry: Registry, tmp_path: Path, behavior: str, invert: bool
 ) -> None:
+    """tokreg's own character-level BPE keeps only two Split behaviors; the others are HF's
+    pipeline's, which the version then keeps (docs/hf-layouts.md)."""
     p = tmp_path / "t.json"
     p.write_text(json.dumps(split_isolated(seeds, "hf-char", r"\d+", behavior, invert)), encoding="utf-8")
-    refused(registry, lambda: registry.import_hf("t", p), f"behavior {behavior}", "nothing was imported")
+    imports_like_hf(registry, p, "t")
 
 
 def test_garbage_that_parses_is_refused(seeds: dict[str, bytes], registry: Registry, tmp_path: Path) -> None:
     """Files that parse but hold what no encoder can build (an infinite or f32-overflowing
-    Unigram score, empty or repeated pieces, missing byte pieces, merges that repeat, are out of
-    id order or name what is not in the vocab) are refused instead of recorded."""
+    Unigram score, empty or repeated pieces, missing byte pieces, merges that name what is not
+    in the vocab) are refused instead of recorded; merges that repeat or are out of id order
+    are HF's rule, which the HF pipeline keeps."""
     p = tmp_path / "t.json"
 
     def attempt(doc: dict[str, object], *needles: str) -> None:
@@ -294,13 +307,16 @@ def test_garbage_that_parses_is_refused(seeds: dict[str, bytes], registry: Regis
     vocab = bb["model"]["vocab"]  # type: ignore[index]
     del vocab[next(k for k, i in vocab.items() if i == 0x41)]
     attempt(bb, "not in the vocab")
+    # A merge listed twice, merges out of id order: HF's own rule, which the HF pipeline keeps.
     bb = hf_doc(seeds, "hf-byte")
     bb["model"]["merges"].append(bb["model"]["merges"][3])  # type: ignore[index]
-    attempt(bb, "repeats an earlier merge")
+    p.write_text(json.dumps(bb), encoding="utf-8")
+    imports_like_hf(registry, p, "twice")
     bb = hf_doc(seeds, "hf-byte")
     m = bb["model"]["merges"]  # type: ignore[index]
     m[5], m[6] = m[6], m[5]
-    attempt(bb, "not in id order")
+    p.write_text(json.dumps(bb), encoding="utf-8")
+    imports_like_hf(registry, p, "swapped")
     wp = hf_doc(seeds, "hf-wordpiece")
     wp["model"]["vocab"][""] = len(wp["model"]["vocab"])  # type: ignore[index]
     attempt(wp, "empty token")
@@ -312,17 +328,17 @@ def test_garbage_that_parses_is_refused(seeds: dict[str, bytes], registry: Regis
     attempt(wp, "lstrip")
 
 
-def test_the_byte_level_merges_must_be_the_ones_the_ids_imply(
+def test_byte_level_merges_other_than_the_ids_imply_import_with_the_hf_pipeline(
     seeds: dict[str, bytes], registry: Registry, tmp_path: Path
 ) -> None:
-    """tokreg encodes byte-level BPE by id (tiktoken's rule); a file whose merges say
-    otherwise would get other ids from HF. A token no merge makes, likewise."""
+    """tokreg's byte-level BPE encodes by id (tiktoken's rule); a file whose merges say
+    otherwise (a token no merge makes) keeps HF's pipeline and merge rule instead."""
     bb = hf_doc(seeds, "hf-byte")
     merges = bb["model"]["merges"]  # type: ignore[index]
     dropped = merges.pop(len(merges) // 2)  # its token stays in the vocab, made by no merge
     p = tmp_path / "t.json"
     p.write_text(json.dumps(bb), encoding="utf-8")
-    refused(registry, lambda: registry.import_hf("t", p), "merges are not the ones its token ids imply")
+    imports_like_hf(registry, p, "t")
     assert dropped
 
 

@@ -200,6 +200,42 @@ class Encoder:
         unk_surface: Optional[str] = None,
     ) -> Encoder: ...
     @staticmethod
+    def hf_unigram(
+        content: bytes,
+        normalizer: list[tuple[str, list[str]]],
+        pre_tokenizer: list[tuple[str, list[str]]],
+        decoder: Optional[list[tuple[str, list[str]]]],
+        blobs: list[bytes],
+        byte_fallback: bool = False,
+        unk_special: bool = True,
+    ) -> Encoder: ...
+    @staticmethod
+    def hf_bpe(
+        content: bytes,
+        normalizer: list[tuple[str, list[str]]],
+        pre_tokenizer: list[tuple[str, list[str]]],
+        decoder: Optional[list[tuple[str, list[str]]]],
+        blobs: list[bytes],
+        byte_level: bool,
+        unk_token: Optional[str] = None,
+        continuing_subword_prefix: Optional[str] = None,
+        end_of_word_suffix: Optional[str] = None,
+        fuse_unk: bool = False,
+        byte_fallback: bool = False,
+        ignore_merges: bool = False,
+    ) -> Encoder: ...
+    @staticmethod
+    def hf_wordpiece(
+        content: bytes,
+        normalizer: list[tuple[str, list[str]]],
+        pre_tokenizer: list[tuple[str, list[str]]],
+        decoder: Optional[list[tuple[str, list[str]]]],
+        blobs: list[bytes],
+        unk_token: str,
+        continuing_subword_prefix: str,
+        max_input_chars_per_word: int,
+    ) -> Encoder: ...
+    @staticmethod
     def sp_bpe(
         content: bytes,
         add_dummy_prefix: bool = True,

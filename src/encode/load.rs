@@ -16,7 +16,7 @@ use crate::error::CoreError;
 use crate::normalize::{BertNormalizer, SpNormalizer};
 use crate::pretok::Splitter;
 use crate::unigram::{Piece, PieceKind};
-use crate::{spbpe, unigram, wordpiece};
+use crate::{hfpipe, spbpe, unigram, wordpiece};
 
 /// (text, id) of special tokens.
 type Specials = Vec<(String, u32)>;
@@ -135,6 +135,89 @@ impl Tokenizer {
         let normalizer = keep_user_defined(normalizer, &pieces);
         let encoder = unigram::Encoder::new(&pieces)?;
         Ok(Tokenizer::new(Box::new(unigram::Unigram::new(encoder, normalizer, unk_surface)), specials))
+    }
+
+    /// Unigram as Hugging Face's `tokenizers` runs it (f64 path scores, its tie and unknown
+    /// rules) behind the file's own normalizer, pre-tokenizer and decoder steps (`hfpipe`).
+    /// `unk_special`: whether the unknown piece is one of the file's added tokens.
+    pub fn hf_unigram(
+        content: &[u8],
+        steps: &hfpipe::Steps,
+        byte_fallback: bool,
+        unk_special: bool,
+    ) -> Result<Tokenizer, CoreError> {
+        let (pieces, mut specials) = sp_pieces(content::parse(content)?, "Unigram")?;
+        let unk = pieces
+            .iter()
+            .position(|p| p.kind == PieceKind::Unknown)
+            .ok_or_else(|| CoreError::input("the Unigram model has no unknown piece; add one (e.g. <unk>)"))?;
+        if !unk_special {
+            specials.retain(|s| s.1 as usize != unk);
+        }
+        let pieces = pieces.into_iter().map(|p| (p.text, p.score)).collect();
+        let encoder = hfpipe::HfPipe::unigram(steps, pieces, unk as u32, byte_fallback)?;
+        Ok(Tokenizer::new(Box::new(encoder), specials))
+    }
+
+    /// BPE as Hugging Face runs it (its merge rule, unknown and byte-fallback handling) behind
+    /// a `tokenizer.json`'s own steps (`hfpipe`). Tokens of kind `special` are special tokens;
+    /// `unk_token` names the unknown token.
+    pub fn hf_bpe(
+        content: &[u8],
+        steps: &hfpipe::Steps,
+        unk_token: Option<&str>,
+        opts: hfpipe::BpeOptions,
+    ) -> Result<Tokenizer, CoreError> {
+        let c = content::parse(content)?;
+        let mut specials = Vec::new();
+        let mut tokens = Vec::with_capacity(c.tokens.len());
+        let mut unk = None;
+        for t in &c.tokens {
+            let special = t.kind == "special";
+            if special {
+                let text = std::str::from_utf8(t.bytes)
+                    .map_err(|_| CoreError::input(format!("special token {} is not UTF-8 text; rename it", t.id)))?;
+                specials.push((text.to_string(), t.id));
+            }
+            if unk_token.is_some_and(|u| u.as_bytes() == t.bytes) {
+                unk = Some(t.id);
+            }
+            tokens.push((t.id, t.bytes.to_vec(), special));
+        }
+        if unk_token.is_some() && unk.is_none() {
+            return Err(CoreError::input("the BPE unknown token is not in the vocabulary; add it"));
+        }
+        let encoder = hfpipe::HfPipe::bpe(steps, tokens, &c.merges, hfpipe::BpeOptions { unk, ..opts })?;
+        Ok(Tokenizer::new(Box::new(encoder), specials))
+    }
+
+    /// WordPiece as Hugging Face runs it behind a `tokenizer.json`'s own steps (`hfpipe`).
+    pub fn hf_wordpiece(
+        content: &[u8],
+        steps: &hfpipe::Steps,
+        unk_token: &str,
+        prefix: &str,
+        max_chars: usize,
+    ) -> Result<Tokenizer, CoreError> {
+        let c = content::parse(content)?;
+        let mut specials = Vec::new();
+        let mut tokens = Vec::with_capacity(c.tokens.len());
+        for t in &c.tokens {
+            let text = std::str::from_utf8(t.bytes)
+                .map_err(|_| CoreError::input(format!("WordPiece token {} is not UTF-8 text", t.id)))?
+                .to_string();
+            if t.kind == "special" {
+                specials.push((text.clone(), t.id));
+            }
+            tokens.push((t.id, text));
+        }
+        let unk = tokens
+            .iter()
+            .find(|t| t.1 == unk_token)
+            .map(|t| t.0)
+            .ok_or_else(|| CoreError::input("the WordPiece unknown token is not in the vocabulary; add it"))?;
+        let encoder = hfpipe::HfPipe::wordpiece(steps, tokens, unk, prefix.to_string(), max_chars)?;
+        Ok(Tokenizer::new(Box::new(encoder), specials))
     }
 
     /// SentencePiece BPE (score-driven merges) behind SentencePiece's text handling; the

@@ -79,6 +79,21 @@ pub trait Encode: Send + Sync {
     /// text's segmentation may depend on them).
     fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> Result<(), CoreError>;
 
+    /// `encode_into` for a segment that starts at byte `at` of the text the caller was given
+    /// (the special-token rule cuts texts at special tokens). Only an encoder that treats the
+    /// start of the whole text apart (HF's Metaspace `first` scheme) needs to know.
+    fn encode_segment(&self, text: &str, _at: usize, out: &mut Vec<u32>) -> Result<(), CoreError> {
+        self.encode_into(text, out)
+    }
+
+    /// The ids of a segment (as `encode_segment`) with each token's byte span in the whole
+    /// text, for an encoder that knows them exactly (`hfpipe`); `None`: offsets are found by
+    /// the decoder's rule (`offsets.rs`).
+    #[allow(clippy::type_complexity)]
+    fn spans(&self, _text: &str, _at: usize) -> Option<Result<Vec<(u32, (usize, usize))>, CoreError>> {
+        None
+    }
+
     /// The bytes that `ids` stand for, in this algorithm's decoding (WordPiece joins words with
     /// spaces, SentencePiece turns `▁` back into spaces, ...). An unknown id is an error.
     fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError>;

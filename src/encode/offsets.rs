@@ -88,6 +88,13 @@ impl Tokenizer {
     /// Encodes `text[from..to]` as a text of its own and appends its tokens' spans.
     fn segment_spans(&self, text: &str, from: usize, to: usize, spans: &mut Spans) -> Result<(), CoreError> {
         let seg = &text[from..to];
+        if let Some(exact) = self.encoder.spans(seg, from) {
+            for (id, span) in exact? {
+                spans.ids.push(id);
+                spans.bytes.push(span);
+            }
+            return Ok(());
+        }
         let first = spans.ids.len();
         if self.encoder.encode_spans(seg, &mut spans.ids, &mut spans.bytes)? {
             for span in &mut spans.bytes[first..] {

@@ -140,13 +140,13 @@ impl Specials {
         for m in re.find_iter(text) {
             let m = m.map_err(|e| CoreError::input(format!("matching special tokens failed: {e}")))?;
             if m.start() > start {
-                encoder.encode_into(&text[start..m.start()], out)?;
+                encoder.encode_segment(&text[start..m.start()], start, out)?;
             }
             out.push(self.ids[m.as_str()]);
             start = m.end();
         }
         if start < text.len() {
-            encoder.encode_into(&text[start..], out)?;
+            encoder.encode_segment(&text[start..], start, out)?;
         }
         Ok(())
     }

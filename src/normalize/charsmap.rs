@@ -121,6 +121,30 @@ impl CharsMap {
         std::str::from_utf8(&rest[..end]).ok()
     }
 
+    /// The replacement of the shortest rule matching at the start of `input`, whatever its
+    /// length: Hugging Face's `Precompiled` normalizer (spm_precompiled's `transform`) applies
+    /// it to the whole chunk it was given. `None` when no rule matches.
+    pub fn shortest_prefix(&self, input: &str) -> Option<&str> {
+        let units = &self.units;
+        let mut id = offset(units[0]);
+        for &b in input.as_bytes().iter().take(self.max_key_len) {
+            // darts-clone's search ends at a NUL byte, as spm_precompiled's does.
+            if b == 0 {
+                return None;
+            }
+            id ^= b as usize;
+            let unit = *units.get(id)?;
+            if label(unit) != b as u32 {
+                return None;
+            }
+            id ^= offset(unit);
+            if has_leaf(unit) {
+                return Some(self.replacement_checked(value(units[id]) as usize).unwrap_or(""));
+            }
+        }
+        None
+    }
+
     /// The longest rule matching at the start of `input`: (its replacement, the bytes it
     /// consumes). `None` when no rule matches. A match that would end inside a character is
     /// not taken (keys are whole characters, so this only guards a strange blob).

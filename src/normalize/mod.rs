@@ -6,11 +6,12 @@
 //! and BERT's normalizer and pre-tokenizer (`bert.rs`, character classes in the generated
 //! `bert_tables.rs`), used by WordPiece's encoder, trainer and counting.
 
-mod bert;
+pub(crate) mod bert;
 mod bert_tables;
 mod charsmap;
 mod sentencepiece;
 
+pub(crate) use bert::is_pretok_punct as is_hf_punctuation;
 pub use bert::{pre_tokenize, BertNormalizer, Form};
 pub use charsmap::CharsMap;
 pub use sentencepiece::{SpNormalizer, SPACE_MARK};

@@ -35,7 +35,7 @@ mod pipeline;
 mod script;
 mod spans;
 mod trainer;
-mod trie;
+pub(crate) mod trie;
 
 pub use corpus::{splitting, train_counts, CorpusOutput};
 pub use decode::{sp_decode, DEFAULT_UNK_SURFACE};

@@ -41,14 +41,16 @@ from .wordpiece import WordPieceOptions
 if TYPE_CHECKING:
     from ..data import VersionInfo
 
-#: Every algorithm tokreg encodes. Their models' `owns` tests never overlap (three are stored as
-#: "bpe": byte-level, character-level and SentencePiece BPE, told apart by their config).
+#: Every algorithm tokreg encodes. Their models' `owns` tests never overlap (four are stored as
+#: "bpe": byte-level, character-level, SentencePiece and HF-pipeline BPE, told apart by their config).
 ALGORITHMS: tuple[Algorithm, ...] = (
     bpe.BYTE_LEVEL,
     bpe.CHAR_LEVEL,
     wordpiece.WORDPIECE,
     unigram.UNIGRAM,
     bpe.SENTENCEPIECE,
+    bpe.HF_PIPELINE,
+    wordpiece.HF_PIPELINE,
 )
 
 __all__ = [

@@ -188,6 +188,12 @@ def read_added(doc: Mapping[str, Any], where: str, *, normalized_ok: bool) -> di
 # -- the document --------------------------------------------------------------------------------
 
 
+def document(specials: Iterable[tuple[int, str]], **parts: Any) -> dict[str, Any]:
+    """A tokenizer.json document: its version, no truncation or padding, the special tokens
+    (id, text) as added tokens, then `parts` (normalizer, pre_tokenizer, model...)."""
+    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added_tokens(specials), **parts}
+
+
 def dumps(doc: Mapping[str, Any]) -> bytes:
     return json.dumps(doc, ensure_ascii=False, indent=2).encode("utf-8") + b"\n"
 

@@ -3,6 +3,8 @@
     BYTE_LEVEL     trained (GPT-2 style), extended; tokenizer.json and .tiktoken both ways
     CHAR_LEVEL     trained (`--char-level`, Sennrich et al.), extended; tokenizer.json both ways
     SENTENCEPIECE  imported from and written as SentencePiece `.model` files (Llama style)
+    HF_PIPELINE    imported from tokenizer.json files whose HF pipeline tokreg runs step by step
+                   (hf_pipe.py), and written back as they came
 
 By job: model.py (configs, and the core encoder each compiles to), training.py (options and the
 one trainer of both trained flavours), extend.py (growing a version, ids kept), hf.py,
@@ -12,7 +14,7 @@ tiktoken.py and sentencepiece.py (other tools' files).
 from __future__ import annotations
 
 from ..interfaces import Algorithm
-from . import model
+from . import hf_pipe, model
 from .extend import ByteLevelExtender, CharLevelExtender
 from .hf import ByteLevelHf, CharLevelHf
 from .sentencepiece import SpBpeModelFile
@@ -24,5 +26,6 @@ BYTE_LEVEL = Algorithm(
 )
 CHAR_LEVEL = Algorithm(model.CHAR_LEVEL, trainer=TRAINER, extender=CharLevelExtender(), hf=CharLevelHf())
 SENTENCEPIECE = Algorithm(model.SENTENCEPIECE, sentencepiece=SpBpeModelFile())
+HF_PIPELINE = Algorithm(hf_pipe.HF_BPE, hf=hf_pipe.HfPipelineBpeHf())
 
-__all__ = ["BYTE_LEVEL", "CHAR_LEVEL", "SENTENCEPIECE", "BpeOptions"]
+__all__ = ["BYTE_LEVEL", "CHAR_LEVEL", "HF_PIPELINE", "SENTENCEPIECE", "BpeOptions"]

@@ -25,7 +25,8 @@ Character-level BPE (without an end-of-word suffix) is a BPE model over the toke
 `unk_token`, a Split keeping only the pattern's matches, and a Fuse decoder. Reading accepts
 exactly these pipelines (and GPT-2's own ByteLevel(use_regex=true)), with a Split that keeps
 the text between matches too (`Isolated`: the config's `keep_gaps`), and refuses the rest,
-and every file tokreg would encode differently from HF tokenizers (see `read`).
+and every file tokreg would encode differently from HF tokenizers (see `read`); a file refused
+here is read by hf_pipe.py, which keeps its HF pipeline, if it can run every step of it.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from ...errors import InputError
 from ...formats import hf_json
 from .. import template
 from ..interfaces import HfCodec
+from . import hf_pipe
 from .model import BYTE_LEVEL, CHAR_LEVEL, ByteBpeConfig, CharBpeConfig
 
 
@@ -293,36 +295,15 @@ def _read(
     if ignore_merges and not byte_level:
         raise _unsupported(where, "ignore_merges=true with a character-level vocab")
 
-    def raw(s: str) -> bytes:
-        if not byte_level:
-            return s.encode("utf-8")
-        b = hf_json.unmapped(s)
-        if b is None:
-            raise InputError(
-                f"{where}: token {s[:40]!r} is not in GPT-2's byte-to-unicode alphabet, but the pre-tokenizer is "
-                "ByteLevel"
-            )
-        return b
-
-    merges_in = model.get("merges", [])
-    if not isinstance(merges_in, list):
-        raise InputError(f"{where}: model.merges is not a list")
     merges: list[MergeRow] = []
     pairs: set[tuple[int, int]] = set()
-    for rank, m in enumerate(merges_in):
-        pair = tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) if isinstance(m, list) else ()
-        if (
-            len(pair) != 2
-            or any(not isinstance(p, str) or p not in vocab for p in pair)
-            or (pair[0] + pair[1]) not in vocab
-        ):
-            raise InputError(f"{where}: merge {rank} {str(m)[:60]!r} names a token that is not in the vocab")
-        left, right = vocab[pair[0]], vocab[pair[1]]
+    for rank, lt, rt in hf_pipe.merge_pairs(model, vocab, where):
+        left, right = vocab[lt], vocab[rt]
         if (left, right) in pairs:
             # HF keeps the last rank of a pair given twice, tokreg the first: refuse rather than differ.
-            raise InputError(f"{where}: merge {rank} {str(m)[:60]!r} repeats an earlier merge; remove one")
+            raise InputError(f"{where}: merge {rank} {lt + ' ' + rt!r:.60} repeats an earlier merge; remove one")
         pairs.add((left, right))
-        merges.append(MergeRow(rank=rank, left=left, right=right, result=vocab[pair[0] + pair[1]]))
+        merges.append(MergeRow(rank=rank, left=left, right=right, result=vocab[lt + rt]))
     if byte_level and any(b.result <= a.result for a, b in zip(merges, merges[1:])):
         raise InputError(
             f"{where}: its merge results are not in id order; tokreg's byte-level encoder ranks "
@@ -337,7 +318,7 @@ def _read(
             raise InputError(f"{where}: id {i} is used by two tokens")
         if not s:
             raise InputError(f"{where}: the vocab has an empty token (id {i}); remove it")
-        b = raw(s)
+        b = hf_pipe.token_bytes(s, byte_level, where)
         base = len(b) == 1 if byte_level else len(s) == 1 and i not in results
         rows[i] = TokenRow(id=i, bytes=b, kind=("byte" if byte_level else "char") if base else "merged")
     for i, s in specials.items():
@@ -381,7 +362,10 @@ class ByteLevelHf(HfCodec):
         return model_type == "BPE" and _is_byte_level(doc)
 
     def read(self, doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> TokenizerData:
-        data, regex, keep_gaps = _read(doc, model, where, byte_level=True)
+        try:
+            data, regex, keep_gaps = _read(doc, model, where, byte_level=True)
+        except InputError as refused:
+            return hf_pipe.fallback(doc, model, where, refused)
         data.config = ByteBpeConfig(regex, keep_gaps).to_json()
         return data
 
@@ -397,6 +381,12 @@ class CharLevelHf(HfCodec):
         return model_type == "BPE" and not _is_byte_level(doc)
 
     def read(self, doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> TokenizerData:
+        try:
+            return self._read(doc, model, where)
+        except InputError as refused:
+            return hf_pipe.fallback(doc, model, where, refused)
+
+    def _read(self, doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> TokenizerData:
         data, regex, keep_gaps = _read(doc, model, where, byte_level=False)
         tokens = data.tokens
         n_chars = sum(1 for t in tokens if t.kind == "char")

@@ -68,7 +68,7 @@ class ByteBpe(Model[ByteBpeConfig]):
     title = "byte-level BPE"
 
     def owns(self, config: Mapping[str, Any]) -> bool:
-        return config.get("byte_level") is True and "model" not in config
+        return config.get("byte_level") is True and "model" not in config and "hf_pipeline" not in config
 
     def parse_config(self, raw: Mapping[str, Any]) -> ByteBpeConfig:
         exact_keys(raw, {"byte_level", "pattern"}, self.title, GAPS_KEYS | template.KEYS)
@@ -104,7 +104,7 @@ class CharBpe(Model[CharBpeConfig]):
     title = "character-level BPE"
 
     def owns(self, config: Mapping[str, Any]) -> bool:
-        return config.get("byte_level") is False and "model" not in config
+        return config.get("byte_level") is False and "model" not in config and "hf_pipeline" not in config
 
     def parse_config(self, raw: Mapping[str, Any]) -> CharBpeConfig:
         exact_keys(

@@ -5,17 +5,22 @@ n-best and sampling give subword regularization. Every piece keeps its log proba
 score.
 
 Config (hashed): {"normalizer": {...} (../sentencepiece_text.py), "byte_fallback", "unk_token"},
-and "unk_surface" (what the unknown piece decodes to) only when not SentencePiece's ` ⁇ `.
+and "unk_surface" (what the unknown piece decodes to) only when not SentencePiece's ` ⁇ `,
+plus "hf_pipeline" (../hf_pipeline.py) only for a version imported from a Hugging Face layout
+that SentencePiece's text handling does not reproduce: such a version runs HF's own steps and
+HF's Unigram arithmetic (`_core.Encoder.hf_unigram`: f64 path scores, HF's unknown and tie
+rules), and its SentencePiece normalizer is unused (identity, no flags).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 from ... import _core
-from .. import sentencepiece_text, template
+from .. import hf_pipeline, sentencepiece_text, template
+from ..hf_pipeline import HfPipeline
 from ..interfaces import Model, exact_keys
 from ..sentencepiece_text import UNK_SURFACE, UNK_SURFACE_KEYS, SpNormalizerConfig, unk_surface_json, unk_surface_of
 
@@ -26,14 +31,18 @@ class UnigramConfig:
     byte_fallback: bool
     unk_token: str
     unk_surface: str = UNK_SURFACE  # what the unknown piece decodes to
+    hf: Optional[HfPipeline] = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "normalizer": self.normalizer.to_json(),
             "byte_fallback": self.byte_fallback,
             "unk_token": self.unk_token,
             **unk_surface_json(self.unk_surface),
         }
+        if self.hf is not None:
+            out[hf_pipeline.KEY] = self.hf.to_json()
+        return out
 
 
 class Unigram(Model[UnigramConfig]):
@@ -47,22 +56,36 @@ class Unigram(Model[UnigramConfig]):
         return True
 
     def parse_config(self, raw: Mapping[str, Any]) -> UnigramConfig:
-        exact_keys(raw, {"normalizer", "byte_fallback", "unk_token"}, self.title, template.KEYS | UNK_SURFACE_KEYS)
+        exact_keys(
+            raw,
+            {"normalizer", "byte_fallback", "unk_token"},
+            self.title,
+            template.KEYS | UNK_SURFACE_KEYS | {hf_pipeline.KEY},
+        )
         return UnigramConfig(
             normalizer=SpNormalizerConfig.from_json(raw["normalizer"], self.title),
             byte_fallback=bool(raw["byte_fallback"]),
             unk_token=str(raw["unk_token"]),
             unk_surface=unk_surface_of(raw, self.title),
+            hf=HfPipeline.from_json(raw[hf_pipeline.KEY], self.title) if hf_pipeline.KEY in raw else None,
         )
 
     def display_config(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         """The normalizer as its rule's name, whether the rules are custom, their hash."""
-        return {**raw, "normalizer": self.parse_config(raw).normalizer.summary()}
+        cfg = self.parse_config(raw)
+        out = {**raw, "normalizer": cfg.normalizer.summary()}
+        if cfg.hf is not None:
+            out[hf_pipeline.KEY] = cfg.hf.summary()
+        return out
 
     def compile(self, content: bytes, config: UnigramConfig) -> _core.Encoder:
+        if config.hf is not None:
+            return _core.Encoder.hf_unigram(content, **config.hf.core_args(), byte_fallback=config.byte_fallback)
         return _core.Encoder.unigram(content, **config.normalizer.core_args(), unk_surface=config.unk_surface)
 
     def lossless(self, config: UnigramConfig) -> bool:
+        if config.hf is not None:
+            return False
         return sentencepiece_text.lossless(config.normalizer, config.byte_fallback)
 
 

@@ -4,6 +4,7 @@ probabilities and the normalizer, mapped by ../sentencepiece_model.py."""
 from __future__ import annotations
 
 from ...data import TokenizerData
+from ...errors import InputError
 from ...formats.sentencepiece_proto import Model as SpModel
 from .. import sentencepiece_model
 from ..interfaces import SentencePieceCodec
@@ -21,6 +22,11 @@ class UnigramModelFile(SentencePieceCodec):
 
     def write(self, data: TokenizerData, ref: str) -> bytes:
         cfg = UNIGRAM.parse_config(data.config)
+        if cfg.hf is not None:
+            raise InputError(
+                f"{ref} runs a Hugging Face pipeline (its normalizer, pre-tokenizer and HF's Unigram arithmetic), "
+                "which a SentencePiece model cannot hold; export it with --format hf or tokreg"
+            )
         return sentencepiece_model.export_model(
             data, cfg.normalizer, cfg.byte_fallback, model_type=self.model_type, unk_surface=cfg.unk_surface
         )

@@ -8,7 +8,7 @@ trainer), extend.py (growing a version, ids kept), hf.py and vocab_txt.py (other
 from __future__ import annotations
 
 from ..interfaces import Algorithm
-from . import model
+from . import hf_pipe, model
 from .extend import WordPieceExtender
 from .hf import WordPieceHf
 from .training import TRAINER, WordPieceOptions
@@ -18,4 +18,6 @@ WORDPIECE = Algorithm(
     model.WORDPIECE, trainer=TRAINER, extender=WordPieceExtender(), hf=WordPieceHf(), vocab_txt=WordPieceVocabTxt()
 )
 
-__all__ = ["WORDPIECE", "WordPieceOptions"]
+HF_PIPELINE = Algorithm(hf_pipe.HF_WORDPIECE, hf=hf_pipe.HfPipelineWordPieceHf())
+
+__all__ = ["HF_PIPELINE", "WORDPIECE", "WordPieceOptions"]

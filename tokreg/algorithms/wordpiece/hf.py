@@ -14,6 +14,7 @@ from ...errors import InputError
 from ...formats import hf_json
 from .. import template
 from ..interfaces import HfCodec
+from . import hf_pipe
 from .model import WORDPIECE, BertNormalizerConfig, WordPieceConfig, token_kind
 
 _HF_FORMS = {"NFC": "nfc", "NFKC": "nfkc", "NFD": "nfd", "NFKD": "nfkd"}
@@ -60,6 +61,14 @@ class WordPieceHf(HfCodec):
         return model_type == "WordPiece"
 
     def read(self, doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> TokenizerData:
+        """The pipelines tokreg's WordPiece encoder implements; any other is read by
+        hf_pipe.py when it can run every step (else its reason is given)."""
+        try:
+            return self._read(doc, model, where)
+        except InputError as refused:
+            return hf_pipe.fallback(doc, model, where, refused)
+
+    def _read(self, doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> TokenizerData:
         """Accepts exactly the pipelines tokreg's WordPiece encoder implements."""
 
         def refuse(what: str) -> InputError:

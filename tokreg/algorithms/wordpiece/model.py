@@ -82,7 +82,7 @@ class WordPiece(Model[WordPieceConfig]):
     title = "WordPiece"
 
     def owns(self, config: Mapping[str, Any]) -> bool:
-        return True
+        return "hf_pipeline" not in config
 
     def parse_config(self, raw: Mapping[str, Any]) -> WordPieceConfig:
         exact_keys(
