@@ -120,6 +120,7 @@ def run() -> None:
                         f"{n / held_bytes:.4f}",
                         f"{100 * (n / hf_tokens - 1):+.2f}%",
                         f"{100 * unk / n:.2f}%",
+                        f"{min(r['seconds'] for r in runs):.2f}",
                         f"{statistics.median(r['seconds'] for r in runs):.2f}",
                         f"{max(r['peak_rss_mb'] for r in runs):.0f}",
                         f"{max(r['peak_rss_mb'] - r['baseline_mb'] for r in runs):.0f}",
@@ -129,7 +130,7 @@ def run() -> None:
         notes.append(f"{name}: {mb:.1f} MB trained on, {held_bytes / 1e6:.2f} MB held out")
     table(
         f"WordPiece objectives beside HF, uncased, tokens per byte on the held-out 20% (fewer is better); "
-        f"median of {REPEATS} fresh runs, {threads} threads",
+        f"{REPEATS} fresh runs each, {threads} threads",
         [
             "text",
             "vocab",
@@ -146,3 +147,25 @@ def run() -> None:
     )
     for note in notes:
         print(f"- {note}")
+    _summary(rows)
+
+
+def _summary(rows: list[list[Any]]) -> None:
+    """The same figures one row per trainer (the README's table): tokens per byte in every
+        setting, then the best time and peak memory of the largest text at the larger size (German at
+    32,000, when it is there)."""
+    settings = list(dict.fromkeys((r[0], r[1]) for r in rows))
+    big = next((s for s in settings if s == ("German", "32,000")), settings[-1] if settings else None)
+    out = []
+    for who in dict.fromkeys(r[2] for r in rows):
+        cells = {(r[0], r[1]): r for r in rows if r[2] == who}
+        row = [who] + [cells[s][3] if s in cells else "" for s in settings]
+        if big in cells:
+            row += [cells[big][6], cells[big][8]]
+        out.append(row)
+    table(
+        "Summary: tokens per byte on held-out text; training time and peak memory on "
+        + (f"{big[0]} at {big[1]}" if big else "the last setting"),
+        ["trainer"] + [f"{t} {v}" for t, v in settings] + ["best s", "peak MB"],
+        out,
+    )
