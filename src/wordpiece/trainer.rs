@@ -15,8 +15,10 @@
 //!   the most"), with the segmentation held fixed rather than re-decoded:
 //!       gain = xlx(c(ab)) + xlx(c(a) - c(ab)) + xlx(c(b) - c(ab)) - xlx(c(a)) - xlx(c(b))
 //!              + xlx(N) - xlx(N - c(ab))
-//!   (a == b: xlx(c(ab)) + xlx(c(a) - 2 c(ab)) - xlx(c(a)) + the same N terms). In nats, as f64
-//!   (`f64::ln`); ties: higher c(ab), then smaller left id, then smaller right id.
+//!   (a == b: xlx(c(ab)) + xlx(c(a) - 2 c(ab)) - xlx(c(a)) + the same N terms, clamped at 0;
+//!   the result is scored as a new symbol even when another pair made its string before). In
+//!   nats, as f64 (`f64::ln`, so equal on every platform whose libm rounds `ln` the same way);
+//!   ties: higher c(ab), then smaller left id, then smaller right id.
 //!
 //! Incremental: each pair keeps a count and a superset list of the words that contain it; a merge
 //! only rewrites those words and applies the resulting pair-count deltas. Under `Ratio` and
@@ -279,7 +281,8 @@ struct State<'c> {
     pair_count: Vec<u64>,
     /// Superset of the words containing the pair (may hold duplicates and stale words).
     pair_words: Vec<Vec<u32>>,
-    /// Live pairs (count > 0) in which each symbol takes part, either side.
+    /// Live pairs (count > 0) in which each symbol takes part, either side (empty under
+    /// `Frequency`, which never needs them).
     partners: Vec<FxHashSet<u32>>,
     live_pairs: usize,
     heap: Heap,
@@ -339,13 +342,19 @@ impl<'c> State<'c> {
         let old = self.pair_count[s as usize];
         self.pair_count[s as usize] = new;
         let (l, r) = (self.pair_left[s as usize], self.pair_right[s as usize]);
+        // A pair's rank by frequency depends on its own count only: no partners to track.
+        let track = self.cfg.objective != Objective::Frequency;
         if old == 0 && new > 0 {
-            self.partners[l as usize].insert(s);
-            self.partners[r as usize].insert(s);
+            if track {
+                self.partners[l as usize].insert(s);
+                self.partners[r as usize].insert(s);
+            }
             self.live_pairs += 1;
         } else if old > 0 && new == 0 {
-            self.partners[l as usize].remove(&s);
-            self.partners[r as usize].remove(&s);
+            if track {
+                self.partners[l as usize].remove(&s);
+                self.partners[r as usize].remove(&s);
+            }
             self.live_pairs -= 1;
         }
     }
