@@ -12,9 +12,8 @@
 //!   symbols (maximum-likelihood probabilities c(t)/N) when every occurrence of (a, b) becomes
 //!   one symbol - Schuster & Nakajima 2012 ("Japanese and Korean voice search", section 3.1,
 //!   step 4: "choose the new word unit ... that increases the likelihood on the training data
-//!   the most"), with the segmentation held fixed rather than re-decoded:
-//!       gain = xlx(c(ab)) + xlx(c(a) - c(ab)) + xlx(c(b) - c(ab)) - xlx(c(a)) - xlx(c(b))
-//!              + xlx(N) - xlx(N - c(ab))
+//!   the most"), with the segmentation held fixed rather than re-decoded: gain =
+//!   `xlx(c(ab)) + xlx(c(a) - c(ab)) + xlx(c(b) - c(ab)) - xlx(c(a)) - xlx(c(b)) + xlx(N) - xlx(N - c(ab))`
 //!   (a == b: xlx(c(ab)) + xlx(c(a) - 2 c(ab)) - xlx(c(a)) + the same N terms, clamped at 0;
 //!   the result is scored as a new symbol even when another pair made its string before). In
 //!   nats, as f64 (`f64::ln`, so equal on every platform whose libm rounds `ln` the same way);
