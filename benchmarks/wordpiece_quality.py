@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import DATA, child, need_data, table
+from benchmarks.common import DATA, child, held_out_split, need_data, table, text_lines
 
 LANGCORP = Path(os.environ.get("TOKREG_LANGCORP", "/work/langcorp"))
 VOCABS = (8000, 32000)
@@ -32,32 +32,12 @@ TRAINERS = ("frequency", "likelihood", "ratio", "hf")
 REPEATS = int(os.environ.get("TOKREG_BENCH_REPEATS", "3"))
 
 
-def _lines(path: Path) -> list[str]:
-    if not path.exists():
-        return []
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        return fh.read().splitlines()
-
-
 def _settings() -> dict[str, list[list[str]]]:
     return {
-        "English": [_lines(DATA / "kjv.txt"), _lines(DATA / "dr.en.txt")],
-        "German": [_lines(LANGCORP / "de.txt")],
-        "Chinese": [_lines(DATA / "dr.zh-cn.txt")],
+        "English": [text_lines(DATA / "kjv.txt"), text_lines(DATA / "dr.en.txt")],
+        "German": [text_lines(LANGCORP / "de.txt")],
+        "Chinese": [text_lines(DATA / "dr.zh-cn.txt")],
     }
-
-
-def _split(texts: list[list[str]], folder: str, name: str) -> tuple[str, list[str]]:
-    train: list[str] = []
-    held: list[str] = []
-    for lines in texts:
-        cut = len(lines) * 8 // 10
-        train += lines[:cut]
-        held += [x for x in lines[cut:] if x.strip()]
-    path = os.path.join(folder, f"{name}.txt")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(train) + "\n")
-    return path, held
 
 
 def _tokens(who: str, out: str, held: list[str]) -> tuple[int, int]:
@@ -98,7 +78,7 @@ def run() -> None:
         if not all(texts):
             notes.append(f"{name}: its text is not on this machine (run ../shared/tools/lang-corpora.sh)")
             continue
-        corpus, held = _split(texts, folder, name)
+        corpus, held = held_out_split(texts, folder, name)
         mb = os.path.getsize(corpus) / 1e6
         held_bytes = sum(len(x.encode("utf-8")) for x in held)
         for vocab in VOCABS:

@@ -161,17 +161,40 @@ fn deterministic(objective: Objective) {
     assert_eq!(base, run(2, &shuf));
 }
 
-/// Naive trainer: full recount of every pair and symbol before each merge, same selection order.
-/// Returns merges as (left, right, result, pair_count, left_count, right_count).
-fn naive(words: &[(String, u64)], vocab_size: usize, specials: usize) -> Vec<(String, String, String, u64, u64, u64)> {
-    let mut ws: Vec<(Vec<String>, u64)> = words
+/// Words as the naive trainers start them: the first character bare, the others `##`-prefixed.
+fn naive_words(words: &[(String, u64)]) -> Vec<(Vec<String>, u64)> {
+    words
         .iter()
         .map(|(w, c)| {
             let syms =
                 w.chars().enumerate().map(|(i, ch)| if i == 0 { ch.to_string() } else { format!("##{ch}") }).collect();
             (syms, *c)
         })
-        .collect();
+        .collect()
+}
+
+/// Every leftmost, non-overlapping `l r` in every word becomes `res`.
+fn naive_merge(ws: &mut [(Vec<String>, u64)], l: &str, r: &str, res: &str) {
+    for (s, _) in ws.iter_mut() {
+        let mut n = Vec::new();
+        let mut i = 0;
+        while i < s.len() {
+            if i + 1 < s.len() && s[i] == l && s[i + 1] == r {
+                n.push(res.to_string());
+                i += 2;
+            } else {
+                n.push(s[i].clone());
+                i += 1;
+            }
+        }
+        *s = n;
+    }
+}
+
+/// Naive trainer: full recount of every pair and symbol before each merge, same selection order.
+/// Returns merges as (left, right, result, pair_count, left_count, right_count).
+fn naive(words: &[(String, u64)], vocab_size: usize, specials: usize) -> Vec<(String, String, String, u64, u64, u64)> {
+    let mut ws = naive_words(words);
     let mut vocab: BTreeSet<String> = ws.iter().flat_map(|(s, _)| s.iter().cloned()).collect();
     let mut out = Vec::new();
     while vocab.len() + specials < vocab_size {
@@ -205,20 +228,7 @@ fn naive(words: &[(String, u64)], vocab_size: usize, specials: usize) -> Vec<(St
         let res = format!("{}{}", l, r.strip_prefix("##").unwrap());
         out.push((l.clone(), r.clone(), res.clone(), pc, sym[l.as_str()], sym[r.as_str()]));
         vocab.insert(res.clone());
-        for (s, _) in ws.iter_mut() {
-            let mut n = Vec::new();
-            let mut i = 0;
-            while i < s.len() {
-                if i + 1 < s.len() && s[i] == l && s[i + 1] == r {
-                    n.push(res.clone());
-                    i += 2;
-                } else {
-                    n.push(s[i].clone());
-                    i += 1;
-                }
-            }
-            *s = n;
-        }
+        naive_merge(&mut ws, &l, &r, &res);
     }
     out
 }
@@ -322,14 +332,7 @@ fn naive_hf(
     vocab_size: usize,
     objective: Objective,
 ) -> Vec<(String, String, String, u64, f64)> {
-    let mut ws: Vec<(Vec<String>, u64)> = words
-        .iter()
-        .map(|(w, c)| {
-            let syms =
-                w.chars().enumerate().map(|(i, ch)| if i == 0 { ch.to_string() } else { format!("##{ch}") }).collect();
-            (syms, *c)
-        })
-        .collect();
+    let mut ws = naive_words(words);
     let chars: BTreeSet<char> = words.iter().flat_map(|(w, _)| w.chars()).collect();
     let conts: BTreeSet<String> = words.iter().flat_map(|(w, _)| w.chars().skip(1).map(|c| format!("##{c}"))).collect();
     let mut ids: BTreeMap<String, usize> = BTreeMap::new();
@@ -376,20 +379,7 @@ fn naive_hf(
             let n = ids.len();
             ids.insert(res.clone(), n);
         }
-        for (s, _) in ws.iter_mut() {
-            let mut n = Vec::new();
-            let mut i = 0;
-            while i < s.len() {
-                if i + 1 < s.len() && s[i] == l && s[i + 1] == r {
-                    n.push(res.clone());
-                    i += 2;
-                } else {
-                    n.push(s[i].clone());
-                    i += 1;
-                }
-            }
-            *s = n;
-        }
+        naive_merge(&mut ws, &l, &r, &res);
     }
     out
 }
