@@ -18,6 +18,7 @@ SUITES = [
     "unigram",
     "unigram_quality",
     "wordpiece",
+    "wordpiece_quality",
     "serve",
     "long_lines",
     "train_scale",

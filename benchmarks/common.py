@@ -33,6 +33,30 @@ def need_data() -> None:
         sys.exit(f"benchmark data not found in {DATA}; set TOKREG_TEST_DATA to the shared data folder")
 
 
+def text_lines(path: Path, limit: int = 0) -> list[str]:
+    """The lines of a text file (its first `limit` characters when given); none when it is not
+    on this machine."""
+    if not path.exists():
+        return []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return (fh.read(limit) if limit else fh.read()).splitlines()
+
+
+def held_out_split(texts: list[list[str]], folder: str, name: str) -> tuple[str, list[str]]:
+    """Writes the first 80% of each text's lines to `folder/name.txt` (the training text) and
+    returns its path with the other 20% of every text (its non-blank lines: the held-out text)."""
+    train: list[str] = []
+    held: list[str] = []
+    for lines in texts:
+        cut = len(lines) * 8 // 10
+        train += lines[:cut]
+        held += [x for x in lines[cut:] if x.strip()]
+    path = os.path.join(folder, f"{name}.txt")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(train) + "\n")
+    return path, held
+
+
 def stdlib_source(limit: int = 4_000_000) -> str:
     """The Python standard library's own source: a code corpus present on every machine."""
     out, size = [], 0

@@ -23,42 +23,26 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import DATA, child, need_data, table
+from benchmarks.common import DATA, child, held_out_split, need_data, table, text_lines
 
 CORPUS = Path(os.environ.get("TOKREG_CORPUS", "/work/corpus"))
 VOCABS = (8000, 32000)
-
-
-def _lines(path: Path, limit: int = 0) -> list[str]:
-    if not path.exists():
-        return []
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        return (fh.read(limit) if limit else fh.read()).splitlines()
 
 
 def _settings() -> dict[str, list[list[str]]]:
     """setting -> its texts, each split 80/20 on its own."""
     docs = CORPUS / "kernel-docs"
     return {
-        "English": [_lines(DATA / "kjv.txt"), _lines(DATA / "dr.en.txt"), _lines(docs / "en.txt", 4_000_000)],
-        "Italian": [_lines(docs / "it_IT.txt")],
-        "Chinese": [_lines(DATA / "dr.zh-cn.txt"), _lines(docs / "zh_CN.txt")],
-        "Japanese": [_lines(docs / "ja_JP.txt")],
-        "code": [_lines(CORPUS / "kernel.txt", 8_000_000)],
+        "English": [
+            text_lines(DATA / "kjv.txt"),
+            text_lines(DATA / "dr.en.txt"),
+            text_lines(docs / "en.txt", 4_000_000),
+        ],
+        "Italian": [text_lines(docs / "it_IT.txt")],
+        "Chinese": [text_lines(DATA / "dr.zh-cn.txt"), text_lines(docs / "zh_CN.txt")],
+        "Japanese": [text_lines(docs / "ja_JP.txt")],
+        "code": [text_lines(CORPUS / "kernel.txt", 8_000_000)],
     }
-
-
-def _split(texts: list[list[str]], folder: str, name: str) -> tuple[str, list[str]]:
-    train: list[str] = []
-    held: list[str] = []
-    for lines in texts:
-        cut = len(lines) * 8 // 10
-        train += lines[:cut]
-        held += [x for x in lines[cut:] if x.strip()]
-    path = os.path.join(folder, f"{name}.txt")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(train) + "\n")
-    return path, held
 
 
 def run() -> None:
@@ -75,7 +59,7 @@ def run() -> None:
         if not any(texts):
             notes.append(f"{name}: its text is not on this machine")
             continue
-        corpus, held = _split(texts, folder, name)
+        corpus, held = held_out_split(texts, folder, name)
         mb = os.path.getsize(corpus) / 1e6
         for vocab in VOCABS:
             out = f"{folder}/{name}-{vocab}"

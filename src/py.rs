@@ -796,7 +796,7 @@ fn bert_normalizer(
 /// Learns WordPiece merges from counted words (see `Counter.bert`).
 #[pyfunction]
 #[pyo3(signature = (counts, vocab_size, special_tokens, continuing_prefix="##", min_frequency=0,
-    limit_alphabet=None, max_token_len=None, threads=0, progress=None))]
+    limit_alphabet=None, max_token_len=None, threads=0, progress=None, objective="ratio"))]
 #[allow(clippy::too_many_arguments)]
 fn train_wordpiece<'py>(
     py: Python<'py>,
@@ -809,8 +809,10 @@ fn train_wordpiece<'py>(
     max_token_len: Option<usize>,
     threads: usize,
     progress: Option<PyObject>,
+    objective: &str,
 ) -> PyResult<WordPieceTrained> {
     let cfg = wordpiece::TrainerConfig {
+        objective: wordpiece::Objective::from_name(objective).map_err(|e| to_py_err(py, e))?,
         vocab_size,
         min_frequency,
         continuing_prefix: continuing_prefix.to_string(),

@@ -1,4 +1,5 @@
-"""WordPiece: training records scores and counts, same hash whatever the threads, and an
+"""WordPiece: training records scores and counts (the `ratio` objective's worked example; the
+others are tests/test_wordpiece_objectives.py), same hash whatever the threads, and an
 imported BERT-style vocabulary encodes exactly like Hugging Face tokenizers."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from .conftest import CORPORA, CORPORA_BY_LANE, Cli, data_file
 def test_hug_pug_pun_bun_hugs(registry: Registry, tmp_path: Path) -> None:
     corpus = tmp_path / "hug.txt"
     corpus.write_text("hug " * 10 + "pug " * 5 + "pun " * 12 + "bun " * 4 + "hugs " * 5 + "\n")
-    v = registry.train("hug", [corpus], WordPieceOptions(vocab_size=25))
+    v = registry.train("hug", [corpus], WordPieceOptions(vocab_size=25, objective="ratio"))
     _, rows = registry.sql(
         "SELECT left_text, right_text, result_text, count, left_count, right_count, score "
         "FROM merges_view WHERE tokenizer = 'hug@1' ORDER BY rank LIMIT 2"

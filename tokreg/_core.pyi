@@ -82,6 +82,7 @@ def train_wordpiece(
     max_token_len: Optional[int] = None,
     threads: int = 0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
+    objective: str = "ratio",
 ) -> WordPieceTrained: ...
 def train_unigram(
     counts: Counts,

@@ -15,7 +15,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::trainer::{train_from, TrainResult, TrainerConfig};
+use super::trainer::{train_from, Objective, TrainResult, TrainerConfig};
 use crate::count::Counts;
 use crate::error::CoreError;
 
@@ -122,6 +122,7 @@ pub fn extend(
     };
     let refused = |t: &str| kept.contains(t.strip_prefix(prefix).filter(|b| !b.is_empty()).unwrap_or(t));
     let tc = TrainerConfig {
+        objective: Objective::Ratio, // what extension always ranked by
         vocab_size: first_new + cfg.max_new,
         min_frequency: cfg.min_frequency,
         continuing_prefix: cfg.continuing_prefix.clone(),

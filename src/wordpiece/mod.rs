@@ -1,6 +1,6 @@
 //! WordPiece (BERT) tokenization as plain Rust: no Python, no I/O.
 //!
-//! Owns: the score-based WordPiece trainer (`trainer.rs`, and the corpus-to-vocabulary run
+//! Owns: the WordPiece trainer and its objectives (`trainer.rs`, and the corpus-to-vocabulary run
 //! around it in `corpus.rs`), the greedy longest-match trie encoder (`encoder.rs`), decoding
 //! (`decode.rs`) and the pipeline behind the core's `Encode` interface (`pipeline.rs`). The
 //! BERT normalizer and pre-tokenizer it uses are `crate::normalize`'s.
@@ -24,4 +24,4 @@ pub use decode::decode;
 pub use encoder::Encoder;
 pub use extend::{extend, ExtendConfig, ExtendOutput};
 pub use pipeline::WordPiece;
-pub use trainer::{train, Merge, TrainResult, TrainerConfig};
+pub use trainer::{train, Merge, Objective, TrainResult, TrainerConfig};

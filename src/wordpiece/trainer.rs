@@ -1,21 +1,47 @@
-//! The WordPiece trainer (likelihood-style score, as in the HF course /
-//! Google's WordPiece description): start from characters (first char of a word as is, the
-//! others as `prefix + char`) and repeatedly merge the adjacent pair with the highest
-//!     score(a, b) = count(ab) / (count(a) * count(b)).
+//! The WordPiece trainer: start from characters (first char of a word as is, the others as
+//! `prefix + char`) and repeatedly merge the adjacent pair that the chosen `Objective` ranks
+//! highest. Three objectives (counts are of the current segmentation of the corpus: c(ab) the
+//! pair's adjacent occurrences, c(a), c(b) its parts', N all symbols; `xlx(x) = x ln x`):
+//!
+//! - `Frequency`: c(ab), as Hugging Face's `WordPieceTrainer` (its BPE trainer with a `##`
+//!   continuing prefix); ties: smaller left id, then smaller right id, HF's own rule.
+//! - `Ratio`: c(ab) / (c(a) c(b)), the score the HF course gives for WordPiece; ties: higher
+//!   c(ab), then the left token's string bytewise ascending, then the right's. Compared exactly,
+//!   as fractions.
+//! - `Likelihood`: the gain in log-likelihood of the corpus under a unigram model of the current
+//!   symbols (maximum-likelihood probabilities c(t)/N) when every occurrence of (a, b) becomes
+//!   one symbol - Schuster & Nakajima 2012 ("Japanese and Korean voice search", section 3.1,
+//!   step 4: "choose the new word unit ... that increases the likelihood on the training data
+//!   the most"), with the segmentation held fixed rather than re-decoded: gain =
+//!   `xlx(c(ab)) + xlx(c(a) - c(ab)) + xlx(c(b) - c(ab)) - xlx(c(a)) - xlx(c(b)) + xlx(N) - xlx(N - c(ab))`
+//!   (a == b: xlx(c(ab)) + xlx(c(a) - 2 c(ab)) - xlx(c(a)) + the same N terms, clamped at 0;
+//!   the result is scored as a new symbol even when another pair made its string before). In
+//!   nats, as f64 (`f64::ln`, so equal on every platform whose libm rounds `ln` the same way);
+//!   ties: higher c(ab), then smaller left id, then smaller right id.
 //!
 //! Incremental: each pair keeps a count and a superset list of the words that contain it; a merge
-//! only rewrites those words and applies the resulting pair-count deltas. A pair's score also
-//! depends on the counts of its two parts, and a merge lowers count(a) and count(b) (and raises
-//! the result's), so the scores of *all* live pairs touching a, b or the result change - pairs in
-//! words the merge never touched. We therefore keep, per symbol, the set of live pairs it takes
-//! part in and re-push every pair whose own count or whose parts' counts changed. Heap entries are
-//! snapshots (pair count, left count, right count); a popped entry whose snapshot differs from the
-//! current counts is stale and is dropped. Because a fresh entry is pushed on every change, the
-//! newest snapshot of every live pair is always in the heap, so the first valid pop is the true best.
+//! only rewrites those words and applies the resulting pair-count deltas. Under `Ratio` and
+//! `Likelihood` a pair's score also depends on the counts of its two parts, and a merge lowers
+//! c(a) and c(b) (and raises the result's), so the scores of *all* live pairs touching a, b or the
+//! result change - pairs in words the merge never touched. We therefore keep, per symbol, the set
+//! of live pairs it takes part in and re-push every pair whose own count or whose parts' counts
+//! changed. Heap entries are snapshots (pair count, left count, right count); a popped entry whose
+//! snapshot differs from the current counts is stale and is dropped. Because a fresh entry is
+//! pushed on every change, the newest snapshot of every live pair is always in the heap, so the
+//! first valid pop is the true best. `Likelihood` also depends on N, which every merge lowers:
+//! its N terms only shrink as N falls, so an entry scored with an older N is an upper bound and
+//! is re-scored and pushed back when it reaches the top (lazy evaluation); the first entry on top
+//! scored with the current N is the true best.
 //!
-//! Order of selection (a total order, so results never depend on input order, hash order or thread
-//! count): higher score (compared exactly, as fractions); then higher pair count; then the left
-//! token's string, bytewise ascending; then the right token's string, bytewise ascending.
+//! Id layout. `Ratio` (tokreg's first trainer, kept as it was so its versions reproduce):
+//! specials, then the symbols seen sorted bytewise (so "##x" pieces come before bare letters);
+//! a character dropped by `limit_alphabet` splits its word. `Frequency` and `Likelihood` use
+//! HF's layout: specials, then every kept character bare (by code point, whether or not it ever
+//! starts a word), then the "##x" pieces by code point (HF adds these in the order it meets them
+//! in a hash map, which changes from run to run: tokenizers #1794); a dropped character is left
+//! out of its word, which stays whole. Merged tokens follow in creation order.
+//!
+//! Nothing depends on input order, hash order or thread count: every order above is total.
 
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -23,8 +49,36 @@ use std::cmp::Ordering;
 
 use crate::error::CoreError;
 
+/// Which pair a merge step picks (see the module header for the formulas and tie rules).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Objective {
+    /// c(ab) / (c(a) c(b)).
+    #[default]
+    Ratio,
+    /// c(ab), as Hugging Face's WordPieceTrainer.
+    Frequency,
+    /// The unigram log-likelihood gain of the merge (Schuster & Nakajima 2012).
+    Likelihood,
+}
+
+impl Objective {
+    /// The objective named `ratio`, `frequency` or `likelihood`.
+    pub fn from_name(name: &str) -> Result<Objective, CoreError> {
+        match name {
+            "ratio" => Ok(Objective::Ratio),
+            "frequency" => Ok(Objective::Frequency),
+            "likelihood" => Ok(Objective::Likelihood),
+            _ => Err(CoreError::input(format!(
+                "unknown WordPiece objective {name:?}; use one of frequency, likelihood or ratio"
+            ))),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrainerConfig {
+    /// What a merge maximises; also picks the id layout (module header).
+    pub objective: Objective,
     /// Stop once the vocabulary (specials + alphabet + merged tokens) reaches this size. The
     /// specials and the alphabet are always kept whole, even if they already exceed it.
     pub vocab_size: usize,
@@ -44,6 +98,7 @@ pub struct TrainerConfig {
 impl Default for TrainerConfig {
     fn default() -> Self {
         TrainerConfig {
+            objective: Objective::default(),
             vocab_size: 30000,
             min_frequency: 0,
             continuing_prefix: "##".to_string(),
@@ -60,7 +115,8 @@ pub struct Merge {
     pub right: u32,
     /// Id of the merged token (an existing id when the string was already in the vocabulary).
     pub result: u32,
-    /// pair_count / (left_count * right_count), as f64.
+    /// The objective's value when chosen: pair_count / (left_count * right_count) (`Ratio`),
+    /// pair_count (`Frequency`), or the log-likelihood gain in nats (`Likelihood`).
     pub score: f64,
     /// Adjacent occurrences of (left, right), weighted by word counts, when chosen.
     pub pair_count: u64,
@@ -87,6 +143,9 @@ struct Entry {
     pc: u64,
     lc: u64,
     rc: u64,
+    /// `Likelihood` only: N when scored, and the gain it gave (0 otherwise).
+    n: u64,
+    gain: f64,
 }
 
 /// score(x) vs score(y), exactly: x.pc/(x.lc*x.rc) vs y.pc/(y.lc*y.rc).
@@ -100,12 +159,43 @@ fn cmp_score(x: &Entry, y: &Entry) -> Ordering {
     }
 }
 
-/// Greater = x is the better merge (see the header for the order).
-fn cmp_entries(x: &Entry, y: &Entry, strs: &[String]) -> Ordering {
-    cmp_score(x, y)
-        .then(x.pc.cmp(&y.pc))
-        .then_with(|| strs[y.left as usize].as_bytes().cmp(strs[x.left as usize].as_bytes()))
-        .then_with(|| strs[y.right as usize].as_bytes().cmp(strs[x.right as usize].as_bytes()))
+/// x ln x, with 0 ln 0 = 0.
+fn xlx(x: u64) -> f64 {
+    if x == 0 {
+        0.0
+    } else {
+        let f = x as f64;
+        f * f.ln()
+    }
+}
+
+/// The `Likelihood` objective (module header): the gain in corpus log-likelihood, in nats.
+pub(super) fn likelihood_gain(same: bool, pc: u64, lc: u64, rc: u64, n: u64) -> f64 {
+    let parts = if same {
+        xlx(lc.saturating_sub(2 * pc)) - xlx(lc)
+    } else {
+        xlx(lc.saturating_sub(pc)) + xlx(rc.saturating_sub(pc)) - xlx(lc) - xlx(rc)
+    };
+    xlx(pc) + parts + xlx(n) - xlx(n.saturating_sub(pc))
+}
+
+/// What the heap order needs beside the entries.
+struct Cx<'a> {
+    objective: Objective,
+    strs: &'a [String],
+}
+
+/// Greater = x is the better merge (see the header for the order of each objective).
+fn cmp_entries(x: &Entry, y: &Entry, cx: &Cx) -> Ordering {
+    let by_ids = || y.left.cmp(&x.left).then(y.right.cmp(&x.right));
+    match cx.objective {
+        Objective::Ratio => cmp_score(x, y)
+            .then(x.pc.cmp(&y.pc))
+            .then_with(|| cx.strs[y.left as usize].as_bytes().cmp(cx.strs[x.left as usize].as_bytes()))
+            .then_with(|| cx.strs[y.right as usize].as_bytes().cmp(cx.strs[x.right as usize].as_bytes())),
+        Objective::Frequency => x.pc.cmp(&y.pc).then_with(by_ids),
+        Objective::Likelihood => x.gain.total_cmp(&y.gain).then(x.pc.cmp(&y.pc)).then_with(by_ids),
+    }
 }
 
 /// A binary max-heap whose order needs the token strings (std's BinaryHeap can't take context).
@@ -114,10 +204,10 @@ struct Heap {
 }
 
 impl Heap {
-    fn sift_up(&mut self, mut i: usize, strs: &[String]) {
+    fn sift_up(&mut self, mut i: usize, cx: &Cx) {
         while i > 0 {
             let p = (i - 1) / 2;
-            if cmp_entries(&self.v[i], &self.v[p], strs) == Ordering::Greater {
+            if cmp_entries(&self.v[i], &self.v[p], cx) == Ordering::Greater {
                 self.v.swap(i, p);
                 i = p;
             } else {
@@ -125,7 +215,7 @@ impl Heap {
             }
         }
     }
-    fn sift_down(&mut self, mut i: usize, strs: &[String]) {
+    fn sift_down(&mut self, mut i: usize, cx: &Cx) {
         let n = self.v.len();
         loop {
             let l = 2 * i + 1;
@@ -133,10 +223,10 @@ impl Heap {
                 break;
             }
             let mut c = l;
-            if l + 1 < n && cmp_entries(&self.v[l + 1], &self.v[l], strs) == Ordering::Greater {
+            if l + 1 < n && cmp_entries(&self.v[l + 1], &self.v[l], cx) == Ordering::Greater {
                 c = l + 1;
             }
-            if cmp_entries(&self.v[c], &self.v[i], strs) == Ordering::Greater {
+            if cmp_entries(&self.v[c], &self.v[i], cx) == Ordering::Greater {
                 self.v.swap(c, i);
                 i = c;
             } else {
@@ -144,24 +234,24 @@ impl Heap {
             }
         }
     }
-    fn push(&mut self, e: Entry, strs: &[String]) {
+    fn push(&mut self, e: Entry, cx: &Cx) {
         self.v.push(e);
         let i = self.v.len() - 1;
-        self.sift_up(i, strs);
+        self.sift_up(i, cx);
     }
-    fn pop(&mut self, strs: &[String]) -> Option<Entry> {
+    fn pop(&mut self, cx: &Cx) -> Option<Entry> {
         if self.v.is_empty() {
             return None;
         }
         let top = self.v.swap_remove(0);
         if !self.v.is_empty() {
-            self.sift_down(0, strs);
+            self.sift_down(0, cx);
         }
         Some(top)
     }
-    fn heapify(&mut self, strs: &[String]) {
+    fn heapify(&mut self, cx: &Cx) {
         for i in (0..self.v.len() / 2).rev() {
-            self.sift_down(i, strs);
+            self.sift_down(i, cx);
         }
     }
 }
@@ -178,6 +268,8 @@ struct State<'c> {
     tok_counts: Vec<u64>,
     /// Current number of occurrences of each symbol in the corpus segmentation.
     sym_count: Vec<u64>,
+    /// Their sum, N (kept for `Likelihood`).
+    total: u64,
     /// Length in chars, without the continuing prefix (for max_token_len).
     sym_len: Vec<usize>,
     by_str: FxHashMap<String, u32>,
@@ -188,7 +280,8 @@ struct State<'c> {
     pair_count: Vec<u64>,
     /// Superset of the words containing the pair (may hold duplicates and stale words).
     pair_words: Vec<Vec<u32>>,
-    /// Live pairs (count > 0) in which each symbol takes part, either side.
+    /// Live pairs (count > 0) in which each symbol takes part, either side (empty under
+    /// `Frequency`, which never needs them).
     partners: Vec<FxHashSet<u32>>,
     live_pairs: usize,
     heap: Heap,
@@ -204,6 +297,7 @@ impl<'c> State<'c> {
             strs: Vec::new(),
             tok_counts: Vec::new(),
             sym_count: Vec::new(),
+            total: 0,
             sym_len: Vec::new(),
             by_str: FxHashMap::default(),
             words: Vec::new(),
@@ -247,13 +341,19 @@ impl<'c> State<'c> {
         let old = self.pair_count[s as usize];
         self.pair_count[s as usize] = new;
         let (l, r) = (self.pair_left[s as usize], self.pair_right[s as usize]);
+        // A pair's rank by frequency depends on its own count only: no partners to track.
+        let track = self.cfg.objective != Objective::Frequency;
         if old == 0 && new > 0 {
-            self.partners[l as usize].insert(s);
-            self.partners[r as usize].insert(s);
+            if track {
+                self.partners[l as usize].insert(s);
+                self.partners[r as usize].insert(s);
+            }
             self.live_pairs += 1;
         } else if old > 0 && new == 0 {
-            self.partners[l as usize].remove(&s);
-            self.partners[r as usize].remove(&s);
+            if track {
+                self.partners[l as usize].remove(&s);
+                self.partners[r as usize].remove(&s);
+            }
             self.live_pairs -= 1;
         }
     }
@@ -274,26 +374,30 @@ impl<'c> State<'c> {
 
     fn snapshot(&self, s: u32) -> Entry {
         let (l, r) = (self.pair_left[s as usize], self.pair_right[s as usize]);
-        Entry {
-            slot: s,
-            left: l,
-            right: r,
-            pc: self.pair_count[s as usize],
-            lc: self.sym_count[l as usize],
-            rc: self.sym_count[r as usize],
-        }
+        let (pc, lc, rc) = (self.pair_count[s as usize], self.sym_count[l as usize], self.sym_count[r as usize]);
+        let (n, gain) = match self.cfg.objective {
+            Objective::Likelihood => (self.total, likelihood_gain(l == r, pc, lc, rc, self.total)),
+            _ => (0, 0.0),
+        };
+        Entry { slot: s, left: l, right: r, pc, lc, rc, n, gain }
     }
 
+    /// The entry's pair has not changed since it was pushed (its N aside, see `run_merges`).
     fn is_current(&self, e: &Entry) -> bool {
         self.pair_count[e.slot as usize] == e.pc
-            && self.sym_count[e.left as usize] == e.lc
-            && self.sym_count[e.right as usize] == e.rc
+            && (self.cfg.objective == Objective::Frequency
+                || (self.sym_count[e.left as usize] == e.lc && self.sym_count[e.right as usize] == e.rc))
+    }
+
+    fn push_entry(&mut self, e: Entry) {
+        let cx = Cx { objective: self.cfg.objective, strs: &self.strs };
+        self.heap.push(e, &cx);
     }
 
     fn push_pair(&mut self, s: u32) {
         if self.eligible(s) {
             let e = self.snapshot(s);
-            self.heap.push(e, &self.strs);
+            self.push_entry(e);
         }
     }
 
@@ -303,7 +407,8 @@ impl<'c> State<'c> {
             let mut v = std::mem::take(&mut self.heap.v);
             v.retain(|e| self.is_current(e));
             self.heap.v = v;
-            self.heap.heapify(&self.strs);
+            let cx = Cx { objective: self.cfg.objective, strs: &self.strs };
+            self.heap.heapify(&cx);
         }
     }
 
@@ -352,6 +457,7 @@ impl<'c> State<'c> {
         self.sym_count[a as usize] -= merged;
         self.sym_count[b as usize] -= merged;
         self.sym_count[r as usize] += merged;
+        self.total -= merged;
 
         let mut affected: Vec<u32> = Vec::new();
         for (&(l, rr), &d) in &delta {
@@ -367,9 +473,11 @@ impl<'c> State<'c> {
             let slot = self.pair_index[&p];
             self.pair_words[slot as usize].push(wi);
         }
-        // Pairs elsewhere whose parts' counts changed.
-        for sym in [a, b, r] {
-            affected.extend(self.partners[sym as usize].iter().copied());
+        // Pairs elsewhere whose parts' counts changed (their scores did, unless by frequency).
+        if self.cfg.objective != Objective::Frequency {
+            for sym in [a, b, r] {
+                affected.extend(self.partners[sym as usize].iter().copied());
+            }
         }
         affected.sort_unstable();
         affected.dedup();
@@ -457,8 +565,22 @@ pub fn train(
     for (&(ch, initial), &n) in &sym_occ {
         *alphabet.entry(sym_string(ch, initial)).or_default() += n;
     }
+    let hf_layout = cfg.objective != Objective::Ratio;
+    if hf_layout {
+        // Every kept character bare, even one that never starts a word.
+        for &(ch, _) in sym_occ.keys() {
+            alphabet.entry(ch.to_string()).or_default();
+        }
+    }
     let mut alphabet: Vec<(String, u64)> = alphabet.into_iter().collect();
-    alphabet.sort_unstable_by(|x, y| x.0.as_bytes().cmp(y.0.as_bytes()));
+    if hf_layout {
+        // Bare characters by code point, then the continuation pieces by code point (UTF-8 byte
+        // order is code point order); a prefix-less string is never a continuation piece.
+        let cont = |t: &str| !prefix.is_empty() && t.starts_with(prefix) && t.len() > prefix.len();
+        alphabet.sort_unstable_by(|x, y| cont(&x.0).cmp(&cont(&y.0)).then(x.0.as_bytes().cmp(y.0.as_bytes())));
+    } else {
+        alphabet.sort_unstable_by(|x, y| x.0.as_bytes().cmp(y.0.as_bytes()));
+    }
 
     let mut st = State::new(cfg);
     for s in &cfg.special_tokens {
@@ -477,7 +599,8 @@ pub fn train(
         st.sym_len[id as usize] = 1;
     }
 
-    // 3. Words as symbol ids; a dropped character splits the word into segments.
+    // 3. Words as symbol ids; a dropped character splits the word into segments (`Ratio`) or is
+    // left out of it (HF's layout).
     let by_key: FxHashMap<(char, bool), u32> =
         sym_occ.keys().map(|&(ch, ini)| ((ch, ini), st.by_str[&sym_string(ch, ini)])).collect();
     st.words = words
@@ -491,6 +614,7 @@ pub fn train(
             for (i, ch) in w.chars().enumerate() {
                 match by_key.get(&(ch, i == 0)) {
                     Some(&id) => cur.push(id),
+                    None if hf_layout => {}
                     None => {
                         if cur.len() >= 2 {
                             segs.push(Word { syms: std::mem::take(&mut cur), count: *c });
@@ -534,6 +658,7 @@ fn run_merges(
             st.pair_words[s as usize].push(wi as u32);
         }
     }
+    st.total = st.sym_count.iter().sum();
     for s in 0..st.pair_left.len() as u32 {
         let n = std::mem::take(&mut st.pair_count[s as usize]);
         st.set_pair_count(s, n);
@@ -542,18 +667,26 @@ fn run_merges(
             st.heap.v.push(e);
         }
     }
-    st.heap.heapify(&st.strs);
+    let cx = Cx { objective: cfg.objective, strs: &st.strs };
+    st.heap.heapify(&cx);
 
     // 5. Merge loop.
     let start_len = st.strs.len();
     let total = cfg.vocab_size.saturating_sub(start_len) as u64;
     let mut merges = Vec::new();
     while st.strs.len() < cfg.vocab_size {
-        let e = match st.heap.pop(&st.strs) {
+        let cx = Cx { objective: cfg.objective, strs: &st.strs };
+        let e = match st.heap.pop(&cx) {
             Some(e) => e,
             None => break,
         };
         if !st.is_current(&e) {
+            continue;
+        }
+        if cfg.objective == Objective::Likelihood && e.n != st.total {
+            // Scored with an older, larger N: an upper bound. Score it again and push it back.
+            let fresh = st.snapshot(e.slot);
+            st.push_entry(fresh);
             continue;
         }
         let left = &st.strs[e.left as usize];
@@ -568,6 +701,12 @@ fn run_merges(
             Some(&id) => id,
             None => st.add_token(merged_str, 0, len),
         };
+        let (lc, rc) = (st.sym_count[e.left as usize], st.sym_count[e.right as usize]);
+        let score = match cfg.objective {
+            Objective::Ratio => e.pc as f64 / (e.lc as f64 * e.rc as f64),
+            Objective::Frequency => e.pc as f64,
+            Objective::Likelihood => e.gain,
+        };
         let created = st.apply_merge(e.slot, r);
         if st.tok_counts[r as usize] == 0 && r as usize >= start_len {
             st.tok_counts[r as usize] = created;
@@ -576,10 +715,10 @@ fn run_merges(
             left: e.left,
             right: e.right,
             result: r,
-            score: e.pc as f64 / (e.lc as f64 * e.rc as f64),
+            score,
             pair_count: e.pc,
-            left_count: e.lc,
-            right_count: e.rc,
+            left_count: lc,
+            right_count: rc,
         });
         if merges.len() % 64 == 0 && !progress("merge", (st.strs.len() - start_len) as u64, total) {
             return Err(CoreError::Interrupted);

@@ -1,7 +1,7 @@
 //! Unit tests of the WordPiece trainer: hand-computed worked example, id layout, options,
 //! determinism (input order, rayon thread count) and agreement with a naive full-recount trainer.
 
-use super::trainer::{train, TrainResult, TrainerConfig};
+use super::trainer::{likelihood_gain, train, Objective, TrainResult, TrainerConfig};
 use std::collections::{BTreeMap, BTreeSet};
 
 fn no_progress() -> impl FnMut(&str, u64, u64) -> bool {
@@ -128,9 +128,19 @@ fn synthetic(n: usize, seed: u64) -> Vec<(String, u64)> {
 
 #[test]
 fn deterministic_over_input_order_and_threads() {
+    for objective in [Objective::Ratio, Objective::Frequency, Objective::Likelihood] {
+        deterministic(objective);
+    }
+}
+
+fn deterministic(objective: Objective) {
     let words = synthetic(3000, 0x9E3779B97F4A7C15);
-    let c =
-        TrainerConfig { vocab_size: 400, special_tokens: vec!["[UNK]".into(), "[PAD]".into()], ..Default::default() };
+    let c = TrainerConfig {
+        objective,
+        vocab_size: 400,
+        special_tokens: vec!["[UNK]".into(), "[PAD]".into()],
+        ..Default::default()
+    };
     let run = |threads: usize, ws: &[(String, u64)]| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -151,17 +161,40 @@ fn deterministic_over_input_order_and_threads() {
     assert_eq!(base, run(2, &shuf));
 }
 
-/// Naive trainer: full recount of every pair and symbol before each merge, same selection order.
-/// Returns merges as (left, right, result, pair_count, left_count, right_count).
-fn naive(words: &[(String, u64)], vocab_size: usize, specials: usize) -> Vec<(String, String, String, u64, u64, u64)> {
-    let mut ws: Vec<(Vec<String>, u64)> = words
+/// Words as the naive trainers start them: the first character bare, the others `##`-prefixed.
+fn naive_words(words: &[(String, u64)]) -> Vec<(Vec<String>, u64)> {
+    words
         .iter()
         .map(|(w, c)| {
             let syms =
                 w.chars().enumerate().map(|(i, ch)| if i == 0 { ch.to_string() } else { format!("##{ch}") }).collect();
             (syms, *c)
         })
-        .collect();
+        .collect()
+}
+
+/// Every leftmost, non-overlapping `l r` in every word becomes `res`.
+fn naive_merge(ws: &mut [(Vec<String>, u64)], l: &str, r: &str, res: &str) {
+    for (s, _) in ws.iter_mut() {
+        let mut n = Vec::new();
+        let mut i = 0;
+        while i < s.len() {
+            if i + 1 < s.len() && s[i] == l && s[i + 1] == r {
+                n.push(res.to_string());
+                i += 2;
+            } else {
+                n.push(s[i].clone());
+                i += 1;
+            }
+        }
+        *s = n;
+    }
+}
+
+/// Naive trainer: full recount of every pair and symbol before each merge, same selection order.
+/// Returns merges as (left, right, result, pair_count, left_count, right_count).
+fn naive(words: &[(String, u64)], vocab_size: usize, specials: usize) -> Vec<(String, String, String, u64, u64, u64)> {
+    let mut ws = naive_words(words);
     let mut vocab: BTreeSet<String> = ws.iter().flat_map(|(s, _)| s.iter().cloned()).collect();
     let mut out = Vec::new();
     while vocab.len() + specials < vocab_size {
@@ -195,20 +228,7 @@ fn naive(words: &[(String, u64)], vocab_size: usize, specials: usize) -> Vec<(St
         let res = format!("{}{}", l, r.strip_prefix("##").unwrap());
         out.push((l.clone(), r.clone(), res.clone(), pc, sym[l.as_str()], sym[r.as_str()]));
         vocab.insert(res.clone());
-        for (s, _) in ws.iter_mut() {
-            let mut n = Vec::new();
-            let mut i = 0;
-            while i < s.len() {
-                if i + 1 < s.len() && s[i] == l && s[i + 1] == r {
-                    n.push(res.clone());
-                    i += 2;
-                } else {
-                    n.push(s[i].clone());
-                    i += 1;
-                }
-            }
-            *s = n;
-        }
+        naive_merge(&mut ws, &l, &r, &res);
     }
     out
 }
@@ -237,6 +257,154 @@ fn incremental_equals_naive_recount() {
         assert_eq!(got.len(), want.len());
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
             assert_eq!(g, w, "merge {i} differs");
+        }
+    }
+}
+
+#[test]
+fn hf_layout_for_frequency_and_likelihood() {
+    // Bare characters by code point (b and c only ever start a word, a never does: all bare),
+    // then the continuation pieces; merges after them.
+    let words = w(&[("ba", 3), ("ab", 1), ("c", 2)]);
+    for objective in [Objective::Frequency, Objective::Likelihood] {
+        let c = TrainerConfig { objective, ..cfg(8) };
+        let r = train(&words, &c, &mut no_progress()).unwrap();
+        let names: Vec<&str> = r.tokens.iter().map(|t| t.0.as_str()).collect();
+        assert_eq!(names, ["[UNK]", "a", "b", "c", "##a", "##b", "ba", "ab"], "{objective:?}");
+        let counts: Vec<u64> = r.tokens.iter().map(|t| t.1).collect();
+        assert_eq!(counts, [0, 1, 3, 2, 3, 1, 3, 1]);
+    }
+    // As HF, a character limit_alphabet drops is left out and its word stays whole: the z of
+    // "abzab" goes, "abab" is learned across it.
+    let c = TrainerConfig { objective: Objective::Frequency, limit_alphabet: Some(2), ..cfg(100) };
+    let r = train(&w(&[("abzab", 3), ("xy", 1)]), &c, &mut no_progress()).unwrap();
+    let names: Vec<&str> = r.tokens.iter().map(|t| t.0.as_str()).collect();
+    assert_eq!(names, ["[UNK]", "a", "b", "##a", "##b", "ab", "##ab", "abab"]);
+}
+
+/// Frequency on the HF course corpus, by hand. Ids: [UNK] 0, bare b g h n p s u 1-7,
+/// ##g ##n ##s ##u 8-11. ##u+##g 20 -> ##ug; ##u+##n 16 -> ##un; h+##ug 15 -> hug;
+/// p+##un 12 -> pun; then p+##ug (5, 12) and hug+##s (14, 10) tie at 5: the smaller left id
+/// wins -> pug, then hugs; b+##un 4 -> bun.
+#[test]
+fn frequency_worked_example_ties_to_smaller_ids() {
+    let words = w(&[("hug", 10), ("pug", 5), ("pun", 12), ("bun", 4), ("hugs", 5)]);
+    let c = TrainerConfig { objective: Objective::Frequency, ..cfg(100) };
+    let r = train(&words, &c, &mut no_progress()).unwrap();
+    assert_eq!(r.tokens.len(), 12 + 7);
+    let got: Vec<(&str, f64, u64)> = r.merges.iter().map(|m| (tok(&r, m.result), m.score, m.pair_count)).collect();
+    assert_eq!(
+        got,
+        [
+            ("##ug", 20.0, 20),
+            ("##un", 16.0, 16),
+            ("hug", 15.0, 15),
+            ("pun", 12.0, 12),
+            ("pug", 5.0, 5),
+            ("hugs", 5.0, 5),
+            ("bun", 4.0, 4)
+        ]
+    );
+}
+
+/// The likelihood gain (trainer.rs header) term by term. The HF course corpus starts with
+/// N = h 15 + p 17 + b 4 + ##u 36 + ##g 20 + ##n 16 + ##s 5 = 113 symbols; merging ##u+##g
+/// (20 times) leaves ##u 16, ##g 0 and N 93.
+#[test]
+fn likelihood_gain_formula() {
+    let xlx = |x: f64| if x == 0.0 { 0.0 } else { x * x.ln() };
+    // a != b: pc 20, c(a) 36, c(b) 20, N 113
+    let want = xlx(20.0) + xlx(16.0) + xlx(0.0) - xlx(36.0) - xlx(20.0) + xlx(113.0) - xlx(93.0);
+    assert!((likelihood_gain(false, 20, 36, 20, 113) - want).abs() < 1e-9);
+    // a == b ("aaaa" x 3: pc 9 windows, c(a) 12): c(a) - 2 pc clamps at 0
+    let want = xlx(9.0) + 0.0 - xlx(12.0) + xlx(12.0) - xlx(3.0);
+    assert!((likelihood_gain(true, 9, 12, 12, 12) - want).abs() < 1e-9);
+    // A merge that makes the text shorter and keeps the parts' mass gains; one of a rare pair
+    // whose parts are common loses.
+    assert!(likelihood_gain(false, 100, 100, 100, 1000) > 0.0);
+    assert!(likelihood_gain(false, 1, 500, 500, 1000) < 0.0);
+}
+
+/// Naive trainer for `Frequency` and `Likelihood`: full recount before each merge, HF's id
+/// layout, the documented order. Merges as (left, right, result, pair_count, score).
+fn naive_hf(
+    words: &[(String, u64)],
+    vocab_size: usize,
+    objective: Objective,
+) -> Vec<(String, String, String, u64, f64)> {
+    let mut ws = naive_words(words);
+    let chars: BTreeSet<char> = words.iter().flat_map(|(w, _)| w.chars()).collect();
+    let conts: BTreeSet<String> = words.iter().flat_map(|(w, _)| w.chars().skip(1).map(|c| format!("##{c}"))).collect();
+    let mut ids: BTreeMap<String, usize> = BTreeMap::new();
+    ids.insert("[UNK]".into(), 0);
+    for s in chars.iter().map(|c| c.to_string()).chain(conts) {
+        let n = ids.len();
+        ids.insert(s, n);
+    }
+    let mut out = Vec::new();
+    while ids.len() < vocab_size {
+        let mut sym: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut pairs: BTreeMap<(&str, &str), u64> = BTreeMap::new();
+        for (s, c) in &ws {
+            for x in s {
+                *sym.entry(x).or_default() += c;
+            }
+            for p in s.windows(2) {
+                *pairs.entry((&p[0], &p[1])).or_default() += c;
+            }
+        }
+        let n: u64 = sym.values().sum();
+        let score = |(l, r): (&str, &str), pc: u64| match objective {
+            Objective::Likelihood => likelihood_gain(l == r, pc, sym[l], sym[r], n),
+            _ => pc as f64,
+        };
+        let mut best: Option<((&str, &str), u64, f64)> = None;
+        for (&(l, r), &pc) in &pairs {
+            let sc = score((l, r), pc);
+            let better = match best {
+                None => true,
+                Some(((bl, br), bpc, bsc)) => {
+                    sc > bsc || (sc == bsc && (pc > bpc || (pc == bpc && (ids[l], ids[r]) < (ids[bl], ids[br]))))
+                }
+            };
+            if better {
+                best = Some(((l, r), pc, sc));
+            }
+        }
+        let Some(((l, r), pc, sc)) = best else { break };
+        let (l, r) = (l.to_string(), r.to_string());
+        let res = format!("{}{}", l, r.strip_prefix("##").unwrap());
+        out.push((l.clone(), r.clone(), res.clone(), pc, sc));
+        if !ids.contains_key(&res) {
+            let n = ids.len();
+            ids.insert(res.clone(), n);
+        }
+        naive_merge(&mut ws, &l, &r, &res);
+    }
+    out
+}
+
+#[test]
+fn frequency_and_likelihood_equal_naive_recount() {
+    for objective in [Objective::Frequency, Objective::Likelihood] {
+        for (n, seed, vocab) in [(400, 7u64, 200usize), (1500, 12345, 450)] {
+            let words = synthetic(n, seed);
+            let c = TrainerConfig { objective, ..cfg(vocab) };
+            let r = train(&words, &c, &mut no_progress()).unwrap();
+            let got: Vec<_> = r
+                .merges
+                .iter()
+                .map(|m| {
+                    let t = |id| tok(&r, id).to_string();
+                    (t(m.left), t(m.right), t(m.result), m.pair_count, m.score)
+                })
+                .collect();
+            let want = naive_hf(&words, vocab, objective);
+            assert!(want.len() > 100);
+            assert_eq!(got.len(), want.len(), "{objective:?}");
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(g, w, "{objective:?}: merge {i} differs");
+            }
         }
     }
 }

@@ -1,11 +1,24 @@
-"""Training WordPiece: merges chosen by count(ab) / (count(a) * count(b)), over words counted
-after BERT normalization and pre-tokenization (`wordpiece::train` in the core).
+"""Training WordPiece over words counted after BERT normalization and pre-tokenization
+(`wordpiece::train` in the core), merging the pair the objective ranks highest:
 
-Ids: special tokens first (the unknown token, then --special in order), then the alphabet
-(first characters, and `##`-prefixed continuation characters, sorted by UTF-8 bytes), then merge
-results in the order learned. Ties: higher score, then higher pair count, then the smaller left
-token's bytes, then the smaller right token's bytes. Every merge records its score and the
-three counts behind it.
+- `frequency` (the default): the pair's count, as Hugging Face's `WordPieceTrainer`;
+- `likelihood`: the gain in the corpus' log-likelihood under a unigram model of the current
+  symbols (Schuster & Nakajima 2012, Google's WordPiece; the formula is in the core's
+  src/wordpiece/trainer.rs);
+- `ratio`: count(ab) / (count(a) * count(b)), tokreg's only ranking before `--objective`
+  existed; a run recorded without an objective reproduces with it.
+
+The default is the one that compresses held-out text best (docs/benchmarks.md, "WordPiece
+objectives": frequency, level with HF's trainer in English, German and Chinese).
+
+Ids: special tokens first (the unknown token, then --special in order), then the alphabet, then
+merge results in the order learned. Under `frequency` and `likelihood` the alphabet is HF's:
+every character bare by code point, then the `##` continuation characters by code point (HF adds
+those in hash-map order, which changes from run to run); under `ratio` it is the characters and
+continuation characters seen, sorted by UTF-8 bytes. Ties: `frequency` and `likelihood` (after
+a higher count) take the smaller left id, then the smaller right id, as HF does; `ratio` takes
+the higher pair count, then the smaller left token's bytes, then the smaller right token's bytes.
+Every merge records its score (the objective's value) and the three counts behind it.
 """
 
 from __future__ import annotations
@@ -21,6 +34,13 @@ from ..interfaces import Trainer
 from ..options import Progress, TrainOptions, below_alphabet, flag
 from .model import FORMS, BertNormalizerConfig, WordPieceConfig
 
+#: What `--objective` offers (the core's `wordpiece::Objective`; formulas and tie rules above).
+OBJECTIVES = ("frequency", "likelihood", "ratio")
+#: The objective that compresses held-out text best (docs/benchmarks.md, "WordPiece objectives").
+DEFAULT_OBJECTIVE = "frequency"
+#: What runs recorded without an objective ranked by.
+LEGACY_OBJECTIVE = "ratio"
+
 
 @dataclass(frozen=True)
 class WordPieceOptions(TrainOptions):
@@ -29,6 +49,13 @@ class WordPieceOptions(TrainOptions):
     run_name = "wordpiece"
 
     vocab_size: int
+    objective: str = flag(
+        DEFAULT_OBJECTIVE,
+        choices=OBJECTIVES,
+        help="What a merge maximises: frequency (the pair's count, as Hugging Face's WordPieceTrainer), "
+        "likelihood (the gain in corpus log-likelihood, Google's WordPiece) or ratio "
+        "(count(ab) / (count(a) * count(b)), tokreg's only choice before this option).",
+    )
     lowercase: bool = flag(False, help="Lowercase the text (uncased BERT).")
     strip_accents: Optional[bool] = flag(
         None, name="--strip-accents/--keep-accents", help="Remove accents [default: when --lowercase, as BERT does]."
@@ -55,6 +82,11 @@ class WordPieceOptions(TrainOptions):
     max_piece_bytes: int = 0  # words longer than this are cut when counting (0: no limit)
     sample_bytes: int = 0  # read only about this many bytes of text (0: all)
 
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> WordPieceOptions:
+        # Runs recorded before there was a choice ranked merges by ratio; they reproduce so.
+        return super().from_json({"objective": LEGACY_OBJECTIVE, **d})
+
     def config(self) -> WordPieceConfig:
         """The encoding config these options give a trained (or vocab.txt-imported) version."""
         form = None if self.unicode_normalization == "none" else self.unicode_normalization
@@ -75,6 +107,8 @@ class WordPieceTrainer(Trainer):
         assert isinstance(options, WordPieceOptions)
         opts = options
         opts.check_common()
+        if opts.objective not in OBJECTIVES:
+            raise InputError(f"--objective {opts.objective!r} is not one of {', '.join(OBJECTIVES)}")
         if opts.unicode_normalization not in FORMS:
             raise InputError(f"--normalization {opts.unicode_normalization!r} is not one of {', '.join(FORMS)}")
         if not opts.continuing_prefix:
@@ -110,6 +144,7 @@ class WordPieceTrainer(Trainer):
             max_token_len=opts.max_token_length or None,
             threads=opts.threads,
             progress=progress,
+            objective=opts.objective,
         )
         merges_out = out.merges  # each read of a result's list makes it anew: once
         merged = {m[2] for m in merges_out}
