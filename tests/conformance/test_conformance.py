@@ -1,0 +1,113 @@
+"""Issue 23's conformance suite: for every layout of layouts.py, each column of the table
+(import, ids, decode, offsets, export, live; the rules in references.py) holds on the shared
+corpora and on generated text (strategies.py): no line differs, and nothing raises that should
+not (a refusal in one line is allowed: exact or refused).
+
+Lanes: the fast lane runs the layouts marked `fast` on the first SLICE lines of each corpus and
+a few generated texts; `just test` runs every layout on every line and many generated texts.
+A layout's `pending` columns are `xfail(strict=True)` with the name of the change fixing them.
+tools/conformance_table.py prints the same figures as a table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from tokreg import Registry
+
+from ..conftest import CORPORA
+from . import run, strategies
+from .layouts import BY_NAME, LAYOUTS, Context, Layout
+
+pytest.importorskip("tokenizers")
+pytest.importorskip("transformers")
+pytest.importorskip("sentencepiece")
+pytest.importorskip("tiktoken")
+
+#: lines of each corpus in the fast lane
+SLICE = 100
+#: what generated text is compared on (import and live have nothing to say about one text)
+GENERATED_COLUMNS = ("ids", "decode", "offsets", "export")
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Callable[[str], run.Built]]:
+    """layout name -> the layout built and taken into one registry (once a session; the
+    SentencePiece models are tests/spm_models.py's, shared with the other tests)."""
+    folder = tmp_path_factory.mktemp("conformance")
+    reg = Registry(folder / "registry.db", create=True)
+    done: dict[str, run.Built] = {}
+
+    def spm(variant: str) -> Path:
+        models: dict[str, Path] = request.getfixturevalue("spm_models")
+        return models[variant]
+
+    def get(name: str) -> run.Built:
+        if name not in done:
+            (folder / name).mkdir()
+            done[name] = run.build(BY_NAME[name], Context(folder / name, spm), reg)
+        return done[name]
+
+    yield get
+    reg.close()
+
+
+def _case(layout: Layout, column: str, lane: Any = ()) -> Any:
+    marks = list(lane)
+    if column in layout.pending:
+        marks.append(pytest.mark.xfail(strict=True, reason=f"pending {layout.pending[column]}"))
+    return pytest.param(layout.name, column, marks=marks, id=f"{layout.name}-{column}")
+
+
+def _assert(built: run.Built, column: str, cell: Any) -> None:
+    assert cell.ok, f"{built.layout.name} / {column}: {cell.why()}"
+    if column == "import" and built.source is not None and built.source.imported:
+        assert cell.note == "imported", cell.why()
+
+
+@pytest.mark.parametrize(("layout", "column"), [_case(x, c) for x in LAYOUTS if x.fast for c in run.COLUMNS])
+def test_a_slice_of_every_corpus(built: Callable[[str], run.Built], layout: str, column: str) -> None:
+    b = built(layout)
+    cell = b.cell(column, "slice", run.corpus_lines(CORPORA, SLICE))
+    _assert(b, column, cell)
+    assert cell.note or cell.parts or cell.compared == SLICE * len(CORPORA)
+
+
+@pytest.mark.parametrize(
+    ("layout", "column"), [_case(x, c, [pytest.mark.slow]) for x in LAYOUTS for c in run.COLUMNS]
+)
+def test_every_line_of_every_corpus(built: Callable[[str], run.Built], layout: str, column: str) -> None:
+    b = built(layout)
+    lines = run.corpus_lines(CORPORA)
+    cell = b.cell(column, "all", lines)
+    _assert(b, column, cell)
+    assert cell.note or cell.parts or cell.compared == len(lines)
+
+
+def _generated(built: run.Built, text: str) -> None:
+    for column in GENERATED_COLUMNS:
+        if column not in built.layout.pending:
+            cell = built.fresh(column, [text])
+            assert cell.ok, f"{built.layout.name} / {column} on generated text: {cell.why()}"
+
+
+_HYPOTHESIS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
+
+
+@pytest.mark.parametrize("layout", [x.name for x in LAYOUTS if x.fast])
+@settings(max_examples=4, **_HYPOTHESIS)
+@given(text=strategies.BORDER)
+def test_generated_text(built: Callable[[str], run.Built], layout: str, text: str) -> None:
+    _generated(built(layout), text)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("layout", [x.name for x in LAYOUTS])
+@settings(max_examples=150, **_HYPOTHESIS)
+@given(text=strategies.BORDER)
+def test_generated_text_at_length(built: Callable[[str], run.Built], layout: str, text: str) -> None:
+    _generated(built(layout), text)
