@@ -56,8 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     texts = run.corpus_lines(CORPORA, args.lines) + strategies.drawn(strategies.BORDER, args.examples)
     layouts = [BY_NAME[n] for n in args.layout] if args.layout else LAYOUTS
-    print(f"{len(texts):,} texts: every line of {', '.join(CORPORA)}" if args.lines is None else f"{len(texts):,} texts", end="")
-    print(f" and {args.examples} generated", file=sys.stdout)
+    which = "every line" if args.lines is None else f"the first {args.lines} lines"
+    print(f"{len(texts):,} texts: {which} of {', '.join(CORPORA)}, and {args.examples} generated (strategies.BORDER)")
     rows, firsts = [], []
     with tempfile.TemporaryDirectory(prefix="tokreg-conformance-") as tmp:
         reg = Registry(Path(tmp) / "registry.db", create=True)

@@ -17,8 +17,9 @@ The rules of each comparison, so that a figure means one thing:
 - offsets: on the lines whose ids agree, tokreg's character spans against HF's
   `Encoding.offsets` and sentencepiece's `offset_mapping`; tokreg's byte spans against
   tiktoken's token lengths laid end to end. One deliberate difference of tokreg's, documented
-  in `Tokenizer.encode_with_offsets`, is applied to the reference's spans (`split_characters`),
-  and the cell says how many lines differ without it ("N before split_characters").
+  in `Tokenizer.encode_with_offsets`, is applied to the reference's spans (`Reference.split_rule`:
+  a character whose bytes are split between tokens belongs to the first of them), and the cell
+  says how many lines differ without it ("N before split_characters").
 - export: the version exported with `Registry.export`, loaded in the target library, its ids
   against tokreg's.
 - live: `to_transformers()` against `AutoTokenizer` over the original files with
@@ -50,6 +51,9 @@ class Reference:
     decode: Callable[[list[int]], str]
     #: what the spans count: "chars" (HF's offsets), "bytes" (UTF-8 offsets), None (no spans)
     unit: Optional[str]
+    #: the reference's spans under tokreg's documented rule for a character split between
+    #: tokens of single bytes (see `split_characters`); (ids, spans) -> spans
+    split_rule: Optional[Callable[[list[int], list[Span]], list[Span]]] = None
 
 
 def hf_object(hf: Any) -> Reference:
@@ -58,7 +62,8 @@ def hf_object(hf: Any) -> Reference:
     def encode(texts: list[str]) -> list[Encoded]:
         return [(e.ids, [tuple(o) for o in e.offsets]) for e in hf.encode_batch(texts, add_special_tokens=False)]
 
-    return Reference("tokenizers", encode, lambda ids: hf.decode(ids, skip_special_tokens=False), "chars")
+    rule = (lambda ids, spans: split_characters(spans)) if '"ByteLevel"' in hf.to_str() else None
+    return Reference("tokenizers", encode, lambda ids: hf.decode(ids, skip_special_tokens=False), "chars", rule)
 
 
 def hf_file(path: Path) -> Reference:
@@ -113,7 +118,24 @@ def spm_file(path: Path) -> Reference:
     def encode(texts: list[str]) -> list[Encoded]:
         return [(t["ids"], list(t["offsets"])) for t in sp.encode(texts, return_type="offset_mapping")]
 
-    return Reference("sentencepiece", encode, sp.decode, "chars")
+    def byte_pieces_first(ids: list[int], spans: list[Span]) -> list[Span]:
+        """sentencepiece gives a character split into byte pieces to the last of them (the
+        others empty where it starts); tokreg's rule gives it to the first (the others empty
+        where it ends)."""
+        out = list(spans)
+        k = 0
+        while k < len(out):
+            run = k
+            while run < len(out) and sp.is_byte(ids[run]) and out[run][0] == out[run][1] == out[k][0]:
+                run += 1
+            if run > k and run < len(out) and sp.is_byte(ids[run]) and out[run][0] == out[k][0]:
+                s, e = out[run]
+                out[k : run + 1] = [(s, e)] + [(e, e)] * (run - k)
+                k = run
+            k += 1
+        return out
+
+    return Reference("sentencepiece", encode, sp.decode, "chars", byte_pieces_first)
 
 
 def tokreg_file(path: Path) -> Reference:
@@ -202,7 +224,7 @@ def split_characters(spans: list[Span]) -> list[Span]:
     """HF's character spans under tokreg's documented rule for a character whose UTF-8 bytes are
     split between byte-level tokens (`Tokenizer.encode_with_offsets`): HF gives the character to
     every token holding one of its bytes, tokreg to the one holding its first byte, the others an
-    empty span where it ends. Applied to byte-level BPE only."""
+    empty span where it ends. For files with a ByteLevel component only."""
     out: list[Span] = []
     end = 0
     for s, e in spans:
@@ -235,7 +257,7 @@ def compare_reference(tok: Tokenizer, ref: Reference, texts: Sequence[str]) -> d
         cells["decode"].count(text, got == want, lambda: f"tokreg {got!r:.80} vs {ref.library} {want!r:.80}")
         if spans is not None and mine == ids:
             ours_spans = _spans(tok.encode_with_offsets(text), ref.unit)
-            ruled = split_characters(list(spans)) if tok.title == "byte-level BPE" else list(spans)
+            ruled = ref.split_rule(ids, list(spans)) if ref.split_rule else list(spans)
             cells["offsets"].raw_differing += ours_spans != list(spans)
             cells["offsets"].count(text, ours_spans == ruled, lambda: _first_span_diff(text, ids, ours_spans, ruled))
     if ref.unit is None:

@@ -118,12 +118,16 @@ def build(layout: Layout, ctx: Context, reg: Registry) -> Built:
     return Built(layout, ctx.folder, reg, cell, source, reg.load(layout.name), source.reference(reg, layout.name))
 
 
-def corpus_lines(names: Sequence[str], per_corpus: Optional[int] = None) -> list[str]:
-    """Every line (or the first `per_corpus` lines) of each shared corpus `names`."""
+def corpus_lines(names: Sequence[str], per_corpus: Optional[int] = None, *, spread: bool = False) -> list[str]:
+    """Every line of each shared corpus `names`, or `per_corpus` of them: the first ones, or
+    with `spread` ones evenly spread over the corpus (every k-th line)."""
     from ..conftest import data_file
 
     out: list[str] = []
     for name in names:
         lines = data_file(name).read_text(encoding="utf-8").splitlines()
-        out += lines if per_corpus is None else lines[:per_corpus]
+        if per_corpus is None:
+            out += lines
+        else:
+            out += lines[:: max(1, len(lines) // per_corpus)][:per_corpus] if spread else lines[:per_corpus]
     return out
