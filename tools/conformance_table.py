@@ -24,9 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.conftest import CORPORA  # noqa: E402
 from tests.conformance import run, strategies  # noqa: E402
 from tests.conformance.layouts import BY_NAME, LAYOUTS, Context  # noqa: E402
+from tests.conftest import CORPORA  # noqa: E402
 from tests.spm_models import RULE_TSV, VARIANTS, train, training_lines  # noqa: E402
 from tokreg import Registry  # noqa: E402
 
@@ -49,7 +49,9 @@ def spm_trainer(folder: Path) -> Context:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--lines", type=int, default=None, help="the first N lines of each corpus (default: every line)")
     ap.add_argument("--examples", type=int, default=200, help="generated texts added to the lines (default 200)")
     ap.add_argument("--layout", action="append", choices=sorted(BY_NAME), help="only these layouts (repeatable)")
@@ -71,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
             built = run.build(layout, Context(folder, shared.spm), reg)
             cells = {c: built.cell(c, "all", texts) for c in run.COLUMNS}
             rows.append([layout.name] + [cells[c].figure() for c in run.COLUMNS])
-            firsts += [f"- {layout.name} / {c}: {cells[c].why()}" for c in run.COLUMNS if not cells[c].ok or cells[c].first]
+            firsts += [
+                f"- {layout.name} / {c}: {cells[c].why()}" for c in run.COLUMNS if not cells[c].ok or cells[c].first
+            ]
             print(f"  {layout.name}: {time.perf_counter() - started:.0f}s", file=sys.stderr)
         reg.close()
     print()

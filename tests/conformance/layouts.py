@@ -96,7 +96,9 @@ def _openai(name: str) -> Reference:
 
     public: Any = importlib.import_module("tiktoken_ext.openai_public")
     real = public.load_tiktoken_bpe
-    public.load_tiktoken_bpe = lambda url, expected_hash=None: real(str(data_file(url.rsplit("/", 1)[-1])), expected_hash)
+    public.load_tiktoken_bpe = lambda url, expected_hash=None: real(
+        str(data_file(url.rsplit("/", 1)[-1])), expected_hash
+    )
     try:
         spec = getattr(public, name)()
     finally:
@@ -162,7 +164,9 @@ def build_gpt2(ctx: Context) -> Source:
     )
     hf.train([str(ctx.training_text(50_000))], trainer)
     eot = "<|endoftext|>"
-    return hf_source(ctx, hf, {"bos_token": eot, "eos_token": eot, "unk_token": eot, "pad_token": eot}, "GPT2TokenizerFast")
+    return hf_source(
+        ctx, hf, {"bos_token": eot, "eos_token": eot, "unk_token": eot, "pad_token": eot}, "GPT2TokenizerFast"
+    )
 
 
 def bert(lowercase: bool) -> Callable[[Context], Source]:
@@ -178,9 +182,9 @@ def bert(lowercase: bool) -> Callable[[Context], Source]:
         trainer_tok.train([str(ctx.training_text())], vocab_size=3000, show_progress=False)
         trainer_tok.save_model(str(ctx.folder))
         folder = ctx.folder / "saved"
-        BertTokenizerFast(str(ctx.folder / "vocab.txt"), do_lower_case=lowercase, model_max_length=MAX_LENGTH).save_pretrained(
-            str(folder)
-        )
+        BertTokenizerFast(
+            str(ctx.folder / "vocab.txt"), do_lower_case=lowercase, model_max_length=MAX_LENGTH
+        ).save_pretrained(str(folder))
         path = folder / "tokenizer.json"
         return Source(lambda reg, ref: reg.import_hf(ref, path), lambda reg, ref: references.hf_file(path), folder)
 
@@ -238,7 +242,12 @@ LAYOUTS = [
     Layout("tiktoken-o200k", tiktoken_preset("o200k_base"), pending={"live": ROLES}),
     Layout("tekken", build_tekken, pending={"live": ROLES}),
     Layout("hf-gpt2-bytelevel", build_gpt2, fast=True, pending={"live": ROLES}),
-    Layout("hf-bert-uncased", bert(lowercase=True), fast=True, pending={"decode": CLEANUP, "offsets": UNK_OFFSETS, "live": ROLES}),
+    Layout(
+        "hf-bert-uncased",
+        bert(lowercase=True),
+        fast=True,
+        pending={"decode": CLEANUP, "offsets": UNK_OFFSETS, "live": ROLES},
+    ),
     Layout("hf-bert-cased", bert(lowercase=False), pending={"decode": CLEANUP, "offsets": UNK_OFFSETS, "live": ROLES}),
     Layout("spm-unigram-identity", spm("unigram"), pending={"decode": UNK_SURFACE}),
     Layout("spm-unigram-nmt_nfkc", spm("unigram-nmt_nfkc"), pending={"decode": UNK_SURFACE}),
@@ -259,7 +268,9 @@ LAYOUTS = [
     Layout("trained-bpe-char-eow", trained(BpeOptions(vocab_size=1500, char_level=True, end_of_word_suffix="</w>"))),
     Layout(
         "trained-wordpiece",
-        trained(WordPieceOptions(vocab_size=3000, special=("[PAD]", "[CLS]", "[SEP]", "[MASK]"), template="[CLS] $A [SEP]")),
+        trained(
+            WordPieceOptions(vocab_size=3000, special=("[PAD]", "[CLS]", "[SEP]", "[MASK]"), template="[CLS] $A [SEP]")
+        ),
         pending={"decode": CLEANUP, "offsets": UNK_OFFSETS, "live": ROLES},
     ),
     Layout("trained-unigram", trained(UnigramOptions(vocab_size=3000, byte_fallback=True, special=("<s>", "</s>")))),

@@ -177,12 +177,13 @@ class Cell:
     #: offsets: the lines that differ from the reference's own spans before `split_characters`
     raw_differing: int = 0
 
-    def count(self, text: str, same: bool, detail: Callable[[], str]) -> None:
+    def count(self, text: str, same: bool, detail: Callable[..., str], *args: Any) -> None:
+        """One line compared; `detail(*args)` says how it differs (made for the first only)."""
         self.compared += 1
         if not same:
             self.differing += 1
             if self.first is None:
-                self.first = f"{text[:80]!r}: {detail()}"
+                self.first = f"{text[:80]!r}: {detail(*args)}"
 
     def merge(self, other: Cell) -> None:
         self.compared += other.compared
@@ -196,7 +197,9 @@ class Cell:
     @property
     def ok(self) -> bool:
         """No line differs and nothing raised (a refusal or n/a is not a difference)."""
-        return self.differing == 0 and not (self.note or "").startswith("error") and all(p.ok for p in self.parts.values())
+        return (
+            self.differing == 0 and not (self.note or "").startswith("error") and all(p.ok for p in self.parts.values())
+        )
 
     def figure(self) -> str:
         if self.parts:
@@ -248,24 +251,36 @@ def compare_reference(tok: Tokenizer, ref: Reference, texts: Sequence[str]) -> d
     ours = tok.encode_ordinary_batch(texts)
     for text, mine, (ids, spans) in zip(texts, ours, theirs):
         ids = list(ids)
-        cells["ids"].count(text, mine == ids, lambda: f"tokreg {mine[:12]} vs {ref.library} {ids[:12]}")
+        cells["ids"].count(text, mine == ids, _versus, "tokreg", mine, ref.library, ids)
         try:
             got: object = tok.decode(ids)
         except InputError as e:
             got = f"<refused: {one_line(e)}>"
         want = ref.decode(ids)
-        cells["decode"].count(text, got == want, lambda: f"tokreg {got!r:.80} vs {ref.library} {want!r:.80}")
+        cells["decode"].count(text, got == want, _versus, "tokreg", got, ref.library, want)
         if spans is not None and mine == ids:
             ours_spans = _spans(tok.encode_with_offsets(text), ref.unit)
             ruled = ref.split_rule(ids, list(spans)) if ref.split_rule else list(spans)
             cells["offsets"].raw_differing += ours_spans != list(spans)
-            cells["offsets"].count(text, ours_spans == ruled, lambda: _first_span_diff(text, ids, ours_spans, ruled))
+            cells["offsets"].count(text, ours_spans == ruled, _first_span_diff, ids, ours_spans, ruled)
     if ref.unit is None:
         cells["offsets"] = Cell(note=f"n/a: {ref.library} gives no spans")
     return cells
 
 
-def _first_span_diff(text: str, ids: list[int], ours: list[Span], theirs: list[Span]) -> str:
+def _versus(a: str, ours: Any, b: str, theirs: Any) -> str:
+    return f"{a} {_short(ours)} vs {b} {_short(theirs)}"
+
+
+def _short(x: Any) -> str:
+    return repr(x[:80]) if isinstance(x, str) else str(list(x)[:12])
+
+
+def _live_diff(got: Any, want: Any, k: int, keys: list[str]) -> str:
+    return ", ".join(f"{d}: {_row(got, d, k)[:8]} vs {_row(want, d, k)[:8]}" for d in keys)
+
+
+def _first_span_diff(ids: list[int], ours: list[Span], theirs: list[Span]) -> str:
     k = next((k for k, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
     return f"token {k} (id {ids[k] if k < len(ids) else '-'}): tokreg {ours[k : k + 3]} vs {theirs[k : k + 3]}"
 
@@ -279,7 +294,7 @@ def compare_ids(tok: Tokenizer, ref: Reference, texts: Sequence[str]) -> Cell:
         return noted(f"error in {ref.library}", e)
     for text, mine, (ids, _) in zip(texts, tok.encode_ordinary_batch(list(texts)), theirs):
         ids = list(ids)
-        cell.count(text, mine == ids, lambda: f"tokreg {mine[:12]} vs {ref.library} {ids[:12]}")
+        cell.count(text, mine == ids, _versus, "tokreg", mine, ref.library, ids)
     return cell
 
 
@@ -297,7 +312,7 @@ def compare_live(live: Any, auto: Any, texts: Sequence[str], batch: int = 64) ->
         got = live(chunk, **args)
         for k, text in enumerate(chunk):
             diff = [key for key in LIVE_KEYS if _row(got, key, k) != _row(want, key, k)]
-            cell.count(text, not diff, lambda: ", ".join(f"{d}: {_row(got, d, k)[:8]} vs {_row(want, d, k)[:8]}" for d in diff))
+            cell.count(text, not diff, _live_diff, got, want, k, diff)
     return cell
 
 
@@ -313,5 +328,5 @@ def compare_live_ids(live: Any, ref: Reference, texts: Sequence[str], batch: int
         got = live(chunk, padding=True, add_special_tokens=False)
         for k, (text, (ids, _)) in enumerate(zip(chunk, ref.encode(chunk))):
             mine = [i for i, m in zip(got["input_ids"][k], got["attention_mask"][k]) if m]
-            cell.count(text, mine == list(ids), lambda: f"to_transformers {mine[:12]} vs {ref.library} {list(ids)[:12]}")
+            cell.count(text, mine == list(ids), _versus, "to_transformers", mine, ref.library, ids)
     return cell

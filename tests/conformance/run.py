@@ -60,7 +60,9 @@ class Built:
             cell = Cell()
             for fmt in FORMATS:
                 target = self.exported(fmt)
-                cell.parts[fmt] = target if isinstance(target, Cell) else references.compare_ids(self.tok, target, texts)
+                cell.parts[fmt] = (
+                    target if isinstance(target, Cell) else references.compare_ids(self.tok, target, texts)
+                )
             return {column: cell}
         return {column: self._live_cell(texts)}
 

@@ -28,7 +28,20 @@ def _chars(lo: int, hi: int, size: int = 8) -> st.SearchStrategy[str]:
 
 
 #: bidi controls: LRM, RLM, ALM, LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI
-BIDI = ["\u200e", "\u200f", "\u061c", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069"]
+BIDI = [
+    "\u200e",
+    "\u200f",
+    "\u061c",
+    "\u202a",
+    "\u202b",
+    "\u202c",
+    "\u202d",
+    "\u202e",
+    "\u2066",
+    "\u2067",
+    "\u2068",
+    "\u2069",
+]
 
 BORDER_PIECES = st.one_of(
     _chars(0x05D0, 0x05EA),  # Hebrew letters
@@ -46,7 +59,9 @@ BORDER_PIECES = st.one_of(
 )
 PIECES = st.one_of(TIKTOKEN_PIECES, BORDER_PIECES)
 TEXTS = st.lists(PIECES, max_size=12).map("".join)
-LONG_LINES = st.lists(PIECES, min_size=1, max_size=6).map("".join).filter(bool).map(lambda t: (t * (LONG // len(t) + 1))[:LONG])
+LONG_LINES = (
+    st.lists(PIECES, min_size=1, max_size=6).map("".join).filter(bool).map(lambda t: (t * (LONG // len(t) + 1))[:LONG])
+)
 BORDER = st.one_of(TEXTS, TEXTS, TEXTS, LONG_LINES)
 
 

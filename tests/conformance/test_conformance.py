@@ -35,7 +35,9 @@ GENERATED_COLUMNS = ("ids", "decode", "offsets", "export")
 
 
 @pytest.fixture(scope="session")
-def built(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Callable[[str], run.Built]]:
+def built(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Callable[[str], run.Built]]:
     """layout name -> the layout built and taken into one registry (once a session; the
     SentencePiece models are tests/spm_models.py's, shared with the other tests)."""
     folder = tmp_path_factory.mktemp("conformance")
@@ -79,9 +81,7 @@ def test_a_slice_of_every_corpus(built: Callable[[str], run.Built], layout: str,
     assert cell.note or cell.parts or cell.compared == SLICE * len(CORPORA)
 
 
-@pytest.mark.parametrize(
-    ("layout", "column"), [_case(x, c, slow=True) for x in LAYOUTS for c in run.COLUMNS]
-)
+@pytest.mark.parametrize(("layout", "column"), [_case(x, c, slow=True) for x in LAYOUTS for c in run.COLUMNS])
 def test_every_line_of_every_corpus(built: Callable[[str], run.Built], layout: str, column: str) -> None:
     b = built(layout)
     lines = run.corpus_lines(CORPORA)
@@ -113,3 +113,16 @@ def test_generated_text(built: Callable[[str], run.Built], layout: str, text: st
 @given(text=strategies.BORDER)
 def test_generated_text_at_length(built: Callable[[str], run.Built], layout: str, text: str) -> None:
     _generated(built(layout), text)
+
+
+def test_the_table_tool_computes_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    """tools/conformance_table.py prints one row per layout with the figures it computed: on 7
+    lines of each corpus and 2 generated texts, the ids cell is "23 / 0"."""
+    from tools import conformance_table
+
+    assert conformance_table.main(["--lines", "7", "--examples", "2", "--layout", "hf-bert-uncased"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| hf-bert-uncased |"))
+    cells = [c.strip() for c in row.strip("|").split(" | ")]
+    assert cells[:3] == ["hf-bert-uncased", "imported", f"{7 * len(CORPORA) + 2} / 0"]
+    assert cells[5].startswith("hf: ") and "refused: " in cells[5]
