@@ -255,11 +255,13 @@ LAYOUTS = [
         bert(lowercase=False),
         pending={"decode": CLEANUP, "decode-unk": CLEANUP, "offsets-unk": UNK_OFFSETS, "live": ROLES},
     ),
-    Layout("spm-unigram-identity", spm("unigram"), pending={"decode-unk": UNK_SURFACE}),
-    Layout("spm-unigram-nmt_nfkc", spm("unigram-nmt_nfkc"), pending={"decode-unk": UNK_SURFACE}),
+    Layout("spm-unigram-identity", spm("unigram"), pending={"decode-unk": UNK_SURFACE, "offsets-unk": UNK_OFFSETS}),
+    Layout(
+        "spm-unigram-nmt_nfkc", spm("unigram-nmt_nfkc"), pending={"decode-unk": UNK_SURFACE, "offsets-unk": UNK_OFFSETS}
+    ),
     Layout("spm-unigram-bytes", spm("unigram-bytes"), fast=True),
     Layout("spm-bpe-byte_fallback", spm("bpe-llama"), fast=True),
-    Layout("spm-bpe-plain", spm("bpe-plain"), pending={"decode-unk": UNK_SURFACE}),
+    Layout("spm-bpe-plain", spm("bpe-plain"), pending={"decode-unk": UNK_SURFACE, "offsets-unk": UNK_OFFSETS}),
     Layout("spm-bpe-nfkc", spm("bpe-nfkc")),
     Layout(
         "trained-bpe-bytelevel",

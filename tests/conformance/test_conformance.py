@@ -5,7 +5,10 @@ not (a refusal in one line is allowed: exact or refused).
 
 Lanes: the fast lane runs the layouts marked `fast` on SLICE lines spread over each corpus and
 a few generated texts; `just test` runs every layout on every line and many generated texts.
-A layout's `pending` columns are `xfail(strict=True)` with the name of the change fixing them.
+A layout's `pending` columns are xfail with the name of the change fixing them: strict on every
+line (each pending difference shows there, so a fix that lands fails the case until its entry
+is deleted), not strict on the slice. Decode and offsets are asserted in two parts (TEST_COLUMNS)
+so that a pending fix to unknown tokens cannot cover another difference of the same column.
 tools/conformance_table.py prints the same figures as a table."""
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 
 from tokreg import Registry
 
@@ -117,9 +120,11 @@ def test_generated_text(built: Callable[[str], run.Built], layout: str, text: st
     _generated(built(layout), text)
 
 
+# No shrinking at length: a failing 10 KB example would take minutes to shrink, and the message
+# already names the first differing token.
 @pytest.mark.slow
 @pytest.mark.parametrize("layout", [x.name for x in LAYOUTS])
-@settings(max_examples=150, **_HYPOTHESIS)
+@settings(max_examples=60, phases=[Phase.explicit, Phase.reuse, Phase.generate], **_HYPOTHESIS)
 @given(text=strategies.BORDER)
 def test_generated_text_at_length(built: Callable[[str], run.Built], layout: str, text: str) -> None:
     _generated(built(layout), text)
