@@ -28,8 +28,8 @@ the judge (references.py), `transformers_dir` the folder `AutoTokenizer` reads, 
 "offsets-unk" for the lines where the reference's ids hold an unknown token, "decode" and
 "offsets" then meaning the other lines) that differ today
 for a reason another change of issue 23 is fixing, with that change's name: the suite marks
-those cases `xfail(strict=True)` with the reason, so they are reported, and they fail (XPASS)
-the moment the fix lands, which is when the entry is to be deleted. Nothing else may go there:
+those cases `xfail` with the reason, so they are reported; once the fix lands they XPASS
+(listed in pytest's summary), and the entry is to be deleted. Nothing else may go there:
 a difference that nobody is fixing stays a failing test.
 """
 

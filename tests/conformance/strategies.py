@@ -68,6 +68,8 @@ BORDER = st.one_of(TEXTS, TEXTS, TEXTS, LONG_LINES)
 def drawn(strategy: st.SearchStrategy[str], n: int) -> list[str]:
     """`n` examples of `strategy`, the same ones each run (derandomized, no example database)."""
     out: list[str] = []
+    if n <= 0:
+        return out
 
     @settings(
         max_examples=n,
