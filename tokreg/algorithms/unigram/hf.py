@@ -134,7 +134,7 @@ class UnigramHf(HfCodec):
                 raise refuse("byte_fallback without a ByteFallback decoder")
         else:
             normalizer = SpNormalizerConfig(add_dummy_prefix=dummy_prefix, remove_extra_whitespaces=collapse)
-        config = UnigramConfig(normalizer, byte_fallback, vocab[unk_id][0], pipeline)
+        config = UnigramConfig(normalizer, byte_fallback, vocab[unk_id][0], hf=pipeline)
         return TokenizerData(algorithm="unigram", config=config.to_json(), tokens=tokens, source="import:hf")
 
 
