@@ -8,7 +8,9 @@ count by those ids (tokenizers #1794), so two HF runs on the same text differ. P
 therefore checked where it is defined: the special tokens and the bare alphabet have HF's ids;
 the `##` characters are HF's; the merges are HF's, in HF's order, up to the first merge whose
 count another merge also has (the first possible tie); and the text's token count is within
-0.1% of HF's (measured: within 0.03% on these slices, equal on the whole English corpora)."""
+0.1% of HF's on the whole corpora. On the 60 KB slices of the fast lane HF differs from itself
+by up to 0.11% between runs (kjv, cased: 17,544 to 17,564 tokens over five processes), so
+there the bound is 0.3%."""
 
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ def hf_train(files: list[Path], vocab: int, lowercase: bool, specials: list[str]
     return tok
 
 
-def check_parity(registry: Registry, files: list[Path], vocab: int, lowercase: bool) -> None:
+def check_parity(registry: Registry, files: list[Path], vocab: int, lowercase: bool, tolerance: float) -> None:
     specials = ["[UNK]", "[CLS]", "[SEP]"]
     hf = hf_train(files, vocab, lowercase, specials)
     v = registry.train(
@@ -67,7 +69,7 @@ def check_parity(registry: Registry, files: list[Path], vocab: int, lowercase: b
         lines = f.read_text(encoding="utf-8").splitlines()
         n_ours = sum(map(len, tok.encode_batch(lines)))
         n_hf = sum(len(e.ids) for e in hf.encode_batch(lines, add_special_tokens=False))
-        assert abs(n_ours / n_hf - 1) <= 0.001, (f.name, n_ours, n_hf)
+        assert abs(n_ours / n_hf - 1) <= tolerance, (f.name, n_ours, n_hf)
 
 
 @pytest.mark.parametrize("lowercase", [True, False])
@@ -76,14 +78,14 @@ def test_frequency_is_hf_wordpiece_trainer_on_slices(registry: Registry, tmp_pat
     for name in CORPORA:
         files.append(tmp_path / name)
         files[-1].write_bytes(head_lines(name, 60_000))
-    check_parity(registry, files, 2000, lowercase)
+    check_parity(registry, files, 2000, lowercase, tolerance=0.003)
 
 
 @pytest.mark.parametrize(("names", "vocab"), [slow(("kjv.txt", "dr.en.txt"), 8000), slow(("dr.zh-cn.txt",), 8000)])
 def test_frequency_is_hf_wordpiece_trainer_on_whole_corpora(
     registry: Registry, names: tuple[str, ...], vocab: int
 ) -> None:
-    check_parity(registry, [data_file(n) for n in names], vocab, lowercase=True)
+    check_parity(registry, [data_file(n) for n in names], vocab, lowercase=True, tolerance=0.001)
 
 
 def test_objectives_record_their_scores(registry: Registry, tmp_path: Path) -> None:

@@ -233,45 +233,33 @@ def trained(options: Any, judges: Sequence[str] = ("hf", "sentencepiece")) -> Ca
     return build
 
 
-#: The differences other changes of issue 23 are fixing now (see `Layout.pending`)
-CLEANUP = "DECODE: WordPiece decode applies the decoder's cleanup ('1 .' -> '1.')"
-UNK_SURFACE = "DECODE: SentencePiece decodes an unknown piece as ' \u2047 ', not '<unk>'"
-UNK_OFFSETS = "DECODE: an unknown token spans exactly the characters it replaced"
-ROLES = "LIVE: to_transformers() carries pad/cls/sep/unk/mask roles and model_max_length"
-
 LAYOUTS = [
-    Layout("tiktoken-cl100k", tiktoken_preset("cl100k_base"), pending={"live": ROLES}),
-    Layout("tiktoken-o200k", tiktoken_preset("o200k_base"), pending={"live": ROLES}),
-    Layout("tekken", build_tekken, pending={"live": ROLES}),
-    Layout("hf-gpt2-bytelevel", build_gpt2, fast=True, pending={"live": ROLES}),
+    Layout("tiktoken-cl100k", tiktoken_preset("cl100k_base")),
+    Layout("tiktoken-o200k", tiktoken_preset("o200k_base")),
+    Layout("tekken", build_tekken),
+    Layout("hf-gpt2-bytelevel", build_gpt2, fast=True),
     Layout(
         "hf-bert-uncased",
         bert(lowercase=True),
         fast=True,
-        pending={"decode": CLEANUP, "decode-unk": CLEANUP, "offsets-unk": UNK_OFFSETS, "live": ROLES},
     ),
     Layout(
         "hf-bert-cased",
         bert(lowercase=False),
-        pending={"decode": CLEANUP, "decode-unk": CLEANUP, "offsets-unk": UNK_OFFSETS, "live": ROLES},
     ),
-    Layout("spm-unigram-identity", spm("unigram"), pending={"decode-unk": UNK_SURFACE, "offsets-unk": UNK_OFFSETS}),
-    Layout(
-        "spm-unigram-nmt_nfkc", spm("unigram-nmt_nfkc"), pending={"decode-unk": UNK_SURFACE, "offsets-unk": UNK_OFFSETS}
-    ),
+    Layout("spm-unigram-identity", spm("unigram")),
+    Layout("spm-unigram-nmt_nfkc", spm("unigram-nmt_nfkc")),
     Layout("spm-unigram-bytes", spm("unigram-bytes"), fast=True),
     Layout("spm-bpe-byte_fallback", spm("bpe-llama"), fast=True),
-    Layout("spm-bpe-plain", spm("bpe-plain"), pending={"decode-unk": UNK_SURFACE, "offsets-unk": UNK_OFFSETS}),
+    Layout("spm-bpe-plain", spm("bpe-plain")),
     Layout("spm-bpe-nfkc", spm("bpe-nfkc")),
     Layout(
         "trained-bpe-bytelevel",
         trained(BpeOptions(vocab_size=2000, special=("<|endoftext|>",))),
-        pending={"live": ROLES},
     ),
     Layout(
         "trained-bpe-char",
         trained(BpeOptions(vocab_size=1500, char_level=True, special=("<|end|>",))),
-        pending={"live": ROLES},
     ),
     Layout("trained-bpe-char-eow", trained(BpeOptions(vocab_size=1500, char_level=True, end_of_word_suffix="</w>"))),
     Layout(
@@ -279,7 +267,6 @@ LAYOUTS = [
         trained(
             WordPieceOptions(vocab_size=3000, special=("[PAD]", "[CLS]", "[SEP]", "[MASK]"), template="[CLS] $A [SEP]")
         ),
-        pending={"decode": CLEANUP, "decode-unk": CLEANUP, "offsets-unk": UNK_OFFSETS, "live": ROLES},
     ),
     Layout("trained-unigram", trained(UnigramOptions(vocab_size=3000, byte_fallback=True, special=("<s>", "</s>")))),
 ]

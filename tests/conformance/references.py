@@ -16,10 +16,10 @@ The rules of each comparison, so that a figure means one thing:
   an ids one); HF with `skip_special_tokens=False`.
 - offsets: on the lines whose ids agree, tokreg's character spans against HF's
   `Encoding.offsets` and sentencepiece's `offset_mapping`; tokreg's byte spans against
-  tiktoken's token lengths laid end to end. One deliberate difference of tokreg's, documented
-  in `Tokenizer.encode_with_offsets`, is applied to the reference's spans (`Reference.split_rule`:
-  a character whose bytes are split between tokens belongs to the first of them), and the cell
-  says how many lines differ without it ("N before split_characters").
+  tiktoken's token lengths laid end to end. The spans are compared as the references give them,
+  with no rule of tokreg's applied: a character whose bytes are split between tokens spans the
+  whole character in every one of them in HF, and belongs to the last of its byte pieces in
+  sentencepiece, and tokreg follows each.
 - export: the version exported with `Registry.export`, loaded in the target library, its ids
   against tokreg's.
 - live: `to_transformers()` against `AutoTokenizer` over the original files with
@@ -51,9 +51,6 @@ class Reference:
     decode: Callable[[list[int]], str]
     #: what the spans count: "chars" (HF's offsets), "bytes" (UTF-8 offsets), None (no spans)
     unit: Optional[str]
-    #: the reference's spans under tokreg's documented rule for a character split between
-    #: tokens of single bytes (see `split_characters`); (ids, spans) -> spans
-    split_rule: Optional[Callable[[list[int], list[Span]], list[Span]]] = None
 
 
 def hf_object(hf: Any) -> Reference:
@@ -62,8 +59,7 @@ def hf_object(hf: Any) -> Reference:
     def encode(texts: list[str]) -> list[Encoded]:
         return [(e.ids, [tuple(o) for o in e.offsets]) for e in hf.encode_batch(texts, add_special_tokens=False)]
 
-    rule = (lambda ids, spans: split_characters(spans)) if '"ByteLevel"' in hf.to_str() else None
-    return Reference("tokenizers", encode, lambda ids: hf.decode(ids, skip_special_tokens=False), "chars", rule)
+    return Reference("tokenizers", encode, lambda ids: hf.decode(ids, skip_special_tokens=False), "chars")
 
 
 def hf_file(path: Path) -> Reference:
@@ -118,24 +114,7 @@ def spm_file(path: Path) -> Reference:
     def encode(texts: list[str]) -> list[Encoded]:
         return [(t["ids"], list(t["offsets"])) for t in sp.encode(texts, return_type="offset_mapping")]
 
-    def byte_pieces_first(ids: list[int], spans: list[Span]) -> list[Span]:
-        """sentencepiece gives a character split into byte pieces to the last of them (the
-        others empty where it starts); tokreg's rule gives it to the first (the others empty
-        where it ends)."""
-        out = list(spans)
-        k = 0
-        while k < len(out):
-            run = k
-            while run < len(out) and sp.is_byte(ids[run]) and out[run][0] == out[run][1] == out[k][0]:
-                run += 1
-            if run > k and run < len(out) and sp.is_byte(ids[run]) and out[run][0] == out[k][0]:
-                s, e = out[run]
-                out[k : run + 1] = [(s, e)] + [(e, e)] * (run - k)
-                k = run
-            k += 1
-        return out
-
-    return Reference("sentencepiece", encode, sp.decode, "chars", byte_pieces_first)
+    return Reference("sentencepiece", encode, sp.decode, "chars")
 
 
 def tokreg_file(path: Path) -> Reference:
@@ -174,8 +153,6 @@ class Cell:
     note: Optional[str] = None
     #: several figures side by side (export: one per format)
     parts: dict[str, Cell] = field(default_factory=dict)
-    #: offsets: the lines that differ from the reference's own spans before `split_characters`
-    raw_differing: int = 0
     #: of the differing lines, those where the reference's ids hold an unknown token (and the first)
     unknown_differing: int = 0
     first_unknown: Optional[str] = None
@@ -214,7 +191,6 @@ class Cell:
         self.compared += other.compared
         self.differing += other.differing
         self.first = self.first or other.first
-        self.raw_differing += other.raw_differing
         self.unknown_differing += other.unknown_differing
         self.first_unknown = self.first_unknown or other.first_unknown
         self.first_known = self.first_known or other.first_known
@@ -235,9 +211,6 @@ class Cell:
         if self.note:
             return self.note
         aside = [f"{self.unknown_differing} with an unknown token"] if self.unknown_differing else []
-        aside += (
-            [f"{self.raw_differing} before split_characters"] if self.raw_differing not in (0, self.differing) else []
-        )
         return f"{self.compared} / {self.differing}" + (f" ({'; '.join(aside)})" if aside else "")
 
     def why(self) -> str:
@@ -252,19 +225,6 @@ def one_line(e: BaseException) -> str:
 
 def noted(kind: str, e: BaseException) -> Cell:
     return Cell(note=f"{kind}: {one_line(e)}")
-
-
-def split_characters(spans: list[Span]) -> list[Span]:
-    """HF's character spans under tokreg's documented rule for a character whose UTF-8 bytes are
-    split between byte-level tokens (`Tokenizer.encode_with_offsets`): HF gives the character to
-    every token holding one of its bytes, tokreg to the one holding its first byte, the others an
-    empty span where it ends. For files with a ByteLevel component only."""
-    out: list[Span] = []
-    end = 0
-    for s, e in spans:
-        out.append((max(s, end), max(e, end)) if s < end else (s, e))
-        end = max(end, e)
-    return out
 
 
 def _spans(ours: Any, unit: Optional[str]) -> list[Span]:
@@ -293,10 +253,8 @@ def compare_reference(tok: Tokenizer, ref: Reference, texts: Sequence[str]) -> d
         cells["decode"].count_unknown(text, got == want, has_unknown, _versus, "tokreg", got, ref.library, want)
         if spans is not None and mine == ids:
             ours_spans = _spans(tok.encode_with_offsets(text), ref.unit)
-            ruled = ref.split_rule(ids, list(spans)) if ref.split_rule else list(spans)
-            cells["offsets"].raw_differing += ours_spans != list(spans)
             cells["offsets"].count_unknown(
-                text, ours_spans == ruled, has_unknown, _first_span_diff, ids, ours_spans, ruled
+                text, ours_spans == list(spans), has_unknown, _first_span_diff, ids, ours_spans, list(spans)
             )
     if ref.unit is None:
         cells["offsets"] = Cell(note=f"n/a: {ref.library} gives no spans")

@@ -70,12 +70,17 @@ class Built:
         """The export in `fmt` loaded in its target library, or the Cell saying why there is none."""
         if fmt not in self._exports:
             assert self.tok is not None
-            path = self.folder / f"export.{EXT[fmt]}"
+            # hf: to a directory, as save_pretrained writes, so the transformers settings travel too
+            path = self.folder / ("export-hf" if fmt == "hf" else f"export.{EXT[fmt]}")
+            if fmt == "hf":
+                path.mkdir(exist_ok=True)
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("error")  # a check skipped for want of the library is an error here
                     self.reg.export(self.ref, fmt, path)
-                self._exports[fmt] = references.of_format(fmt, path, self.tok)
+                self._exports[fmt] = references.of_format(
+                    fmt, path / "tokenizer.json" if fmt == "hf" else path, self.tok
+                )
             except InputError as e:
                 self._exports[fmt] = references.noted("refused", e)
             except Exception as e:
