@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
-from typing import Callable, Optional
+from typing import Callable, Optional, Union
 
 import click
 
@@ -14,6 +14,14 @@ from ..evaluation.charts import evaluation_png
 from ..evaluation.evaluate import Evaluation
 from ..evaluation.metrics import METRICS, Metric
 from .common import db_option, echo_json, json_option, open_registry
+
+
+#: A cell's mark: True for the best value of its column, "!" for a lossy version's, False for none.
+Mark = Union[bool, str]
+
+
+def _lossy(text: str) -> str:
+    return click.style(text, fg="yellow", bold=True)
 
 
 def _fmt(m: Metric, v: float) -> str:
@@ -29,8 +37,9 @@ def _width(s: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[tuple[str, bool]]], right: set[int]) -> None:
-    """Prints rows of (cell, best?) cells; a best cell gets a `*` and, on a terminal, bold green."""
+def _table(headers: Sequence[str], rows: Sequence[Sequence[tuple[str, Mark]]], right: set[int]) -> None:
+    """Prints rows of (cell, mark) cells: a best cell (True) gets a `*` and, on a terminal, bold
+    green; a cell marked `!` (a lossy version ahead of the best lossless one) gets a `!` in yellow."""
     widths = [len(h) + (1 if i in right else 0) for i, h in enumerate(headers)]
     for r in rows:
         widths = [max(w, _width(c) + 1) for w, (c, _) in zip(widths, r)]
@@ -43,26 +52,36 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[tuple[str, bool]]], r
     click.echo("  ".join(pad(i, h.upper() + (" " if i in right else "")) for i, h in enumerate(headers)).rstrip())
     for r in rows:
         cells = []
-        for i, (c, best) in enumerate(r):
-            text = pad(i, c + ("*" if best else " ") if i in right else c)
-            cells.append(click.style(text, fg="green", bold=True) if best else text)
+        for i, (c, mark) in enumerate(r):
+            sign = "*" if mark is True else mark or " "
+            text = pad(i, c + sign if i in right else c)
+            cells.append(click.style(text, fg="green", bold=True) if mark is True else _lossy(text) if mark else text)
         click.echo("  ".join(cells).rstrip())
 
 
 def _print_eval(ev: Evaluation) -> None:
-    best = ev.best()
-    headers = ["version", "text", "lang"] + [m.label for m in METRICS]
-    rows = []
+    best, ahead = ev.best(), ev.lossy_ahead()
+    headers = ["version", "text", "lang", "lossless"] + [m.label for m in METRICS]
+    rows: list[list[tuple[str, Mark]]] = []
     order = {fp: n for n, fp in enumerate(dict.fromkeys(s.text.fingerprint for s in ev.scores))}
     for s in sorted(ev.scores, key=lambda s: order[s.text.fingerprint]):  # stable: versions in order
-        row = [(s.ref, False), (s.text.name, False), (s.text.language or "", False)]
+        fp = s.text.fingerprint
+        row: list[tuple[str, Mark]] = [(s.ref, False), (s.text.name, False), (s.text.language or "", False)]
+        row.append(("yes", False) if s.lossless else ("LOSSY", "!"))
         for m in METRICS:
             v = s.metrics[m.name]
-            row.append((_fmt(m, v), best.get((s.text.fingerprint, m.name)) == v))
+            row.append((_fmt(m, v), "!" if (s.ref, fp, m.name) in ahead else best.get((fp, m.name)) == v))
         rows.append(row)
-    _table(headers, rows, right=set(range(3, len(headers))))
+    _table(headers, rows, right=set(range(4, len(headers))))
     if best:
         click.echo("* the best value of each column among the versions on the same text")
+    if any(not s.lossless for s in ev.scores):
+        click.echo(
+            "LOSSY: the version does not keep the text (unknown tokens, or lines that do not decode back byte for "
+            "byte); the best of a compression column is taken among the versions that keep it"
+        )
+    if ahead:
+        click.echo("! fewer tokens than the best lossless version, bought by losing text")
     for p in ev.parity:
         if p is ev.parity[0]:
             langs = list(p.premiums)
