@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tokreg import BpeOptions, Registry, UnigramOptions, WordPieceOptions
+from tokreg import BpeOptions, Registry, WordPieceOptions
 from tokreg.evaluation.metrics import METRICS
 
 from .conftest import Cli, head_lines, one_error_line

@@ -52,7 +52,10 @@ CASES: dict[str, tuple[Any, Optional[Callable[[str, str], bool]]]] = {
     "byte-bpe": (BpeOptions(vocab_size=0), None),
     "unigram": (UnigramOptions(vocab_size=0), None),
     "char-bpe-cl100k": (BpeOptions(vocab_size=0, char_level=True, pattern="cl100k"), None),
-    "char-bpe": (BpeOptions(vocab_size=0, char_level=True), lambda line, back: back == "".join(_PRETOKEN.findall(line))),
+    "char-bpe": (
+        BpeOptions(vocab_size=0, char_level=True),
+        lambda line, back: back == "".join(_PRETOKEN.findall(line)),
+    ),
     "char-bpe-eow": (
         BpeOptions(vocab_size=0, char_level=True, end_of_word_suffix="</w>"),
         lambda line, back: back == " ".join(_PRETOKEN.findall(line)),  # decode drops the last space
@@ -65,7 +68,9 @@ def _slice(path: Path) -> Path:
     lines: list[str] = []
     for name in CORPORA:
         lines += data_file(name).read_text(encoding="utf-8").splitlines(keepends=True)[:150]
-    indented = [s for s in data_file("dr.en.txt").read_text(encoding="utf-8").splitlines(keepends=True) if s[:4] == " " * 4]
+    indented = [
+        s for s in data_file("dr.en.txt").read_text(encoding="utf-8").splitlines(keepends=True) if s[:4] == " " * 4
+    ]
     lines += [re.sub(r"^( {4})+", lambda m: "\t" * (len(m.group()) // 4), s) for s in indented[:50]]
     path.write_text("".join(lines), encoding="utf-8")
     return path

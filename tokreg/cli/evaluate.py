@@ -15,7 +15,6 @@ from ..evaluation.evaluate import Evaluation
 from ..evaluation.metrics import METRICS, Metric
 from .common import db_option, echo_json, json_option, open_registry
 
-
 #: A cell's mark: True for the best value of its column, "!" for a lossy version's, False for none.
 Mark = Union[bool, str]
 

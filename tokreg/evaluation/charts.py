@@ -147,7 +147,12 @@ def evaluation_png(ev: Evaluation, path: str | os.PathLike[str]) -> None:
     handles = [Patch(facecolor=colors(n % 10), label=f"{ref} ({sizes[ref]:,})") for n, ref in enumerate(refs)]
     if lossy:
         handles.append(
-            Patch(facecolor="white", edgecolor="black", hatch="///", label="lossy on that text (unknown tokens, lines lost)")
+            Patch(
+                facecolor="white",
+                edgecolor="black",
+                hatch="///",
+                label="lossy on that text (unknown tokens, lines lost)",
+            )
         )
     ax.legend(
         handles=handles,

@@ -23,9 +23,9 @@ from typing import Any, Optional, Union
 from .. import algorithms
 from ..algorithms import template
 from ..data import FinishedVersion, TokenizerData, finish
+from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError
 from ..package_version import __version__
-from ..encoding.tokenizer import Tokenizer
 from . import budget, counting_local, counts_file, round_trip
 from .corpus import Corpus
 
