@@ -19,6 +19,7 @@ corpus, plus 50 lines of dr.en.txt whose leading spaces are tabs (the corpora ha
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from pathlib import Path
@@ -27,9 +28,10 @@ from typing import Any, Callable, Optional
 import pytest
 
 from tokreg import BpeOptions, Registry, Tokenizer, UnigramOptions, WordPieceOptions
+from tokreg.training import round_trip
 from tokreg.training.corpus import Corpus
 
-from .conftest import CORPORA, data_file, slow
+from .conftest import CORPORA, Cli, data_file, slow
 
 _PRETOKEN = re.compile(r"\S+")  # the `whitespace` pattern (Hugging Face's WhitespaceSplit)
 
@@ -129,3 +131,48 @@ def test_without_byte_fallback_line_breaks_are_unknown(reg: Registry, corpus: tu
         assert ids[-1] == unk and tok.decode_bytes(ids[:-1]) == line[:-1].encode("utf-8")
     assert reported is not None and reported.lost_lines == sum(1 for s in lines if s.endswith("\n"))
     assert reported.unknown >= reported.lost_lines and not reported.lossless
+
+
+def test_the_default_is_recorded_and_older_runs_reproduce(registry: Registry, small_corpus: Path) -> None:
+    """A default Unigram's config says byte_fallback true (hashed, so a new hash); a run recorded
+    with byte_fallback false, as every run before the default changed recorded it, trains again
+    to its own hash."""
+    new = registry.train("new", [small_corpus], UnigramOptions(vocab_size=500))
+    assert registry.show(new.ref).config["byte_fallback"] is True
+    old = registry.train("old", [small_corpus], UnigramOptions(vocab_size=500, byte_fallback=False))
+    assert registry.show(old.ref).training_run["config"]["byte_fallback"] is False
+    assert old.content_hash != new.content_hash and registry.reproduce(old.ref).same
+
+
+def test_train_says_what_is_lost_in_one_line(run: Cli, small_corpus: Path) -> None:
+    lines = small_corpus.read_text(encoding="utf-8").splitlines(keepends=True)
+    args = ["train", "u", small_corpus, "--algo", "unigram", "--vocab-size", 500]
+    out = run(*args).output.splitlines()
+    assert out[-1] == f"  lossless on its corpus: all {len(lines):,} lines decode back byte for byte"
+    out = run(*args, "--no-byte-fallback").output.splitlines()
+    breaks = sum(1 for s in lines if s.endswith("\n"))
+    assert out[-1].startswith("  LOSSY on its corpus: ") and f"{breaks:,} of {len(lines):,} lines" in out[-1]
+    d = json.loads(run(*args, "--no-byte-fallback", "--json").output)["round_trip"]
+    assert (d["lines"], d["lost_lines"], d["lossless"], d["whole"]) == (len(lines), breaks, False, True)
+
+
+def test_the_text_kept_for_measuring_ends_at_a_line_break() -> None:
+    """Beyond its limit `Keep` keeps the lines before it, and says it is not the whole corpus;
+    the counter behind it is fed everything."""
+    fed: list[bytes] = []
+
+    class Counter:
+        def feed(self, data: bytes) -> None:
+            fed.append(data)
+
+        def end_input(self) -> None:
+            fed.append(b"|")
+
+    keep = round_trip.Keep(Counter(), limit=13)
+    keep.feed(b"one\ntwo")
+    keep.end_input()  # a source whose last line has no line break: a segment of its own
+    keep.feed(b"three\nfour\n")
+    keep.end_input()
+    assert b"".join(fed) == b"one\ntwo|three\nfour\n|"
+    assert keep.text() == ([b"one\ntwo", b"three\n"], False)
+    assert list(round_trip._lines([b"one\ntwo", b"three\n"])) == [b"one\n", b"two", b"three\n"]

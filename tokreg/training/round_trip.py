@@ -47,8 +47,9 @@ class Keep:
             cut = data.rfind(b"\n", 0, room)
             data = data[: cut + 1] if cut >= 0 else b""
             self.whole = False
-        self._current.append(data)
-        self._kept += len(data)
+        if data:
+            self._current.append(data)
+            self._kept += len(data)
 
     def end_input(self) -> None:
         self.inner.end_input()
