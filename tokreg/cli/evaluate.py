@@ -59,7 +59,7 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[tuple[str, Mark]]], r
 
 
 def _print_eval(ev: Evaluation) -> None:
-    best, ahead = ev.best(), ev.lossy_ahead()
+    marks = ev.marks()
     headers = ["version", "text", "lang", "lossless"] + [m.label for m in METRICS]
     rows: list[list[tuple[str, Mark]]] = []
     order = {fp: n for n, fp in enumerate(dict.fromkeys(s.text.fingerprint for s in ev.scores))}
@@ -69,32 +69,37 @@ def _print_eval(ev: Evaluation) -> None:
         row.append(("yes", False) if s.lossless else ("LOSSY", "!"))
         for m in METRICS:
             v = s.metrics[m.name]
-            row.append((_fmt(m, v), "!" if (s.ref, fp, m.name) in ahead else best.get((fp, m.name)) == v))
+            mark = marks.get((s.ref, fp, m.name))
+            row.append((_fmt(m, v), "!" if mark == "lossy_ahead" else mark == "best"))
         rows.append(row)
     _table(headers, rows, right=set(range(4, len(headers))))
-    if best:
+    if "best" in marks.values():
         click.echo("* the best value of each column among the versions on the same text")
     if any(not s.lossless for s in ev.scores):
         click.echo(
             "LOSSY: the version does not keep the text (unknown tokens, or lines that do not decode back byte for "
             "byte); the best of a compression column is taken among the versions that keep it"
         )
-    if ahead:
+    if "lossy_ahead" in marks.values():
         click.echo("! fewer tokens than the best lossless version, bought by losing text")
     for p in ev.parity:
         if p is ev.parity[0]:
             langs = list(p.premiums)
             click.echo(click.style(f"\nparity: tokens relative to {p.reference} on the parallel texts", bold=True))
-            prow = []
+            prow: list[list[tuple[str, Mark]]] = []
+            # a premium counted in tokens that lose text is no parity: lossy versions are marked
+            # and the lowest spread is taken among the others, when there are any
+            lossy = {s.ref for s in ev.scores if not s.lossless}
             spreads = {x.spread for x in ev.parity}
-            lowest = min(spreads) if len(spreads) > 1 else None
+            among = {x.spread for x in ev.parity if x.ref not in lossy} or spreads
+            lowest = min(among) if len(spreads) > 1 else None
             for q in ev.parity:
                 prow.append(
-                    [(q.ref, False)]
+                    [(q.ref, False), ("LOSSY", "!") if q.ref in lossy else ("yes", False)]
                     + [(f"{q.premiums[lang]:.3f}", False) for lang in langs]
-                    + [(f"{q.spread:.3f}", q.spread == lowest)]
+                    + [(f"{q.spread:.3f}", q.spread == lowest and (q.ref not in lossy or among == spreads))]
                 )
-            _table(["version"] + langs + ["spread"], prow, right=set(range(1, len(langs) + 2)))
+            _table(["version", "lossless"] + langs + ["spread"], prow, right=set(range(2, len(langs) + 3)))
             click.echo("  premium: a language's tokens / the reference's; spread: largest premium / smallest")
     stored = sum(1 for s in ev.scores if s.stored)
     if stored:

@@ -252,18 +252,36 @@ class Evaluation:
     parity: list[Parity] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        best, ahead = self.best(), self.lossy_ahead()
+        marks = self.marks()
         scores = []
         for s in self.scores:
-            fp = s.text.fingerprint
+            mine = [(m.name, marks.get((s.ref, s.text.fingerprint, m.name))) for m in metrics.METRICS]
             scores.append(
                 {
                     **s.to_json(),
-                    "best": [m.name for m in metrics.METRICS if best.get((fp, m.name)) == s.metrics[m.name]],
-                    "lossy_ahead": [m.name for m in metrics.METRICS if (s.ref, fp, m.name) in ahead],
+                    "best": [name for name, mark in mine if mark == "best"],
+                    "lossy_ahead": [name for name, mark in mine if mark == "lossy_ahead"],
                 }
             )
         return {"scores": scores, "parity": [p.to_json() for p in self.parity]}
+
+    def marks(self) -> dict[tuple[str, str, str], str]:
+        """(ref, text fingerprint, metric) -> "best" (the table's `*`) or "lossy_ahead" (its `!`).
+        A lossy version is never "best" on a compression column of a text that another version
+        keeps, not even in a tie."""
+        best, ahead = self.best(), self.lossy_ahead()
+        kept = {fp for fp, group in self._by_text().items() if any(s.lossless for s in group)}
+        out: dict[tuple[str, str, str], str] = {}
+        for s in self.scores:
+            fp = s.text.fingerprint
+            for m in metrics.METRICS:
+                key = (s.ref, fp, m.name)
+                if key in ahead:
+                    out[key] = "lossy_ahead"
+                elif best.get((fp, m.name)) == s.metrics[m.name]:
+                    if not (m.compression and fp in kept and not s.lossless):
+                        out[key] = "best"
+        return out
 
     def _by_text(self) -> dict[str, list[Score]]:
         by_text: dict[str, list[Score]] = {}
