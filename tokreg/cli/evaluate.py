@@ -94,8 +94,9 @@ def _print_eval(ev: Evaluation) -> None:
             among = {x.spread for x in ev.parity if x.ref not in lossy} or spreads
             lowest = min(among) if len(spreads) > 1 else None
             for q in ev.parity:
+                kept: tuple[str, Mark] = ("LOSSY", "!") if q.ref in lossy else ("yes", False)
                 prow.append(
-                    [(q.ref, False), ("LOSSY", "!") if q.ref in lossy else ("yes", False)]
+                    [(q.ref, False), kept]
                     + [(f"{q.premiums[lang]:.3f}", False) for lang in langs]
                     + [(f"{q.spread:.3f}", q.spread == lowest and (q.ref not in lossy or among == spreads))]
                 )

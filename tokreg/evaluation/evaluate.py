@@ -278,9 +278,10 @@ class Evaluation:
                 key = (s.ref, fp, m.name)
                 if key in ahead:
                     out[key] = "lossy_ahead"
-                elif best.get((fp, m.name)) == s.metrics[m.name]:
-                    if not (m.compression and fp in kept and not s.lossless):
-                        out[key] = "best"
+                elif best.get((fp, m.name)) == s.metrics[m.name] and (
+                    s.lossless or not m.compression or fp not in kept
+                ):
+                    out[key] = "best"
         return out
 
     def _by_text(self) -> dict[str, list[Score]]:

@@ -12,6 +12,7 @@ that); `tokreg eval` measures each version on each text the same way.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Optional
 
@@ -73,32 +74,35 @@ def _lines(segments: Sequence[bytes]) -> Iterator[bytes]:
 
 
 def measure(tok: Tokenizer, segments: Sequence[bytes], *, whole: bool, threads: int = 0) -> RoundTrip:
-    """`tok` on the lines of `segments` (special-token strings in them taken as ordinary text)."""
+    """`tok` on the lines of `segments` (special-token strings in them taken as ordinary text).
+    A line that occurs several times is measured once and counted as often as it occurs (an
+    encoding depends on the line alone): blank lines and repeated lines cost nothing more."""
     lines = lost = tokens = unknown = size = skipped = 0
     specials = set(tok.special_tokens.values())
     few = sorted(specials) if len(specials) <= 8 else []
-    batch: list[tuple[bytes, str]] = []
+    distinct: Counter[bytes] = Counter(_lines(segments))
+    batch: list[tuple[bytes, str, int]] = []  # (line, its text, how often it occurs)
 
     def flush() -> None:
         nonlocal lines, lost, tokens, unknown
-        encoded = tok.encode_ordinary_batch([s for _, s in batch], threads=threads)
-        for (raw, _), ids in zip(batch, encoded):
-            lines += 1
-            tokens += len(ids)
+        encoded = tok.encode_ordinary_batch([s for _, s, _ in batch], threads=threads)
+        for (raw, _, n), ids in zip(batch, encoded):
+            lines += n
+            tokens += n * len(ids)
             if few:
-                unknown += sum(ids.count(i) for i in few)  # list.count runs in C
+                unknown += n * sum(ids.count(i) for i in few)  # list.count runs in C
             elif specials:
-                unknown += sum(1 for i in ids if i in specials)
+                unknown += n * sum(1 for i in ids if i in specials)
             if tok.decode_bytes(ids) != raw:
-                lost += 1
+                lost += n
         batch.clear()
 
-    for raw in _lines(segments):
-        size += len(raw)
+    for raw, n in distinct.items():
+        size += n * len(raw)
         try:
-            batch.append((raw, raw.decode("utf-8")))
+            batch.append((raw, raw.decode("utf-8"), n))
         except UnicodeDecodeError:
-            skipped += 1
+            skipped += n
             continue
         if len(batch) >= _BATCH:
             flush()
