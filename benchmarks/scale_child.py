@@ -31,6 +31,8 @@ def tokreg_run(algo: str, corpus: str, vocab: int, pattern: str, out: str) -> in
         argv += ["--pattern", pattern]
     if algo == "wordpiece":
         argv += ["--lowercase"]
+    if algo == "unigram":
+        argv += ["--no-byte-fallback"]  # as SentencePiece's and HF's runs here
     try:
         main(argv)
     except SystemExit as e:

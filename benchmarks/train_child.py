@@ -27,7 +27,7 @@ def _tokreg(algo: str, corpus: str, vocab: int, threads: int, out: str) -> dict[
     base = baseline_mb()
     opts: Any = {
         "bpe": lambda: tokreg.BpeOptions(vocab_size=vocab, pattern="cl100k", threads=threads),
-        "unigram": lambda: UnigramOptions(vocab_size=vocab, threads=threads),
+        "unigram": lambda: UnigramOptions(vocab_size=vocab, byte_fallback=False, threads=threads),  # as HF's
         "wordpiece": lambda: WordPieceOptions(vocab_size=vocab, lowercase=True, threads=threads),
     }[algo]()
     t = time.perf_counter()

@@ -30,7 +30,7 @@ def _train(who: str, corpus: str, vocab: int, threads: int, out: str) -> tuple[f
         reg = Registry(out)
         base = baseline_mb()
         t = time.perf_counter()
-        reg.train("q", [corpus], UnigramOptions(vocab_size=vocab, threads=threads))
+        reg.train("q", [corpus], UnigramOptions(vocab_size=vocab, byte_fallback=False, threads=threads))
     else:
         import sentencepiece as spm
 

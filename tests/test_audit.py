@@ -90,7 +90,7 @@ def test_pieces_inside_words_are_reachable_in_context(registry: Registry, small_
     r = registry.audit("wp")
     assert r.categories()["unreachable"] == 0
     assert all(t.category == "reachable_in_context" for t in r.tokens if t.shown.startswith("##"))
-    registry.train("ug", [small_corpus], UnigramOptions(vocab_size=300))
+    registry.train("ug", [small_corpus], UnigramOptions(vocab_size=600))
     u = registry.audit("ug")
     inside = [t for t in u.tokens if t.kind == "normal" and not t.shown.startswith("▁")]
     assert inside and all(t.category == "reachable_in_context" for t in inside)

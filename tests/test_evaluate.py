@@ -115,16 +115,17 @@ def test_cli_table_marks_the_best_and_json(run: Cli, small_corpus: Path, texts: 
     args = ["eval", "m@1", "m@2", "--text", texts[0], "--lang", "en", "--text", texts[1], "--lang", "de"]
     out = run(*args, "--parallel").output
     lines = out.splitlines()
-    assert lines[0].split()[:4] == ["VERSION", "TEXT", "LANG", "TOKENS"]
+    assert lines[0].split()[:5] == ["VERSION", "TEXT", "LANG", "LOSSLESS", "TOKENS"]
     rows = [x.split() for x in lines[1:5]]
-    assert [r[:3] for r in rows] == [
-        ["m@1", "en.txt", "en"],
-        ["m@2", "en.txt", "en"],
-        ["m@1", "de.txt", "de"],
-        ["m@2", "de.txt", "de"],
+    assert [r[:4] for r in rows] == [
+        ["m@1", "en.txt", "en", "yes"],
+        ["m@2", "en.txt", "en", "yes"],
+        ["m@1", "de.txt", "de", "yes"],
+        ["m@2", "de.txt", "de", "yes"],
     ]
     # the larger vocabulary needs fewer tokens: its count is the one marked on each text
-    assert rows[1][3].endswith("*") and not rows[0][3].endswith("*")
+    assert rows[1][4].endswith("*") and not rows[0][4].endswith("*")
+    assert "LOSSY" not in out
     assert "the best value of each column" in out and "parity: tokens relative to en" in out
     assert "read from the registry" not in out
     d = json.loads(run(*args, "--json").output)
@@ -206,3 +207,29 @@ def test_real_parallel_text(registry: Registry, small_corpus: Path, tmp_path: Pa
     m_en, m_zh = (s.metrics for s in ev.scores)
     assert m_zh["bytes_per_token"] < m_en["bytes_per_token"] and m_zh["fertility"] > m_en["fertility"]
     assert ev.parity[0].premiums["zh"] > 1.0
+
+
+def test_a_lossy_version_is_marked_and_never_best_on_compression(run: Cli, small_corpus: Path, tmp_path: Path) -> None:
+    """A Unigram without byte fallback needs fewer tokens on a text of many short lines (one
+    `<unk>` per line break and the unseen characters beside it): it is marked LOSSY, the best
+    of each compression column is the lossless version's, and the lossy one's is marked `!`."""
+    run("train", "ug", small_corpus, "--algo", "unigram", "--vocab-size", 500, "--no-byte-fallback", "-q")
+    run("train", "ug", small_corpus, "--algo", "unigram", "--vocab-size", 500, "-q")
+    text = tmp_path / "lines.txt"
+    text.write_text("".join(f"\t{w} ☃ {n}\n" for n, w in enumerate(["Lord", "earth", "heaven", "God"] * 30)), "utf-8")
+    args = ["eval", "ug@1", "ug@2", "--text", text]
+    d = json.loads(run(*args, "--json").output)
+    lossy, kept = d["scores"]
+    assert (lossy["lossless"], kept["lossless"]) == (False, True)
+    assert lossy["metrics"]["lost_lines"] == 1.0 and lossy["metrics"]["unknown_rate"] > 0
+    assert kept["metrics"]["lost_lines"] == kept["metrics"]["unknown_rate"] == 0.0
+    assert lossy["metrics"]["tokens"] < kept["metrics"]["tokens"]  # the case this test is about
+    compression = {m.name for m in METRICS if m.compression}
+    assert "tokens" in kept["best"] and "tokens" in lossy["lossy_ahead"]
+    assert not compression & set(lossy["best"]) and not set(kept["lossy_ahead"])
+    out = run(*args).output.splitlines()
+    rows = {r.split()[0]: r.split() for r in out[1:3]}
+    # version, text, (no language), lossless, tokens, ...
+    assert rows["ug@1"][2] == "LOSSY" and rows["ug@1"][3].endswith("!")
+    assert rows["ug@2"][2] == "yes" and rows["ug@2"][3].endswith("*")
+    assert any(x.startswith("! fewer tokens than the best lossless version") for x in out)

@@ -115,7 +115,7 @@ def test_a_post_processor_naming_the_wrong_id_is_refused(
 
 
 def test_training_with_bos_and_eos(run: Cli, registry: Registry, small_corpus: Path) -> None:
-    run("train", "plain", str(small_corpus), "--algo", "unigram", "--vocab-size", "300", "-q")
+    run("train", "plain", str(small_corpus), "--algo", "unigram", "--vocab-size", "600", "-q")
     run(
         "train",
         "sp",
@@ -123,7 +123,7 @@ def test_training_with_bos_and_eos(run: Cli, registry: Registry, small_corpus: P
         "--algo",
         "unigram",
         "--vocab-size",
-        "300",
+        "600",
         "--bos",
         "<s>",
         "--eos",

@@ -169,6 +169,38 @@ class TokenizerData:
 
 
 @dataclass(frozen=True)
+class RoundTrip(JsonValue):
+    """How much of a text a version loses, measured (training/round_trip.py): every line, with
+    its line break, encoded on its own and decoded back, compared byte for byte; and the
+    unknown tokens among the ids. `whole` is False when only the text's first `bytes` bytes
+    were measured; `skipped` counts lines that are not UTF-8 (byte-level corpora may hold them),
+    which are not measured."""
+
+    lines: int
+    lost_lines: int  # lines whose decode(encode(line)) differs from the line
+    tokens: int
+    unknown: int  # unknown tokens ([UNK], <unk>) among `tokens`
+    bytes: int
+    whole: bool
+    skipped: int = 0
+
+    @property
+    def lossless(self) -> bool:
+        return self.lost_lines == 0 and self.unknown == 0
+
+    @property
+    def unknown_rate(self) -> float:
+        return self.unknown / self.tokens if self.tokens else 0.0
+
+    @property
+    def lost_rate(self) -> float:
+        return self.lost_lines / self.lines if self.lines else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {**fields_json(self), "lossless": self.lossless}
+
+
+@dataclass(frozen=True)
 class FinishedVersion:
     """A version ready to record, every derived value computed once: its data (tokens, merges,
     rounds, config with the template, run record, source, lineage), its canonical content, and
@@ -179,6 +211,9 @@ class FinishedVersion:
     content: bytes
     content_hash: str  # xxh3-128 label
     sha256: str  # sha256 label
+    #: What the version loses of its own training corpus (a trained version whose corpus text
+    #: was read here; None otherwise: imported, extended, or counted elsewhere).
+    round_trip: Optional[RoundTrip] = None
 
     @property
     def algorithm(self) -> str:

@@ -283,7 +283,8 @@ class Registry:
     ) -> list[Recorded]:
         """`train_sizes` for a `Corpus` made by the caller, returning each version written with
         what was trained (its data, content and hashes, run record), so a caller shows it
-        without reading it back."""
+        without reading it back; `.version.round_trip` says what it loses of its own corpus
+        (training/round_trip.py)."""
         check_name(name)
         self.check_writable()
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
-from typing import Callable, Optional
+from typing import Callable, Optional, Union
 
 import click
 
@@ -14,6 +14,13 @@ from ..evaluation.charts import evaluation_png
 from ..evaluation.evaluate import Evaluation
 from ..evaluation.metrics import METRICS, Metric
 from .common import db_option, echo_json, json_option, open_registry
+
+#: A cell's mark: True for the best value of its column, "!" for a lossy version's, False for none.
+Mark = Union[bool, str]
+
+
+def _lossy(text: str) -> str:
+    return click.style(text, fg="yellow", bold=True)
 
 
 def _fmt(m: Metric, v: float) -> str:
@@ -29,8 +36,9 @@ def _width(s: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[tuple[str, bool]]], right: set[int]) -> None:
-    """Prints rows of (cell, best?) cells; a best cell gets a `*` and, on a terminal, bold green."""
+def _table(headers: Sequence[str], rows: Sequence[Sequence[tuple[str, Mark]]], right: set[int]) -> None:
+    """Prints rows of (cell, mark) cells: a best cell (True) gets a `*` and, on a terminal, bold
+    green; a cell marked `!` (a lossy version ahead of the best lossless one) gets a `!` in yellow."""
     widths = [len(h) + (1 if i in right else 0) for i, h in enumerate(headers)]
     for r in rows:
         widths = [max(w, _width(c) + 1) for w, (c, _) in zip(widths, r)]
@@ -43,40 +51,56 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[tuple[str, bool]]], r
     click.echo("  ".join(pad(i, h.upper() + (" " if i in right else "")) for i, h in enumerate(headers)).rstrip())
     for r in rows:
         cells = []
-        for i, (c, best) in enumerate(r):
-            text = pad(i, c + ("*" if best else " ") if i in right else c)
-            cells.append(click.style(text, fg="green", bold=True) if best else text)
+        for i, (c, mark) in enumerate(r):
+            sign = "*" if mark is True else mark or " "
+            text = pad(i, c + sign if i in right else c)
+            cells.append(click.style(text, fg="green", bold=True) if mark is True else _lossy(text) if mark else text)
         click.echo("  ".join(cells).rstrip())
 
 
 def _print_eval(ev: Evaluation) -> None:
-    best = ev.best()
-    headers = ["version", "text", "lang"] + [m.label for m in METRICS]
-    rows = []
+    marks = ev.marks()
+    headers = ["version", "text", "lang", "lossless"] + [m.label for m in METRICS]
+    rows: list[list[tuple[str, Mark]]] = []
     order = {fp: n for n, fp in enumerate(dict.fromkeys(s.text.fingerprint for s in ev.scores))}
     for s in sorted(ev.scores, key=lambda s: order[s.text.fingerprint]):  # stable: versions in order
-        row = [(s.ref, False), (s.text.name, False), (s.text.language or "", False)]
+        fp = s.text.fingerprint
+        row: list[tuple[str, Mark]] = [(s.ref, False), (s.text.name, False), (s.text.language or "", False)]
+        row.append(("yes", False) if s.lossless else ("LOSSY", "!"))
         for m in METRICS:
             v = s.metrics[m.name]
-            row.append((_fmt(m, v), best.get((s.text.fingerprint, m.name)) == v))
+            mark = marks.get((s.ref, fp, m.name))
+            row.append((_fmt(m, v), "!" if mark == "lossy_ahead" else mark == "best"))
         rows.append(row)
-    _table(headers, rows, right=set(range(3, len(headers))))
-    if best:
+    _table(headers, rows, right=set(range(4, len(headers))))
+    if "best" in marks.values():
         click.echo("* the best value of each column among the versions on the same text")
+    if any(not s.lossless for s in ev.scores):
+        click.echo(
+            "LOSSY: the version does not keep the text (unknown tokens, or lines that do not decode back byte for "
+            "byte); the best of a compression column is taken among the versions that keep it"
+        )
+    if "lossy_ahead" in marks.values():
+        click.echo("! fewer tokens than the best lossless version, bought by losing text")
     for p in ev.parity:
         if p is ev.parity[0]:
             langs = list(p.premiums)
             click.echo(click.style(f"\nparity: tokens relative to {p.reference} on the parallel texts", bold=True))
-            prow = []
+            prow: list[list[tuple[str, Mark]]] = []
+            # a premium counted in tokens that lose text is no parity: lossy versions are marked
+            # and the lowest spread is taken among the others, when there are any
+            lossy = {s.ref for s in ev.scores if not s.lossless}
             spreads = {x.spread for x in ev.parity}
-            lowest = min(spreads) if len(spreads) > 1 else None
+            among = {x.spread for x in ev.parity if x.ref not in lossy} or spreads
+            lowest = min(among) if len(spreads) > 1 else None
             for q in ev.parity:
+                kept: tuple[str, Mark] = ("LOSSY", "!") if q.ref in lossy else ("yes", False)
                 prow.append(
-                    [(q.ref, False)]
+                    [(q.ref, False), kept]
                     + [(f"{q.premiums[lang]:.3f}", False) for lang in langs]
-                    + [(f"{q.spread:.3f}", q.spread == lowest)]
+                    + [(f"{q.spread:.3f}", q.spread == lowest and (q.ref not in lossy or among == spreads))]
                 )
-            _table(["version"] + langs + ["spread"], prow, right=set(range(1, len(langs) + 2)))
+            _table(["version", "lossless"] + langs + ["spread"], prow, right=set(range(2, len(langs) + 3)))
             click.echo("  premium: a language's tokens / the reference's; spread: largest premium / smallest")
     stored = sum(1 for s in ev.scores if s.stored)
     if stored:

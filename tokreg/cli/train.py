@@ -14,7 +14,7 @@ import click
 from .. import algorithms
 from ..algorithms import template
 from ..errors import InputError
-from ..training import budget
+from ..training import budget, round_trip
 from ..training.corpus import Corpus
 from ..training.progress import Progress
 from .common import db_option, echo_json, json_option, open_registry, say_created
@@ -234,7 +234,7 @@ def train(
     Example:
         tokreg train web web.jsonl.zst --field text --vocab-size 32000 --memory-limit 4G
         tokreg train bert-mini corpus/*.txt --algo wordpiece --vocab-size 8000 --lowercase --special [CLS]
-        tokreg train sp-mini corpus/*.txt --algo unigram --vocab-size 8000 --byte-fallback --bos '<s>' --eos '</s>'
+        tokreg train sp-mini corpus/*.txt --algo unigram --vocab-size 8000 --bos '<s>' --eos '</s>'
         tokreg train gpt-mini corpus/ --glob '*.txt' --vocab-size 8000,16000,32000 --pattern cl100k
     """
     sizes = vocab_sizes(vocab_size_text)
@@ -263,7 +263,10 @@ def train(
     say_created(reg)
     versions = [r.info for r in recorded]
     if as_json:
-        shown = [algorithms.version_json(v) for v in versions]
+        shown = [
+            {**algorithms.version_json(r.info), "round_trip": r.version.round_trip and r.version.round_trip.to_json()}
+            for r in recorded
+        ]
         echo_json(shown if len(sizes) > 1 else shown[-1])
         return
     for v, trained in ((r.info, r.version) for r in recorded):
@@ -281,6 +284,9 @@ def train(
                 f"  corpus {run['corpus_bytes'] / 1e6:,.1f} MB in {len(run['corpus_files'])} file(s), "
                 f"trained in {run['total_seconds']:.2f} s{note}"
             )
+        loss = round_trip.summary(trained.round_trip)
+        if loss:
+            click.echo(f"  {loss}")
     if len(versions) > 1:
         click.echo(f"  {len(versions)} sizes from one run: {', '.join(v.ref for v in versions)}")
     if len(versions) < len(set(sizes)):

@@ -414,6 +414,8 @@ class Tokenizer:
     # -- checks ---------------------------------------------------------------------------------
 
     def _ids(self, ids: Sequence[int]) -> list[int]:
+        if type(ids) is list and (not ids or (set(map(type, ids)) == {int} and min(ids) >= 0 and max(ids) < 2**32)):
+            return ids  # plain ints in range, as the encoder returns them: checked at C speed
         # A set or a mapping iterates in no meaningful order: decoding it would be a silent guess.
         if isinstance(ids, (str, bytes, bytearray, memoryview, AbstractSet, Mapping)) or not isinstance(ids, Iterable):
             raise InputError(f"ids must be a sequence of ints (a list, tuple or array), not {type(ids).__name__}")

@@ -4,9 +4,11 @@ Unigram run's rounds as a small line chart drawn with characters, or with `--plo
 `pip install matplotlib`); the web pages draw their own charts (serve/charts.py).
 
 The evaluation chart, left: compression per language (or per text) with one bar per version
-side by side, so the languages a vocabulary serves badly stand out. Right, when two or more
-versions of one name were measured: tokens per byte against vocabulary size, one line per name
-and text, which is where more vocabulary stops paying.
+side by side, so the languages a vocabulary serves badly stand out; a version that loses a text
+(unknown tokens, lines that do not decode back) has its bar hatched and labelled lossy, so its
+fewer tokens never pass for better compression. Right, when two or more versions of one name
+were measured: tokens per byte against vocabulary size, one line per name and text (hollow
+points: lossy), which is where more vocabulary stops paying.
 """
 
 from __future__ import annotations
@@ -113,6 +115,7 @@ def evaluation_png(ev: Evaluation, path: str | os.PathLike[str]) -> None:
     names = _labels(ev.scores)
     labels = list(dict.fromkeys(names[s.text.fingerprint] for s in ev.scores))
     value = {(s.ref, names[s.text.fingerprint]): s.metrics["bytes_per_token"] for s in ev.scores}
+    lossy = {(s.ref, names[s.text.fingerprint]) for s in ev.scores if not s.lossless}
     sizes = {s.ref: s.vocab_size for s in ev.scores}
     lines = _by_size(ev.scores, names)
     panels = 2 if lines else 1
@@ -123,22 +126,59 @@ def evaluation_png(ev: Evaluation, path: str | os.PathLike[str]) -> None:
     for n, ref in enumerate(refs):
         xs = [i + (n - (len(refs) - 1) / 2) * width for i in range(len(labels))]
         ys = [value.get((ref, lab), 0.0) for lab in labels]
-        bars = ax.bar(xs, ys, width * 0.92, label=f"{ref} ({sizes[ref]:,})", color=colors(n % 10))
-        ax.bar_label(bars, labels=[f"{y:.2f}" if y else "" for y in ys], fontsize=7, padding=2)
+        bars = ax.bar(xs, ys, width * 0.92, color=colors(n % 10))
+        # a version that loses a text wins no compression there: its bar is hatched and says so
+        marked = [(ref, lab) in lossy for lab in labels]
+        for bar, m in zip(bars, marked):
+            if m:
+                bar.set_hatch("///")
+                bar.set_edgecolor("black")
+                bar.set_alpha(0.55)
+        texts = [(f"{y:.2f}" + ("\nlossy" if m else "")) if y else "" for y, m in zip(ys, marked)]
+        ax.bar_label(bars, labels=texts, fontsize=7, padding=2)
     ax.set_xticks(range(len(labels)), labels)
     ax.set_ylabel("bytes per token (higher: fewer tokens)")
     by_language = all(s.text.language for s in ev.scores) and len(labels) == len({s.text.language for s in ev.scores})
     ax.set_title("Compression by " + ("language" if by_language else "text"))
     ax.margins(y=0.12)
-    # below the axes, one column per version: inside, it would cover the tallest bars
-    ax.legend(fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.09), ncol=min(len(refs), 3))
+    # below the axes, one column per version: inside, it would cover the tallest bars. The
+    # handles are made here: a bar's own would carry its hatch to the version's entry.
+    Patch = plt.matplotlib.patches.Patch
+    handles = [Patch(facecolor=colors(n % 10), label=f"{ref} ({sizes[ref]:,})") for n, ref in enumerate(refs)]
+    if lossy:
+        handles.append(
+            Patch(
+                facecolor="white",
+                edgecolor="black",
+                hatch="///",
+                label="lossy on that text (unknown tokens, lines lost)",
+            )
+        )
+    ax.legend(
+        handles=handles,
+        fontsize=8,
+        frameon=False,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.09),
+        ncol=min(len(handles), 3),
+    )
     ax.spines[["top", "right"]].set_visible(False)
     if lines:
         ax2 = axes[0][1]
         for n, ((name, label), group) in enumerate(sorted(lines.items())):
             xs = [s.vocab_size for s in group]
             ys = [1.0 / s.metrics["bytes_per_token"] for s in group]
-            ax2.plot(xs, ys, marker="o", label=f"{name} · {label}", color=colors(n % 10))
+            line = ax2.plot(xs, ys, marker="o", label=f"{name} · {label}", color=colors(n % 10))[0]
+            # hollow points: sizes that lose the text (see the bars)
+            hollow = [i for i, s in enumerate(group) if not s.lossless]
+            if hollow:
+                ax2.plot(
+                    [xs[i] for i in hollow],
+                    [ys[i] for i in hollow],
+                    "o",
+                    markerfacecolor="white",
+                    markeredgecolor=line.get_color(),
+                )
         measured = sorted({s.vocab_size for group in lines.values() for s in group})
         ax2.set_xscale("log")
         ax2.set_xticks(measured, [f"{x:,}" for x in measured])  # ticks at the sizes measured, not at powers

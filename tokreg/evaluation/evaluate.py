@@ -36,6 +36,7 @@ from ..errors import InputError
 from ..files import read_text
 from ..store import evaluations
 from ..store.evaluations import TextRow
+from ..training import round_trip
 from ..training.corpus import fingerprint as fingerprint_files  # the corpus fingerprint, applied to texts
 from . import metrics
 
@@ -126,6 +127,7 @@ def measure(tok: Tokenizer, text: Text) -> dict[str, float]:
     counts = Counter(ids)
     specials = set(tok.special_tokens.values())
     hist = word_tokens(tok, text.words)
+    trip = round_trip.measure(tok, [text.text.encode("utf-8")], whole=True)
     return {
         "tokens": float(n),
         "bytes_per_token": metrics.bytes_per_token(text.bytes, n),
@@ -135,6 +137,7 @@ def measure(tok: Tokenizer, text: Text) -> dict[str, float]:
         "renyi_efficiency": metrics.renyi_efficiency(counts.values(), tok.vocab_size),
         "vocab_utilisation": metrics.vocab_utilisation(len(counts), tok.vocab_size),
         "unknown_rate": metrics.unknown_rate(sum(c for i, c in counts.items() if i in specials), n),
+        "lost_lines": metrics.lost_lines(trip.lost_lines, trip.lines),
     }
 
 
@@ -204,6 +207,11 @@ class Score:
     stored: bool
     computed_at: datetime
 
+    @property
+    def lossless(self) -> bool:
+        """Whether the version keeps this text: no unknown token, every line decodes back."""
+        return not any(self.metrics.get(m, 0.0) > 0 for m in metrics.LOSS)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "ref": self.ref,
@@ -215,6 +223,7 @@ class Score:
             "characters": self.text.characters,
             "words": self.text.words,
             "metrics": self.metrics,
+            "lossless": self.lossless,
             "stored": self.stored,
             "computed_at": self.computed_at.isoformat(),
         }
@@ -243,22 +252,78 @@ class Evaluation:
     parity: list[Parity] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"scores": [s.to_json() for s in self.scores], "parity": [p.to_json() for p in self.parity]}
+        marks = self.marks()
+        scores = []
+        for s in self.scores:
+            mine = [(m.name, marks.get((s.ref, s.text.fingerprint, m.name))) for m in metrics.METRICS]
+            scores.append(
+                {
+                    **s.to_json(),
+                    "best": [name for name, mark in mine if mark == "best"],
+                    "lossy_ahead": [name for name, mark in mine if mark == "lossy_ahead"],
+                }
+            )
+        return {"scores": scores, "parity": [p.to_json() for p in self.parity]}
 
-    def best(self) -> dict[tuple[str, str], float]:
-        """(text fingerprint, metric) -> the best value among the versions measured on that
-        text, for every metric where at least two versions were compared and differ."""
-        out: dict[tuple[str, str], float] = {}
+    def marks(self) -> dict[tuple[str, str, str], str]:
+        """(ref, text fingerprint, metric) -> "best" (the table's `*`) or "lossy_ahead" (its `!`).
+        A lossy version is never "best" on a compression column of a text that another version
+        keeps, not even in a tie."""
+        best, ahead = self.best(), self.lossy_ahead()
+        kept = {fp for fp, group in self._by_text().items() if any(s.lossless for s in group)}
+        out: dict[tuple[str, str, str], str] = {}
+        for s in self.scores:
+            fp = s.text.fingerprint
+            for m in metrics.METRICS:
+                key = (s.ref, fp, m.name)
+                if key in ahead:
+                    out[key] = "lossy_ahead"
+                elif best.get((fp, m.name)) == s.metrics[m.name] and (
+                    s.lossless or not m.compression or fp not in kept
+                ):
+                    out[key] = "best"
+        return out
+
+    def _by_text(self) -> dict[str, list[Score]]:
         by_text: dict[str, list[Score]] = {}
         for s in self.scores:
             by_text.setdefault(s.text.fingerprint, []).append(s)
-        for fp, group in by_text.items():
+        return by_text
+
+    def best(self) -> dict[tuple[str, str], float]:
+        """(text fingerprint, metric) -> the best value among the versions measured on that
+        text, for every metric where at least two versions were compared and differ. On a
+        compression column the best is taken among the versions that keep the text (no unknown
+        token, every line decodes back) when there is one: fewer tokens bought by losing text
+        are not better compression (`lossy_ahead` names those)."""
+        out: dict[tuple[str, str], float] = {}
+        for fp, group in self._by_text().items():
             if len(group) < 2:
                 continue
+            kept = [s for s in group if s.lossless]
             for m in metrics.METRICS:
                 values = [s.metrics[m.name] for s in group]
                 if len(set(values)) > 1:  # a tie among all is no one's best
-                    out[(fp, m.name)] = max(values) if m.higher_is_better else min(values)
+                    among = [s.metrics[m.name] for s in (kept if m.compression and kept else group)]
+                    out[(fp, m.name)] = max(among) if m.higher_is_better else min(among)
+        return out
+
+    def lossy_ahead(self) -> set[tuple[str, str, str]]:
+        """(ref, text fingerprint, metric) of every lossy version whose value on a compression
+        column beats the best of the versions that keep that text: what the table marks `!`."""
+        best = self.best()
+        out: set[tuple[str, str, str]] = set()
+        for fp, group in self._by_text().items():
+            if not any(s.lossless for s in group):
+                continue
+            for m in metrics.METRICS:
+                b = best.get((fp, m.name))
+                if not m.compression or b is None:
+                    continue
+                for s in group:
+                    v = s.metrics[m.name]
+                    if not s.lossless and (v > b if m.higher_is_better else v < b):
+                        out.add((s.ref, fp, m.name))
         return out
 
 

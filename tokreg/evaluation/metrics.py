@@ -35,19 +35,25 @@ class Metric:
     label: str  # a column header
     higher_is_better: bool
     percent: bool = False  # shown as a percentage
+    #: Fewer tokens is better here: a version that loses text must not win such a column over
+    #: one that keeps it (`Evaluation.best`).
+    compression: bool = False
 
 
 #: What `evaluate` measures per version and text, in display order.
 METRICS: tuple[Metric, ...] = (
-    Metric("tokens", "tokens", higher_is_better=False),
-    Metric("bytes_per_token", "bytes/token", higher_is_better=True),
-    Metric("chars_per_token", "chars/token", higher_is_better=True),
-    Metric("fertility", "fertility", higher_is_better=False),
-    Metric("continued_words", "continued", higher_is_better=False, percent=True),
+    Metric("tokens", "tokens", higher_is_better=False, compression=True),
+    Metric("bytes_per_token", "bytes/token", higher_is_better=True, compression=True),
+    Metric("chars_per_token", "chars/token", higher_is_better=True, compression=True),
+    Metric("fertility", "fertility", higher_is_better=False, compression=True),
+    Metric("continued_words", "continued", higher_is_better=False, percent=True, compression=True),
     Metric("renyi_efficiency", "Rényi eff.", higher_is_better=True),
     Metric("vocab_utilisation", "vocab used", higher_is_better=True, percent=True),
     Metric("unknown_rate", "unknown", higher_is_better=False, percent=True),
+    Metric("lost_lines", "lines lost", higher_is_better=False, percent=True),
 )
+#: The metrics that say a version loses text: any value above 0 on a text makes it lossy there.
+LOSS = ("unknown_rate", "lost_lines")
 #: Parity metrics, stored per version and parallel text (premium) or set of texts (spread).
 PREMIUM = Metric("premium", "premium", higher_is_better=False)
 SPREAD = Metric("premium_spread", "spread", higher_is_better=False)
@@ -181,6 +187,14 @@ def unknown_rate(n_unknown: int, n_tokens: int) -> float:
     so tokreg counts the special tokens in the encoding. 0 for byte-level and byte-fallback
     vocabularies."""
     return n_unknown / n_tokens if n_tokens else 0.0
+
+
+def lost_lines(n_lost: int, n_lines: int) -> float:
+    """The share of a text's lines that do not decode back byte for byte: each line, with its
+    line break, encoded on its own and decoded (training/round_trip.py). 0 for a lossless
+    version; a normalizing one (lowercasing, NFKC, collapsed spaces) or one with unknown
+    tokens loses the lines it changes."""
+    return n_lost / n_lines if n_lines else 0.0
 
 
 # -- parity (Petrov et al., NeurIPS 2023, "Language Model Tokenizers Introduce Unfairness

@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional
 
 from .. import _core
 from ..errors import InputError
-from . import budget
+from . import budget, round_trip
 from .corpus import Source, read_into
 
 Progress = Callable[[str, int, int], None]
@@ -63,6 +63,9 @@ class Counted:
     corpus: dict[str, Any]  # {"fingerprint", "files"}
     seconds: float
     info: dict[str, Any] = field(default_factory=dict)  # memory limit, sample, engine, stats
+    #: The corpus text kept while counting (round_trip.Keep): its segments and whether they are
+    #: all of it; None when counted elsewhere (a counts file, a cluster) or not asked for.
+    text: Optional[tuple[list[bytes], bool]] = None
 
     @property
     def reproducible(self) -> bool:
@@ -93,15 +96,18 @@ def count_sources(
     utf8_hint: str = "",
     progress: Optional[Progress] = None,
     keep: bool = True,
+    keep_text: int = 0,
 ) -> Counted:
-    """Counts `sources` here. With `keep`, the budget rule is applied for training."""
+    """Counts `sources` here. With `keep`, the budget rule is applied for training; with
+    `keep_text`, up to that many bytes of the corpus text are kept (`Counted.text`)."""
     t0 = time.perf_counter()
     limit = budget.effective(memory_limit)
     table_budget, train_budget = budget.shares(limit)
     counter = new_counter(counting, threads=threads, table_budget=table_budget)
+    kept = round_trip.Keep(counter, keep_text) if keep_text else None
     try:
         read = read_into(
-            counter,
+            kept or counter,
             sources,
             progress=progress,
             sample_bytes=sample_bytes,
@@ -118,7 +124,8 @@ def count_sources(
         ) from None
     info = stats_info(counts, limit)
     info.update(sample_bytes=sample_bytes, sampled=read.sampled, text_bytes=read.text_bytes, engine="local")
-    return Counted(counts, {"fingerprint": read.fingerprint, "files": read.records}, time.perf_counter() - t0, info)
+    corpus = {"fingerprint": read.fingerprint, "files": read.records}
+    return Counted(counts, corpus, time.perf_counter() - t0, info, kept.text() if kept else None)
 
 
 def apply_budget(counted: Counted, memory_limit: Optional[int]) -> Counted:
@@ -127,4 +134,4 @@ def apply_budget(counted: Counted, memory_limit: Optional[int]) -> Counted:
     _, train_budget = budget.shares(limit)
     counts = counted.counts.keep_within(train_budget)
     info = {**counted.info, **stats_info(counts, limit)}
-    return Counted(counts, counted.corpus, counted.seconds, info)
+    return Counted(counts, counted.corpus, counted.seconds, info, counted.text)

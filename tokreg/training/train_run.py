@@ -23,9 +23,10 @@ from typing import Any, Optional, Union
 from .. import algorithms
 from ..algorithms import template
 from ..data import FinishedVersion, TokenizerData, finish
+from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError
 from ..package_version import __version__
-from . import counting_local, counts_file
+from . import budget, counting_local, counts_file, round_trip
 from .corpus import Corpus
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -68,6 +69,8 @@ def count(
         utf8_hint=hint or "",
         progress=progress,
         keep=keep,
+        # the text the trained version is measured on (round_trip.py), within the memory budget
+        keep_text=min(round_trip.KEEP_BYTES, budget.effective(options.memory_limit) // 8) if keep else 0,
     )
 
 
@@ -145,8 +148,17 @@ def train(
                 "reproducible": counted.reproducible,
             },
         }
-        finished.append(_finish(data, parsed, run))
+        finished.append(_measured(_finish(data, parsed, run), counted, options.threads))
     return finished
+
+
+def _measured(version: FinishedVersion, counted: counting_local.Counted, threads: int) -> FinishedVersion:
+    """`version` with what it loses of the corpus text kept while counting (round_trip.py)."""
+    if counted.text is None:
+        return version
+    segments, whole = counted.text
+    tok = Tokenizer.of_finished(version, ref="trained")
+    return dataclasses.replace(version, round_trip=round_trip.measure(tok, segments, whole=whole, threads=threads))
 
 
 def _finish(data: TokenizerData, parsed: Optional[template.Template], run: dict[str, Any]) -> FinishedVersion:

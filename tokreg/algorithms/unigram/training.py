@@ -43,7 +43,13 @@ class UnigramOptions(TrainOptions):
         "default: NFKC plus whitespace and control-character cleanup), nfkc, nmt_nfkc_cf / nfkc_cf (plus case "
         "folding), identity (none; tokreg's default, so that text decodes back as it was).",
     )
-    byte_fallback: bool = flag(False, help="Add the 256 <0xNN> byte pieces: nothing is unknown.")
+    byte_fallback: bool = flag(
+        True,
+        name="--byte-fallback/--no-byte-fallback",
+        help="Add the 256 <0xNN> byte pieces, so nothing is unknown: a newline, a tab or a character the corpus "
+        "lacks decodes back as it was. On by default in tokreg, off in spm_train: --no-byte-fallback gives "
+        "spm_train's vocabulary, where they become <unk>.",
+    )
     shrinking_factor: float = flag(0.75, help="Fraction of pieces kept per prune round.")
     max_piece_length: int = flag(16, metavar="N", help="Longest piece, in characters.")
     split_by_unicode_script: bool = flag(

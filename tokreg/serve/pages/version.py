@@ -14,7 +14,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ...data import VersionInfo
-from ...evaluation.metrics import METRICS
+from ...evaluation.metrics import LOSS, METRICS
 from ...registry import Registry
 from .. import charts, show
 from ..http import blocking, respond
@@ -82,7 +82,13 @@ def _evaluations(reg: Registry, v: VersionInfo) -> dict[str, Any]:
         "rows": [r.to_json() for r in rows],
         "columns": columns,
         "compression": charts.bars(
-            {f"{r.text}" + (f" ({r.language})" if r.language else ""): r.metrics["bytes_per_token"] for r in measured}
+            {
+                f"{r.text}"
+                + (f" ({r.language})" if r.language else "")
+                # fewer tokens that lose text are no better compression: say so beside the bar
+                + (" — lossy" if any(r.metrics.get(m, 0.0) > 0 for m in LOSS) else ""): r.metrics["bytes_per_token"]
+                for r in measured
+            }
         ),
         "premiums": [r.to_json() for r in rows if "premium" in r.metrics or "premium_spread" in r.metrics],
     }

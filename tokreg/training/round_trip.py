@@ -1,0 +1,132 @@
+"""What a version loses of a text, measured rather than assumed: every line (with its line
+break) encoded on its own, decoded back and compared byte for byte, and the unknown tokens
+among the ids counted. `tokreg train` measures each trained version on the text of its own
+corpus, which `Keep` keeps while counting (all of it up to `KEEP_BYTES`, else the lines before
+that); `tokreg eval` measures each version on each text the same way.
+
+    >>> measure(tok, [b"Hello world.\\nSecond line\\n"], whole=True)
+    RoundTrip(lines=2, lost_lines=2, tokens=7, unknown=2, bytes=25, whole=True, skipped=0)
+
+(a Unigram version without byte fallback, which has no piece for a newline).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from typing import Optional
+
+from ..data import RoundTrip
+from ..encoding.tokenizer import Tokenizer
+from .corpus.reader import Feed
+
+#: The most corpus text kept while counting to measure the trained version on: a corpus up to
+#: this size is measured whole, a larger one on its lines before it (the result says which).
+KEEP_BYTES = 64 << 20
+#: Lines encoded at a time (the ids of one batch are Python lists).
+_BATCH = 8192
+
+
+class Keep:
+    """A counter's `Feed` that also keeps the text it passes on, up to `limit` bytes cut after
+    a line break, one segment per source (a source's last line may lack its line break)."""
+
+    def __init__(self, inner: Feed, limit: int = KEEP_BYTES) -> None:
+        self.inner = inner
+        self.limit = limit
+        self.segments: list[bytes] = []
+        self._current: list[bytes] = []
+        self._kept = 0
+        self.whole = True
+
+    def feed(self, data: bytes) -> None:
+        self.inner.feed(data)
+        if not self.whole or not data:
+            return
+        room = self.limit - self._kept
+        if len(data) > room:
+            cut = data.rfind(b"\n", 0, room)
+            data = data[: cut + 1] if cut >= 0 else b""
+            self.whole = False
+        if data:
+            self._current.append(data)
+            self._kept += len(data)
+
+    def end_input(self) -> None:
+        self.inner.end_input()
+        if self._current:
+            self.segments.append(b"".join(self._current))
+            self._current = []
+
+    def text(self) -> tuple[list[bytes], bool]:
+        """The segments kept, and whether they are the whole corpus."""
+        return self.segments + ([b"".join(self._current)] if self._current else []), self.whole
+
+
+def _lines(segments: Sequence[bytes]) -> Iterator[bytes]:
+    for seg in segments:
+        start = 0
+        while start < len(seg):
+            end = seg.find(b"\n", start)
+            end = len(seg) if end < 0 else end + 1
+            yield seg[start:end]
+            start = end
+
+
+def measure(tok: Tokenizer, segments: Sequence[bytes], *, whole: bool, threads: int = 0) -> RoundTrip:
+    """`tok` on the lines of `segments` (special-token strings in them taken as ordinary text).
+    A line that occurs several times is measured once and counted as often as it occurs (an
+    encoding depends on the line alone): blank lines and repeated lines cost nothing more."""
+    lines = lost = tokens = unknown = size = skipped = 0
+    specials = set(tok.special_tokens.values())
+    few = sorted(specials) if len(specials) <= 8 else []
+    distinct: Counter[bytes] = Counter(_lines(segments))
+    batch: list[tuple[bytes, str, int]] = []  # (line, its text, how often it occurs)
+
+    def flush() -> None:
+        nonlocal lines, lost, tokens, unknown
+        encoded = tok.encode_ordinary_batch([s for _, s, _ in batch], threads=threads)
+        for (raw, _, n), ids in zip(batch, encoded):
+            lines += n
+            tokens += n * len(ids)
+            if few:
+                unknown += n * sum(ids.count(i) for i in few)  # list.count runs in C
+            elif specials:
+                unknown += n * sum(1 for i in ids if i in specials)
+            if tok.decode_bytes(ids) != raw:
+                lost += n
+        batch.clear()
+
+    for raw, n in distinct.items():
+        size += n * len(raw)
+        try:
+            batch.append((raw, raw.decode("utf-8"), n))
+        except UnicodeDecodeError:
+            skipped += n
+            continue
+        if len(batch) >= _BATCH:
+            flush()
+    if batch:
+        flush()
+    return RoundTrip(
+        lines=lines, lost_lines=lost, tokens=tokens, unknown=unknown, bytes=size, whole=whole, skipped=skipped
+    )
+
+
+def summary(rt: Optional[RoundTrip]) -> Optional[str]:
+    """The one line `tokreg train` prints: lossless, or how much is lost (None: not measured)."""
+    if rt is None:
+        return None
+    where = "its corpus" if rt.whole else f"the first {rt.bytes / 1e6:,.0f} MB of its corpus"
+    skipped = f"; {rt.skipped:,} lines that are not UTF-8 not measured" if rt.skipped else ""
+    if rt.lossless:
+        return f"lossless on {where}: all {rt.lines:,} lines decode back byte for byte{skipped}"
+    lost = []
+    if rt.unknown:
+        lost.append(f"{_pct(rt.unknown_rate)} of its tokens are unknown ({rt.unknown:,} of {rt.tokens:,})")
+    lost.append(f"{rt.lost_lines:,} of {rt.lines:,} lines ({_pct(rt.lost_rate)}) do not decode back byte for byte")
+    return f"LOSSY on {where}: {', '.join(lost)}{skipped}"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.2f}%" if 0 < x < 0.01 else f"{100 * x:.1f}%"
