@@ -120,6 +120,10 @@ def layouts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Layo
         reg.train("unigram", [english], UnigramOptions(vocab_size=600))
         reg.export("unigram", "sentencepiece", folder / "unigram.model")
         out["unigram"] = Layout(reg.load("unigram"), _sp(folder / "unigram.model"))
+        # without byte fallback (spm_train's default), so that unknown pieces happen on Chinese
+        reg.train("unigram-unk", [english], UnigramOptions(vocab_size=600, byte_fallback=False))
+        reg.export("unigram-unk", "sentencepiece", folder / "unigram-unk.model")
+        out["unigram-unk"] = Layout(reg.load("unigram-unk"), _sp(folder / "unigram-unk.model"))
         eow = BpeOptions(vocab_size=600, char_level=True, end_of_word_suffix="</w>", special=("<unk>",))
         reg.train("char-bpe-eow", [english], eow)
         out["char-bpe-eow"] = Layout(reg.load("char-bpe-eow"), _no_reference)
@@ -139,6 +143,7 @@ REFERENCED = [
     "spm-unigram",
     "spm-bpe",
     "unigram",
+    "unigram-unk",
 ]
 
 
@@ -250,5 +255,5 @@ def test_unk_surface_round_trips_through_model_files(tmp_path: Path) -> None:
         reg.export("m", "sentencepiece", tmp_path / "back.model")
         back = spm.SentencePieceProcessor(model_file=str(tmp_path / "back.model"))
         assert back.decode(ids) == sp.decode(ids)
-        reg.train("u", [corpus], UnigramOptions(vocab_size=1000))
+        reg.train("u", [corpus], UnigramOptions(vocab_size=1000, byte_fallback=False))
         assert "unk_surface" not in reg.stored("u@1").data().config

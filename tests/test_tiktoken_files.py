@@ -190,7 +190,7 @@ def test_llama3_preset_is_metas_original_layout() -> None:
     assert resolve(LLAMA3_PAT)[0] == "custom"
 
 
-@pytest.mark.parametrize("name", [n if n in ("cl100k_base", "p50k_edit") else slow(n) for n in FILE_OF])
+@pytest.mark.parametrize("name", [n if n == "cl100k_base" else slow(n) for n in FILE_OF])
 def test_preset_gives_tiktokens_ids_on_every_line(
     setup: Setup, tiktoken: Any, official: dict[str, dict[str, Any]], name: str
 ) -> None:
@@ -385,6 +385,7 @@ def small(setup: Setup) -> Path:
     return write_ranks(setup.folder / "small.tiktoken", rank_lines("cl100k_base")[:556])
 
 
+@pytest.mark.slow  # the fast lane tells every compression on a small file (test_compression_is_told_by_...)
 def test_a_gzipped_file_imports_as_the_plain_file(setup: Setup) -> None:
     plain = setup.files["cl100k"]
     gz = setup.folder / "cl100k_base.tiktoken.gz"
