@@ -255,6 +255,7 @@ def test_special_tokens_keep_their_ids_in_hf(
         assert tok.encode("<s>[INST]", allowed_special="all") == [1, 3]
 
 
+@pytest.mark.slow  # a 128k rank vocabulary; the lane keeps test_a_vocab_with_a_later_formed_token_exports_exactly
 def test_unreachable_tokens_are_exported_with_ignore_merges(
     made: tuple[Registry, Path], exported: Callable[[str, str], Path]
 ) -> None:
