@@ -233,6 +233,42 @@ def trained(options: Any, judges: Sequence[str] = ("hf", "sentencepiece")) -> Ca
     return build
 
 
+# -- the common Hub layouts (tests/hf_layouts.py, tests/test_hf_layouts_bpe.py) ----------------------
+
+
+def hub_unigram(converter: str, **model_options: Any) -> Callable[[Context], Source]:
+    """A SentencePiece Unigram model trained here, made into tokenizer.json by transformers'
+    converter `converter` (t5, xlm_r, albert: tests/hf_layouts.py), saved by save_pretrained."""
+
+    def build(ctx: Context) -> Source:
+        from .. import hf_layouts
+
+        model = hf_layouts.train_model(ctx.folder / "spm.model", **model_options)
+        hf = getattr(hf_layouts, converter)(model)
+        roles = {"unk_token": "<unk>", "eos_token": "</s>", "pad_token": "</s>"}
+        if converter == "albert":
+            roles = {"unk_token": "<unk>", "pad_token": "<pad>", "cls_token": "[CLS]", "sep_token": "[SEP]"}
+        return hf_source(ctx, hf, roles)
+
+    return build
+
+
+def hub_bpe(layout: str, roles: dict[str, str]) -> Callable[[Context], Source]:
+    """A BPE layout of tests/test_hf_layouts_bpe.py (Qwen2, DeepSeek-V3, CLIP...), trained here
+    with the tokenizers library's own trainer, saved by save_pretrained."""
+
+    def build(ctx: Context) -> Source:
+        from ..test_hf_layouts_bpe import LAYOUTS as BPE_LAYOUTS
+
+        hf, trainer = BPE_LAYOUTS[layout]()
+        hf.train([str(ctx.training_text())], trainer)
+        return hf_source(ctx, hf, roles)
+
+    return build
+
+
+ENDOFTEXT = {"eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>"}
+
 LAYOUTS = [
     Layout("tiktoken-cl100k", tiktoken_preset("cl100k_base")),
     Layout("tiktoken-o200k", tiktoken_preset("o200k_base")),
@@ -269,5 +305,14 @@ LAYOUTS = [
         ),
     ),
     Layout("trained-unigram", trained(UnigramOptions(vocab_size=3000, byte_fallback=True, special=("<s>", "</s>")))),
+    Layout("hub-t5-unigram", hub_unigram("t5")),
+    Layout("hub-xlm-r-unigram", hub_unigram("xlm_r")),
+    Layout(
+        "hub-albert-unigram",
+        hub_unigram("albert", pad_id=0, unk_id=1, bos_id=-1, eos_id=-1, control_symbols="[CLS],[SEP],[MASK]"),
+    ),
+    Layout("hub-qwen2-bpe", hub_bpe("qwen2", ENDOFTEXT)),
+    Layout("hub-deepseek-v3-bpe", hub_bpe("deepseek-v3", ENDOFTEXT)),
+    Layout("hub-clip-bpe", hub_bpe("clip", {"unk_token": "<|endoftext|>", **ENDOFTEXT})),
 ]
 BY_NAME = {layout.name: layout for layout in LAYOUTS}
