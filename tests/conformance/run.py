@@ -96,7 +96,14 @@ class Built:
                     from transformers import AutoTokenizer
 
                     auto = AutoTokenizer.from_pretrained(str(self.source.transformers_dir))
-                self._live = (self.tok.to_transformers(), auto)
+                live = self.tok.to_transformers()
+                if auto is None and live.pad_token is None:
+                    # A vocabulary without a padding token (cl100k, GPT-2): what its users do,
+                    # pad with the end-of-text token (or the first special token).
+                    pad = live.eos_token or next(iter(self.tok.special_tokens), None)
+                    if pad is not None:
+                        live = self.tok.to_transformers(pad_token=pad)
+                self._live = (live, auto)
             live, auto = self._live
             if auto is not None:
                 return references.compare_live(live, auto, texts)

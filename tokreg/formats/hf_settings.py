@@ -354,7 +354,8 @@ def tokenizer_config(kwargs: Mapping[str, Any], extra: Iterable[str]) -> dict[st
     keyword arguments, the other special tokens, and the generic class, which AutoTokenizer
     builds from tokenizer.json as it is (a model's own class would rebuild parts of it)."""
     out: dict[str, Any] = {"tokenizer_class": "PreTrainedTokenizerFast", **kwargs}
-    extra = [t for t in extra if t not in set(kwargs.values())]
+    roles = {v for v in kwargs.values() if isinstance(v, str)}  # model_input_names is a list
+    extra = [t for t in extra if t not in roles]
     if extra:
         out["additional_special_tokens"] = extra
     return out
