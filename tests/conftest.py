@@ -44,6 +44,20 @@ def data_file(name: str) -> Path:
     return p
 
 
+#: Of kjv.txt (73,811 lines of one English book: two thirds of all the shared lines), the sweeps
+#: of `just test` take every KJV_STEP-th line, and every line of the other corpora: with a
+#: dozen layouts swept by several modules, every line of kjv would put CI over its 20 minutes.
+#: `python tools/conformance_table.py` compares every line of all three.
+KJV_STEP = 8
+
+
+def sweep_lines(name: str) -> list[str]:
+    """The lines of a shared corpus that an every-line sweep of `just test` compares (see
+    KJV_STEP): every line, but only every KJV_STEP-th of kjv.txt."""
+    lines = data_file(name).read_text(encoding="utf-8").splitlines()
+    return lines[::KJV_STEP] if name == "kjv.txt" else lines
+
+
 def head_lines(name: str, size: int) -> bytes:
     """The first `size` bytes of a shared corpus, cut back to the last whole line."""
     raw = data_file(name).read_bytes()[:size]

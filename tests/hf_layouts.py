@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 import pytest
 
-from .conftest import CORPORA, data_file, head_lines
+from .conftest import CORPORA, data_file, head_lines, sweep_lines
 
 spm = pytest.importorskip("sentencepiece")
 tokenizers = pytest.importorskip("tokenizers")
@@ -165,8 +165,11 @@ def check(tally: Tally, what: str) -> None:
 
 
 def corpus_lines(name: str, limit: Optional[int] = None) -> list[str]:
-    lines = data_file(name).read_text(encoding="utf-8").split("\n")
-    return lines if limit is None else lines[:limit]
+    """The first `limit` lines of a shared corpus, or (None) the lines a sweep compares
+    (conftest.sweep_lines)."""
+    if limit is None:
+        return sweep_lines(name)
+    return data_file(name).read_text(encoding="utf-8").split("\n")[:limit]
 
 
 def check_hypothesis(tok: Any, hf: Any, text: Any, examples: int = 10) -> None:

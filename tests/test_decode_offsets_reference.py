@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from tokreg import BpeOptions, Registry, Tokenizer, UnigramOptions, WordPieceOptions
 
-from .conftest import CORPORA, data_file, head_lines, slow
+from .conftest import CORPORA, data_file, head_lines, slow, sweep_lines
 
 tokenizers = pytest.importorskip("tokenizers")
 spm = pytest.importorskip("sentencepiece")
@@ -164,8 +164,8 @@ def _differences(layout: Layout, lines: list[str]) -> tuple[list[str], list[str]
 
 
 def _lines(corpus: str, limit: int) -> list[str]:
-    lines = data_file(corpus).read_text(encoding="utf-8").splitlines()
-    return lines[:limit] if limit else lines
+    """The first `limit` lines, or (0) the lines a sweep compares (conftest.sweep_lines)."""
+    return data_file(corpus).read_text(encoding="utf-8").splitlines()[:limit] if limit else sweep_lines(corpus)
 
 
 def _check(layout: Layout, lines: list[str]) -> None:
