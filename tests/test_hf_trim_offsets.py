@@ -94,3 +94,10 @@ def test_untrimmed_files_keep_the_untrimmed_spans(built: L.Built, tmp_path: Path
     assert "trim_offsets" not in (loaded.config.get("hf_settings") or {})
     assert loaded.hash != built.tok("gpt2").hash
     L.check(L.compare(loaded, t, _lines()), "gpt2 untrimmed")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("corpus", CORPORA)
+@pytest.mark.parametrize("layout", ["gpt2", "roberta-prefix"])
+def test_every_line_is_trimmed_as_tokenizers_trims_it(layout: str, corpus: str, built: L.Built) -> None:
+    L.check(L.compare(built.tok(layout), built.hf(layout), L.corpus_lines(corpus)), f"{layout} trimmed on {corpus}")
