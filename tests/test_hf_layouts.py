@@ -47,6 +47,7 @@ HARD = [
     "\u2581x \u2581\u2581 y\u2581",
     "ÀÉÎÕÜ àéîõü Ǆ ǅ ß İ",
     "</s> <unk> <s>",
+    "\ufb01\u05b4\u05b9\u0665",  # an expansion (NFKD's fi) then marks StripAccents drops
     "x" * 3000 + " " + "ab " * 500,
 ]
 

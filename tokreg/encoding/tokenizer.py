@@ -32,7 +32,7 @@ from ..algorithms import template
 from ..data import FinishedVersion, TokenizerData
 from ..errors import InputError
 from ..formats import tokreg_file
-from . import hf_objects
+from . import hf_objects, trim_offsets
 from .flat_ids import FlatIds
 from .stream_decoder import StreamDecoder
 
@@ -141,8 +141,11 @@ class Tokenizer:
         self.lossless = model.lossless(parsed)
         self._enc = _compile(self.hash, raw_content, model, parsed)
         self.special_tokens: dict[str, int] = dict(self._enc.specials())
+        self._special_ids = {i: t for t, i in self.special_tokens.items()}
         #: What `add_special_tokens=True` puts around a text (algorithms/template.py), or None.
         self.template = template.of_config(self.config)
+        #: tokenizers' offset trimming the import carried (encoding/trim_offsets.py), or None.
+        self._trim = trim_offsets.setting(self.config)
         if self.template is not None:
             template.check_tokens(self.template, self.special_tokens, ref)
 
@@ -317,13 +320,22 @@ class Tokenizer:
         library's rule (src/encode/offsets.rs): Hugging Face's for BPE and WordPiece,
         SentencePiece's for Unigram and SentencePiece BPE. For a lossless version the byte spans
         tile the text; a character split between byte-level tokens is in the character span of
-        each. An unknown token spans exactly the characters it replaced."""
+        each. An unknown token spans exactly the characters it replaced. A version imported from
+        a tokenizer.json whose post-processor trims offsets (`trim_offsets`) gives the trimmed
+        spans, as that file's `Encoding.offsets` (encoding/trim_offsets.py)."""
         _text(text)
         try:
             ids, chars, spans = self._enc.encode_with_offsets(text, *_rule(allowed_special, disallowed_special))
         except UnicodeEncodeError as e:
             raise _surrogate(e) from None
+        if self._trim is not None:
+            chars, spans = trim_offsets.trim(ids, chars, spans, self._trim, self._token_spaces)
         return Encoding(ids, chars, spans)
+
+    def _token_spaces(self, token_id: int) -> tuple[int, int]:
+        if token_id in self._special_ids:
+            return trim_offsets.special_spaces(self._special_ids[token_id])
+        return trim_offsets.byte_spaces(self._enc.token_bytes(token_id))
 
     def encode_ordinary_batch(self, texts: Iterable[str], *, threads: int = 0) -> list[list[int]]:
         """`encode_ordinary` of many texts in parallel (see `encode_batch`)."""

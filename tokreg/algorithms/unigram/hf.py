@@ -23,7 +23,7 @@ from ...formats import hf_json
 from .. import template
 from ..hf_pipeline import HfPipeline
 from ..interfaces import HfCodec
-from ..sentencepiece_text import SpNormalizerConfig
+from ..sentencepiece_text import UNK_SURFACE, SpNormalizerConfig
 from .model import UNIGRAM, UnigramConfig
 
 # The normalizers HF writes SentencePiece models with: a ▁ in front (`Prepend`) and spaces as ▁
@@ -134,7 +134,10 @@ class UnigramHf(HfCodec):
                 raise refuse("byte_fallback without a ByteFallback decoder")
         else:
             normalizer = SpNormalizerConfig(add_dummy_prefix=dummy_prefix, remove_extra_whitespaces=collapse)
-        config = UnigramConfig(normalizer, byte_fallback, vocab[unk_id][0], hf=pipeline)
+        # HF's decoders write the unknown piece's own text where SentencePiece writes ` ⁇ `: the
+        # SentencePiece-style form keeps the file's (config "unk_surface", stored as it differs).
+        surface = vocab[unk_id][0] if pipeline is None else UNK_SURFACE
+        config = UnigramConfig(normalizer, byte_fallback, vocab[unk_id][0], hf=pipeline, unk_surface=surface)
         return TokenizerData(algorithm="unigram", config=config.to_json(), tokens=tokens, source="import:hf")
 
 
