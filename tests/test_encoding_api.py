@@ -178,6 +178,11 @@ def test_streaming_decode_of_real_text_holds_back_split_characters(tok: Tokenize
         tok.decoder().step(10**9)
     with pytest.raises(InputError, match="must be an int"):
         tok.decoder().step("1")  # type: ignore[arg-type]
+    # a bad id is named once, after the tokenizer (the check and the core do not both prefix it)
+    for bad in ([5, 10**9], [5, -1], [5, 2**40]):
+        with pytest.raises(InputError) as e:
+            tok.decode(bad)
+        assert str(e.value).count("cannot decode with") == 1 and str(bad[1]) in str(e.value)
 
 
 def test_offsets_and_streaming_on_long_runs(tok: Tokenizer) -> None:

@@ -149,6 +149,21 @@ def test_plot_is_a_png(run: Cli, small_corpus: Path, texts: list[Path], tmp_path
     assert width > 1200  # two panels: by language, and tokens per byte against vocab size
 
 
+def test_chart_line_has_one_point_per_size(two: Registry, small_corpus: Path, texts: list[Path]) -> None:
+    """Two versions of one size are not joined by a vertical stroke: the line takes the latest
+    version of each size, the earlier one is a loose point beside it."""
+    from tokreg.evaluation.charts import _by_size, _labels
+
+    two.train("m", [small_corpus], BpeOptions(vocab_size=300, pattern="gpt2"))  # m@3: 300 again
+    ev = two.evaluate(["m@1", "m@2", "m@3"], texts[:1])
+    lines = _by_size(ev.scores, _labels(ev.scores))
+    assert [[s.ref for s in line] for line, _ in lines.values()] == [["m@3", "m@2"]]
+    assert [[s.ref for s in loose] for _, loose in lines.values()] == [["m@1"]]
+    # a name whose versions all have one size draws no line at all
+    one = two.evaluate(["m@1", "m@3"], texts[:1])
+    assert _by_size(one.scores, _labels(one.scores)) == {}
+
+
 BAD = {
     "not utf-8": (["--text", "{tmp}/latin1.txt"], ["latin1.txt", "not UTF-8 at byte 3"]),
     "empty text": (["--text", "{tmp}/blank.txt"], ["blank.txt", "empty"]),

@@ -374,8 +374,9 @@ class Tokenizer:
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The bytes of a token sequence (may end inside a UTF-8 character)."""
+        checked = self._ids(ids)  # its errors already name this tokenizer
         try:
-            return self._enc.decode_bytes(self._ids(ids))
+            return self._enc.decode_bytes(checked)
         except InputError as e:
             raise InputError(f"cannot decode with {self.ref}: {e}") from None
 

@@ -99,13 +99,30 @@ def _labels(scores: Sequence[Score]) -> dict[str, str]:
     return {t.fingerprint: f"{t.name} ({t.language})" if t.language else t.name for t in texts}
 
 
-def _by_size(scores: Sequence[Score], labels: dict[str, str]) -> dict[tuple[str, str], list[Score]]:
-    """(name, text label) -> that name's scores on that text, by vocab size, where a name has
-    two or more versions of different sizes."""
-    lines: dict[tuple[str, str], list[Score]] = {}
+def _version_number(ref: str) -> int:
+    number = ref.rpartition("@")[2]
+    return int(number) if number.isdigit() else 0
+
+
+def _by_size(scores: Sequence[Score], labels: dict[str, str]) -> dict[tuple[str, str], tuple[list[Score], list[Score]]]:
+    """(name, text label) -> (the line: that name's latest version of each vocab size, by size;
+    the earlier versions of a size already on the line, drawn as loose points), where a name
+    has versions of two or more sizes. One point per size keeps the line a function of the size:
+    two versions of one size joined would draw a vertical stroke that means nothing."""
+    groups: dict[tuple[str, str], list[Score]] = {}
     for s in scores:
-        lines.setdefault((s.name, labels[s.text.fingerprint]), []).append(s)
-    return {k: sorted(v, key=lambda s: s.vocab_size) for k, v in lines.items() if len({s.vocab_size for s in v}) >= 2}
+        groups.setdefault((s.name, labels[s.text.fingerprint]), []).append(s)
+    out: dict[tuple[str, str], tuple[list[Score], list[Score]]] = {}
+    for key, group in groups.items():
+        latest: dict[int, Score] = {}
+        for s in sorted(group, key=lambda s: _version_number(s.ref)):
+            latest[s.vocab_size] = s  # the highest version number of each size wins
+        if len(latest) < 2:
+            continue
+        line = sorted(latest.values(), key=lambda s: s.vocab_size)
+        kept = {id(s) for s in line}
+        out[key] = (line, [s for s in group if id(s) not in kept])
+    return out
 
 
 def evaluation_png(ev: Evaluation, path: str | os.PathLike[str]) -> None:
@@ -165,10 +182,20 @@ def evaluation_png(ev: Evaluation, path: str | os.PathLike[str]) -> None:
     ax.spines[["top", "right"]].set_visible(False)
     if lines:
         ax2 = axes[0][1]
-        for n, ((name, label), group) in enumerate(sorted(lines.items())):
+        loose_label = "an earlier version of a size on the line"
+        for n, ((name, label), (group, earlier)) in enumerate(sorted(lines.items())):
             xs = [s.vocab_size for s in group]
             ys = [1.0 / s.metrics["bytes_per_token"] for s in group]
             line = ax2.plot(xs, ys, marker="o", label=f"{name} · {label}", color=colors(n % 10))[0]
+            if earlier:
+                ax2.plot(
+                    [s.vocab_size for s in earlier],
+                    [1.0 / s.metrics["bytes_per_token"] for s in earlier],
+                    "x",
+                    color=line.get_color(),
+                    label=loose_label,
+                )
+                loose_label = "_"  # one legend entry for every name's loose points
             # hollow points: sizes that lose the text (see the bars)
             hollow = [i for i, s in enumerate(group) if not s.lossless]
             if hollow:
@@ -179,7 +206,7 @@ def evaluation_png(ev: Evaluation, path: str | os.PathLike[str]) -> None:
                     markerfacecolor="white",
                     markeredgecolor=line.get_color(),
                 )
-        measured = sorted({s.vocab_size for group in lines.values() for s in group})
+        measured = sorted({s.vocab_size for group, _ in lines.values() for s in group})
         ax2.set_xscale("log")
         ax2.set_xticks(measured, [f"{x:,}" for x in measured])  # ticks at the sizes measured, not at powers
         ax2.minorticks_off()
