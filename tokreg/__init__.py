@@ -17,6 +17,8 @@ The public API is this list:
   `evaluate.Evaluation`) and `audit` (an `audit.AuditReport`), stored beside the versions;
   `Registry.read_only(db)` opens one that cannot write
 - `BpeOptions`, `WordPieceOptions`, `UnigramOptions` — the options of a training run, per algorithm
+- `open_dataset(folder, tokenizer=REF_OR_HASH)` — a dataset `tokreg tokenize` wrote, as memory-mapped
+  numpy arrays, refused when another tokenizer made it (tokreg/datasets/)
 - `TokregError` and its subclasses — every error tokreg raises on purpose
 
 The names are imported on first use (PEP 562), so `import tokreg` is instant and the `tokreg`
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from .encoding.tokenizer import Tokenizer
     from .loading import load
     from .package_version import __version__
+    from .datasets import open_dataset
     from .registry import Registry
 
 #: public name -> the module that defines it
@@ -47,6 +50,7 @@ _LAZY = {
     "WordPieceOptions": "algorithms",
     "UnigramOptions": "algorithms",
     "__version__": "package_version",
+    "open_dataset": "datasets",
 }
 
 __all__ = [
@@ -62,6 +66,7 @@ __all__ = [
     "ReadOnlyError",
     "IntegrityError",
     "Interrupted",
+    "open_dataset",
     "__version__",
 ]
 

@@ -18,6 +18,7 @@ from .evaluate import audit, eval_
 from .extend import extend
 from .serve import serve
 from .sql import sql
+from .tokenize import tokenize
 from .train import train
 from .transfer import export, import_
 from .versions import pin, reproduce, rm, tag, verify
@@ -45,6 +46,7 @@ for command in (
     import_,
     reproduce,
     serve,
+    tokenize,
 ):
     cli.add_command(command)
 
