@@ -11,6 +11,7 @@ from .add_tokens import add_tokens
 from .app import cli
 from .browse import list_, log, show
 from .count import count
+from .dataset import dataset
 from .db import db
 from .diff import diff
 from .encode import decode, encode
@@ -47,6 +48,7 @@ for command in (
     reproduce,
     serve,
     tokenize,
+    dataset,
 ):
     cli.add_command(command)
 
