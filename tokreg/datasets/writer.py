@@ -246,9 +246,12 @@ def _run(
 
     def write() -> None:
         try:
-            while True:
-                item = to_write.get()
-                if item is _END or stop.is_set():
+            while not stop.is_set():
+                try:
+                    item = to_write.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+                if item is _END:
                     return
                 if isinstance(item, InputDone):
                     shards.inputs.append(item.record)
