@@ -75,10 +75,12 @@ class Encoder:
         n = len(texts)
         out = np.empty(len(ids) + n * (p + s), dtype=dt)
         starts = offsets[:-1] + np.arange(n, dtype=np.int64) * (p + s)  # where each document begins in `out`
-        doc_of = np.repeat(np.arange(n, dtype=np.int64), lengths)
-        out[np.arange(len(ids), dtype=np.int64) + doc_of * (p + s) + p] = ids
+        added = np.zeros(len(out), dtype=bool)  # where the added tokens go (one byte per id, not eight)
         for j, t in enumerate(self.prefix):
             out[starts + j] = t
+            added[starts + j] = True
         for j, t in enumerate(self.suffix):
             out[starts + p + lengths + j] = t
+            added[starts + p + lengths + j] = True
+        out[~added] = ids
         return out, lengths + p + s
