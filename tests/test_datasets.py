@@ -214,3 +214,25 @@ def test_views_answer_which_data_a_tokenizer_made(tok: Any, run: Cli, corpus: Pa
     raw[10] ^= 1
     shard.write_bytes(bytes(raw))
     one_error_line(run("dataset", "verify", tmp_path / "ds", ok=False), "shard-00001.bin", code=3)
+
+
+def test_parts_of_shard_of_merge_into_the_documents_of_one_run(
+    tok: Any, corpus: Path, tmp_path: Path, run: Cli
+) -> None:
+    inputs = []
+    for k, chunk in enumerate(corpus.read_bytes().split(b"\n\n")[:5]):
+        p = tmp_path / f"in{k}.txt"
+        p.write_bytes(chunk)
+        inputs.append(p)
+    opts = dict(document="line", eos=EOT, shard_tokens=3_000)
+    whole = tokreg.open_dataset(tokenize(tok, inputs, tmp_path / "whole", TokenizeOptions(**opts)).folder, tokenizer=tok)
+    for i in range(3):
+        tokenize(tok, inputs, tmp_path / f"part{i}", TokenizeOptions(**opts, shard_of=(i, 3)))
+    one_error_line(run("dataset", "merge", tmp_path / "part0", tmp_path / "part2", "-o", tmp_path / "m", ok=False),
+                   "parts 1 of 3 are missing")
+    run("dataset", "merge", tmp_path / "part2", tmp_path / "part0", tmp_path / "part1", "-o", tmp_path / "m")
+    merged = tokreg.open_dataset(tmp_path / "m", tokenizer=tok)
+    assert len(merged) == len(whole) > 0
+    assert all(merged.document(k).tolist() == whole.document(k).tolist() for k in range(len(whole)))
+    assert [i["name"] for i in merged.manifest["inputs"]] == [p.name for p in inputs]
+    assert "documents encoded again" in run("dataset", "verify", tmp_path / "m").output

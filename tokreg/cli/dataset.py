@@ -9,6 +9,7 @@ from typing import Optional
 import click
 
 from ..datasets import records
+from ..datasets.merge import merge as run_merge
 from ..datasets.reader import complete_manifest
 from ..datasets.verify import verify as run_verify
 from ..errors import IntegrityError, NotFoundError
@@ -112,3 +113,26 @@ def verify(folder: str, sample: int, as_json: bool, db: Optional[str]) -> None:
         note = (f"; inputs not found, ids not re-encoded: {', '.join(rep.inputs_missing[:3])}" if rep.inputs_missing
                 else f"; {rep.reencoded:,} documents encoded again from the inputs gave the same ids")
         click.echo(f"ok {rep.dataset_hash}: {rep.files} files match the manifest{note}")
+
+
+@dataset.command()
+@click.argument("parts", nargs=-1, required=True, type=click.Path(file_okay=False))
+@click.option("--output", "-o", "out", required=True, type=click.Path(file_okay=False), help="The merged folder.")
+@click.option("--no-record", is_flag=True, help="Do not record the merged dataset in the registry.")
+@db_option
+def merge(parts: tuple[str, ...], out: str, no_record: bool, db: Optional[str]) -> None:
+    """Join the folders written by `tokreg tokenize --shard-of I/N` (every part, once) into one
+    dataset with one manifest.
+
+    \b
+    Example:
+        tokreg dataset merge data/part-* -o data/web
+    """
+    doc = run_merge(list(parts), out)
+    if not no_record:
+        records.record(open_registry(db), doc, os.path.abspath(out))
+    t = doc["totals"]
+    click.echo(
+        f"merged {len(parts)} parts into {out}: {t['shards']} shards, {t['tokens']:,} tokens, "
+        f"{t['documents']:,} documents; dataset {doc['dataset_hash']}"
+    )

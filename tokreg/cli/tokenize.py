@@ -68,7 +68,7 @@ def peak_rss() -> int:
               help="A malformed, non-UTF-8, empty or over-long document: stop with its file and line, or skip and count it.")
 @click.option("--max-document-bytes", metavar="N", default="64Mi", show_default=True,
               help="A larger document is a bad record (memory stays bounded).")
-@click.option("--shard-of", metavar="I/N", help="Write part I of N (from 0): the inputs I, I+N, I+2N, ...")
+@click.option("--shard-of", metavar="I/N", help="Write part I of N (from 0): the I-th of N consecutive runs of the inputs; join with tokreg dataset merge.")
 @click.option("--threads", type=int, default=0, show_default=True, help="Encoder threads (0: one per core).")
 @click.option("--progress", "progress_mode", type=click.Choice(["auto", "bar", "json", "none"]), default="auto",
               show_default=True, help="Progress on stderr: a bar on a terminal, always, JSON lines, or none.")

@@ -62,11 +62,13 @@ def memory_bound(opts: TokenizeOptions) -> int:
 
 
 def select(sources: list[Source], shard_of: Optional[tuple[int, int]]) -> list[Source]:
-    """Part i of n: the inputs at positions i, i + n, i + 2n, ... (in the documented order)."""
+    """Part i of n: the i-th of n consecutive runs of the inputs (in the documented order; the
+    parts as even as whole inputs allow), so the parts joined in order keep the inputs' order."""
     if shard_of is None:
         return sources
     i, n = shard_of
-    mine = sources[i::n]
+    k = len(sources)
+    mine = sources[i * k // n : (i + 1) * k // n]
     if not mine:
         raise InputError(f"--shard-of {i}/{n}: there are only {len(sources)} inputs, none is part {i}")
     return mine
