@@ -30,7 +30,8 @@ def _docs(path: str) -> list[str]:
 
 def tokreg_run(path: str, out: str, threads: int) -> tuple[int, str]:
     from benchmarks.vocabs import tokreg_tok
-    from tokreg.datasets import TokenizeOptions, tokenize
+    from tokreg.datasets.options import TokenizeOptions
+    from tokreg.datasets.writer import tokenize
 
     tok = tokreg_tok("cl100k_base")
     t0 = time.perf_counter()

@@ -16,9 +16,9 @@ import pytest
 
 import tokreg
 from tokreg import BpeOptions, Registry
-from tokreg.datasets import TokenizeOptions, documents, manifest, tokenize
-from tokreg.datasets.options import dtype_for
-from tokreg.datasets.writer import id_bound
+from tokreg.datasets import documents, manifest
+from tokreg.datasets.options import TokenizeOptions, dtype_for
+from tokreg.datasets.writer import id_bound, tokenize
 from tokreg.errors import InputError
 
 from .conftest import Cli, head_lines, one_error_line

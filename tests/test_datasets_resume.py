@@ -20,7 +20,9 @@ from .procs import run_jobs
 RUN = """
 import os, signal, json
 from tokreg import Registry
-from tokreg.datasets import documents, tokenize, TokenizeOptions
+from tokreg.datasets import documents
+from tokreg.datasets.writer import tokenize
+from tokreg.datasets.options import TokenizeOptions
 from tokreg.datasets.formats import ShardWriter
 documents.BATCH_BYTES = 3000
 N, seen = {n}, [0]

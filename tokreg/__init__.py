@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .encoding.tokenizer import Tokenizer
     from .loading import load
     from .package_version import __version__
-    from .datasets import open_dataset
+    from .datasets.reader import Dataset
     from .registry import Registry
 
 #: public name -> the module that defines it
@@ -50,7 +50,6 @@ _LAZY = {
     "WordPieceOptions": "algorithms",
     "UnigramOptions": "algorithms",
     "__version__": "package_version",
-    "open_dataset": "datasets",
 }
 
 __all__ = [
@@ -69,6 +68,17 @@ __all__ = [
     "open_dataset",
     "__version__",
 ]
+
+
+def open_dataset(folder: Any, *, tokenizer: Any, db: Any = None) -> Dataset:
+    """A dataset folder `tokreg tokenize` wrote, as memory-mapped numpy arrays (tokreg/datasets/
+    reader.py), refused in one line naming both hashes unless `tokenizer` made it: a ref (loaded
+    by `load`, so a pin in tokreg.lock counts), a content hash, a `Tokenizer`, or None (no check)."""
+    # Imported here: `import tokreg` stays instant (see the module docstring).
+    from .datasets.reader import open_dataset as open_folder
+    from .loading import load as load_ref
+
+    return open_folder(folder, tokenizer=tokenizer, resolve=lambda ref: load_ref(ref, db=db).hash)
 
 
 def __getattr__(name: str) -> Any:

@@ -8,11 +8,11 @@ from typing import Optional
 
 import click
 
-from ..datasets import records
 from ..datasets.merge import merge as run_merge
 from ..datasets.reader import complete_manifest
 from ..datasets.verify import verify as run_verify
 from ..errors import IntegrityError, NotFoundError
+from ..loading import load
 from .common import db_option, echo_json, echo_table, json_option, open_registry, when
 
 
@@ -38,7 +38,7 @@ def list_(tokenizer_hash: Optional[str], as_json: bool, db: Optional[str]) -> No
     Example:
         tokreg dataset list --tokenizer xxh3-128:4489
     """
-    rows = records.listing(open_registry(db), tokenizer_hash)
+    rows = open_registry(db).datasets(tokenizer_hash)
     if as_json:
         echo_json(rows)
         return
@@ -66,7 +66,7 @@ def show(key: str, as_json: bool, db: Optional[str]) -> None:
     if os.path.isdir(key):
         doc = complete_manifest(key)
     else:
-        found = records.find(open_registry(db), key)
+        found = open_registry(db).find_datasets(key)
         if not found:
             raise NotFoundError(f"no dataset {key!r} is recorded and no such folder exists; see tokreg dataset list")
         doc = found[-1]["manifest"]
@@ -102,7 +102,7 @@ def verify(folder: str, sample: int, as_json: bool, db: Optional[str]) -> None:
     Example:
         tokreg dataset verify data/web
     """
-    rep = run_verify(folder, sample=sample, db=db)
+    rep = run_verify(folder, sample=sample, load=lambda h: load(h, db=db))
     if as_json:
         echo_json({"folder": folder, "dataset_hash": rep.dataset_hash, "files": rep.files, "reencoded": rep.reencoded,
                    "inputs_missing": rep.inputs_missing, "problems": rep.problems, "ok": rep.ok})
@@ -130,7 +130,7 @@ def merge(parts: tuple[str, ...], out: str, no_record: bool, db: Optional[str]) 
     """
     doc = run_merge(list(parts), out)
     if not no_record:
-        records.record(open_registry(db), doc, os.path.abspath(out))
+        open_registry(db).record_dataset(doc, os.path.abspath(out))
     t = doc["totals"]
     click.echo(
         f"merged {len(parts)} parts into {out}: {t['shards']} shards, {t['tokens']:,} tokens, "

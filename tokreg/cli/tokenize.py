@@ -10,10 +10,9 @@ from typing import Optional
 
 import click
 
-from ..datasets import TokenizeOptions, tokenize as run_tokenize
-from ..datasets import records
-from ..datasets.options import DOCUMENTS, FORMATS, ON_BAD, SPECIALS
+from ..datasets.options import DOCUMENTS, FORMATS, ON_BAD, SPECIALS, TokenizeOptions
 from ..datasets.writer import memory_bound
+from ..datasets.writer import tokenize as run_tokenize
 from ..errors import InputError
 from ..loading import load
 from ..training.progress import Progress
@@ -136,7 +135,8 @@ def tokenize(
     recorded = None
     if not no_record:
         reg = open_registry(db)
-        recorded = records.record(reg, doc, summary.folder)
+        row, new = reg.record_dataset(doc, summary.folder)
+        recorded = {"id": row, "new": new, "registry": reg.where}
     totals = doc["totals"]
     rate = summary.text_bytes / summary.seconds if summary.seconds > 0 else 0.0
     figures = {

@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import os
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from ..content import PREFIX
 from ..encoding.tokenizer import Tokenizer
@@ -95,9 +95,13 @@ def _size(path: str) -> int:
         raise IntegrityError(f"{path} is missing; the dataset is damaged: run tokreg dataset verify") from None
 
 
-def expected_hash(tokenizer: Expected, *, db: Optional[str] = None) -> Optional[tuple[str, str]]:
+Resolve = Callable[[str], str]
+
+
+def expected_hash(tokenizer: Expected, resolve: Optional[Resolve] = None) -> Optional[tuple[str, str]]:
     """(what the caller named, the hash it expects): a Tokenizer's own hash, a full or prefix
-    content hash as given, or a ref loaded through `tokreg.load` (so a pin in tokreg.lock counts)."""
+    content hash as given, or the hash `resolve` gives for a ref (`tokreg.open_dataset` passes
+    `tokreg.load`'s, so a pin in tokreg.lock counts)."""
     if tokenizer is None:
         return None
     if isinstance(tokenizer, Tokenizer):
@@ -106,14 +110,13 @@ def expected_hash(tokenizer: Expected, *, db: Optional[str] = None) -> Optional[
         raise InputError(f"tokenizer must be a ref, a content hash or a Tokenizer, not {type(tokenizer).__name__}")
     if tokenizer.startswith(PREFIX):
         return tokenizer, tokenizer
-    from ..loading import load  # the registry only when a ref needs it
+    if resolve is None:
+        raise InputError(f"tokenizer {tokenizer!r} is a ref; give its content hash or a Tokenizer here")
+    return tokenizer, resolve(tokenizer)
 
-    tok = load(tokenizer, db=db)
-    return tokenizer, tok.hash
 
-
-def check_tokenizer(doc: dict[str, Any], folder: str, tokenizer: Expected, db: Optional[str] = None) -> None:
-    want = expected_hash(tokenizer, db=db)
+def check_tokenizer(doc: dict[str, Any], folder: str, tokenizer: Expected, resolve: Optional[Resolve] = None) -> None:
+    want = expected_hash(tokenizer, resolve)
     if want is None:
         return
     named, h = want
@@ -138,10 +141,12 @@ def complete_manifest(folder: str) -> dict[str, Any]:
     return doc
 
 
-def open_dataset(folder: Union[str, os.PathLike[str]], *, tokenizer: Expected, db: Optional[str] = None) -> Dataset:
+def open_dataset(
+    folder: Union[str, os.PathLike[str]], *, tokenizer: Expected, resolve: Optional[Resolve] = None
+) -> Dataset:
     """Opens a complete dataset folder made by the tokenizer `tokenizer` names (see the module
     docstring); InputError when another tokenizer made it."""
     where = os.fspath(folder)
     doc = complete_manifest(where)
-    check_tokenizer(doc, where, tokenizer, db)
+    check_tokenizer(doc, where, tokenizer, resolve)
     return Dataset(where, doc)

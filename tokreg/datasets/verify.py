@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
+from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError
 from ..training.corpus.sources import expand
 from . import manifest
@@ -45,7 +46,9 @@ def options_of(doc: dict[str, Any]) -> TokenizeOptions:
     return TokenizeOptions(**o)
 
 
-def verify(folder: str, *, sample: int = 20, db: Optional[str] = None, tokenizer: Any = None) -> Report:
+def verify(folder: str, *, sample: int = 20, load: Optional[Callable[[str], Tokenizer]] = None) -> Report:
+    """Checks `folder` (see the module docstring); `load(hash)` gives the tokenizer that made it,
+    for re-encoding the sample (none: the sample is not re-encoded)."""
     doc = complete_manifest(folder)
     rep = Report(folder, doc["dataset_hash"])
     for s in doc["shards"]:
@@ -75,9 +78,9 @@ def verify(folder: str, *, sample: int = 20, db: Optional[str] = None, tokenizer
     for i in doc["inputs"]:
         if i["path"] is None or not os.path.exists(i["path"]) or os.path.getsize(i["path"]) != _planned(doc, i):
             rep.inputs_missing.append(i["name"])
-    if rep.inputs_missing or not paths:
+    if rep.inputs_missing or not paths or load is None:
         return rep
-    _reencode(doc, arrays, paths, sample, rep, db, tokenizer)
+    _reencode(doc, arrays, paths, sample, rep, load(doc["tokenizer"]["hash"]))
     return rep
 
 
@@ -85,13 +88,8 @@ def _planned(doc: dict[str, Any], record: dict[str, Any]) -> int:
     return next((int(size) for name, size in doc["planned"] if name == record["name"]), -1)
 
 
-def _reencode(
-    doc: dict[str, Any], arrays: list[Any], paths: list[str], sample: int, rep: Report, db: Optional[str], tok: Any
-) -> None:
-    from ..loading import load
-
+def _reencode(doc: dict[str, Any], arrays: list[Any], paths: list[str], sample: int, rep: Report, tok: Tokenizer) -> None:
     opts = options_of(doc)
-    tok = tok if tok is not None else load(doc["tokenizer"]["hash"], db=db)
     if tok.hash != doc["tokenizer"]["hash"]:
         raise InputError(f"verify needs tokenizer {doc['tokenizer']['hash']}, was given {tok.hash}")
     encoder = Encoder.of(tok, opts, doc["dtype"], 0)

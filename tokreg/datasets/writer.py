@@ -61,7 +61,7 @@ def memory_bound(opts: TokenizeOptions) -> int:
     return (2 * DEPTH + 3) * batch * 3
 
 
-def select(sources: list[Source], shard_of: Optional[tuple[int, int]]) -> list[Source]:
+def part_of(sources: list[Source], shard_of: Optional[tuple[int, int]]) -> list[Source]:
     """Part i of n: the i-th of n consecutive runs of the inputs (in the documented order; the
     parts as even as whole inputs allow), so the parts joined in order keep the inputs' order."""
     if shard_of is None:
@@ -184,7 +184,7 @@ def tokenize(
     same call again after an interruption continues where it stopped."""
     t0 = time.monotonic()
     folder = os.path.abspath(os.fspath(folder))
-    sources = select(expand(inputs, glob=opts.glob, field=opts.field), opts.shard_of)
+    sources = part_of(expand(inputs, glob=opts.glob, field=opts.field), opts.shard_of)
     for s in sources:
         opts.document_kind(s.format, s.path is None and s.texts is None)  # refuse a mismatch before writing
     dtype = dtype_for(id_bound(tok), opts.format)

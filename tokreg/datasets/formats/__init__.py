@@ -24,7 +24,7 @@ TEMP_PREFIX = ".tmp-"
 def numpy() -> Any:
     """The numpy module, or one line saying how to get it (the datasets wing needs it)."""
     try:
-        import numpy as np
+        import numpy as np  # here, not at the top: numpy is the datasets extra's, not tokreg's
     except ImportError:
         raise InputError("token datasets need numpy: pip install 'tokreg[datasets]' (or pip install numpy)") from None
     return np
@@ -103,7 +103,7 @@ Reader = Callable[[str, str, str], tuple[Any, Any]]
 
 def layout(fmt: str) -> tuple[type[ShardWriter], Reader]:
     """The writer class and reader of a format named in options.FORMATS."""
-    from . import flat, megatron, npy
+    from . import flat, megatron, npy  # here: the layouts import this module's ShardWriter
 
     return {
         "megatron": (megatron.MegatronShard, megatron.read),
