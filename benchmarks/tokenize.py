@@ -63,7 +63,11 @@ def _run(name: str, path: Path, work: Path) -> dict[str, Any]:
     env = {**os.environ, "RAYON_NUM_THREADS": str(THREADS), "TOKENIZERS_PARALLELISM": "true"}
     p = subprocess.run(
         [sys.executable, "-m", "benchmarks.tokenize_child", name, str(path), str(out), str(THREADS)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT, env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT,
+        env=env,
     )
     shutil.rmtree(out, ignore_errors=True)
     if p.returncode != 0:
@@ -115,4 +119,6 @@ def run() -> None:
     )
     ceiling = best["encode_batch"]
     if "error" not in ceiling:
-        print(f"\ntokreg tokenize reaches {100 * ceiling['seconds'] / ref['seconds']:.0f}% of encode_batch's throughput")
+        print(
+            f"\ntokreg tokenize reaches {100 * ceiling['seconds'] / ref['seconds']:.0f}% of encode_batch's throughput"
+        )

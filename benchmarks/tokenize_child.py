@@ -12,6 +12,7 @@ import os
 import resource
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,7 +38,7 @@ def tokreg_run(path: str, out: str, threads: int) -> tuple[int, str]:
     t0 = time.perf_counter()
     s = tokenize(tok, [path], out, TokenizeOptions(format="bin", eos=EOT, shard_tokens=1 << 40), threads=threads)
     _mark(time.perf_counter() - t0)
-    data = open(os.path.join(out, s.manifest["shards"][0]["name"] + ".bin"), "rb").read()
+    data = Path(out, s.manifest["shards"][0]["name"] + ".bin").read_bytes()
     return len(data) // 4, xxhash.xxh3_128_hexdigest(data)
 
 
@@ -85,7 +86,11 @@ def nanogpt_run(path: str, out: str, threads: int) -> tuple[int, str]:
     t0 = time.perf_counter()
     docs = _docs(path)
     with Pool(threads, initializer=_nanogpt_init) as pool:
-        encoded = [d for part in pool.imap(_nanogpt_encode, (docs[i : i + CHUNK] for i in range(0, len(docs), CHUNK))) for d in part]
+        encoded = [
+            d
+            for part in pool.imap(_nanogpt_encode, (docs[i : i + CHUNK] for i in range(0, len(docs), CHUNK)))
+            for d in part
+        ]
     total = sum(map(len, encoded))
     arr = np.memmap(os.path.join(out, "train.bin"), dtype=np.uint32, mode="w+", shape=(total,))
     at = 0
@@ -141,15 +146,20 @@ def datatrove_run(path: str, out: str, threads: int) -> tuple[int, str]:
     LocalPipelineExecutor(
         pipeline=[
             JsonlReader(os.path.dirname(path), glob_pattern=os.path.basename(path)),
-            DocumentTokenizer(os.path.join(out, "ds"), tokenizer_name_or_path=hf, eos_token=EOT,
-                              shuffle_documents=False, batch_size=CHUNK),
+            DocumentTokenizer(
+                os.path.join(out, "ds"),
+                tokenizer_name_or_path=hf,
+                eos_token=EOT,
+                shuffle_documents=False,
+                batch_size=CHUNK,
+            ),
         ],
         tasks=1,
         workers=1,
         logging_dir=os.path.join(out, "logs"),
     ).run()
     _mark(time.perf_counter() - t0)
-    data = b"".join(open(p, "rb").read() for p in sorted(glob.glob(os.path.join(out, "ds", "*.ds"))))
+    data = b"".join(Path(p).read_bytes() for p in sorted(glob.glob(os.path.join(out, "ds", "*.ds"))))
     return len(data) // 4, xxhash.xxh3_128_hexdigest(data)
 
 
@@ -163,8 +173,13 @@ def _mark(seconds: float) -> None:
     _at_end["children_peak_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
-RUNS = {"tokreg": tokreg_run, "encode_batch": encode_batch_run, "nanogpt": nanogpt_run,
-        "datasets": datasets_run, "datatrove": datatrove_run}
+RUNS = {
+    "tokreg": tokreg_run,
+    "encode_batch": encode_batch_run,
+    "nanogpt": nanogpt_run,
+    "datasets": datasets_run,
+    "datatrove": datatrove_run,
+}
 
 
 def main() -> None:

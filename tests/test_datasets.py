@@ -170,9 +170,7 @@ def test_a_folder_of_another_tokenizer_or_options_is_refused(
     assert tok.hash in str(e.value) and other.hash in str(e.value) and "\n" not in str(e.value)
 
 
-def test_bad_records_fail_with_file_and_line_or_are_skipped_and_counted(
-    tok: Any, run: Cli, tmp_path: Path
-) -> None:
+def test_bad_records_fail_with_file_and_line_or_are_skipped_and_counted(tok: Any, run: Cli, tmp_path: Path) -> None:
     src = tmp_path / "web.jsonl"
     good = [{"text": "In the beginning"}, {"text": "was the Word"}]
     src.write_bytes(
@@ -202,13 +200,19 @@ def test_bad_records_fail_with_file_and_line_or_are_skipped_and_counted(
 def test_views_answer_which_data_a_tokenizer_made(tok: Any, run: Cli, corpus: Path, tmp_path: Path) -> None:
     run("tokenize", "mini@1", corpus, "-o", tmp_path / "ds", "--document", "line", "--shard-tokens", "10K")
     doc = json.loads((tmp_path / "ds" / "manifest.json").read_text())
-    res = run("sql", f"SELECT shard, tokens FROM shards WHERE tokenizer_hash = '{tok.hash}' ORDER BY position", "--json")
+    res = run(
+        "sql", f"SELECT shard, tokens FROM shards WHERE tokenizer_hash = '{tok.hash}' ORDER BY position", "--json"
+    )
     rows = json.loads(res.output)
     assert [(r["shard"], r["tokens"]) for r in rows] == [(s["name"], s["tokens"]) for s in doc["shards"]]
-    res = run("sql", f"SELECT version, tokens FROM datasets_view WHERE dataset_hash = '{doc['dataset_hash']}'", "--json")
+    res = run(
+        "sql", f"SELECT version, tokens FROM datasets_view WHERE dataset_hash = '{doc['dataset_hash']}'", "--json"
+    )
     assert json.loads(res.output) == [{"version": "mini@1", "tokens": doc["totals"]["tokens"]}]
     assert doc["dataset_hash"][:22] in run("dataset", "list").output
-    assert "documents encoded again from the inputs gave the same ids" in run("dataset", "verify", tmp_path / "ds").output
+    assert (
+        "documents encoded again from the inputs gave the same ids" in run("dataset", "verify", tmp_path / "ds").output
+    )
     shard = tmp_path / "ds" / "shard-00001.bin"
     raw = bytearray(shard.read_bytes())
     raw[10] ^= 1
@@ -225,11 +229,15 @@ def test_parts_of_shard_of_merge_into_the_documents_of_one_run(
         p.write_bytes(chunk)
         inputs.append(p)
     opts = dict(document="line", eos=EOT, shard_tokens=3_000)
-    whole = tokreg.open_dataset(tokenize(tok, inputs, tmp_path / "whole", TokenizeOptions(**opts)).folder, tokenizer=tok)
+    whole = tokreg.open_dataset(
+        tokenize(tok, inputs, tmp_path / "whole", TokenizeOptions(**opts)).folder, tokenizer=tok
+    )
     for i in range(3):
         tokenize(tok, inputs, tmp_path / f"part{i}", TokenizeOptions(**opts, shard_of=(i, 3)))
-    one_error_line(run("dataset", "merge", tmp_path / "part0", tmp_path / "part2", "-o", tmp_path / "m", ok=False),
-                   "parts 1 of 3 are missing")
+    one_error_line(
+        run("dataset", "merge", tmp_path / "part0", tmp_path / "part2", "-o", tmp_path / "m", ok=False),
+        "parts 1 of 3 are missing",
+    )
     run("dataset", "merge", tmp_path / "part2", tmp_path / "part0", tmp_path / "part1", "-o", tmp_path / "m")
     merged = tokreg.open_dataset(tmp_path / "m", tokenizer=tok)
     assert len(merged) == len(whole) > 0

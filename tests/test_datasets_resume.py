@@ -95,8 +95,20 @@ def test_kill_at_many_moments_then_resume_gives_the_uninterrupted_bytes(
 @pytest.mark.slow
 def test_ctrl_c_is_one_line_and_the_same_command_finishes(setup: dict[str, str], tmp_path: Path) -> None:
     out = str(tmp_path / "ds")
-    argv = ["tokenize", "mini@1", setup["corpus"], "-o", out, "--document", "line", "--shard-tokens", "3000",
-            "--progress", "json", "--no-record"]
+    argv = [
+        "tokenize",
+        "mini@1",
+        setup["corpus"],
+        "-o",
+        out,
+        "--document",
+        "line",
+        "--shard-tokens",
+        "3000",
+        "--progress",
+        "json",
+        "--no-record",
+    ]
     env = {"TOKREG_DB": setup["db"]}
     code_ = "from tokreg.datasets import documents\ndocuments.BATCH_BYTES = 2000\nfrom tokreg.console import main\n"
     code_ += f"import sys\nsys.argv = ['tokreg', *{argv!r}]\nmain()\n"

@@ -6,11 +6,11 @@ comment says why (a heavy or optional dependency deferred)."""
 
 from __future__ import annotations
 
-import pytest
-
 import ast
 import re
 from pathlib import Path
+
+import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "tokreg"
 

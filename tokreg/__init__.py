@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from .encoding.tokenizer import Tokenizer
     from .loading import load
     from .package_version import __version__
-    from .datasets.reader import Dataset
     from .registry import Registry
 
 #: public name -> the module that defines it
@@ -70,15 +69,14 @@ __all__ = [
 ]
 
 
-def open_dataset(folder: Any, *, tokenizer: Any, db: Any = None) -> Dataset:
+def open_dataset(folder: Any, *, tokenizer: Any, db: Any = None) -> Any:
     """A dataset folder `tokreg tokenize` wrote, as memory-mapped numpy arrays (tokreg/datasets/
     reader.py), refused in one line naming both hashes unless `tokenizer` made it: a ref (loaded
     by `load`, so a pin in tokreg.lock counts), a content hash, a `Tokenizer`, or None (no check)."""
-    # Imported here: `import tokreg` stays instant (see the module docstring).
-    from .datasets.reader import open_dataset as open_folder
-    from .loading import load as load_ref
-
-    return open_folder(folder, tokenizer=tokenizer, resolve=lambda ref: load_ref(ref, db=db).hash)
+    # Imported on first use, like every public name here (see the module docstring).
+    reader = importlib.import_module(".datasets.reader", __name__)
+    load_ref = importlib.import_module(".loading", __name__).load
+    return reader.open_dataset(folder, tokenizer=tokenizer, resolve=lambda ref: load_ref(ref, db=db).hash)
 
 
 def __getattr__(name: str) -> Any:

@@ -28,7 +28,9 @@ def dataset() -> None:
 
 
 @dataset.command("list")
-@click.option("--tokenizer", "tokenizer_hash", metavar="HASH", help="Only the datasets of this tokenizer hash (prefix).")
+@click.option(
+    "--tokenizer", "tokenizer_hash", metavar="HASH", help="Only the datasets of this tokenizer hash (prefix)."
+)
 @json_option
 @db_option
 def list_(tokenizer_hash: Optional[str], as_json: bool, db: Optional[str]) -> None:
@@ -45,8 +47,17 @@ def list_(tokenizer_hash: Optional[str], as_json: bool, db: Optional[str]) -> No
     echo_table(
         ("dataset", "tokenizer", "format", "shards", "tokens", "documents", "skipped", "folder", "recorded"),
         [
-            (r["dataset_hash"][:22], r["tokenizer_ref"], f"{r['format']}/{r['dtype']}", r["shards"], r["tokens"],
-             r["documents"], r["skipped"], r["folder"], when(r["recorded_at"]))
+            (
+                r["dataset_hash"][:22],
+                r["tokenizer_ref"],
+                f"{r['format']}/{r['dtype']}",
+                r["shards"],
+                r["tokens"],
+                r["documents"],
+                r["skipped"],
+                r["folder"],
+                when(r["recorded_at"]),
+            )
             for r in rows
         ],
     )
@@ -77,7 +88,10 @@ def show(key: str, as_json: bool, db: Optional[str]) -> None:
     click.echo(f"dataset   {doc['dataset_hash']}")
     click.echo(f"tokenizer {doc['tokenizer']['ref']} {doc['tokenizer']['hash']}")
     click.echo(f"format    {doc['options']['format']}, {doc['dtype']} ids (id bound {doc['id_bound']:,})")
-    click.echo(f"holds     {t['shards']} shards, {t['tokens']:,} tokens, {t['documents']:,} documents, {t['skipped']:,} skipped")
+    click.echo(
+        f"holds     {t['shards']} shards, {t['tokens']:,} tokens, {t['documents']:,} documents, "
+        f"{t['skipped']:,} skipped"
+    )
     opts = ", ".join(f"{k}={v}" for k, v in doc["options"].items() if v not in (None, False, 0))
     click.echo(f"options   {opts}")
     for i in doc["inputs"]:
@@ -104,14 +118,28 @@ def verify(folder: str, sample: int, as_json: bool, db: Optional[str]) -> None:
     """
     rep = run_verify(folder, sample=sample, load=lambda h: load(h, db=db))
     if as_json:
-        echo_json({"folder": folder, "dataset_hash": rep.dataset_hash, "files": rep.files, "reencoded": rep.reencoded,
-                   "inputs_missing": rep.inputs_missing, "problems": rep.problems, "ok": rep.ok})
+        echo_json(
+            {
+                "folder": folder,
+                "dataset_hash": rep.dataset_hash,
+                "files": rep.files,
+                "reencoded": rep.reencoded,
+                "inputs_missing": rep.inputs_missing,
+                "problems": rep.problems,
+                "ok": rep.ok,
+            }
+        )
     if not rep.ok:
-        raise IntegrityError(f"dataset {folder} does not match its manifest: {rep.problems[0]}"
-                             + (f" (and {len(rep.problems) - 1} more)" if len(rep.problems) > 1 else ""))
+        raise IntegrityError(
+            f"dataset {folder} does not match its manifest: {rep.problems[0]}"
+            + (f" (and {len(rep.problems) - 1} more)" if len(rep.problems) > 1 else "")
+        )
     if not as_json:
-        note = (f"; inputs not found, ids not re-encoded: {', '.join(rep.inputs_missing[:3])}" if rep.inputs_missing
-                else f"; {rep.reencoded:,} documents encoded again from the inputs gave the same ids")
+        note = (
+            f"; inputs not found, ids not re-encoded: {', '.join(rep.inputs_missing[:3])}"
+            if rep.inputs_missing
+            else f"; {rep.reencoded:,} documents encoded again from the inputs gave the same ids"
+        )
         click.echo(f"ok {rep.dataset_hash}: {rep.files} files match the manifest{note}")
 
 

@@ -50,27 +50,63 @@ def peak_rss() -> int:
 @click.argument("ref")
 @click.argument("inputs", nargs=-1, required=True)
 @click.option("--output", "-o", "out", required=True, type=click.Path(file_okay=False), help="The dataset folder.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="megatron", show_default=True,
-              help="megatron: .bin/.idx; bin: a flat id stream + .docs; npy: .npy + .docs.npy.")
-@click.option("--document", type=click.Choice(DOCUMENTS), default="auto", show_default=True,
-              help="What one document is (auto: record for JSON Lines/Parquet, line for stdin, file otherwise).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="megatron",
+    show_default=True,
+    help="megatron: .bin/.idx; bin: a flat id stream + .docs; npy: .npy + .docs.npy.",
+)
+@click.option(
+    "--document",
+    type=click.Choice(DOCUMENTS),
+    default="auto",
+    show_default=True,
+    help="What one document is (auto: record for JSON Lines/Parquet, line for stdin, file otherwise).",
+)
 @click.option("--field", help="JSON Lines / Parquet: the field holding the text [default: text].")
 @click.option("--glob", help="In folders, read only the files whose name matches this pattern.")
 @click.option("--bos", metavar="TOKEN", help="A special token put before every document.")
 @click.option("--eos", metavar="TOKEN", help="A special token put after every document.")
 @click.option("--template", is_flag=True, help="Put the version's own template around every document.")
-@click.option("--specials", type=click.Choice(SPECIALS), default="text", show_default=True,
-              help="Special-token text inside documents: encoded as text, or as the tokens' ids.")
+@click.option(
+    "--specials",
+    type=click.Choice(SPECIALS),
+    default="text",
+    show_default=True,
+    help="Special-token text inside documents: encoded as text, or as the tokens' ids.",
+)
 @click.option("--shard-tokens", metavar="N", help="Close a shard after the document reaching N ids [default: 256Mi].")
 @click.option("--shard-bytes", metavar="N", help="Close a shard after the document reaching N bytes of ids.")
-@click.option("--on-bad-record", type=click.Choice(ON_BAD), default="fail", show_default=True,
-              help="A malformed, non-UTF-8, empty or over-long document: stop with its file and line, or skip and count it.")
-@click.option("--max-document-bytes", metavar="N", default="64Mi", show_default=True,
-              help="A larger document is a bad record (memory stays bounded).")
-@click.option("--shard-of", metavar="I/N", help="Write part I of N (from 0): the I-th of N consecutive runs of the inputs; join with tokreg dataset merge.")
+@click.option(
+    "--on-bad-record",
+    type=click.Choice(ON_BAD),
+    default="fail",
+    show_default=True,
+    help="A malformed, non-UTF-8, empty or over-long document: stop with its file and line, or skip and count it.",
+)
+@click.option(
+    "--max-document-bytes",
+    metavar="N",
+    default="64Mi",
+    show_default=True,
+    help="A larger document is a bad record (memory stays bounded).",
+)
+@click.option(
+    "--shard-of",
+    metavar="I/N",
+    help="Write part I of N (from 0): the I-th of N consecutive runs of the inputs; join with tokreg dataset merge.",
+)
 @click.option("--threads", type=int, default=0, show_default=True, help="Encoder threads (0: one per core).")
-@click.option("--progress", "progress_mode", type=click.Choice(["auto", "bar", "json", "none"]), default="auto",
-              show_default=True, help="Progress on stderr: a bar on a terminal, always, JSON lines, or none.")
+@click.option(
+    "--progress",
+    "progress_mode",
+    type=click.Choice(["auto", "bar", "json", "none"]),
+    default="auto",
+    show_default=True,
+    help="Progress on stderr: a bar on a terminal, always, JSON lines, or none.",
+)
 @click.option("--no-record", is_flag=True, help="Do not record the dataset in the registry.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @db_option

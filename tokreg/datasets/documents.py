@@ -28,8 +28,8 @@ from typing import IO, Any, Callable, Optional, Union
 import xxhash
 
 from ..errors import InputError
+from ..training.corpus import source_record
 from ..training.corpus.decompress import open_decompressed, read_error
-from ..training.corpus.fingerprint import source_record
 from ..training.corpus.records import parquet_values, record_text
 from ..training.corpus.sources import Source
 from .options import TokenizeOptions
@@ -154,10 +154,10 @@ def _text_documents(stream: _Hashed, kind: str, cut: _Cutter, name: str) -> Iter
     if kind == "file":
         parts: list[bytes] = []
         kept = 0
-        while b := stream.read(CHUNK):
+        while chunk := stream.read(CHUNK):
             if kept <= limit:
-                parts.append(b)
-                kept += len(b)
+                parts.append(chunk)
+                kept += len(chunk)
         raw = b"".join(parts)
         text = _decode(raw, cut, stream.size, f"{name}") if kept <= limit else None
         if kept > limit:
@@ -172,9 +172,12 @@ def _text_documents(stream: _Hashed, kind: str, cut: _Cutter, name: str) -> Iter
         if kind == "line":
             if over:
                 cut.bad(pos, f"{name} line {n} is a document over --max-document-bytes")
-            elif line and (text := _decode(line, cut, pos, f"{name} line {n}")) is not None:
-                if (b := cut.add(pos, text, len(line))) is not None:
-                    yield b
+            elif (
+                line
+                and (text := _decode(line, cut, pos, f"{name} line {n}")) is not None
+                and (b := cut.add(pos, text, len(line))) is not None
+            ):
+                yield b
             continue
         if line or over:  # paragraph: blank lines separate documents
             if not para:
@@ -243,9 +246,7 @@ def _iterator_documents(texts: Iterable[str], cut: _Cutter) -> Iterator[Batch]:
             yield b
 
 
-def documents(
-    sources: list[Source], opts: TokenizeOptions, start: tuple[int, int] = (0, 0)
-) -> Iterator[Item]:
+def documents(sources: list[Source], opts: TokenizeOptions, start: tuple[int, int] = (0, 0)) -> Iterator[Item]:
     """Batches of documents of every source in order, and an `InputDone` after each source.
     Documents at or before `start` (source, position) are read (and hashed) but not given."""
     disk_before = 0
@@ -288,6 +289,8 @@ def _one(i: int, src: Source, kind: str, name: str, opts: TokenizeOptions, skip_
                 size += len(b2)
         yield InputDone(i, source_record(src, size, h.hexdigest(), "", True))
         return
+    raw: IO[bytes]
+    pos: Callable[[], int]
     if src.path is None:
         raw, pos, compression = sys.stdin.buffer, (lambda: 0), ""
     else:

@@ -56,7 +56,9 @@ def read(folder: str) -> Optional[dict[str, Any]]:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as e:
-        raise InputError(f"{path(folder)} cannot be read as a dataset manifest ({e}); is it a tokreg dataset?") from None
+        raise InputError(
+            f"{path(folder)} cannot be read as a dataset manifest ({e}); is it a tokreg dataset?"
+        ) from None
     if not isinstance(doc, dict) or doc.get("manifest") != LABEL:
         raise InputError(f"{path(folder)} is not a tokreg dataset manifest ({LABEL}); give a tokreg dataset folder")
     return doc

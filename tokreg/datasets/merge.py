@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Optional
 
 from ..errors import InputError
 from . import manifest
@@ -25,13 +25,13 @@ from .reader import complete_manifest
 
 def _check(parts: list[tuple[str, dict[str, Any]]]) -> int:
     first_dir, first = parts[0]
-    n = None
+    n: Optional[int] = None
     seen: dict[int, str] = {}
     for folder, doc in parts:
         of = doc["options"].get("shard_of")
         if of is None:
             raise InputError(f"dataset {folder} was not written with --shard-of; only the parts of one run merge")
-        i, total = of
+        i, total = int(of[0]), int(of[1])
         if n is not None and total != n:
             raise InputError(f"dataset {folder} is part {i}/{total}, the others are parts of {n}")
         n = total
@@ -98,8 +98,13 @@ def merge(part_folders: Sequence[str], out: str) -> dict[str, Any]:
                 os.replace(tmp, os.path.join(out, new))
                 files[new] = info
             shards.append(
-                {**s, "name": stem, "files": files, "start": [s["start"][0] + base, s["start"][1]],
-                 "end": [s["end"][0] + base, s["end"][1]]}
+                {
+                    **s,
+                    "name": stem,
+                    "files": files,
+                    "start": [s["start"][0] + base, s["start"][1]],
+                    "end": [s["end"][0] + base, s["end"][1]],
+                }
             )
         inputs += doc["inputs"]
         planned += doc["planned"]
@@ -110,9 +115,7 @@ def merge(part_folders: Sequence[str], out: str) -> dict[str, Any]:
         "inputs": inputs,
         "shards": shards,
         "merged_from": [p[1]["dataset_hash"] for p in parts],
-        "totals": {
-            k: sum(p[1]["totals"][k] for p in parts) for k in ("shards", "tokens", "documents", "skipped")
-        },
+        "totals": {k: sum(p[1]["totals"][k] for p in parts) for k in ("shards", "tokens", "documents", "skipped")},
         "skipped_examples": [e for p in parts for e in p[1].get("skipped_examples", [])][: manifest.EXAMPLES],
         "state": "complete",
     }

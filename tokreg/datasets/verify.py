@@ -70,7 +70,9 @@ def verify(folder: str, *, sample: int = 20, load: Optional[Callable[[str], Toke
     for s in doc["shards"]:
         ids, offsets = read(folder, s["name"], doc["dtype"])
         if len(offsets) - 1 != s["documents"] or int(offsets[-1]) != s["tokens"] or len(ids) != s["tokens"]:
-            rep.problems.append(f"{s['name']} reads as {len(offsets) - 1} documents and {len(ids)} ids, not as recorded")
+            rep.problems.append(
+                f"{s['name']} reads as {len(offsets) - 1} documents and {len(ids)} ids, not as recorded"
+            )
         arrays.append((ids, offsets))
     if rep.problems or sample <= 0:
         return rep
@@ -88,7 +90,9 @@ def _planned(doc: dict[str, Any], record: dict[str, Any]) -> int:
     return next((int(size) for name, size in doc["planned"] if name == record["name"]), -1)
 
 
-def _reencode(doc: dict[str, Any], arrays: list[Any], paths: list[str], sample: int, rep: Report, tok: Tokenizer) -> None:
+def _reencode(
+    doc: dict[str, Any], arrays: list[Any], paths: list[str], sample: int, rep: Report, tok: Tokenizer
+) -> None:
     opts = options_of(doc)
     if tok.hash != doc["tokenizer"]["hash"]:
         raise InputError(f"verify needs tokenizer {doc['tokenizer']['hash']}, was given {tok.hash}")

@@ -174,7 +174,7 @@ def tokenize(
     tok: Tokenizer,
     inputs: Sequence[Input],
     folder: str,
-    opts: TokenizeOptions = TokenizeOptions(),
+    opts: Optional[TokenizeOptions] = None,
     *,
     ref: Optional[str] = None,
     threads: int = 0,
@@ -183,6 +183,7 @@ def tokenize(
     """Encodes `inputs` with `tok` into shards in `folder` (see the module docstring); the
     same call again after an interruption continues where it stopped."""
     t0 = time.monotonic()
+    opts = opts or TokenizeOptions()
     folder = os.path.abspath(os.fspath(folder))
     sources = part_of(expand(inputs, glob=opts.glob, field=opts.field), opts.shard_of)
     for s in sources:

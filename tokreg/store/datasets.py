@@ -68,8 +68,20 @@ def record(conn: Connection, doc: dict[str, Any], folder: str) -> tuple[int, boo
     return int(new_id[0]), True
 
 
-COLUMNS = ("dataset_hash", "folder", "tokenizer_ref", "tokenizer_hash", "format", "dtype", "shards", "tokens",
-           "documents", "skipped", "shard_of", "recorded_at")
+COLUMNS = (
+    "dataset_hash",
+    "folder",
+    "tokenizer_ref",
+    "tokenizer_hash",
+    "format",
+    "dtype",
+    "shards",
+    "tokens",
+    "documents",
+    "skipped",
+    "shard_of",
+    "recorded_at",
+)
 
 
 def listing(conn: Connection, tokenizer_hash: Optional[str] = None) -> list[dict[str, Any]]:
