@@ -244,3 +244,28 @@ def test_parts_of_shard_of_merge_into_the_documents_of_one_run(
     assert all(merged.document(k).tolist() == whole.document(k).tolist() for k in range(len(whole)))
     assert [i["name"] for i in merged.manifest["inputs"]] == [p.name for p in inputs]
     assert "documents encoded again" in run("dataset", "verify", tmp_path / "m").output
+
+
+def test_a_failed_write_is_one_line_and_the_run_resumes(
+    tok: Any, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opts = TokenizeOptions(document="line", shard_tokens=6_000, format="bin")
+    tokenize(tok, [corpus], tmp_path / "whole", opts)
+    from tokreg.datasets.formats import flat
+
+    real = flat.FlatShard.write_index
+    calls = {"n": 0}
+
+    def disk_full(self: Any, suffix: str, path: str) -> None:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError(28, "No space left on device", path)
+        real(self, suffix, path)
+
+    monkeypatch.setattr(flat.FlatShard, "write_index", disk_full)
+    with pytest.raises(InputError, match="No space left on device.*run the same command again") as e:
+        tokenize(tok, [corpus], tmp_path / "cut", opts)
+    assert "\n" not in str(e.value)
+    monkeypatch.setattr(flat.FlatShard, "write_index", real)
+    assert tokenize(tok, [corpus], tmp_path / "cut", opts).resumed
+    assert files(tmp_path / "cut") == files(tmp_path / "whole")

@@ -3,6 +3,7 @@ then the dataset's rows in the registry; the same command again resumes an inter
 
 from __future__ import annotations
 
+import os
 import re
 import resource
 import sys
@@ -10,10 +11,11 @@ from typing import Optional
 
 import click
 
+from ..datasets import manifest
 from ..datasets.options import DOCUMENTS, FORMATS, ON_BAD, SPECIALS, TokenizeOptions
 from ..datasets.writer import memory_bound
 from ..datasets.writer import tokenize as run_tokenize
-from ..errors import InputError
+from ..errors import InputError, Interrupted
 from ..loading import load
 from ..training.progress import Progress
 from .common import db_option, echo_json, open_registry
@@ -165,6 +167,13 @@ def tokenize(
     progress = Progress.for_mode("none" if as_json and progress_mode == "auto" else progress_mode)
     try:
         summary = run_tokenize(tok, list(inputs), out, opts, threads=threads, progress=progress)
+    except KeyboardInterrupt:
+        kept = manifest.read(out) if os.path.isdir(out) else None
+        shards = len(kept["shards"]) if kept else 0
+        raise Interrupted(
+            f"interrupted; {out} keeps {shards} complete shard(s) and nothing was written to the registry: "
+            "run the same command again to resume"
+        ) from None
     finally:
         progress.clear()
     doc = summary.manifest

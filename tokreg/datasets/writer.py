@@ -6,10 +6,13 @@ Three stages overlap, joined by bounded queues (`DEPTH` items each):
     calling thread  documents -> ids (the core's batch encoder, GIL released; encode.py)
     writer thread   ids -> shard files, renamed into place, then the manifest (formats/)
 
-Memory is bounded, whatever the corpus size: at most 2 * DEPTH + 3 batches are alive (each
-~4 MiB of text, or one document up to --max-document-bytes, plus its ids at 2-4 bytes per id
-and the encoder's own copy), plus 8 bytes per document of the shard being written (its index).
-With the defaults that is about 120 MiB plus the tokenizer, see `memory_bound`.
+Memory is bounded, whatever the corpus size: at most 2 * DEPTH + 3 batches are alive (in the
+two queues, and one in each stage), each about 4 MiB of text (more only when one document is
+larger, up to --max-document-bytes) with its ids at 2-4 bytes per id and the encoder's own
+copy, plus 8 bytes per document of the shard being written (its index). With 4 MiB batches that
+is about 11 x 4 MiB x 3, some 140 MiB, plus the tokenizer; `memory_bound` gives the worst case,
+every batch holding a document of the largest size allowed. Measured: the same peak (324 MB,
+313 of it the loaded cl100k_base) on 100 MB and on 1 GB (docs/benchmarks.md).
 
 Shards: a shard is closed after the document with which it reaches the shard size, so the
 shard boundaries, and therefore every byte written, depend only on the documents and the
@@ -181,7 +184,28 @@ def tokenize(
     progress: Optional[Callable[..., None]] = None,
 ) -> Summary:
     """Encodes `inputs` with `tok` into shards in `folder` (see the module docstring); the
-    same call again after an interruption continues where it stopped."""
+    same call again after an interruption continues where it stopped. A write that fails (a
+    full disk, a folder that cannot be written) is one InputError; the folder stays resumable."""
+    try:
+        return _tokenize(tok, inputs, folder, opts, ref=ref, threads=threads, progress=progress)
+    except OSError as e:  # the inputs' read errors are InputErrors already: this is the folder's
+        where = getattr(e, "filename", None) or folder
+        raise InputError(
+            f"cannot write the dataset at {where}: {e.strerror or e}; fix that (free space, permissions) "
+            "and run the same command again: it resumes after the last complete shard"
+        ) from None
+
+
+def _tokenize(
+    tok: Tokenizer,
+    inputs: Sequence[Input],
+    folder: str,
+    opts: Optional[TokenizeOptions],
+    *,
+    ref: Optional[str],
+    threads: int,
+    progress: Optional[Callable[..., None]],
+) -> Summary:
     t0 = time.monotonic()
     opts = opts or TokenizeOptions()
     folder = os.path.abspath(os.fspath(folder))
