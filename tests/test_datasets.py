@@ -269,3 +269,20 @@ def test_a_failed_write_is_one_line_and_the_run_resumes(
     monkeypatch.setattr(flat.FlatShard, "write_index", real)
     assert tokenize(tok, [corpus], tmp_path / "cut", opts).resumed
     assert files(tmp_path / "cut") == files(tmp_path / "whole")
+
+
+def test_the_version_page_lists_the_datasets_it_made(
+    tok: Any, run: Cli, corpus: Path, db_path: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from tokreg.serve import create_app
+
+    run("tokenize", "mini@1", corpus, "-o", tmp_path / "ds", "--document", "line")
+    doc = json.loads((tmp_path / "ds" / "manifest.json").read_text())
+    with Registry.read_only(db_path) as reg, TestClient(create_app(reg), base_url="http://127.0.0.1:8765") as c:
+        data = c.get("/v/mini@1?format=json").json()
+        html = c.get("/v/mini@1").text
+    assert [d["dataset_hash"] for d in data["datasets"]] == [doc["dataset_hash"]]
+    assert doc["dataset_hash"][:22] in html and str(tmp_path / "ds") in html
