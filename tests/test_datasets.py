@@ -286,3 +286,27 @@ def test_the_version_page_lists_the_datasets_it_made(
         html = c.get("/v/mini@1").text
     assert [d["dataset_hash"] for d in data["datasets"]] == [doc["dataset_hash"]]
     assert doc["dataset_hash"][:22] in html and str(tmp_path / "ds") in html
+
+
+def test_every_input_train_reads_gives_the_same_documents(tok: Any, run: Cli, tmp_path: Path) -> None:
+    import gzip
+
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    texts = [x for x in head_lines("dr.en.txt", 20_000).decode().split("\n") if x][:150]
+    (tmp_path / "a.txt.gz").write_bytes(gzip.compress(("\n".join(texts) + "\n").encode()))
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps({"body": t}) + "\n" for t in texts), encoding="utf-8")
+    pq.write_table(pa.table({"body": texts}), tmp_path / "c.parquet")
+    want = [tok.encode_ordinary(t) for t in texts]
+    for name, extra in (
+        ("a.txt.gz", ["--document", "line"]),
+        ("b.jsonl", ["--field", "body"]),
+        ("c.parquet", ["--field", "body"]),
+    ):
+        run("tokenize", "mini@1", tmp_path / name, "-o", tmp_path / f"out-{name}", *extra, "--no-record")
+        ds = tokreg.open_dataset(tmp_path / f"out-{name}", tokenizer=tok.hash)
+        assert [ds.document(k).tolist() for k in range(len(ds))] == want, name
+    run("tokenize", "mini@1", "-", "-o", tmp_path / "out-stdin", "--no-record", input="\n".join(texts) + "\n")
+    ds = tokreg.open_dataset(tmp_path / "out-stdin", tokenizer=tok.hash)
+    assert [ds.document(k).tolist() for k in range(len(ds))] == want
