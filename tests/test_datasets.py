@@ -246,6 +246,7 @@ def test_parts_of_shard_of_merge_into_the_documents_of_one_run(
     assert "documents encoded again" in run("dataset", "verify", tmp_path / "m").output
 
 
+@pytest.mark.slow
 def test_a_failed_write_is_one_line_and_the_run_resumes(
     tok: Any, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -271,6 +272,7 @@ def test_a_failed_write_is_one_line_and_the_run_resumes(
     assert files(tmp_path / "cut") == files(tmp_path / "whole")
 
 
+@pytest.mark.slow
 def test_the_version_page_lists_the_datasets_it_made(
     tok: Any, run: Cli, corpus: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -288,6 +290,7 @@ def test_the_version_page_lists_the_datasets_it_made(
     assert doc["dataset_hash"][:22] in html and str(tmp_path / "ds") in html
 
 
+@pytest.mark.slow
 def test_every_input_train_reads_gives_the_same_documents(tok: Any, run: Cli, tmp_path: Path) -> None:
     import gzip
 
