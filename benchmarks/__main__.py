@@ -24,6 +24,7 @@ SUITES = [
     "train_scale",
     "record",
     "extend",
+    "tokenize",
 ]
 
 

@@ -15,7 +15,7 @@ A job is a dict:
   the N-th (1-based) occurrence of WHERE: "statement" (before an SQL statement is executed),
   "write" (before a statement of a write transaction: recording a version, migrating),
   "commit" (before a COMMIT), "after_commit" (when the connection goes back to its pool after
-  the N-th commit), "progress" (a training progress report);
+  the N-th commit), "progress" (a progress report: training's, or `tokreg tokenize`'s per batch);
 - `delay`: seconds after the fork at which the parent sends `sig` ("INT" by default);
 - `group`: a list of jobs started at once (each may have its own delay), waited for together;
 - `check`: Python source exec'd in a fresh child after the job; what it prints is kept;
@@ -123,9 +123,9 @@ def _install_hook(hook: dict[str, Any], marker: str) -> None:
 
         real = tokreg.training.progress.Progress.__call__
 
-        def report(self: Any, phase: str, done: int, total: int) -> None:
+        def report(self: Any, phase: str, done: int, total: int, **detail: int) -> None:
             count()
-            real(self, phase, done, total)
+            real(self, phase, done, total, **detail)
 
         tokreg.training.progress.Progress.__call__ = report  # type: ignore[method-assign]
     else:

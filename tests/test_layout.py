@@ -10,6 +10,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parent.parent / "tokreg"
 
 
@@ -136,12 +138,13 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 ]
 
 # wing -> the other wings it may import (each wing's __init__.py says the same). A wing missing
-# here (datasets/, when it is written) must first say what it may import.
+# here must first say what it may import.
 WINGS: dict[str, set[str]] = {
     "training": {"encoding"},
     "encoding": set(),
     "versions": {"encoding", "training", "evaluation"},
     "evaluation": {"encoding", "training"},
+    "datasets": {"encoding", "training"},
 }
 
 # The wings that know no database: they are handed values read from the store.
@@ -194,7 +197,8 @@ def test_nothing_imports_up_and_the_wings_keep_their_rules() -> None:
     assert _violations(edges) == []
 
 
-def test_the_checker_sees_imports_that_break_the_rules() -> None:
+def test_the_checker_sees_imports_that_break_the_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(WINGS, "datasets")  # as if the wing had not yet said what it may import
     edges = {
         "tokreg.cli.app": {"tokreg.registry", "tokreg.store.refs", "tokreg.serve.app"},  # down and across: fine
         "tokreg.store.refs": {"tokreg.registry"},  # the store calling a front door

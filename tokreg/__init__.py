@@ -17,6 +17,8 @@ The public API is this list:
   `evaluate.Evaluation`) and `audit` (an `audit.AuditReport`), stored beside the versions;
   `Registry.read_only(db)` opens one that cannot write
 - `BpeOptions`, `WordPieceOptions`, `UnigramOptions` — the options of a training run, per algorithm
+- `open_dataset(folder, tokenizer=REF_OR_HASH)` — a dataset `tokreg tokenize` wrote, as memory-mapped
+  numpy arrays, refused when another tokenizer made it (tokreg/datasets/)
 - `TokregError` and its subclasses — every error tokreg raises on purpose
 
 The names are imported on first use (PEP 562), so `import tokreg` is instant and the `tokreg`
@@ -62,8 +64,19 @@ __all__ = [
     "ReadOnlyError",
     "IntegrityError",
     "Interrupted",
+    "open_dataset",
     "__version__",
 ]
+
+
+def open_dataset(folder: Any, *, tokenizer: Any, db: Any = None) -> Any:
+    """A dataset folder `tokreg tokenize` wrote, as memory-mapped numpy arrays (tokreg/datasets/
+    reader.py), refused in one line naming both hashes unless `tokenizer` made it: a ref (loaded
+    by `load`, so a pin in tokreg.lock counts), a content hash, a `Tokenizer`, or None (no check)."""
+    # Imported on first use, like every public name here (see the module docstring).
+    reader = importlib.import_module(".datasets.reader", __name__)
+    load_ref = importlib.import_module(".loading", __name__).load
+    return reader.open_dataset(folder, tokenizer=tokenizer, resolve=lambda ref: load_ref(ref, db=db).hash)
 
 
 def __getattr__(name: str) -> Any:

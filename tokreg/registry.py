@@ -48,6 +48,7 @@ from .evaluation.evaluate import Evaluation
 from .files import write_atomic
 from .formats import hf_settings
 from .store import aliases, engine, evaluations, lineage, migrate, probe, reads, refs, writable, writer
+from .store import datasets as dataset_rows
 from .store.readonly_engine import open_read_only
 from .store.readonly_sql import DEFAULT_TIMEOUT, Rows, grant_read, query_rows
 from .store.refs import check_name
@@ -519,6 +520,24 @@ class Registry:
         of those tokens as stored (read from the rows: nothing is compiled)."""
         with self._reading() as conn:
             return samples.stored(conn, self._version(conn, ref))
+
+    # -- token datasets (tokreg/datasets/) -------------------------------------------------------
+
+    def record_dataset(self, manifest: dict[str, Any], folder: str) -> tuple[int, bool]:
+        """Records a complete dataset (its manifest, at `folder`) and its shards: (row id, whether
+        it was new). The same dataset at the same folder again changes nothing."""
+        with self._writing() as conn:
+            return dataset_rows.record(conn, manifest, folder)
+
+    def datasets(self, tokenizer_hash: Optional[str] = None) -> list[dict[str, Any]]:
+        """The recorded datasets (of one tokenizer hash prefix), oldest first."""
+        with self._reading() as conn:
+            return dataset_rows.listing(conn, tokenizer_hash)
+
+    def find_datasets(self, key: str) -> list[dict[str, Any]]:
+        """The recorded datasets whose hash starts with `key` or whose folder is `key`, with manifests."""
+        with self._reading() as conn:
+            return dataset_rows.find(conn, key)
 
     def aliases_by_ref(self) -> dict[str, list[str]]:
         """`name@N` -> the aliases pointing at it, for every version that has one."""

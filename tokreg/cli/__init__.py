@@ -11,6 +11,7 @@ from .add_tokens import add_tokens
 from .app import cli
 from .browse import list_, log, show
 from .count import count
+from .dataset import dataset
 from .db import db
 from .diff import diff
 from .encode import decode, encode
@@ -18,6 +19,7 @@ from .evaluate import audit, eval_
 from .extend import extend
 from .serve import serve
 from .sql import sql
+from .tokenize import tokenize
 from .train import train
 from .transfer import export, import_
 from .versions import pin, reproduce, rm, tag, verify
@@ -45,6 +47,8 @@ for command in (
     import_,
     reproduce,
     serve,
+    tokenize,
+    dataset,
 ):
     cli.add_command(command)
 

@@ -4,7 +4,8 @@
 Tokens are stored as raw bytes plus a readable `text` column (NULL when the bytes are not valid
 UTF-8 on their own); the canonical content those rows serialize to is stored beside them once
 (`version_contents`), so a load reads one value instead of every row. Views for hand-written
-SQL (`vocab`, `merges_view`, `evaluations_view`, `audit_view`) are made by the migrations only.
+SQL (`vocab`, `merges_view`, `evaluations_view`, `audit_view`, `datasets_view`, `shards`) are made by
+the migrations only.
 Alias history keeps version *numbers*, not row ids, so it still reads right after `tokreg rm`
 has removed a version it mentions.
 """
@@ -266,4 +267,44 @@ AuditToken = Table(
     Column("reencoded", JSON(none_as_null=True), nullable=True),
     Column("merge_rank", Integer, nullable=True),
     Column("merge_count", BigInteger, nullable=True),
+)
+
+
+# A token dataset `tokreg tokenize` wrote (tokreg/datasets/): where, by which tokenizer (its
+# hash is kept when the version is removed), what it holds, and its whole manifest.
+Dataset = Table(
+    "datasets",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("dataset_hash", String(80), index=True, nullable=False),
+    Column("folder", Text, nullable=False),
+    Column("tokenizer_ref", String(220), nullable=False),
+    Column("tokenizer_hash", String(80), index=True, nullable=False),
+    Column("version_id", ForeignKey("versions.id", ondelete="SET NULL"), nullable=True, index=True),
+    Column("format", String(16), nullable=False),
+    Column("dtype", String(16), nullable=False),
+    Column("shards", Integer, nullable=False),
+    Column("tokens", BigInteger, nullable=False),
+    Column("documents", BigInteger, nullable=False),
+    Column("skipped", BigInteger, nullable=False),
+    Column("shard_of", String(32), nullable=True),
+    Column("manifest", JSON, nullable=False),
+    Column("tokreg_version", String(32), nullable=False),
+    Column("recorded_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("dataset_hash", "folder"),
+)
+
+
+# One shard of a dataset: its files (name -> bytes, xxh3-128), counts, and the hash of its ids file.
+DatasetShard = Table(
+    "dataset_shards",
+    metadata,
+    Column("dataset_id", ForeignKey("datasets.id", ondelete="CASCADE"), primary_key=True),
+    Column("position", Integer, primary_key=True, autoincrement=False),
+    Column("name", String(200), nullable=False),
+    Column("tokens", BigInteger, nullable=False),
+    Column("documents", BigInteger, nullable=False),
+    Column("skipped", BigInteger, nullable=False),
+    Column("data_xxh3", String(80), nullable=False),
+    Column("files", JSON, nullable=False),
 )

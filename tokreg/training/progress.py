@@ -7,6 +7,8 @@ Phases, as the library reports them (phase, done, total):
 - `finish`: the counts being merged and sorted (and, beyond the memory budget, the runs
   spilled to disk);
 - `merge`: merges done / merges to do (BPE, WordPiece), with the rate and an ETA;
+- `tokenize` (`tokreg tokenize`): bytes read from disk, like `read`, with `documents` and
+  `tokens` written so far (in the JSON line too) and their rate;
 - `prepare`, `seed`, `lattice`: Unigram's preparation; `em`: done = EM round, total = the
   vocabulary size after it; `prune`: step of 3 within a round.
 
@@ -23,6 +25,7 @@ from typing import Optional, TextIO
 
 _LABELS = {
     "read": "reading and counting",
+    "tokenize": "tokenizing",
     "finish": "finishing the counts",
     "merge": "merging",
     "prepare": "preparing",
@@ -59,7 +62,7 @@ class Progress:
             return cls(stream, enabled=False)
         return cls(stream, enabled=True if mode == "bar" else None)
 
-    def __call__(self, phase: str, done: int, total: int) -> None:
+    def __call__(self, phase: str, done: int, total: int, **detail: int) -> None:
         if not self.enabled:
             return
         now = time.monotonic()
@@ -69,7 +72,7 @@ class Progress:
             return
         self._last = now
         spent = now - self._phase_t0
-        rate = (done - self._phase_done0) / spent if spent > 0.05 and phase in ("read", "merge") else None
+        rate = (done - self._phase_done0) / spent if spent > 0.05 and phase in ("read", "merge", "tokenize") else None
         eta = (total - done) / rate if rate and total and done <= total else None
         if self.mode == "json":
             line = {
@@ -79,16 +82,22 @@ class Progress:
                 "elapsed": round(now - self._t0, 3),
                 "rate": None if rate is None else round(rate, 1),
                 "eta": None if eta is None else round(eta, 1),
+                **detail,
             }
             self.stream.write(json.dumps(line) + "\n")
             self.stream.flush()
             return
-        self.stream.write("\r\x1b[K" + self._text(phase, done, total, rate, eta, now))
+        text = self._text(phase, done, total, rate, eta, now)
+        if detail:
+            tokens = detail.get("tokens", 0)
+            tps = f" ({tokens / (now - self._phase_t0) / 1e6:,.1f} M/s)" if now - self._phase_t0 > 0.05 else ""
+            text += f"  {detail.get('documents', 0):,} docs, {tokens:,} tokens{tps}"
+        self.stream.write("\r\x1b[K" + text)
         self.stream.flush()
 
     def _text(self, phase: str, done: int, total: int, rate: Optional[float], eta: Optional[float], now: float) -> str:
         label = _LABELS.get(phase, phase)
-        if phase == "read":
+        if phase in ("read", "tokenize"):
             size = f"{done / 1e6:,.1f}/{total / 1e6:,.1f} MB" if total else f"{done / 1e6:,.1f} MB"
             text = f"{label} {size}"
             if rate:
@@ -105,7 +114,7 @@ class Progress:
             text = label
         else:
             text = f"{label} {done:,}/{total:,}" if total else label
-        if total and phase in ("read", "merge"):
+        if total and phase in ("read", "merge", "tokenize"):
             text += f"  {100 * done // total}%"
         if eta is not None:
             text += f"  ETA {_clock(eta)}"

@@ -1,6 +1,7 @@
 """The version page (`/v/REF`): what `tokreg show` prints, drawn: config, training run (corpus
 files, timings), token counts by kind, lossless or not, the training curve as a chart, the
-first merges (or the most likely pieces), and the stored samples as coloured tokens.
+first merges (or the most likely pieces), the stored samples as coloured tokens, and the token
+datasets the version made (`tokreg tokenize`).
 
 The page is a list of sections, one template each under templates/version/; the stored results
 of `tokreg eval` are one of them."""
@@ -69,7 +70,17 @@ def details(reg: Registry, summaries: Summaries, ref: str) -> dict[str, Any]:
     )
     info["samples"] = _samples(reg, v)
     info["evaluations"] = _evaluations(reg, v)
+    info["datasets"] = _datasets(reg, v)
     return info
+
+
+def _datasets(reg: Registry, v: VersionInfo) -> list[dict[str, Any]]:
+    """The token datasets this version's content made (`tokreg tokenize`, matched by hash)."""
+    return [
+        {**r, "recorded_at": r["recorded_at"].isoformat(timespec="seconds")}
+        for r in reg.datasets(v.content_hash)
+        if r["tokenizer_hash"] == v.content_hash
+    ]
 
 
 def _evaluations(reg: Registry, v: VersionInfo) -> dict[str, Any]:

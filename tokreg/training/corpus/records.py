@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, Optional
 
 from ...errors import InputError
 
@@ -22,6 +22,24 @@ def _line_text(value: str) -> str:
     return value if value.endswith("\n") else value + "\n"
 
 
+def record_text(line: bytes, n: int, where: str, field: str) -> str:
+    """The text of `field` in one JSON Lines record (line number `n`), or InputError naming
+    the file, the line and what is wrong with it."""
+    try:
+        rec = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{where} line {n} is not JSON ({e.msg}); is it a JSON Lines file?") from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"{where} line {n} is not UTF-8 ({e.reason}); convert the file to UTF-8") from None
+    if not isinstance(rec, dict) or field not in rec:
+        keys = ", ".join(list(rec)[:5]) if isinstance(rec, dict) else type(rec).__name__
+        raise InputError(f"{where} line {n} has no field {field!r} (it has: {keys}); name the field with --field")
+    value = rec[field]
+    if not isinstance(value, str):
+        raise InputError(f"{where} line {n}: field {field!r} is {type(value).__name__}, not a string")
+    return value
+
+
 def jsonl_chunks(stream: IO[bytes], where: str, field: str, raw_sink: list[bytes]) -> Iterator[bytes]:
     """Text chunks of a JSON Lines stream; every raw line read is appended to `raw_sink` (for
     the fingerprint, which covers the file's bytes, not the extracted text)."""
@@ -31,19 +49,7 @@ def jsonl_chunks(stream: IO[bytes], where: str, field: str, raw_sink: list[bytes
         raw_sink.append(line)
         if not line.strip():
             continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(f"{where} line {n} is not JSON ({e.msg}); is it a JSON Lines file?") from None
-        except UnicodeDecodeError as e:
-            raise InputError(f"{where} line {n} is not UTF-8 ({e.reason}); convert the file to UTF-8") from None
-        if not isinstance(rec, dict) or field not in rec:
-            keys = ", ".join(list(rec)[:5]) if isinstance(rec, dict) else type(rec).__name__
-            raise InputError(f"{where} line {n} has no field {field!r} (it has: {keys}); name the field with --field")
-        value = rec[field]
-        if not isinstance(value, str):
-            raise InputError(f"{where} line {n}: field {field!r} is {type(value).__name__}, not a string")
-        text = _line_text(value)
+        text = _line_text(record_text(line, n, where, field))
         out.append(text)
         size += len(text)
         if size >= BATCH_BYTES:
@@ -58,8 +64,9 @@ def _unreadable(where: str, e: Exception) -> InputError:
     return InputError(f"{where} is not a readable Parquet file ({first[:200]}); check the file or convert it again")
 
 
-def parquet_chunks(path: str, where: str, field: str) -> Iterator[bytes]:
-    """Text chunks of one string column of a Parquet file, a row group batch at a time."""
+def parquet_values(path: str, where: str, field: str) -> Iterator[list[Optional[str]]]:
+    """The values of one string column of a Parquet file, a row group batch at a time (None
+    for a null)."""
     try:
         import pyarrow.parquet as pq  # type: ignore[import-not-found,import-untyped,unused-ignore]  # optional: Parquet only
     except ImportError:
@@ -79,10 +86,15 @@ def parquet_chunks(path: str, where: str, field: str) -> Iterator[bytes]:
             raise _unreadable(where, e) from None
         if batch is None:
             return
-        col = batch.column(0)
-        values = col.to_pylist()
+        values = batch.column(0).to_pylist()
         if values and not all(isinstance(v, str) or v is None for v in values):
             raise InputError(f"{where}: column {field!r} is not a string column")
+        yield values
+
+
+def parquet_chunks(path: str, where: str, field: str) -> Iterator[bytes]:
+    """Text chunks of one string column of a Parquet file, a row group batch at a time."""
+    for values in parquet_values(path, where, field):
         text = "".join(_line_text(v) for v in values if v is not None)
         if text:
             yield text.encode("utf-8", "surrogatepass")

@@ -1,0 +1,315 @@
+"""`tokreg tokenize` and the datasets it writes: each layout read back by a reader that knows
+only its spec (Megatron's .idx written out below from megatron/core/datasets/indexed_dataset.py's
+documented layout; .npy by numpy itself), the ids compared with the tokenizer's own `encode` of
+each document, the same bytes whatever the thread count or batch size, resuming after an
+interruption, refusals, the bad-record policy, and the registry's views."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tokreg
+from tokreg import BpeOptions, Registry
+from tokreg.datasets import documents, manifest
+from tokreg.datasets.options import TokenizeOptions, dtype_for
+from tokreg.datasets.writer import id_bound, tokenize
+from tokreg.errors import InputError
+
+from .conftest import Cli, head_lines, one_error_line
+
+EOT = "<|endoftext|>"
+
+
+@pytest.fixture
+def tok(registry: Registry, small_corpus: Path) -> tokreg.Tokenizer:
+    registry.train("mini", [small_corpus], BpeOptions(vocab_size=600, special=(EOT, "<s>")))
+    return registry.load("mini@1")
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    """About 120 KB of real lines (English and Chinese), with blank lines between some."""
+    p = tmp_path / "corpus.txt"
+    p.write_bytes(head_lines("kjv.txt", 60_000) + b"\n\n" + head_lines("dr.zh-cn.txt", 60_000))
+    return p
+
+
+def lines_of(path: Path) -> list[str]:
+    return [x for x in path.read_text(encoding="utf-8").split("\n") if x]
+
+
+def spec_megatron(prefix: Path) -> list[list[int]]:
+    """Megatron's indexed dataset read from its layout alone: the .idx header (MMIDIDX, version 1,
+    a dtype code, sequence count, document-index count), int32 lengths, int64 byte pointers,
+    int64 document index; each document's ids from the .bin at its pointers."""
+    idx = (prefix.parent / (prefix.name + ".idx")).read_bytes()
+    assert idx[:9] == b"MMIDIDX\x00\x00"
+    version, code, n_seq, n_doc = struct.unpack_from("<QBQQ", idx, 9)
+    assert version == 1
+    width, fmt = {8: (2, "H"), 4: (4, "i")}[code]
+    at = 9 + 8 + 1 + 8 + 8
+    lengths = struct.unpack_from(f"<{n_seq}i", idx, at)
+    pointers = struct.unpack_from(f"<{n_seq}q", idx, at + 4 * n_seq)
+    doc_index = struct.unpack_from(f"<{n_doc}q", idx, at + 12 * n_seq)
+    assert at + 12 * n_seq + 8 * n_doc == len(idx)
+    data = (prefix.parent / (prefix.name + ".bin")).read_bytes()
+    seqs = [list(struct.unpack_from(f"<{n}{fmt}", data, p)) for n, p in zip(lengths, pointers)]
+    return [sum(seqs[doc_index[k] : doc_index[k + 1]], []) for k in range(n_doc - 1)]
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def test_megatron_layout_read_from_its_spec_gives_the_tokenizers_ids(tok: Any, corpus: Path, tmp_path: Path) -> None:
+    opts = TokenizeOptions(document="line", eos=EOT, shard_tokens=8_000)
+    out = tokenize(tok, [corpus], tmp_path / "ds", opts, threads=2).manifest
+    assert out["dtype"] == "uint16" and out["totals"]["shards"] > 3
+    docs = [d for s in out["shards"] for d in spec_megatron(tmp_path / "ds" / s["name"])]
+    eos = tok.special_tokens[EOT]
+    want = [tok.encode_ordinary(x) + [eos] for x in lines_of(corpus)]
+    assert len(docs) == len(want) == out["totals"]["documents"]
+    assert sum(d != w for d, w in zip(docs, want)) == 0
+    assert sum(map(len, docs)) == out["totals"]["tokens"]
+
+
+def test_npy_and_flat_layouts_hold_the_same_ids(tok: Any, corpus: Path, tmp_path: Path) -> None:
+    opts = TokenizeOptions(document="paragraph", bos="<s>", shard_tokens=20_000)
+    mega = tokenize(tok, [corpus], tmp_path / "m", opts).manifest
+    npy = tokenize(tok, [corpus], tmp_path / "n", TokenizeOptions(**{**opts.recorded(), "format": "npy"})).manifest
+    flat = tokenize(tok, [corpus], tmp_path / "f", TokenizeOptions(**{**opts.recorded(), "format": "bin"})).manifest
+    want = [d for s in mega["shards"] for d in spec_megatron(tmp_path / "m" / s["name"])]
+    got_npy, got_flat = [], []
+    for s in npy["shards"]:
+        ids = np.load(tmp_path / "n" / f"{s['name']}.npy")
+        offs = np.load(tmp_path / "n" / f"{s['name']}.docs.npy")
+        got_npy += [ids[a:b].tolist() for a, b in zip(offs[:-1], offs[1:])]
+    for s in flat["shards"]:
+        ids = np.fromfile(tmp_path / "f" / f"{s['name']}.bin", dtype="<u2")
+        offs = np.fromfile(tmp_path / "f" / f"{s['name']}.docs", dtype="<u8")
+        got_flat += [ids[a:b].tolist() for a, b in zip(offs[:-1], offs[1:])]
+    assert got_npy == got_flat == want
+    paragraphs: list[list[str]] = [[]]
+    for line in corpus.read_text(encoding="utf-8").split("\n"):
+        if line:
+            paragraphs[-1].append(line)
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    bos = tok.special_tokens["<s>"]
+    assert want == [[bos, *tok.encode_ordinary("\n".join(p))] for p in paragraphs if p]
+
+
+def test_same_bytes_for_any_thread_count_and_batch_size(
+    tok: Any, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opts = TokenizeOptions(document="line", eos=EOT, shard_tokens=7_000, format="npy")
+    tokenize(tok, [corpus], tmp_path / "a", opts, threads=1)
+    monkeypatch.setattr(documents, "BATCH_BYTES", 777)
+    tokenize(tok, [corpus], tmp_path / "b", opts, threads=2)
+    monkeypatch.setattr(documents, "BATCH_BYTES", 50_000)
+    tokenize(tok, [corpus], tmp_path / "c", opts, threads=0)
+    assert files(tmp_path / "a") == files(tmp_path / "b") == files(tmp_path / "c")
+
+
+def test_dtype_follows_the_largest_id_plus_one(tok: Any) -> None:
+    assert id_bound(tok) == max(tok.special_tokens.values()) + 1 == tok.vocab_size
+    assert dtype_for(65_536, "npy") == "uint16" and dtype_for(65_537, "npy") == "uint32"
+    assert dtype_for(65_537, "megatron") == "int32"  # Megatron's dtype codes have no uint32
+
+
+def test_interrupted_run_resumes_to_the_same_bytes(
+    tok: Any, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opts = TokenizeOptions(document="line", shard_tokens=6_000)
+    tokenize(tok, [corpus], tmp_path / "whole", opts)
+    real = manifest.write
+    calls = {"n": 0}
+
+    def stop_at_third(folder: str, doc: dict[str, Any]) -> None:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        real(folder, doc)
+
+    monkeypatch.setattr(manifest, "write", stop_at_third)
+    with pytest.raises(KeyboardInterrupt):
+        tokenize(tok, [corpus], tmp_path / "cut", opts)
+    monkeypatch.setattr(manifest, "write", real)
+    partial = json.loads((tmp_path / "cut" / "manifest.json").read_text())
+    assert partial["state"] == "running" and len(partial["shards"]) == 1
+    again = tokenize(tok, [corpus], tmp_path / "cut", opts)
+    assert again.resumed and not again.already_complete
+    assert files(tmp_path / "cut") == files(tmp_path / "whole")
+    assert tokenize(tok, [corpus], tmp_path / "cut", opts).already_complete
+
+
+def test_a_folder_of_another_tokenizer_or_options_is_refused(
+    tok: Any, registry: Registry, corpus: Path, small_corpus: Path, tmp_path: Path
+) -> None:
+    opts = TokenizeOptions(document="line")
+    tokenize(tok, [corpus], tmp_path / "ds", opts)
+    registry.train("other", [small_corpus], BpeOptions(vocab_size=500))
+    other = registry.load("other@1")
+    with pytest.raises(InputError, match=f"made by tokenizer mini@1 \\({tok.hash}\\), not {other.hash}"):
+        tokenize(other, [corpus], tmp_path / "ds", opts)
+    with pytest.raises(InputError, match="other options \\(eos\\)"):
+        tokenize(tok, [corpus], tmp_path / "ds", TokenizeOptions(document="line", eos=EOT))
+    (tmp_path / "foreign").mkdir()
+    (tmp_path / "foreign" / "notes.txt").write_text("mine")
+    with pytest.raises(InputError, match="not empty and holds no manifest.json"):
+        tokenize(tok, [corpus], tmp_path / "foreign", opts)
+    assert len(tokreg.open_dataset(tmp_path / "ds", tokenizer=tok)) == len(lines_of(corpus))
+    with pytest.raises(InputError) as e:
+        tokreg.open_dataset(tmp_path / "ds", tokenizer=other)
+    assert tok.hash in str(e.value) and other.hash in str(e.value) and "\n" not in str(e.value)
+
+
+def test_bad_records_fail_with_file_and_line_or_are_skipped_and_counted(tok: Any, run: Cli, tmp_path: Path) -> None:
+    src = tmp_path / "web.jsonl"
+    good = [{"text": "In the beginning"}, {"text": "was the Word"}]
+    src.write_bytes(
+        b"\n".join(
+            [
+                json.dumps(good[0]).encode(),
+                b'{"text": "broken',
+                json.dumps({"body": "no text field"}).encode(),
+                b'{"text": "caf\xe9"}',
+                json.dumps({"text": ""}).encode(),
+                json.dumps(good[1]).encode(),
+            ]
+        )
+        + b"\n"
+    )
+    res = run("tokenize", "mini@1", src, "-o", tmp_path / "a", ok=False)
+    one_error_line(res, "web.jsonl", "line 2", "--on-bad-record skip")
+    res = run("tokenize", "mini@1", src, "-o", tmp_path / "b", "--on-bad-record", "skip", "--json")
+    out = json.loads(res.output)
+    assert out["documents"] == 2 and out["skipped"] == 4
+    doc = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    assert len(doc["shards"][0]["skipped_examples"]) == 4
+    ds = tokreg.open_dataset(tmp_path / "b", tokenizer=tok.hash)
+    assert [ds.document(k).tolist() for k in range(2)] == [tok.encode(g["text"]) for g in good]
+
+
+def test_views_answer_which_data_a_tokenizer_made(tok: Any, run: Cli, corpus: Path, tmp_path: Path) -> None:
+    run("tokenize", "mini@1", corpus, "-o", tmp_path / "ds", "--document", "line", "--shard-tokens", "10K")
+    doc = json.loads((tmp_path / "ds" / "manifest.json").read_text())
+    res = run(
+        "sql", f"SELECT shard, tokens FROM shards WHERE tokenizer_hash = '{tok.hash}' ORDER BY position", "--json"
+    )
+    rows = json.loads(res.output)
+    assert [(r["shard"], r["tokens"]) for r in rows] == [(s["name"], s["tokens"]) for s in doc["shards"]]
+    res = run(
+        "sql", f"SELECT version, tokens FROM datasets_view WHERE dataset_hash = '{doc['dataset_hash']}'", "--json"
+    )
+    assert json.loads(res.output) == [{"version": "mini@1", "tokens": doc["totals"]["tokens"]}]
+    assert doc["dataset_hash"][:22] in run("dataset", "list").output
+    assert (
+        "documents encoded again from the inputs gave the same ids" in run("dataset", "verify", tmp_path / "ds").output
+    )
+    shard = tmp_path / "ds" / "shard-00001.bin"
+    raw = bytearray(shard.read_bytes())
+    raw[10] ^= 1
+    shard.write_bytes(bytes(raw))
+    one_error_line(run("dataset", "verify", tmp_path / "ds", ok=False), "shard-00001.bin", code=3)
+
+
+def test_parts_of_shard_of_merge_into_the_documents_of_one_run(
+    tok: Any, corpus: Path, tmp_path: Path, run: Cli
+) -> None:
+    inputs = []
+    for k, chunk in enumerate(corpus.read_bytes().split(b"\n\n")[:5]):
+        p = tmp_path / f"in{k}.txt"
+        p.write_bytes(chunk)
+        inputs.append(p)
+    opts = dict(document="line", eos=EOT, shard_tokens=3_000)
+    whole = tokreg.open_dataset(
+        tokenize(tok, inputs, tmp_path / "whole", TokenizeOptions(**opts)).folder, tokenizer=tok
+    )
+    for i in range(3):
+        tokenize(tok, inputs, tmp_path / f"part{i}", TokenizeOptions(**opts, shard_of=(i, 3)))
+    one_error_line(
+        run("dataset", "merge", tmp_path / "part0", tmp_path / "part2", "-o", tmp_path / "m", ok=False),
+        "parts 1 of 3 are missing",
+    )
+    run("dataset", "merge", tmp_path / "part2", tmp_path / "part0", tmp_path / "part1", "-o", tmp_path / "m")
+    merged = tokreg.open_dataset(tmp_path / "m", tokenizer=tok)
+    assert len(merged) == len(whole) > 0
+    assert all(merged.document(k).tolist() == whole.document(k).tolist() for k in range(len(whole)))
+    assert [i["name"] for i in merged.manifest["inputs"]] == [p.name for p in inputs]
+    assert "documents encoded again" in run("dataset", "verify", tmp_path / "m").output
+
+
+@pytest.mark.slow
+def test_a_failed_write_is_one_line_and_the_run_resumes(
+    tok: Any, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opts = TokenizeOptions(document="line", shard_tokens=6_000, format="bin")
+    tokenize(tok, [corpus], tmp_path / "whole", opts)
+    from tokreg.datasets.formats import flat
+
+    real = flat.FlatShard.write_index
+    calls = {"n": 0}
+
+    def disk_full(self: Any, suffix: str, path: str) -> None:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError(28, "No space left on device", path)
+        real(self, suffix, path)
+
+    monkeypatch.setattr(flat.FlatShard, "write_index", disk_full)
+    with pytest.raises(InputError, match="No space left on device.*run the same command again") as e:
+        tokenize(tok, [corpus], tmp_path / "cut", opts)
+    assert "\n" not in str(e.value)
+    monkeypatch.setattr(flat.FlatShard, "write_index", real)
+    assert tokenize(tok, [corpus], tmp_path / "cut", opts).resumed
+    assert files(tmp_path / "cut") == files(tmp_path / "whole")
+
+
+@pytest.mark.slow
+def test_the_version_page_lists_the_datasets_it_made(
+    tok: Any, run: Cli, corpus: Path, db_path: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from tokreg.serve import create_app
+
+    run("tokenize", "mini@1", corpus, "-o", tmp_path / "ds", "--document", "line")
+    doc = json.loads((tmp_path / "ds" / "manifest.json").read_text())
+    with Registry.read_only(db_path) as reg, TestClient(create_app(reg), base_url="http://127.0.0.1:8765") as c:
+        data = c.get("/v/mini@1?format=json").json()
+        html = c.get("/v/mini@1").text
+    assert [d["dataset_hash"] for d in data["datasets"]] == [doc["dataset_hash"]]
+    assert doc["dataset_hash"][:22] in html and str(tmp_path / "ds") in html
+
+
+@pytest.mark.slow
+def test_every_input_train_reads_gives_the_same_documents(tok: Any, run: Cli, tmp_path: Path) -> None:
+    import gzip
+
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    texts = [x for x in head_lines("dr.en.txt", 20_000).decode().split("\n") if x][:150]
+    (tmp_path / "a.txt.gz").write_bytes(gzip.compress(("\n".join(texts) + "\n").encode()))
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps({"body": t}) + "\n" for t in texts), encoding="utf-8")
+    pq.write_table(pa.table({"body": texts}), tmp_path / "c.parquet")
+    want = [tok.encode_ordinary(t) for t in texts]
+    for name, extra in (
+        ("a.txt.gz", ["--document", "line"]),
+        ("b.jsonl", ["--field", "body"]),
+        ("c.parquet", ["--field", "body"]),
+    ):
+        run("tokenize", "mini@1", tmp_path / name, "-o", tmp_path / f"out-{name}", *extra, "--no-record")
+        ds = tokreg.open_dataset(tmp_path / f"out-{name}", tokenizer=tok.hash)
+        assert [ds.document(k).tolist() for k in range(len(ds))] == want, name
+    run("tokenize", "mini@1", "-", "-o", tmp_path / "out-stdin", "--no-record", input="\n".join(texts) + "\n")
+    ds = tokreg.open_dataset(tmp_path / "out-stdin", tokenizer=tok.hash)
+    assert [ds.document(k).tolist() for k in range(len(ds))] == want

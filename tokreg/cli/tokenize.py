@@ -1,0 +1,216 @@
+"""`tokreg tokenize`: a corpus into token shards with a manifest (tokreg/datasets/writer.py),
+then the dataset's rows in the registry; the same command again resumes an interrupted run."""
+
+from __future__ import annotations
+
+import os
+import re
+import resource
+import sys
+from typing import Optional
+
+import click
+
+from ..datasets import manifest
+from ..datasets.options import DOCUMENTS, FORMATS, ON_BAD, SPECIALS, TokenizeOptions
+from ..datasets.writer import memory_bound
+from ..datasets.writer import tokenize as run_tokenize
+from ..errors import InputError, Interrupted
+from ..loading import load
+from ..training.progress import Progress
+from .common import db_option, echo_json, open_registry
+
+_UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "KI": 1 << 10, "MI": 1 << 20, "GI": 1 << 30}
+
+
+def size(text: Optional[str], flag: str) -> int:
+    """`1000000`, `1M`, `256Mi`: a count with an optional decimal or binary unit."""
+    if text is None:
+        return 0
+    m = re.fullmatch(r"\s*(\d+)\s*([KMGT]i?)?\s*", text, re.IGNORECASE)
+    if m is None or (m.group(2) or "").upper() not in _UNITS:
+        raise InputError(f"{flag} takes a number with an optional unit (e.g. 100M, 512Mi), not {text!r}")
+    return int(m.group(1)) * _UNITS[(m.group(2) or "").upper()]
+
+
+def parse_shard_of(text: Optional[str]) -> Optional[tuple[int, int]]:
+    if text is None:
+        return None
+    m = re.fullmatch(r"(\d+)/(\d+)", text.strip())
+    if m is None:
+        raise InputError(f"--shard-of takes I/N (part I of N, from 0), e.g. 0/8, not {text!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def peak_rss() -> int:
+    """Bytes of the process's peak resident memory (Linux reports KiB, macOS bytes)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
+@click.command()
+@click.argument("ref")
+@click.argument("inputs", nargs=-1, required=True)
+@click.option("--output", "-o", "out", required=True, type=click.Path(file_okay=False), help="The dataset folder.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="megatron",
+    show_default=True,
+    help="megatron: .bin/.idx; bin: a flat id stream + .docs; npy: .npy + .docs.npy.",
+)
+@click.option(
+    "--document",
+    type=click.Choice(DOCUMENTS),
+    default="auto",
+    show_default=True,
+    help="What one document is (auto: record for JSON Lines/Parquet, line for stdin, file otherwise).",
+)
+@click.option("--field", help="JSON Lines / Parquet: the field holding the text [default: text].")
+@click.option("--glob", help="In folders, read only the files whose name matches this pattern.")
+@click.option("--bos", metavar="TOKEN", help="A special token put before every document.")
+@click.option("--eos", metavar="TOKEN", help="A special token put after every document.")
+@click.option("--template", is_flag=True, help="Put the version's own template around every document.")
+@click.option(
+    "--specials",
+    type=click.Choice(SPECIALS),
+    default="text",
+    show_default=True,
+    help="Special-token text inside documents: encoded as text, or as the tokens' ids.",
+)
+@click.option("--shard-tokens", metavar="N", help="Close a shard after the document reaching N ids [default: 256Mi].")
+@click.option("--shard-bytes", metavar="N", help="Close a shard after the document reaching N bytes of ids.")
+@click.option(
+    "--on-bad-record",
+    type=click.Choice(ON_BAD),
+    default="fail",
+    show_default=True,
+    help="A malformed, non-UTF-8, empty or over-long document: stop with its file and line, or skip and count it.",
+)
+@click.option(
+    "--max-document-bytes",
+    metavar="N",
+    default="64Mi",
+    show_default=True,
+    help="A larger document is a bad record (memory stays bounded).",
+)
+@click.option(
+    "--shard-of",
+    metavar="I/N",
+    help="Write part I of N (from 0): the I-th of N consecutive runs of the inputs; join with tokreg dataset merge.",
+)
+@click.option("--threads", type=int, default=0, show_default=True, help="Encoder threads (0: one per core).")
+@click.option(
+    "--progress",
+    "progress_mode",
+    type=click.Choice(["auto", "bar", "json", "none"]),
+    default="auto",
+    show_default=True,
+    help="Progress on stderr: a bar on a terminal, always, JSON lines, or none.",
+)
+@click.option("--no-record", is_flag=True, help="Do not record the dataset in the registry.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@db_option
+def tokenize(
+    ref: str,
+    inputs: tuple[str, ...],
+    out: str,
+    fmt: str,
+    document: str,
+    field: Optional[str],
+    glob: Optional[str],
+    bos: Optional[str],
+    eos: Optional[str],
+    template: bool,
+    specials: str,
+    shard_tokens: Optional[str],
+    shard_bytes: Optional[str],
+    on_bad_record: str,
+    max_document_bytes: str,
+    shard_of: Optional[str],
+    threads: int,
+    progress_mode: str,
+    no_record: bool,
+    as_json: bool,
+    db: Optional[str],
+) -> None:
+    """Encode a corpus (files, folders, gz/xz/zst, JSON Lines, Parquet, - for stdin) with a
+    version into training shards in DIR, with a manifest.json naming the tokenizer's hash, and
+    record the dataset in the registry.
+
+    The same command again after an interruption (Ctrl-C, kill -9, a full disk) continues
+    after the last complete shard and ends with the bytes of an uninterrupted run. A folder
+    made by another tokenizer or other options is refused.
+
+    \b
+    Example:
+        tokreg tokenize gpt-mini@1 web.jsonl.zst -o data/web --eos '<|endoftext|>'
+        tokreg tokenize gpt-mini corpus/ --glob '*.txt' --document paragraph --format npy -o data/books
+    """
+    opts = TokenizeOptions(
+        format=fmt,
+        document=document,
+        bos=bos,
+        eos=eos,
+        template=template,
+        specials=specials,
+        shard_tokens=size(shard_tokens, "--shard-tokens"),
+        shard_bytes=size(shard_bytes, "--shard-bytes"),
+        on_bad_record=on_bad_record,
+        max_document_bytes=size(max_document_bytes, "--max-document-bytes"),
+        glob=glob,
+        field=field,
+        shard_of=parse_shard_of(shard_of),
+    )
+    tok = load(ref, db=db)
+    progress = Progress.for_mode("none" if as_json and progress_mode == "auto" else progress_mode)
+    try:
+        summary = run_tokenize(tok, list(inputs), out, opts, threads=threads, progress=progress)
+    except KeyboardInterrupt:
+        kept = manifest.read(out) if os.path.isdir(out) else None
+        shards = len(kept["shards"]) if kept else 0
+        raise Interrupted(
+            f"interrupted; {out} keeps {shards} complete shard(s) and nothing was written to the registry: "
+            "run the same command again to resume"
+        ) from None
+    finally:
+        progress.clear()
+    doc = summary.manifest
+    recorded = None
+    if not no_record:
+        reg = open_registry(db)
+        row, new = reg.record_dataset(doc, summary.folder)
+        recorded = {"id": row, "new": new, "registry": reg.where}
+    totals = doc["totals"]
+    rate = summary.text_bytes / summary.seconds if summary.seconds > 0 else 0.0
+    figures = {
+        "folder": summary.folder,
+        "dataset_hash": doc["dataset_hash"],
+        "tokenizer": doc["tokenizer"],
+        "format": doc["options"]["format"],
+        "dtype": doc["dtype"],
+        **totals,
+        "resumed": summary.resumed,
+        "already_complete": summary.already_complete,
+        "seconds": round(summary.seconds, 3),
+        "mb_per_s": round(rate / 1e6, 2),
+        "tokens_per_s": round(summary.tokens_written / summary.seconds, 1) if summary.seconds > 0 else 0.0,
+        "peak_rss": peak_rss(),
+        "memory_bound": memory_bound(opts),
+        "recorded": recorded,
+    }
+    if as_json:
+        echo_json(figures)
+        return
+    what = "already complete" if summary.already_complete else ("resumed and finished" if summary.resumed else "wrote")
+    click.echo(
+        f"{what} {summary.folder}: {totals['shards']} shards, {totals['tokens']:,} tokens ({doc['dtype']}), "
+        f"{totals['documents']:,} documents, {totals['skipped']:,} skipped"
+    )
+    if not summary.already_complete:
+        click.echo(
+            f"{summary.seconds:,.1f} s, {rate / 1e6:,.1f} MB/s, {figures['tokens_per_s']:,.0f} tokens/s, "
+            f"peak memory {figures['peak_rss'] / 2**20:,.0f} MiB"
+        )
+    click.echo(f"dataset {doc['dataset_hash']} by {tok.ref} ({tok.hash})")

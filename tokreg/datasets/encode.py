@@ -1,0 +1,86 @@
+"""Documents to ids: one batch of documents through the core's batch encoder (on `threads`
+threads, the GIL released), then the per-document tokens the run asks for (`--bos`, `--eos`
+or the version's template) put around each document's ids, and the ids cast to the dataset's
+dtype, with no Python object per id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..encoding.tokenizer import Specials, Tokenizer
+from ..errors import InputError
+from .formats import numpy
+from .options import TokenizeOptions
+
+#: Stands for the document's ids when the template is applied once to learn its two ends.
+_SLOT = -1
+
+
+@dataclass(frozen=True)
+class Encoder:
+    tok: Tokenizer
+    threads: int
+    allowed: Specials
+    disallowed: Specials
+    prefix: tuple[int, ...]
+    suffix: tuple[int, ...]
+    dtype: str
+
+    @classmethod
+    def of(cls, tok: Tokenizer, opts: TokenizeOptions, dtype: str, threads: int) -> Encoder:
+        prefix: list[int] = []
+        suffix: list[int] = []
+        if opts.template:
+            if tok.template is None:
+                raise InputError(f"{tok.ref} has no template; use --bos/--eos to put tokens around documents")
+            filled = tok.template.apply([_SLOT], None, tok.special_tokens)
+            k = filled.index(_SLOT)
+            prefix, suffix = filled[:k], filled[k + 1 :]
+        for flag, text, where in (("--bos", opts.bos, prefix), ("--eos", opts.eos, suffix)):
+            if text is not None:
+                if text not in tok.special_tokens:
+                    names = ", ".join(sorted(tok.special_tokens)[:6]) or "none"
+                    raise InputError(f"{flag} {text!r} is not a special token of {tok.ref} (it has: {names})")
+                where.append(tok.special_tokens[text])
+        ids_mode = opts.specials == "ids"
+        return cls(
+            tok,
+            threads,
+            "all" if ids_mode else frozenset(),
+            "all" if ids_mode else (),
+            tuple(prefix),
+            tuple(suffix),
+            dtype,
+        )
+
+    def empty(self) -> tuple[Any, Any]:
+        np = numpy()
+        return np.zeros(0, dtype=np.dtype(self.dtype).newbyteorder("<")), np.zeros(0, dtype=np.int64)
+
+    def __call__(self, texts: list[str]) -> tuple[Any, Any]:
+        """(ids in the dataset's dtype, little-endian; ids per document, int64)."""
+        np = numpy()
+        flat = self.tok.encode_batch_flat(
+            texts, threads=self.threads, allowed_special=self.allowed, disallowed_special=self.disallowed
+        )
+        ids = np.frombuffer(flat.ids, dtype=np.uint32)
+        offsets = np.frombuffer(flat.offsets, dtype=np.uint64).astype(np.int64)
+        lengths = np.diff(offsets)
+        dt = np.dtype(self.dtype).newbyteorder("<")
+        p, s = len(self.prefix), len(self.suffix)
+        if not p and not s:
+            return ids.astype(dt), lengths
+        n = len(texts)
+        out = np.empty(len(ids) + n * (p + s), dtype=dt)
+        starts = offsets[:-1] + np.arange(n, dtype=np.int64) * (p + s)  # where each document begins in `out`
+        added = np.zeros(len(out), dtype=bool)  # where the added tokens go (one byte per id, not eight)
+        for j, t in enumerate(self.prefix):
+            out[starts + j] = t
+            added[starts + j] = True
+        for j, t in enumerate(self.suffix):
+            out[starts + p + lengths + j] = t
+            added[starts + p + lengths + j] = True
+        out[~added] = ids
+        return out, lengths + p + s

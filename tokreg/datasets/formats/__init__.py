@@ -1,0 +1,112 @@
+"""The shard layouts a dataset can be written in, one module each, behind one interface: a
+`ShardWriter` takes the ids of whole documents (already in the dataset's dtype, little-endian)
+and at `finish` writes its index; `read` gives (ids, document offsets) of a written shard as
+numpy arrays over memory maps. Every file is written under a temporary name in the dataset's
+folder and renamed only once it is complete and flushed to disk (writer.py decides when).
+
+- megatron.py: `.bin` + `.idx`, Megatron-Core's indexed dataset (one sequence per document);
+- flat.py: `.bin`, the bare id stream nanoGPT and llm.c-style loaders memory-map, + `.docs`;
+- npy.py: `.npy` ids + `.docs.npy` boundaries (dolma-like).
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from typing import Any, Callable
+
+from ...errors import InputError
+
+#: Files of a shard being written start with this, and are removed when a run resumes.
+TEMP_PREFIX = ".tmp-"
+
+
+def numpy() -> Any:
+    """The numpy module, or one line saying how to get it (the datasets wing needs it)."""
+    try:
+        import numpy as np  # here, not at the top: numpy is the datasets extra's, not tokreg's
+    except ImportError:
+        raise InputError("token datasets need numpy: pip install 'tokreg[datasets]' (or pip install numpy)") from None
+    return np
+
+
+def fsync_file(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class ShardWriter:
+    """The ids file of one shard, written as documents come, plus the document lengths its
+    index needs (8 bytes per document: bounded by the shard's size). `suffixes`: the files
+    of a shard, the ids file first."""
+
+    suffixes: tuple[str, ...] = ()
+    header_size = 0
+
+    def __init__(self, folder: str, stem: str, dtype: str):
+        self.folder, self.stem, self.dtype = folder, stem, dtype
+        self.np = numpy()
+        self.itemsize = self.np.dtype(dtype).itemsize
+        self.lengths = array("q")
+        self.tokens = 0
+        self.fh = open(self.temp(self.suffixes[0]), "wb")  # noqa: SIM115 (closed in finish)
+        self.fh.write(b"\0" * self.header_size)
+
+    def temp(self, suffix: str) -> str:
+        return os.path.join(self.folder, f"{TEMP_PREFIX}{self.stem}{suffix}")
+
+    def final(self, suffix: str) -> str:
+        return os.path.join(self.folder, f"{self.stem}{suffix}")
+
+    def write(self, ids: Any, lengths: Any) -> None:
+        """`ids`: a little-endian numpy array of the dtype; `lengths`: ids per document."""
+        self.fh.write(memoryview(ids).cast("B"))
+        self.lengths.extend(int(n) for n in lengths)
+        self.tokens += len(ids)
+
+    def finish(self) -> list[str]:
+        """Writes the index, flushes everything to disk and renames the files to their final
+        names (the ids file last); returns the file names."""
+        self.write_header()
+        self.fh.flush()
+        os.fsync(self.fh.fileno())
+        self.fh.close()
+        for suffix in self.suffixes[1:]:
+            self.write_index(suffix, self.temp(suffix))
+            fsync_file(self.temp(suffix))
+        for suffix in (*self.suffixes[1:], self.suffixes[0]):
+            os.replace(self.temp(suffix), self.final(suffix))
+        return [f"{self.stem}{s}" for s in self.suffixes]
+
+    def abandon(self) -> None:
+        self.fh.close()
+
+    def write_header(self) -> None:
+        """Layouts whose ids file starts with a header write it here (its size is reserved)."""
+
+    def write_index(self, suffix: str, path: str) -> None:
+        raise NotImplementedError
+
+    def offsets(self) -> Any:
+        """uint64 little-endian: where each document starts, and the total (documents + 1)."""
+        np = self.np
+        out = np.zeros(len(self.lengths) + 1, dtype="<u8")
+        np.cumsum(np.frombuffer(self.lengths, dtype=np.int64), out=out[1:])
+        return out
+
+
+Reader = Callable[[str, str, str], tuple[Any, Any]]
+
+
+def layout(fmt: str) -> tuple[type[ShardWriter], Reader]:
+    """The writer class and reader of a format named in options.FORMATS."""
+    from . import flat, megatron, npy  # here: the layouts import this module's ShardWriter
+
+    return {
+        "megatron": (megatron.MegatronShard, megatron.read),
+        "bin": (flat.FlatShard, flat.read),
+        "npy": (npy.NpyShard, npy.read),
+    }[fmt]
