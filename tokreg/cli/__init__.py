@@ -10,6 +10,7 @@ from typing import Optional
 from .add_tokens import add_tokens
 from .app import cli
 from .browse import list_, log, show
+from .cache import cache
 from .count import count
 from .db import db
 from .diff import diff
@@ -20,6 +21,7 @@ from .serve import serve
 from .sql import sql
 from .train import train
 from .transfer import export, import_
+from .travel import copy, sync
 from .versions import pin, reproduce, rm, tag, verify
 
 for command in (
@@ -45,6 +47,9 @@ for command in (
     import_,
     reproduce,
     serve,
+    sync,
+    copy,
+    cache,
 ):
     cli.add_command(command)
 
