@@ -21,7 +21,6 @@ from tokreg import BpeOptions, Interrupted, Registry
 from tokreg.cli import cli
 from tokreg.store import copying
 from tokreg.store.schema import (
-    Alias,
     Audit,
     AuditToken,
     EvalText,
@@ -37,7 +36,6 @@ from tokreg.store.schema import (
     VersionContent,
 )
 from tokreg.versions import lockfile
-from tokreg.versions.copy import copy
 
 PER_VERSION = (VersionContent, Token, Merge, TrainingRound, TrainingRun, Sample, Evaluation, Audit, AuditToken)
 
@@ -76,7 +74,8 @@ def snapshot(reg: Registry) -> dict[str, Any]:
             for t in PER_VERSION:
                 got = [_plain(dict(r)) for r in conn.execute(select(t).where(t.c.version_id == vid)).mappings()]
                 rows[t.name] = sorted(
-                    (json.dumps({k: x for k, x in r.items() if k not in ("version_id", "id")}, sort_keys=True) for r in got)
+                    json.dumps({k: x for k, x in r.items() if k not in ("version_id", "id")}, sort_keys=True)
+                    for r in got
                 )
             line = conn.execute(select(Lineage).where(Lineage.c.version_id == vid)).mappings().first()
             assert line is not None
@@ -95,17 +94,17 @@ def snapshot(reg: Registry) -> dict[str, Any]:
 def test_sqlite_to_postgres_to_sqlite_keeps_every_row(source: Registry, pg_db: str, tmp_path: Path) -> None:
     before = snapshot(source)
     pg = Registry(pg_db)
-    first = copy(source, pg, aliases=True)
+    first = source.copy_to(pg, aliases=True)
     assert [(c.source_ref, c.ref, c.written) for c in first] == [
         ("m@1", "m@1", True),
         ("m@2", "m@2", True),
         ("other@1", "other@1", True),
     ]
     assert snapshot(pg) == before
-    again = copy(source, pg)  # idempotent: nothing is written twice
+    again = source.copy_to(pg)  # idempotent: nothing is written twice
     assert [c.written for c in again] == [False, False, False] and snapshot(pg) == before
     back = Registry(tmp_path / "back.db")
-    copy(pg, back, aliases=True)
+    pg.copy_to(back, aliases=True)
     assert snapshot(back) == before
     assert back.aliases("m") == {"prod": 2}
     assert [e.ref for e in back.lineage("m@2")] == ["m@2", "m@1"]
@@ -142,9 +141,9 @@ def test_a_taken_number_gets_the_next_and_pins_still_resolve(
     with pytest.warns(lockfile.PinLabelWarning, match="holds that content as other@2"):
         assert Registry(dst.where).resolve("other").ref == "other@2"
     # Copying m@2 alone brings its parent first.
-    assert [x.ref for x in copy(source, dst, ["m@2"])] == ["m@1", "m@2"]
+    assert [x.ref for x in source.copy_to(dst, ["m@2"])] == ["m@1", "m@2"]
     solo = Registry(tmp_path / "solo.db")
-    [only] = copy(source, solo, ["m@2"], parents=False)
+    [only] = source.copy_to(solo, ["m@2"], parents=False)
     assert only.parent_not_copied == "m@1"
     [entry] = solo.lineage("m@2")  # the parent is named, as for a removed one, but not there
     assert (entry.ref, entry.lineage.parent, entry.lineage.parent_exists) == ("m@2", "m@1", False)
@@ -153,7 +152,9 @@ def test_a_taken_number_gets_the_next_and_pins_still_resolve(
     solo.close()
 
 
-def test_an_interrupted_copy_leaves_whole_versions(source: Registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_interrupted_copy_leaves_whole_versions(
+    source: Registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     dst = Registry(tmp_path / "dst.db")
     real = copying._insert
     calls = {"n": 0}
@@ -167,10 +168,10 @@ def test_an_interrupted_copy_leaves_whole_versions(source: Registry, tmp_path: P
 
     monkeypatch.setattr(copying, "_insert", ctrl_c_in_second_version)
     with pytest.raises(Interrupted, match=r"versions copied into .*dst.db: m@1; m@2 was being copied"):
-        copy(source, dst)
+        source.copy_to(dst)
     assert [v.ref for v in dst.versions()] == ["m@1"]  # m@2 rolled back whole
     monkeypatch.setattr(copying, "_insert", real)
-    assert [c.written for c in copy(source, dst)] == [False, True, True]
+    assert [c.written for c in source.copy_to(dst)] == [False, True, True]
     assert snapshot(dst) == snapshot(source)
     dst.close()
 

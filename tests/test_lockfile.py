@@ -110,7 +110,10 @@ def test_a_pinned_version_missing_from_the_registry(
     two.pin("m@2")
     other = Registry(tmp_path / "elsewhere.db")
     other.train("m", [small_corpus], BpeOptions(vocab_size=300))
-    with pytest.raises(NotFoundError, match=r"tokreg.lock pins m@2 .* holds no version with that content; it was pinned from sqlite:///"):
+    with pytest.raises(
+        NotFoundError,
+        match=r"tokreg.lock pins m@2 .* holds no version with that content; it was pinned from sqlite:///",
+    ):
         other.load("m")
     other.close()
 

@@ -38,7 +38,7 @@ def machine(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for var in ("HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"):
         (root / var.lower()).mkdir(parents=True, exist_ok=True)
         monkeypatch.setenv(var, str(root / var.lower()))
-    for var in ("TOKREG_DB", "TOKREG_CACHE", "TOKREG_LOCK", "TOKREG_OFFLINE", "TOKREG_TOKEN"):
+    for var in ("TOKREG_DB", "TOKREG_CACHE", "TOKREG_LOCK", "TOKREG_OFFLINE", "TOKREG_SERVE_TOKEN"):
         monkeypatch.delenv(var, raising=False)
     return root
 
@@ -137,7 +137,9 @@ def to_machine_b(a: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPa
     return project
 
 
-def test_two_machines_vendored_offline(machine_a: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_machines_vendored_offline(
+    machine_a: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = to_machine_b(machine_a, tmp_path, monkeypatch, vendored=True)
     # A fresh process, as a clone in CI would run it: offline, no registry, no cache.
     env = {**os.environ, "TOKREG_OFFLINE": "1"}
@@ -226,7 +228,9 @@ def relabelled(registry: Registry, small_corpus: Path, tmp_path: Path, monkeypat
     monkeypatch.setenv("TOKREG_DB", str(registry.where))
     one = registry.train("tam", [small_corpus], BpeOptions(vocab_size=290))
     registry.train("tam", [small_corpus], BpeOptions(vocab_size=320))
-    lockfile.write(tmp_path / "tokreg.lock", lockfile.new_pin("tam", 2, one.content_hash, one.sha256, str(registry.url)))
+    lockfile.write(
+        tmp_path / "tokreg.lock", lockfile.new_pin("tam", 2, one.content_hash, one.sha256, str(registry.url))
+    )
     return tmp_path
 
 
@@ -234,7 +238,8 @@ def test_a_relabelled_pin_is_the_same_warm_or_cold(relabelled: Path, registry: R
     one_ids = registry.load("tam@1").encode(TEXT)
     two_ids = registry.load("tam@2").encode(TEXT)
     assert one_ids != two_ids
-    want = f"{relabelled / 'tokreg.lock'} pins tam@2 ({registry.resolve('tam@1').content_hash}); {registry.where} holds that content as tam@1"
+    one = registry.resolve("tam@1").content_hash
+    want = f"{relabelled / 'tokreg.lock'} pins tam@2 ({one}); {registry.where} holds that content as tam@1"
     for state in ("cold", "warm", "warm again"):
         if state == "cold":
             shutil.rmtree(tmp_path / "cache", ignore_errors=True)
@@ -263,7 +268,9 @@ def test_a_pin_no_source_holds_is_refused_the_same_warm_or_cold(relabelled: Path
             tokreg.load("tam")
 
 
-def test_duplicate_pins_are_refused_in_one_line(registry: Registry, small_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_duplicate_pins_are_refused_in_one_line(
+    registry: Registry, small_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     v = registry.train("m", [small_corpus], BpeOptions(vocab_size=280))
     one = lockfile.render([lockfile.new_pin("m", 1, v.content_hash, v.sha256, "")])
@@ -272,7 +279,9 @@ def test_duplicate_pins_are_refused_in_one_line(registry: Registry, small_corpus
     one_line_error(res, 1, str(tmp_path / "tokreg.lock"), "pins 'm' twice (pins 1 and 2)")
 
 
-def test_damaged_vendored_content_is_never_loaded(machine_a: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_damaged_vendored_content_is_never_loaded(
+    machine_a: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = to_machine_b(machine_a, tmp_path, monkeypatch, vendored=True)
     pin = lockfile.read(project / "tokreg.lock").pins["m"]
     f = vendor.path_of(project, pin.hash)
@@ -291,7 +300,9 @@ def test_sync_refusals_are_one_line(machine_a: dict[str, Any], tmp_path: Path, m
     one_line_error(tokreg_cli("sync", "--from", str(tmp_path / "missing.db"), ok=False), 4, "missing.db")
     one_line_error(tokreg_cli("sync", "--from", "http://127.0.0.1:9", ok=False), 4, "cannot reach http://127.0.0.1:9")
     one_line_error(tokreg_cli("sync", "--from", "http://", ok=False), 4, "is not a tokreg serve URL")
-    one_line_error(tokreg_cli("sync", "--lock", str(tmp_path / "nope.lock"), ok=False), 1, "nope.lock", "does not exist")
+    one_line_error(
+        tokreg_cli("sync", "--lock", str(tmp_path / "nope.lock"), ok=False), 1, "nope.lock", "does not exist"
+    )
     os.chdir(tmp_path)
     res = tokreg_cli("sync", ok=False)
     assert res.exit_code == 2 and "no tokreg.lock" in res.output and "Traceback" not in res.output
@@ -305,9 +316,9 @@ def test_a_served_token_is_sent_and_content_is_checked(
     token = "t0ken-" + "x" * 30
     pin = lockfile.read(machine_a["project"] / "tokreg.lock").pins["m"]
     with serving(machine_a["db"], token=token) as url:
-        with pytest.raises(tokreg.InputError, match="401.*TOKREG_TOKEN"):
+        with pytest.raises(tokreg.InputError, match="401.*TOKREG_SERVE_TOKEN"):
             remote.content(url, pin.hash)
-        monkeypatch.setenv("TOKREG_TOKEN", token)
+        monkeypatch.setenv("TOKREG_SERVE_TOKEN", token)
         assert remote.content(url, pin.hash) is not None
         assert remote.content(url, "xxh3-128:" + "0" * 32) is None
         # Content that does not hash right on arrival is refused (a server or a proxy changed it).

@@ -16,7 +16,7 @@ import os
 from typing import Optional, Union
 
 from .encoding.tokenizer import Tokenizer
-from .versions import lockfile
+from .versions import lockfile, pinned
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -32,12 +32,10 @@ def load(ref: str, *, db: Optional[PathLike] = None) -> Tokenizer:
     pin = lockfile.pin_for(lock, ref)
     if pin is not None:
         assert lock is not None
-        from .versions import pinned
-
         return pinned.load(lock, pin, db)
     where = os.fspath(db) if db is not None else os.environ.get("TOKREG_DB", "")
     if where.startswith(("http://", "https://")):
-        from .versions import remote
+        from .versions import remote  # urllib and its http stack only for a `tokreg serve` URL
 
         return remote.load(where, ref)
     # Imported here, not at the top: the registry brings SQLAlchemy and Alembic, which the

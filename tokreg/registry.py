@@ -57,6 +57,7 @@ from .training.corpus import Corpus
 from .training.corpus.sources import Input
 from .training.reproduce import Reproduction
 from .versions import ancestry, details, diff, import_export, lockfile, samples, verify
+from .versions import copy as copying
 from .versions import vendor as vendoring
 from .versions.ancestry import TokenInfo
 from .versions.details import VersionDetails
@@ -719,11 +720,25 @@ class Registry:
         """The canonical content of a version holding exactly `content_hash`, checked against
         it (the cache's verified copy first), or None when no version here holds it."""
         with self._reading() as conn:
-            held = by_hash.versions_with(conn, content_hash)
-            if not held:
+            if not by_hash.versions_with(conn, content_hash):
                 return None
             raw = content_cache.get(content_hash)
-            return raw if raw is not None else reads.read_version(conn, held[0], rows=False).content
+            return raw if raw is not None else by_hash.content(conn, content_hash)
+
+    def copy_to(
+        self, dst: Registry, refs: Sequence[str] = (), *, parents: bool = True, aliases: bool = False
+    ) -> list[copying.Copied]:
+        """Copies the versions `refs` name (every version when none; with their ancestors unless
+        not `parents`) into the registry `dst` (created when absent), with their rows, lineage,
+        runs, evaluations and audits, and with `aliases` their aliases; one transaction per
+        version, idempotent (versions/copy.py). Pins do not apply: REFs name this registry's."""
+        if self.url == dst.url:
+            raise InputError(f"source and destination are the same registry ({self.where}); name two registries")
+        with self._reading():  # a clear error when there is no registry here
+            pass
+        dst.check_writable()
+        dst._ensure()
+        return copying.copy(self.engine, self.location, dst.engine, dst._where, refs, parents=parents, aliases=aliases)
 
     def verify(self, ref: Optional[Ref] = None) -> list[Verification]:
         """Recomputes hashes from rows and from the stored content, builds each encoder,

@@ -11,7 +11,6 @@ import click
 
 from ..registry import Registry
 from ..versions import lockfile, pinned
-from ..versions.copy import copy as copy_versions
 from .app import REGISTRY
 from .common import db_option, echo_json, json_option
 
@@ -26,7 +25,9 @@ from .common import db_option, echo_json, json_option
     "file or a folder of them, or a `tokreg serve` URL. Repeatable.",
 )
 @click.option("--vendor", is_flag=True, help="Also store each pinned content in the vendored folder (tokreg.vendor/).")
-@click.option("--lock", "lock_path", type=click.Path(dir_okay=False), help="The lockfile [default: the nearest tokreg.lock].")
+@click.option(
+    "--lock", "lock_path", type=click.Path(dir_okay=False), help="The lockfile [default: the nearest tokreg.lock]."
+)
 @json_option
 @db_option
 def sync(sources: tuple[str, ...], vendor: bool, lock_path: Optional[str], as_json: bool, db: Optional[str]) -> None:
@@ -79,7 +80,7 @@ def copy(src: str, dst: str, refs: tuple[str, ...], aliases: bool, no_parents: b
     ctx = click.get_current_context()
     ctx.meta[REGISTRY] = target
     ctx.call_on_close(source.close)
-    done = copy_versions(source, target, refs, parents=not no_parents, aliases=aliases)
+    done = source.copy_to(target, refs, parents=not no_parents, aliases=aliases)
     if as_json:
         echo_json([c.to_json() for c in done])
         return
@@ -88,4 +89,6 @@ def copy(src: str, dst: str, refs: tuple[str, ...], aliases: bool, no_parents: b
         as_ = f" as {c.ref} (NAME@N taken)" if c.written and c.renumbered else ("" if c.written else f" as {c.ref}")
         parent = f"; parent {c.parent_not_copied} not copied" if c.parent_not_copied else ""
         click.echo(f"{c.source_ref}  {c.content_hash}  {what}{as_}{parent}")
-    click.echo(f"{sum(c.written for c in done)} copied, {sum(not c.written for c in done)} already there -> {target.where}")
+    click.echo(
+        f"{sum(c.written for c in done)} copied, {sum(not c.written for c in done)} already there -> {target.where}"
+    )

@@ -128,7 +128,9 @@ def copy_version(
         vid = res.inserted_primary_key[0]
         for tbl in _ROWS:
             _insert(conn, tbl, [{**r, "version_id": vid} for r in per_table[tbl.name]])
-        _insert(conn, table(TrainingRun), [{**{k: x for k, x in r.items() if k != "id"}, "version_id": vid} for r in run])
+        _insert(
+            conn, table(TrainingRun), [{**{k: x for k, x in r.items() if k != "id"}, "version_id": vid} for r in run]
+        )
         have = set(conn.execute(select(et.c.fingerprint).where(et.c.fingerprint.in_(sorted(wanted_texts)))).scalars())
         _insert(conn, et, [t for t in texts if t["fingerprint"] not in have])
         _insert(conn, table(Evaluation), [{**e, "version_id": vid} for e in evals])

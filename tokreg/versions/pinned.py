@@ -12,13 +12,14 @@ same tokenizer (lockfile.py has the rule).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence, Union
+from typing import Optional, Union
 
 from ..encoding import content_cache
 from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError
-from . import sources
+from . import sources, vendor
 from .lockfile import Lock, Pin
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -28,9 +29,13 @@ def _registry_sources(pin: Pin, db: Optional[PathLike]) -> list[sources.Source]:
     out: list[sources.Source] = []
     named = os.fspath(db) if db is not None else os.environ.get("TOKREG_DB") or None
     if named is not None:
-        out.append(sources.of(named) if named.startswith(("http://", "https://")) else sources.RegistrySource(named, pin))
+        out.append(
+            sources.of(named) if named.startswith(("http://", "https://")) else sources.RegistrySource(named, pin)
+        )
     if pin.registry and pin.registry != named:
-        out.append(sources.of(pin.registry) if pin.registry.startswith("http") else sources.RegistrySource(pin.registry, pin))
+        out.append(
+            sources.of(pin.registry) if pin.registry.startswith("http") else sources.RegistrySource(pin.registry, pin)
+        )
     return out
 
 
@@ -50,7 +55,7 @@ def load(lock: Lock, pin: Pin, db: Optional[PathLike]) -> Tokenizer:
         if default != pin.registry:
             tried.append(sources.RegistrySource(default, pin))
     raw, source = sources.first(lock, pin, tried)
-    if source != sources.Cache.name:
+    if source != sources.Cache.NAME:
         content_cache.put(pin.hash, raw)
     return Tokenizer(raw, ref=pin.ref, expect_hash=pin.hash)
 
@@ -74,8 +79,6 @@ def sync(
     """Brings every pin's content into the local cache (and, with `vendor_too`, into the
     vendored folder), each from the first source holding it, checked against its hash. Raises
     on the first pin no source has (the pins before it stay synced)."""
-    from . import vendor
-
     if not lock.pins:
         raise InputError(f"{lock.path} pins nothing; pin a version with `tokreg pin REF`")
     out = []
@@ -87,5 +90,5 @@ def sync(
             raise InputError(f"cannot write the local cache {content_cache.cache_dir()}; check its permissions")
         if vendor_too:
             vendor.put(lock.folder, pin.hash, raw)
-        out.append(Synced(pin.name, pin.ref, pin.hash, "cached" if source == sources.Cache.name else source))
+        out.append(Synced(pin.name, pin.ref, pin.hash, "cached" if source == sources.Cache.NAME else source))
     return out

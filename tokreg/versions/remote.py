@@ -5,7 +5,7 @@ serve/pages/content.py), with the standard library's urllib only, read-only.
     >>> load("http://127.0.0.1:8750", "gpt-mini@2")          # a Tokenizer, as tokreg.load gives
 
 Content is checked against the hash it was asked by as it arrives: a server (or anything
-between) cannot hand over other content. `TOKREG_TOKEN` is sent as `Authorization: Bearer` for
+between) cannot hand over other content. `TOKREG_SERVE_TOKEN` is sent as `Authorization: Bearer` for
 a server started with --token. `TOKREG_OFFLINE=1` refuses before any connection.
 """
 
@@ -22,6 +22,7 @@ from ..content import content_hash
 from ..encoding.content_cache import MAX_BYTES
 from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError, IntegrityError, NotFoundError
+from .sources import offline
 
 TIMEOUT = 30.0
 INDEX_FORMAT = "tokreg-index"
@@ -29,8 +30,6 @@ INDEX_FORMAT = "tokreg-index"
 
 def _get(base: str, path: str) -> Optional[bytes]:
     """The body of GET base+path; None on 404. Any other failure is one InputError line."""
-    from .sources import offline
-
     url = base.rstrip("/") + path
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -38,7 +37,7 @@ def _get(base: str, path: str) -> Optional[bytes]:
     if offline():
         raise InputError(f"TOKREG_OFFLINE=1: not connecting to {base}")
     req = urllib.request.Request(url, headers={"Accept": "application/octet-stream, application/json"})
-    token = os.environ.get("TOKREG_TOKEN")
+    token = os.environ.get("TOKREG_SERVE_TOKEN")
     if token:
         req.add_header("Authorization", f"Bearer {token}")
     try:
@@ -47,7 +46,7 @@ def _get(base: str, path: str) -> Optional[bytes]:
     except urllib.error.HTTPError as e:
         if e.code == 404:
             return None
-        hint = "; set TOKREG_TOKEN to the server's --token" if e.code == 401 else ""
+        hint = "; set TOKREG_SERVE_TOKEN to the server's --token" if e.code == 401 else ""
         raise InputError(f"{base} answered {e.code} {e.reason} for {path}{hint}") from None
     except (urllib.error.URLError, OSError, ValueError) as e:
         why = getattr(e, "reason", None) or e
@@ -89,7 +88,12 @@ def resolve(base: str, ref: str) -> tuple[str, str]:
     names = index(base)
     if ":" in ref:
         hits = sorted(
-            {(n, int(k), v["hash"]) for n, e in names.items() for k, v in e["versions"].items() if v["hash"].startswith(ref)}
+            {
+                (n, int(k), v["hash"])
+                for n, e in names.items()
+                for k, v in e["versions"].items()
+                if v["hash"].startswith(ref)
+            }
         )
         if not hits:
             raise NotFoundError(f"{base} serves no version with hash {ref!r}")

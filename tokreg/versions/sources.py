@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import lzma
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Protocol, Sequence, Union
+from typing import Optional, Protocol, Union
 
 from ..content import content_hash
 from ..encoding import content_cache
@@ -47,7 +48,8 @@ class Miss(Exception):
 
 
 class Source(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def fetch(self, hash_label: str) -> bytes: ...
 
@@ -78,7 +80,11 @@ class Vendored:
 
 
 class Cache:
-    name = "local cache"
+    NAME = "local cache"
+
+    @property
+    def name(self) -> str:
+        return self.NAME
 
     def fetch(self, hash_label: str) -> bytes:
         data = content_cache.get(hash_label)  # checked; a bad file is removed
@@ -103,33 +109,32 @@ class RegistrySource:
                 raise Miss("skipped: TOKREG_OFFLINE=1")
             if ":***@" in self.location:
                 raise Miss("its password is not recorded; name it with --db or TOKREG_DB")
-        from ..registry import Registry  # SQLAlchemy only when a registry is asked
+        # SQLAlchemy only when a registry is asked: the vendored and cached paths never need it.
+        from ..store import by_hash, engine
+        from ..store.readonly_engine import open_read_only
 
         try:
-            with Registry(self.location, lock=False) as reg:
-                data = reg.content(hash_label)
-                if data is None:
-                    raise Miss(self._not_there(reg))
-                return data
-        except IntegrityError as e:
-            raise Miss(str(e), damaged=e.actual or "?") from None
+            where = engine.locate(self.location)
+            db = open_read_only(where.url)  # never creates, upgrades or writes a source
         except NotFoundError as e:
             raise Miss(str(e).split(";")[0]) from None
         except TokregError as e:
             raise Miss(f"unreachable ({e})") from None
-
-    def _not_there(self, reg: object) -> str:
-        from ..registry import Registry
-
-        assert isinstance(reg, Registry)
-        if self.pin is not None:
-            try:
-                held = reg.resolve(f"{self.pin.name}@{self.pin.version}", lock=False)
-            except TokregError:
-                held = None
-            if held is not None:
-                raise Miss(f"holds {held.ref} as {held.content_hash}, not the pinned content", damaged=held.content_hash)
-        return "no version with that content"
+        try:
+            with engine.database_errors(where), db.connect() as conn:
+                data = by_hash.content(conn, hash_label)
+                if data is not None:
+                    return data
+                held = by_hash.labelled(conn, self.pin.name, self.pin.version) if self.pin is not None else None
+        except IntegrityError as e:
+            raise Miss(str(e), damaged=e.actual or "?") from None
+        except TokregError as e:
+            raise Miss(f"unreachable ({e})") from None
+        finally:
+            db.dispose()
+        if held is not None:
+            raise Miss(f"holds {held.ref} as {held.content_hash}, not the pinned content", damaged=held.content_hash)
+        raise Miss("no version with that content")
 
 
 @dataclass
@@ -143,7 +148,7 @@ class Served:
     def fetch(self, hash_label: str) -> bytes:
         if offline():
             raise Miss("skipped: TOKREG_OFFLINE=1")
-        from . import remote
+        from . import remote  # urllib and its http stack only when a server is asked
 
         try:
             data = remote.content(self.url, hash_label)
@@ -188,13 +193,12 @@ class Files:
             seen.append(got[0])
         if not self.path.is_dir():
             raise Miss(f"holds {seen[0]}" if seen else "not a file `tokreg export --format tokreg` wrote")
-        return_what = f"{len(seen)} exported version(s), none with that content" if seen else "no exported versions"
-        raise Miss(return_what)
+        raise Miss(f"{len(seen)} exported version(s), none with that content" if seen else "no exported versions")
 
 
 def _exported(path: Path) -> Optional[tuple[str, bytes]]:
     """(hash, content) of a tokreg export file; None for anything else (it is not one)."""
-    from ..formats import tokreg_file
+    from ..formats import tokreg_file  # an export's JSON reader only when a file is given
 
     try:
         _, actual, _, raw = tokreg_file.read(path)
