@@ -152,6 +152,7 @@ def test_a_taken_number_gets_the_next_and_pins_still_resolve(
     solo.close()
 
 
+@pytest.mark.slow
 def test_an_interrupted_copy_leaves_whole_versions(
     source: Registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -176,6 +177,7 @@ def test_an_interrupted_copy_leaves_whole_versions(
     dst.close()
 
 
+@pytest.mark.slow
 def test_copy_refusals_are_one_line(source: Registry, tmp_path: Path) -> None:
     def run(*args: str) -> Any:
         return CliRunner().invoke(cli, ["copy", *args])

@@ -30,6 +30,8 @@ from tokreg import BpeOptions, IntegrityError, NotFoundError, Registry
 from tokreg.cli import cli
 from tokreg.versions import lockfile, vendor
 
+from .conftest import slow
+
 TEXT = "In the beginning God created the heaven and the earth. Über naïve café 東京 🚀"
 
 
@@ -143,9 +145,10 @@ def test_two_machines_vendored_offline(
     project = to_machine_b(machine_a, tmp_path, monkeypatch, vendored=True)
     # A fresh process, as a clone in CI would run it: offline, no registry, no cache.
     env = {**os.environ, "TOKREG_OFFLINE": "1"}
-    code = f"import tokreg; print(tokreg.load('m').encode({TEXT!r}))"
+    code = f"import sys, tokreg; print(tokreg.load('m').encode({TEXT!r}), 'sqlalchemy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=project, env=env, capture_output=True, text=True, check=True)
-    assert json.loads(out.stdout) == machine_a["ids"]
+    ids, opened_a_registry = out.stdout.rsplit(" ", 1)
+    assert json.loads(ids) == machine_a["ids"] and opened_a_registry.strip() == "False"
     monkeypatch.setenv("TOKREG_OFFLINE", "1")
     with no_connections():
         tok = tokreg.load("m")
@@ -164,7 +167,9 @@ def _umask() -> int:
     return mask
 
 
-@pytest.mark.parametrize("source", ["registry", "export", "serve"])
+# The fast lane syncs from a server (the whole path: HTTP, the index, the hash check); a registry
+# file and an export run in `just test`.
+@pytest.mark.parametrize("source", [slow("registry"), slow("export"), "serve"])
 def test_two_machines_sync_from(
     source: str, machine_a: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -295,6 +300,7 @@ def test_damaged_vendored_content_is_never_loaded(
         tokreg.load("m")
 
 
+@pytest.mark.slow
 def test_sync_refusals_are_one_line(machine_a: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     to_machine_b(machine_a, tmp_path, monkeypatch, vendored=False)
     one_line_error(tokreg_cli("sync", "--from", str(tmp_path / "missing.db"), ok=False), 4, "missing.db")

@@ -49,11 +49,7 @@ def load(lock: Lock, pin: Pin, db: Optional[PathLike]) -> Tokenizer:
     """The pinned tokenizer, from the first source holding its hash (then cached)."""
     tried = sources_for(lock, pin, db)
     if db is None and not os.environ.get("TOKREG_DB"):
-        from ..store.engine import default_path  # the usual location, last
-
-        default = str(default_path())
-        if default != pin.registry:
-            tried.append(sources.RegistrySource(default, pin))
+        tried.append(sources.RegistrySource(None, pin))  # the default location, last
     raw, source = sources.first(lock, pin, tried)
     if source != sources.Cache.NAME:
         content_cache.put(pin.hash, raw)

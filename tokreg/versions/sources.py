@@ -95,15 +95,20 @@ class Cache:
 
 @dataclass
 class RegistrySource:
-    location: str
+    #: A path or URL; None for the default location (found only when asked: it needs the store).
+    location: Optional[str]
     #: The pin being fetched, to say when the registry holds its `name@N` with other content.
     pin: Optional[Pin] = None
 
     @property
     def name(self) -> str:
-        return f"registry {_shown(self.location)}"
+        return f"registry {_shown(self.location)}" if self.location is not None else "the default registry"
 
     def fetch(self, hash_label: str) -> bytes:
+        if self.location is None:
+            from ..store.engine import default_path  # the store only once a registry is asked
+
+            self.location = str(default_path())
         if not _local_sqlite(self.location):
             if offline():
                 raise Miss("skipped: TOKREG_OFFLINE=1")
