@@ -19,7 +19,7 @@ from sqlalchemy import select
 import tokreg
 from tokreg import BpeOptions, Interrupted, Registry
 from tokreg.cli import cli
-from tokreg.store import copying
+from tokreg.store import writer
 from tokreg.store.schema import (
     Audit,
     AuditToken,
@@ -157,21 +157,21 @@ def test_an_interrupted_copy_leaves_whole_versions(
     source: Registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dst = Registry(tmp_path / "dst.db")
-    real = copying._insert
+    real = writer._bulk_plain
     calls = {"n": 0}
 
-    def ctrl_c_in_second_version(conn: Any, tbl: Any, rows: list[dict[str, Any]]) -> None:
+    def ctrl_c_in_second_version(conn: Any, tbl: Any, version_id: int, columns: dict[str, list[Any]]) -> None:
         if tbl.name == Token.name:
             calls["n"] += 1
             if calls["n"] == 2:
                 raise KeyboardInterrupt
-        real(conn, tbl, rows)
+        real(conn, tbl, version_id, columns)
 
-    monkeypatch.setattr(copying, "_insert", ctrl_c_in_second_version)
+    monkeypatch.setattr(writer, "_bulk_plain", ctrl_c_in_second_version)
     with pytest.raises(Interrupted, match=r"versions copied into .*dst.db: m@1; m@2 was being copied"):
         source.copy_to(dst)
     assert [v.ref for v in dst.versions()] == ["m@1"]  # m@2 rolled back whole
-    monkeypatch.setattr(copying, "_insert", real)
+    monkeypatch.setattr(writer, "_bulk_plain", real)
     assert [c.written for c in source.copy_to(dst)] == [False, True, True]
     assert snapshot(dst) == snapshot(source)
     dst.close()

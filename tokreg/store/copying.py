@@ -44,7 +44,10 @@ from .schema import (
 _BATCH = 5_000
 #: Tables whose rows belong to one version by `version_id` alone, in an order that satisfies
 #: their foreign keys (an audit before its tokens).
-_ROWS = (VersionContent, Token, Merge, TrainingRound, Sample, Audit, AuditToken)
+_ROWS = (VersionContent, TrainingRound, Sample, Audit, AuditToken)
+#: The big ones (hundreds of thousands of rows), of plain values only: read as columns and
+#: written through the writer's bulk insert, as a training writes them (writer._bulk_plain).
+_PLAIN = (Token, Merge)
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,26 @@ def _rows(conn: Connection, tbl: Any, *where: Any) -> list[dict[str, Any]]:
     return [{k: _utc(v) for k, v in r.items()} for r in conn.execute(select(tbl).where(*where)).mappings()]
 
 
+def _columns(conn: Connection, tbl: Any, version_id: int) -> dict[str, list[Any]]:
+    """One version's rows of `tbl` as {column: values in key order}, without `version_id`, read
+    straight through the driver (its plain values are what `_bulk_plain` writes; SQLAlchemy's
+    per-row processing cost most of a copy)."""
+    cols = [c.name for c in tbl.c if c.name != "version_id"]
+    key = [c.name for c in tbl.primary_key.columns if c.name != "version_id"]
+    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+    sql = f"SELECT {', '.join(cols)} FROM {tbl.name} WHERE version_id = {mark} ORDER BY {', '.join(key)}"
+    cursor = conn.connection.cursor()  # the DBAPI's own rows: no Row object per row
+    try:
+        cursor.execute(sql, (int(version_id),))
+        rows = cursor.fetchall()
+    finally:
+        cursor.close()
+    columns = {c: list(values) for c, values in zip(cols, zip(*rows))}
+    if conn.dialect.driver == "psycopg2":  # it reads bytea as memoryview; the others give bytes
+        columns = {c: [bytes(x) if isinstance(x, memoryview) else x for x in v] for c, v in columns.items()}
+    return columns
+
+
 def _insert(conn: Connection, tbl: Any, rows: list[dict[str, Any]]) -> None:
     for i in range(0, len(rows), _BATCH):
         conn.execute(insert(tbl), rows[i : i + _BATCH])
@@ -108,6 +131,7 @@ def copy_version(
     vt = table(Version)
     version = _rows(src, vt, vt.c.id == v.id)[0]
     per_table = {tbl.name: _rows(src, tbl, tbl.c.version_id == v.id) for tbl in _ROWS}
+    plain = {tbl.name: _columns(src, tbl, v.id) for tbl in _PLAIN}
     line = _rows(src, table(Lineage), table(Lineage).c.version_id == v.id)
     run = _rows(src, table(TrainingRun), table(TrainingRun).c.version_id == v.id)
     evals = _rows(src, table(Evaluation), table(Evaluation).c.version_id == v.id)
@@ -126,6 +150,9 @@ def copy_version(
         res = conn.execute(insert(vt).values({**{k: x for k, x in version.items() if k != "id"}, "number": number}))
         assert res.inserted_primary_key is not None
         vid = res.inserted_primary_key[0]
+        for tbl in _PLAIN:
+            if plain[tbl.name]:
+                writer._bulk_plain(conn, tbl, vid, plain[tbl.name])
         for tbl in _ROWS:
             _insert(conn, tbl, [{**r, "version_id": vid} for r in per_table[tbl.name]])
         _insert(
