@@ -79,7 +79,8 @@ class Registry:
     older schema is upgraded on open. `read_only=True`: see `Registry.read_only`.
 
     Pins: inside a project whose `tokreg.lock` pins `name` (versions/lockfile.py), a bare
-    `name` means the pinned version, its hash checked, in every method that takes a REF:
+    `name` means the version here holding the pinned hash (the hash is the pin; a `name@N` that
+    differs from the recorded one is a `PinLabelWarning`), in every method that takes a REF:
     `resolve`, `load`, `stored`, `show`, `history`, `samples`, `tokens`, `token`, `lineage`,
     `evaluations`, `diff`, `verify`, `export`, `reproduce`, `evaluate`, `audit`, `tag`,
     `remove`, and the base of `extend` and `add_tokens`. The one exception is `pin` itself,

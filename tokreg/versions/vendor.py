@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 from typing import Union
 
-from ..content import PREFIX, content_hash
+from .. import content
 from ..encoding import content_cache
 from ..errors import InputError, IntegrityError
 from ..files import write_atomic
@@ -38,23 +38,26 @@ def folder(project: PathLike) -> Path:
 
 
 def path_of(project: PathLike, hash_label: str) -> Path:
-    digest = hash_label[len(PREFIX) :]
-    if not hash_label.startswith(PREFIX) or len(digest) != 32 or not all(c in "0123456789abcdef" for c in digest):
+    cached = content_cache.path_of(hash_label)  # the cache's name for it: <digest>.content
+    if cached is None:
         raise InputError(f"{hash_label!r} is not a content hash (xxh3-128:<32 hex digits>); re-pin it")
-    return folder(project) / (digest + SUFFIX)
+    return folder(project) / (cached.name + ".xz")
 
 
-def put(project: PathLike, hash_label: str, content: bytes) -> Path:
-    """Stores `content` (which must hash to `hash_label`) in the vendored folder; returns the file."""
-    if content_hash(content) != hash_label:
-        raise IntegrityError(f"refusing to vendor content that does not hash to {hash_label}", expected=hash_label)
+def put(project: PathLike, hash_label: str, raw: bytes) -> Path:
+    """Stores `raw` content (which must hash to `hash_label`) in the vendored folder; returns the file."""
+    content.check(raw, hash_label, f"the content to vendor for {hash_label}")
     p = path_of(project, hash_label)
     try:
         p.parent.mkdir(exist_ok=True)
     except OSError as e:
         raise InputError(f"cannot make the vendored folder {str(p.parent)!r}: {e.strerror}") from None
-    if get(project, hash_label) is None:  # content-addressed: an intact file is never rewritten
-        write_atomic(p, lzma.compress(content, preset=6))
+    try:
+        intact = get(project, hash_label) is not None
+    except IntegrityError:  # a damaged file is replaced
+        intact = False
+    if not intact:  # content-addressed: an intact file is never rewritten
+        write_atomic(p, lzma.compress(raw, preset=6))
     return p
 
 
@@ -73,11 +76,7 @@ def get(project: PathLike, hash_label: str) -> bytes | None:
         raise IntegrityError(
             f"vendored file {str(p)!r} is damaged (not xz); delete it and run `tokreg pin NAME --vendor`"
         ) from None
-    actual = content_hash(data)
-    if actual != hash_label:
-        raise IntegrityError(
-            f"vendored file {str(p)!r} holds content hashing to {actual}, not {hash_label}; delete it and re-vendor",
-            expected=hash_label,
-            actual=actual,
-        )
+    content.check(
+        data, hash_label, f"vendored file {str(p)!r}", claimed_by="its name says", hint="delete it and re-vendor it"
+    )
     return data
