@@ -19,25 +19,24 @@ from sqlalchemy import select
 import tokreg
 from tokreg import BpeOptions, Interrupted, Registry
 from tokreg.cli import cli
-from tokreg.store import writer
-from tokreg.store.schema import (
-    Audit,
-    AuditToken,
-    EvalText,
-    Evaluation,
-    Lineage,
-    Merge,
-    Origin,
-    Sample,
-    Token,
-    TrainingRound,
-    TrainingRun,
-    Version,
-    VersionContent,
-)
+from tokreg.store import schema, writer
 from tokreg.versions import lockfile
 
-PER_VERSION = (VersionContent, Token, Merge, TrainingRound, TrainingRun, Sample, Evaluation, Audit, AuditToken)
+#: Tables of rows that belong to one version (by `version_id`), compared row by row.
+PER_VERSION = tuple(
+    schema.metadata.tables[name]
+    for name in (
+        "version_contents",
+        "tokens",
+        "merges",
+        "training_rounds",
+        "training_runs",
+        "samples",
+        "evaluations",
+        "audits",
+        "audit_tokens",
+    )
+)
 
 
 @pytest.fixture
@@ -66,7 +65,7 @@ def _plain(row: dict[str, Any]) -> dict[str, Any]:
 def snapshot(reg: Registry) -> dict[str, Any]:
     """Every row that describes each version, keyed by its content hash, ids replaced by refs."""
     with reg.engine.connect() as conn:
-        versions = {r["id"]: _plain(dict(r)) for r in conn.execute(select(Version)).mappings()}
+        versions = {r["id"]: _plain(dict(r)) for r in conn.execute(select(schema.Version)).mappings()}
         ref_of = {i: f"{v['name']}@{v['number']}" for i, v in versions.items()}
         out: dict[str, Any] = {}
         for vid, v in versions.items():
@@ -77,15 +76,15 @@ def snapshot(reg: Registry) -> dict[str, Any]:
                     json.dumps({k: x for k, x in r.items() if k not in ("version_id", "id")}, sort_keys=True)
                     for r in got
                 )
-            line = conn.execute(select(Lineage).where(Lineage.c.version_id == vid)).mappings().first()
+            line = conn.execute(select(schema.Lineage).where(schema.Lineage.c.version_id == vid)).mappings().first()
             assert line is not None
             rows["lineage"] = {**{k: x for k, x in line.items() if k not in ("version_id", "parent_id")}}
             rows["parent"] = ref_of.get(line["parent_id"])
             out[v["content_hash"]] = rows
-        fingerprints = {r["text_fingerprint"] for r in conn.execute(select(Evaluation)).mappings()}
+        fingerprints = {r["text_fingerprint"] for r in conn.execute(select(schema.Evaluation)).mappings()}
         out["texts"] = sorted(
             json.dumps(_plain(dict(r)), sort_keys=True)
-            for r in conn.execute(select(EvalText)).mappings()
+            for r in conn.execute(select(schema.EvalText)).mappings()
             if r["fingerprint"] in fingerprints
         )
     return out
@@ -110,7 +109,7 @@ def test_sqlite_to_postgres_to_sqlite_keeps_every_row(source: Registry, pg_db: s
     assert [e.ref for e in back.lineage("m@2")] == ["m@2", "m@1"]
     assert back.evaluations("other") == source.evaluations("other")
     with back.engine.connect() as conn:
-        origins = {r["ref"]: r["registry"] for r in conn.execute(select(Origin)).mappings()}
+        origins = {r["ref"]: r["registry"] for r in conn.execute(select(schema.Origin)).mappings()}
     assert origins == {"m@1": pg.location, "m@2": pg.location, "other@1": pg.location}
     assert [v.content_hash for v in back.versions()] == [v.content_hash for v in source.versions()]
     assert back.load("m@2").encode("zzqx hello") == source.load("m@2").encode("zzqx hello")
@@ -129,7 +128,7 @@ def test_a_taken_number_gets_the_next_and_pins_still_resolve(
     [c] = json.loads(res.stdout)
     assert (c["source"], c["ref"], c["renumbered"], c["written"]) == ("other@1", "other@2", True, True)
     with dst.engine.connect() as conn:
-        [origin] = conn.execute(select(Origin)).mappings().all()
+        [origin] = conn.execute(select(schema.Origin)).mappings().all()
     assert (origin["ref"], origin["content_hash"]) == ("other@1", source.resolve("other@1").content_hash)
     # A project pinned to other@1 by A's registry: the hash is the pin, so it loads from here.
     monkeypatch.chdir(tmp_path)
@@ -161,7 +160,7 @@ def test_an_interrupted_copy_leaves_whole_versions(
     calls = {"n": 0}
 
     def ctrl_c_in_second_version(conn: Any, tbl: Any, version_id: int, columns: dict[str, list[Any]]) -> None:
-        if tbl.name == Token.name:
+        if tbl.name == schema.Token.name:
             calls["n"] += 1
             if calls["n"] == 2:
                 raise KeyboardInterrupt

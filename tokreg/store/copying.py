@@ -23,31 +23,16 @@ from ..data import VersionInfo
 from . import writer
 from .engine import write_transaction
 from .refs import by_id
-from .schema import (
-    Audit,
-    AuditToken,
-    EvalText,
-    Evaluation,
-    Lineage,
-    Merge,
-    Origin,
-    Sample,
-    Token,
-    TrainingRound,
-    TrainingRun,
-    Version,
-    VersionContent,
-    VersionNumber,
-    table,
-)
+from . import schema
+from .schema import table
 
 _BATCH = 5_000
 #: Tables whose rows belong to one version by `version_id` alone, in an order that satisfies
 #: their foreign keys (an audit before its tokens).
-_ROWS = (VersionContent, TrainingRound, Sample, Audit, AuditToken)
+_ROWS = (schema.VersionContent, schema.TrainingRound, schema.Sample, schema.Audit, schema.AuditToken)
 #: The big ones (hundreds of thousands of rows), of plain values only: read as columns and
 #: written through the writer's bulk insert, as a training writes them (writer._bulk_plain).
-_PLAIN = (Token, Merge)
+_PLAIN = (schema.Token, schema.Merge)
 
 
 @dataclass(frozen=True)
@@ -115,7 +100,7 @@ def _insert(conn: Connection, tbl: Any, rows: list[dict[str, Any]]) -> None:
 
 def holding(conn: Connection, name: str, content_hash: str) -> Optional[VersionInfo]:
     """The version of `name` holding `content_hash` (the oldest), or None."""
-    t = table(Version)
+    t = table(schema.Version)
     vid = conn.execute(
         select(t.c.id).where(t.c.name == name, t.c.content_hash == content_hash).order_by(t.c.id).limit(1)
     ).scalar()
@@ -128,14 +113,14 @@ def copy_version(
     """Copies `v` (read on `src`) into `dst` in one transaction; returns (the destination's
     version, whether it was written now, the parent's ref when its parent is not there).
     `parents`: source version id -> destination version id, for the versions copied before."""
-    vt = table(Version)
+    vt = table(schema.Version)
     version = _rows(src, vt, vt.c.id == v.id)[0]
     per_table = {tbl.name: _rows(src, tbl, tbl.c.version_id == v.id) for tbl in _ROWS}
     plain = {tbl.name: _columns(src, tbl, v.id) for tbl in _PLAIN}
-    line = _rows(src, table(Lineage), table(Lineage).c.version_id == v.id)
-    run = _rows(src, table(TrainingRun), table(TrainingRun).c.version_id == v.id)
-    evals = _rows(src, table(Evaluation), table(Evaluation).c.version_id == v.id)
-    et = table(EvalText)
+    line = _rows(src, table(schema.Lineage), table(schema.Lineage).c.version_id == v.id)
+    run = _rows(src, table(schema.TrainingRun), table(schema.TrainingRun).c.version_id == v.id)
+    evals = _rows(src, table(schema.Evaluation), table(schema.Evaluation).c.version_id == v.id)
+    et = table(schema.EvalText)
     wanted_texts = {e["text_fingerprint"] for e in evals} | {e["reference"] for e in evals if e["reference"]}
     texts = _rows(src, et, et.c.fingerprint.in_(sorted(wanted_texts))) if wanted_texts else []
     with write_transaction(dst) as conn:
@@ -145,7 +130,7 @@ def copy_version(
         number = writer._next_number(conn, v.name)  # locks the name; one more than any it had
         if v.number >= number:  # never used here: keep it
             number = v.number
-            nt = table(VersionNumber)
+            nt = table(schema.VersionNumber)
             conn.execute(update(nt).where(nt.c.name == v.name).values(last_number=number))
         res = conn.execute(insert(vt).values({**{k: x for k, x in version.items() if k != "id"}, "number": number}))
         assert res.inserted_primary_key is not None
@@ -156,11 +141,13 @@ def copy_version(
         for tbl in _ROWS:
             _insert(conn, tbl, [{**r, "version_id": vid} for r in per_table[tbl.name]])
         _insert(
-            conn, table(TrainingRun), [{**{k: x for k, x in r.items() if k != "id"}, "version_id": vid} for r in run]
+            conn,
+            table(schema.TrainingRun),
+            [{**{k: x for k, x in r.items() if k != "id"}, "version_id": vid} for r in run],
         )
         have = set(conn.execute(select(et.c.fingerprint).where(et.c.fingerprint.in_(sorted(wanted_texts)))).scalars())
         _insert(conn, et, [t for t in texts if t["fingerprint"] not in have])
-        _insert(conn, table(Evaluation), [{**e, "version_id": vid} for e in evals])
+        _insert(conn, table(schema.Evaluation), [{**e, "version_id": vid} for e in evals])
         missing = None
         for row in line:
             parent = row["parent_id"]
@@ -170,10 +157,10 @@ def copy_version(
                 found = holding(conn, pname, row["parent_hash"])
                 row["parent_id"] = found.id if found is not None else None
                 missing = row["parent_ref"] if found is None else None
-            _insert(conn, table(Lineage), [row])
+            _insert(conn, table(schema.Lineage), [row])
         _insert(
             conn,
-            table(Origin),
+            table(schema.Origin),
             [
                 {
                     "version_id": vid,
@@ -191,5 +178,5 @@ def copy_version(
 
 def lineage_parent(conn: Connection, version_id: int) -> Optional[int]:
     """The source-side parent id of a version (None: no parent row, or no parent)."""
-    lt = table(Lineage)
+    lt = table(schema.Lineage)
     return conn.execute(select(lt.c.parent_id).where(lt.c.version_id == version_id)).scalar()
