@@ -20,10 +20,9 @@ from typing import Any, Optional
 from sqlalchemy import Connection, Engine, insert, select, update
 
 from ..data import VersionInfo
-from . import writer
+from . import schema, writer
 from .engine import write_transaction
 from .refs import by_id
-from . import schema
 from .schema import table
 
 _BATCH = 5_000
