@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Optional, Union
 
 from ..encoding import content_cache
@@ -32,11 +33,23 @@ def _registry_sources(pin: Pin, db: Optional[PathLike]) -> list[sources.Source]:
         out.append(
             sources.of(named) if named.startswith(("http://", "https://")) else sources.RegistrySource(named, pin)
         )
-    if pin.registry and pin.registry != named:
+    if pin.registry and not _same_place(pin.registry, named):
         out.append(
             sources.of(pin.registry) if pin.registry.startswith("http") else sources.RegistrySource(pin.registry, pin)
         )
     return out
+
+
+def _same_place(a: str, b: Optional[str]) -> bool:
+    """Whether two registry locations name the same place (a SQLite path and its sqlite:/// URL)."""
+    if b is None:
+        return False
+
+    def plain(x: str) -> str:
+        path = x.removeprefix("sqlite:///") if x.startswith("sqlite:///") else x
+        return str(Path(path).resolve()) if "://" not in path else path
+
+    return plain(a) == plain(b)
 
 
 def sources_for(lock: Lock, pin: Pin, db: Optional[PathLike], extra: Sequence[str] = ()) -> list[sources.Source]:
