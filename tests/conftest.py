@@ -74,7 +74,7 @@ def corpus_slice(path: Path, size: int = 200_000) -> Path:
 #: HF hub, Playwright), find through the environment.
 USER_DIRS = {"XDG_CACHE_HOME": "cache", "XDG_DATA_HOME": "data", "XDG_CONFIG_HOME": "config", "XDG_STATE_HOME": "state"}
 #: tokreg's own overrides (registry, compiled-content cache, lockfile): a test that wants one sets it.
-TOKREG_ENV = ("TOKREG_DB", "TOKREG_CACHE", "TOKREG_LOCK")
+TOKREG_ENV = ("TOKREG_DB", "TOKREG_CACHE", "TOKREG_LOCK", "TOKREG_OFFLINE", "TOKREG_SERVE_TOKEN")
 
 
 @pytest.fixture(scope="session", autouse=True)

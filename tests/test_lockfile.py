@@ -110,7 +110,10 @@ def test_a_pinned_version_missing_from_the_registry(
     two.pin("m@2")
     other = Registry(tmp_path / "elsewhere.db")
     other.train("m", [small_corpus], BpeOptions(vocab_size=300))
-    with pytest.raises(NotFoundError, match=r"tokreg.lock pins m@2 .* has no m@2 .* pinned from sqlite:///"):
+    with pytest.raises(
+        NotFoundError,
+        match=r"tokreg.lock pins m@2 .* holds no version with that content; it was pinned from sqlite:///",
+    ):
         other.load("m")
     other.close()
 
@@ -149,12 +152,16 @@ def test_a_pinned_name_loads_from_the_registry_it_was_pinned_from(
     ).encode_ordinary("hello")
     with pytest.raises(NotFoundError):
         tokreg.load("other")  # not pinned: the default registry, which does not have it
-    # An explicit registry wins over the lockfile's.
+    # An explicit registry is asked first, for refs and for pinned content alike; a pinned name
+    # is its hash, so a registry without it is followed by the pin's own.
     elsewhere = tmp_path / "elsewhere.db"
     monkeypatch.setenv("TOKREG_DB", str(elsewhere))
     assert pins.registry_for("m", lockfile.current()) == str(two.url)
     with pytest.raises(NotFoundError):
-        tokreg.load("m")
+        tokreg.load("m@1")
+    monkeypatch.setenv("TOKREG_CACHE", str(tmp_path / "cold"))
+    assert tokreg.load("m").hash == lockfile.current().pins["m"].hash  # type: ignore[union-attr]
+    monkeypatch.setenv("TOKREG_CACHE", str(tmp_path / "cache"))
     # A pinned registry that cannot be reached from here falls back to the usual location.
     monkeypatch.delenv("TOKREG_DB")
     two.close()

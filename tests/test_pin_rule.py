@@ -15,7 +15,7 @@ import pytest
 
 from tokreg import BpeOptions, IntegrityError, Registry
 from tokreg.encoding.tokenizer import Tokenizer
-from tokreg.store import refs
+from tokreg.store import by_hash, refs
 from tokreg.versions import lockfile
 
 from .conftest import Cli
@@ -105,7 +105,7 @@ def test_a_pin_whose_hash_changed_is_refused_by_every_read(pinned: Registry, pro
         with pytest.raises(IntegrityError) as e:
             read()
         # One message, from lockfile.resolve: export does not call a mismatched pin damage.
-        assert str(e.value).startswith(f"{lock} pins m@1 ({wrong}), but m@1 in this registry is {pin.hash}")
+        assert str(e.value).startswith(f"{lock} pins m@1 ({wrong}), but m@1 in {pinned.where} is {pin.hash}")
         assert "refusing to export" not in str(e.value)
     assert not (tmp_path / "x.tokreg").exists()
 
@@ -124,19 +124,25 @@ def test_cli_commands_follow_the_pin(run: Cli, pinned: Registry) -> None:
 
 @pytest.fixture
 def counts() -> Iterator[collections.Counter[str]]:
-    """How often the resolver, the lockfile search and the lockfile reader run."""
+    """How often the resolver (by ref, or by a pin's hash), the lockfile search and the lockfile
+    reader run."""
     n: collections.Counter[str] = collections.Counter()
 
-    def counted(module: object, name: str) -> mock._patch[mock.MagicMock]:
+    def counted(module: object, name: str, key: str) -> mock._patch[mock.MagicMock]:
         real = getattr(module, name)
 
         def call(*a: object, **k: object) -> object:
-            n[name] += 1
+            n[key] += 1
             return real(*a, **k)
 
         return mock.patch.object(module, name, side_effect=call)
 
-    with counted(refs, "resolve"), counted(lockfile, "find"), counted(lockfile, "read"):
+    with (
+        counted(refs, "resolve", "resolve"),
+        counted(by_hash, "versions_with", "resolve"),
+        counted(lockfile, "find", "find"),
+        counted(lockfile, "read", "read"),
+    ):
         yield n
 
 

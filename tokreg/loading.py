@@ -1,14 +1,13 @@
 """`tokreg.load`: the front door for a program that only encodes, kept light so that start to
 ready is short.
 
-A bare name pinned in the project's `tokreg.lock` whose pinned content is in the on-disk cache
-(encoding/content_cache.py: filed under its hash, and checked against that hash as it is read) loads
-from there, without opening a registry: the pin names the content by hash, and the cache holds
-exactly that content, so the registry has nothing to add. This path imports neither
-SQLAlchemy nor Alembic. Everything else (a ref that is not a bare pinned name, a pin whose
-content is not cached yet, a registry named by `db` or `TOKREG_DB`, which then must hold the
-pinned version) goes through `Registry.load`, which puts the content in the cache for the next
-time.
+A bare name pinned in the project's `tokreg.lock` is loaded by its hash (versions/pinned.py):
+from the vendored folder beside the lockfile, the on-disk cache (encoding/content_cache.py),
+or else the first registry or server holding that content, checked against the pinned hash
+wherever it comes from, and labelled with the pin's `name@version`. Local content loads
+without opening any registry, importing neither SQLAlchemy nor Alembic. Anything else (a ref
+that is not a bare pinned name) goes through `Registry.load`, or, for a `tokreg serve` URL
+given as `db`, through versions/remote.py.
 """
 
 from __future__ import annotations
@@ -16,25 +15,29 @@ from __future__ import annotations
 import os
 from typing import Optional, Union
 
-from .encoding import content_cache
 from .encoding.tokenizer import Tokenizer
-from .versions import lockfile
+from .versions import lockfile, pinned
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 
 def load(ref: str, *, db: Optional[PathLike] = None) -> Tokenizer:
     """Loads a tokenizer by ref (`name` for the latest or the pinned version, `name@N`, or a hash
-    prefix) from the registry at `db`, `TOKREG_DB`, the one the project's lockfile names for
-    that tokenizer (when reachable), or the default location, in that order. A pinned name whose
-    content is cached loads from the cache, without opening any registry (unless a registry is
-    named, by `db` or `TOKREG_DB`: then that registry is asked, and must hold the pinned version)."""
+    prefix). A name pinned in the project's lockfile is the pinned content, from the vendored
+    folder, the cache, `db`, `TOKREG_DB`, the pin's registry or the default registry, the first
+    that holds it. Other refs come from the registry at `db`, `TOKREG_DB`, the one the lockfile
+    names for that tokenizer (when reachable), or the default location, in that order. `db` may
+    be a `tokreg serve` URL (http://HOST:PORT), read-only."""
     lock = lockfile.current()  # read once, here, for the whole call
-    if db is None and not os.environ.get("TOKREG_DB"):
-        pin = lockfile.pin_for(lock, ref)
-        raw = content_cache.get(pin.hash) if pin is not None else None
-        if pin is not None and raw is not None:
-            return Tokenizer(raw, ref=pin.ref, expect_hash=pin.hash)
+    pin = lockfile.pin_for(lock, ref)
+    if pin is not None:
+        assert lock is not None
+        return pinned.load(lock, pin, db)
+    where = os.fspath(db) if db is not None else os.environ.get("TOKREG_DB", "")
+    if where.startswith(("http://", "https://")):
+        from .versions import remote  # urllib and its http stack only for a `tokreg serve` URL
+
+        return remote.load(where, ref)
     # Imported here, not at the top: the registry brings SQLAlchemy and Alembic, which the
     # cached path above never needs (that is most of a fresh process's start-up time).
     from .registry import load as load_from_registry

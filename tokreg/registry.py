@@ -47,7 +47,7 @@ from .evaluation.audit import AuditReport
 from .evaluation.evaluate import Evaluation
 from .files import write_atomic
 from .formats import hf_settings
-from .store import aliases, engine, evaluations, lineage, migrate, probe, reads, refs, writable, writer
+from .store import aliases, by_hash, engine, evaluations, lineage, migrate, probe, reads, refs, writable, writer
 from .store import datasets as dataset_rows
 from .store.readonly_engine import open_read_only
 from .store.readonly_sql import DEFAULT_TIMEOUT, Rows, grant_read, query_rows
@@ -58,6 +58,8 @@ from .training.corpus import Corpus
 from .training.corpus.sources import Input
 from .training.reproduce import Reproduction
 from .versions import ancestry, details, diff, import_export, lockfile, samples, verify
+from .versions import copy as copying
+from .versions import vendor as vendoring
 from .versions.ancestry import TokenInfo
 from .versions.details import VersionDetails
 from .versions.diff import VersionDiff
@@ -78,7 +80,8 @@ class Registry:
     older schema is upgraded on open. `read_only=True`: see `Registry.read_only`.
 
     Pins: inside a project whose `tokreg.lock` pins `name` (versions/lockfile.py), a bare
-    `name` means the pinned version, its hash checked, in every method that takes a REF:
+    `name` means the version here holding the pinned hash (the hash is the pin; a `name@N` that
+    differs from the recorded one is a `PinLabelWarning`), in every method that takes a REF:
     `resolve`, `load`, `stored`, `show`, `history`, `samples`, `tokens`, `token`, `lineage`,
     `evaluations`, `diff`, `verify`, `export`, `reproduce`, `evaluate`, `audit`, `tag`,
     `remove`, and the base of `extend` and `add_tokens`. The one exception is `pin` itself,
@@ -208,7 +211,7 @@ class Registry:
         if all(isinstance(r, VersionInfo) for r in refs_):
             return [r for r in refs_ if isinstance(r, VersionInfo)]
         found = lockfile.lock_of(self._lock if lock is None else lock)
-        return [r if isinstance(r, VersionInfo) else lockfile.resolve(conn, r, found) for r in refs_]
+        return [r if isinstance(r, VersionInfo) else lockfile.resolve(conn, r, found, where=self.where) for r in refs_]
 
     def _version(self, conn: Connection, ref: Ref, lock: lockfile.LockArg = None) -> VersionInfo:
         return self._versions(conn, [ref], lock)[0]
@@ -719,13 +722,43 @@ class Registry:
             recompute=recompute,
         )
 
-    def pin(self, ref: Ref, folder: Optional[PathLike] = None) -> lockfile.Pin:
+    def pin(self, ref: Ref, folder: Optional[PathLike] = None, *, vendor: bool = False) -> lockfile.Pin:
         """Writes `ref` (a bare name: the latest, whatever is pinned now) into
-        `folder`/tokreg.lock; returns the Pin."""
+        `folder`/tokreg.lock; returns the Pin. `vendor`: also stores its content, compressed
+        and checked, in `folder`/tokreg.vendor/ (versions/vendor.py), to commit with the project."""
         v = self.resolve(ref, lock=False)
         p = lockfile.new_pin(v.name, v.number, v.content_hash, v.sha256, self.location)
-        lockfile.write(os.path.join(os.fspath(folder) if folder is not None else os.getcwd(), lockfile.FILENAME), p)
+        where = os.fspath(folder) if folder is not None else os.getcwd()
+        if vendor:
+            raw = self.content(v.content_hash)
+            assert raw is not None  # v holds it
+            vendoring.put(where, v.content_hash, raw)
+        lockfile.write(os.path.join(where, lockfile.FILENAME), p)
         return p
+
+    def content(self, content_hash: str) -> Optional[bytes]:
+        """The canonical content of a version holding exactly `content_hash`, checked against
+        it (the cache's verified copy first), or None when no version here holds it."""
+        with self._reading() as conn:
+            if not by_hash.versions_with(conn, content_hash):
+                return None
+            raw = content_cache.get(content_hash)
+            return raw if raw is not None else by_hash.content(conn, content_hash)
+
+    def copy_to(
+        self, dst: Registry, refs: Sequence[str] = (), *, parents: bool = True, aliases: bool = False
+    ) -> list[copying.Copied]:
+        """Copies the versions `refs` name (every version when none; with their ancestors unless
+        not `parents`) into the registry `dst` (created when absent), with their rows, lineage,
+        runs, evaluations and audits, and with `aliases` their aliases; one transaction per
+        version, idempotent (versions/copy.py). Pins do not apply: REFs name this registry's."""
+        if self.url == dst.url:
+            raise InputError(f"source and destination are the same registry ({self.where}); name two registries")
+        with self._reading():  # a clear error when there is no registry here
+            pass
+        dst.check_writable()
+        dst._ensure()
+        return copying.copy(self.engine, self.location, dst.engine, dst._where, refs, parents=parents, aliases=aliases)
 
     def verify(self, ref: Optional[Ref] = None) -> list[Verification]:
         """Recomputes hashes from rows and from the stored content, builds each encoder,

@@ -94,6 +94,8 @@ ROUTES = {
     ("/sql", "GET"): "reads (fills in the form, never runs it)",
     ("/sql", "POST"): "work",
     ("/static", "GET"): "reads",
+    ("/index.json", "GET"): "reads",
+    ("/content/{hash}", "GET"): "reads (the stored content, or the cached copy of it)",
 }
 
 

@@ -10,6 +10,7 @@ from typing import Optional
 from .add_tokens import add_tokens
 from .app import cli
 from .browse import list_, log, show
+from .cache import cache
 from .count import count
 from .dataset import dataset
 from .db import db
@@ -22,6 +23,7 @@ from .sql import sql
 from .tokenize import tokenize
 from .train import train
 from .transfer import export, import_
+from .travel import copy, sync
 from .versions import pin, reproduce, rm, tag, verify
 
 for command in (
@@ -49,6 +51,9 @@ for command in (
     serve,
     tokenize,
     dataset,
+    sync,
+    copy,
+    cache,
 ):
     cli.add_command(command)
 

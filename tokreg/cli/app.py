@@ -8,12 +8,16 @@ database whether that write was committed (`Registry.interruption`).
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+from collections.abc import Iterator
 from typing import Any, Optional
 
 import click
 
 from ..console import finished
 from ..errors import Interrupted, TokregError
+from ..versions.lockfile import PinLabelWarning
 
 #: Where a command keeps the Registry it opened (click's `meta` is shared by nested contexts).
 REGISTRY = "tokreg.registry"
@@ -46,6 +50,10 @@ class TokregGroup(click.Group):
             raise click.exceptions.Exit(Interrupted.exit_code) from None
 
     def invoke(self, ctx: click.Context) -> Any:
+        with _warning_lines(PinLabelWarning):
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             rv = super().invoke(ctx)
             finished()
@@ -62,6 +70,25 @@ class TokregGroup(click.Group):
             reg = ctx.meta.pop(REGISTRY, None)
             if reg is not None:
                 reg.close()
+
+
+@contextlib.contextmanager
+def _warning_lines(*kinds: type[Warning]) -> Iterator[None]:
+    """Shows the warnings of these kinds as `tokreg: warning:` lines as they happen (once per
+    command each); any other warning is shown as Python shows it."""
+    with warnings.catch_warnings():
+        shown = warnings.showwarning
+
+        def show(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+            if issubclass(category, kinds):
+                click.echo(f"tokreg: warning: {message}", err=True)
+            else:
+                shown(message, category, *args, **kwargs)
+
+        warnings.showwarning = show
+        for kind in kinds:
+            warnings.simplefilter("default", kind)
+        yield
 
 
 @click.group(cls=TokregGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -76,23 +76,29 @@ def rm(ref: str, yes: bool, db: Optional[str]) -> None:
 @click.command()
 @click.argument("ref")
 @click.option("--dir", "folder", type=click.Path(file_okay=False), help="Write the lockfile here [default: .].")
+@click.option(
+    "--vendor", is_flag=True, help="Also store the content beside the lockfile, in tokreg.vendor/ (commit it)."
+)
 @json_option
 @db_option
-def pin(ref: str, folder: Optional[str], as_json: bool, db: Optional[str]) -> None:
+def pin(ref: str, folder: Optional[str], vendor: bool, as_json: bool, db: Optional[str]) -> None:
     """Pin the version REF names in ./tokreg.lock (a bare name pins the latest).
 
-    In that project, tokreg.load("NAME") then loads exactly this version and refuses content
-    whose hash is not the pinned one.
+    In that project, tokreg.load("NAME") then loads exactly this content, by its hash, from the
+    vendored folder, the local cache or a registry that holds it (see `tokreg sync`). With
+    --vendor the content is also stored, compressed, in tokreg.vendor/ beside the lockfile, so a
+    clone of the project loads it with no registry and no network.
 
     \b
     Example:
-        tokreg pin gpt-mini@prod
+        tokreg pin gpt-mini@prod --vendor
     """
-    p = open_registry(db).pin(ref, folder)
+    p = open_registry(db).pin(ref, folder, vendor=vendor)
     if as_json:
-        echo_json({"ref": p.ref, "hash": p.hash, "sha256": p.sha256, "registry": p.registry})
+        echo_json({"ref": p.ref, "hash": p.hash, "sha256": p.sha256, "registry": p.registry, "vendored": vendor})
     else:
-        click.echo(f"pinned {p.ref}  {p.hash}  in {folder or '.'}/tokreg.lock")
+        also = f" (content in {folder or '.'}/tokreg.vendor/)" if vendor else ""
+        click.echo(f"pinned {p.ref}  {p.hash}  in {folder or '.'}/tokreg.lock{also}")
 
 
 @click.command()

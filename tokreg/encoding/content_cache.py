@@ -63,6 +63,12 @@ def _read(p: Path) -> Optional[bytes]:
     return data
 
 
+def read_regular(p: Path) -> Optional[bytes]:
+    """`_read` for other content-addressed folders (the vendored one): the bytes of a regular
+    file of plausible size, never through a symlink nor blocking on a FIFO; None otherwise."""
+    return _read(p)
+
+
 def get(hash_label: str) -> Optional[bytes]:
     """The cached content for `hash_label`, verified; None when absent, unusable or not matching
     (a file that does not match is removed, so the caller's `put` replaces it)."""

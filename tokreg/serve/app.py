@@ -28,7 +28,7 @@ from .access import Rules
 from .cache import Lru
 from .encoding import Encoders
 from .http import HANDLERS, error_response
-from .pages import diff, pin, playground, registry, sql, tokens, version
+from .pages import content, diff, pin, playground, registry, sql, tokens, version
 from .render import HERE
 from .summaries import Summaries
 from .work import Work
@@ -134,6 +134,7 @@ def create_app(reg: Registry, *, rules: Optional[Rules] = None, work: Optional[W
             *playground.routes,
             *diff.routes,
             *sql.routes,
+            *content.routes,
             Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
         ],
         middleware=[Middleware(SecurityHeaders), Middleware(Access, rules=rules)],

@@ -100,6 +100,19 @@ Lineage = Table(
 )
 
 
+# Where a version copied from another registry came from (`tokreg copy`): the source registry
+# (password hidden), its `name@N` and hash there, and when. No row: not copied.
+Origin = Table(
+    "origins",
+    metadata,
+    Column("version_id", ForeignKey("versions.id", ondelete="CASCADE"), primary_key=True),
+    Column("registry", Text, nullable=False),
+    Column("ref", String(220), nullable=False),
+    Column("content_hash", String(80), nullable=False),
+    Column("copied_at", DateTime(timezone=True), nullable=False),
+)
+
+
 Token = Table(
     "tokens",
     metadata,

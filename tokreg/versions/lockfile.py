@@ -19,13 +19,28 @@ It is read with `tomllib` on Python 3.11+, else with the small reader below, whi
 exactly the subset written here (comments, `key = "string"`, `key = integer`, `[[pin]]`).
 `TOKREG_LOCK` names a lockfile to use instead of searching, or `off` to ignore lockfiles.
 
-This module finds, reads, writes and applies the file. What a pin means when a ref is used: a
-bare `name` pinned here is the pinned version, which must still carry the pinned hash
-(`resolve`), and it is loaded from the registry it was pinned from when no other registry is
-named (`registry_for`). `Registry` applies pins through `resolve` (its REF-taking reads do;
-its writes do not, see its docstring), and `tokreg.load`'s cached path through `pin_for`; the
-CLI only calls `Registry`. The lockfile is read once per call (`current`) and handed down as
-a `Lock`; resolving a ref in the store never reads a file (store/refs.py).
+This module finds, reads, writes and applies the file. **The hash is the pin**: a `[[pin]]` is
+satisfied by content with the pinned hash, wherever that content comes from (the vendored
+folder beside the lockfile, the local cache, a registry, an exported file, a `tokreg serve`);
+`name`, `version` and `registry` are provenance, shown and used to look, never required.
+
+- `tokreg.load` of a pinned name (loading.py, versions/pinned.py) fetches the content by hash
+  and labels the tokenizer with the pin's `name@version`; it never compares that label with a
+  registry's, so the answer (ids, ref, hash) is the same warm or cold, online or offline.
+- `Registry` methods that read a version's rows (`show`, `diff`, `export`...) need the
+  registry's version holding that content (`resolve`): the recorded `name@version` when it
+  holds the hash, else another version holding it (same name first, lowest number; else the
+  oldest). When that version's label is not the recorded one (a registry that numbered the
+  content otherwise, e.g. after `tokreg copy` found `name@N` taken), a `PinLabelWarning` says
+  so, every time, as one `tokreg: warning:` line on the CLI. It is a warning, not an error,
+  because the content is exactly the pinned one: refusing would fail a project's CI over a
+  number that does not change a single id.
+- A lockfile with two `[[pin]]` tables for one name is refused in one line.
+
+A bare `name` pinned here is loaded from the registry it was pinned from when it is not local
+(`registry_for`). `Registry` applies pins through `resolve` (its REF-taking reads do; its
+writes do not, see its docstring). The lockfile is read once per call (`current`) and handed
+down as a `Lock`; resolving a ref in the store never reads a file (store/refs.py).
 """
 
 from __future__ import annotations
@@ -34,14 +49,15 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable
+import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ..data import VersionInfo
-from ..errors import InputError, IntegrityError, NotFoundError
+from ..errors import InputError, IntegrityError, NotFoundError, TokregError
 from ..files import write_atomic
 
 if TYPE_CHECKING:
@@ -70,6 +86,15 @@ class Pin:
 class Lock:
     path: Path
     pins: dict[str, Pin]  # name -> pin
+
+    @property
+    def folder(self) -> Path:
+        """The project folder: the lockfile's own (where the vendored folder sits)."""
+        return self.path.parent
+
+
+class PinLabelWarning(UserWarning):
+    """A registry holds the pinned content under another `name@N` than the lockfile records."""
 
 
 def find(start: Optional[PathLike] = None) -> Optional[Path]:
@@ -120,6 +145,11 @@ def read(path: PathLike) -> Lock:
             raise InputError(
                 f"lockfile {str(path)!r}: pin {n} needs name, version and hash; re-pin it with `tokreg pin NAME@N`"
             ) from None
+        if pin.name in pins:
+            raise InputError(
+                f"lockfile {str(path)!r} pins {pin.name!r} twice (pins {list(pins).index(pin.name) + 1} and {n}); "
+                f"keep one, or re-pin with `tokreg pin {pin.name}@N`"
+            )
         pins[pin.name] = pin
     return Lock(path=path, pins=pins)
 
@@ -186,38 +216,63 @@ def new_pin(name: str, version: int, content_hash: str, sha256: str, registry: s
 # -- What a pin means when a ref is used ----------------------------------------------------------
 
 
-def resolve(conn: Connection, ref: str, lock: Optional[Lock]) -> VersionInfo:
+def resolve(conn: Connection, ref: str, lock: Optional[Lock], *, where: str = "this registry") -> VersionInfo:
     """The version `ref` names with the pins of `lock` applied: the one place a bare name becomes
-    its pinned version, and the one place a pin's hash is held against the version's. Every
-    `Registry` method that follows pins resolves its REF here, once per call (registry.py)."""
+    the registry's version holding its pinned content (see the module's docstring for the rule
+    and its `PinLabelWarning`). Every `Registry` method that follows pins resolves its REF here,
+    once per call (registry.py). `where` names the registry in messages."""
     # The store (and SQLAlchemy) on use only: `tokreg.load` reads pins from this module on its
     # cached path, which must not import them.
-    from ..store import refs
+    from ..store import by_hash, refs
 
     pin = pin_for(lock, ref)
     if pin is None:
         return refs.resolve(conn, ref)
     assert lock is not None
-    where = f"{lock.path} pins {pin.ref} ({pin.hash})"
-    try:
-        v = refs.resolve(conn, pin.ref)
-    except NotFoundError:
-        have = ", ".join(str(x.number) for x in refs.all_versions(conn, pin.name)) or "none"
-        raise NotFoundError(
-            f"{where}, but this registry has no {pin.ref} (its versions of {pin.name}: {have}); "
-            f"it was pinned from {pin.registry or 'an unrecorded registry'}: point TOKREG_DB there, "
-            f"or re-pin with `tokreg pin {pin.name}@N`"
-        ) from None
-    if v.content_hash != pin.hash:
-        raise IntegrityError(
-            f"{where}, but {v.ref} in this registry is {v.content_hash}; it is not the pinned "
-            f"tokenizer (re-pin deliberately with `tokreg pin {v.ref}`)",
-            expected=pin.hash,
-            actual=v.content_hash,
-        )
+    holders = by_hash.versions_with(conn, pin.hash)
+    if not holders:
+        raise missing(lock, pin, where, by_hash.labelled(conn, pin.name, pin.version))
+    v = choose(holders, pin)
+    if v.ref != pin.ref:
+        warnings.warn(label_warning(lock, pin, where, v.ref), PinLabelWarning, stacklevel=2)
     # The content itself is checked against this same hash wherever it is read, so rows changed
     # behind tokreg's back are refused there, naming both hashes.
     return v
+
+
+def choose(holders: Sequence[VersionInfo], pin: Pin) -> VersionInfo:
+    """Which of the versions holding a pin's content stands for it: the recorded `name@version`,
+    else the same name's lowest number, else the oldest (lowest id)."""
+    for v in holders:
+        if (v.name, v.number) == (pin.name, pin.version):
+            return v
+    same = [v for v in holders if v.name == pin.name]
+    return min(same, key=lambda v: v.number) if same else min(holders, key=lambda v: v.id)
+
+
+def label_warning(lock: Lock, pin: Pin, where: str, held_as: str) -> str:
+    return (
+        f"{lock.path} pins {pin.ref} ({pin.hash}); {where} holds that content as {held_as}: using it "
+        "(the hash is the pin; the number is provenance)"
+    )
+
+
+def missing(lock: Lock, pin: Pin, where: str, labelled: Optional[VersionInfo]) -> TokregError:
+    """The error for a registry without the pinned content: an IntegrityError naming both
+    hashes when it holds the recorded `name@version` with other content, else NotFoundError."""
+    head = f"{lock.path} pins {pin.ref} ({pin.hash})"
+    if labelled is not None:
+        return IntegrityError(
+            f"{head}, but {labelled.ref} in {where} is {labelled.content_hash}; it is not the pinned "
+            f"tokenizer (re-pin deliberately with `tokreg pin {labelled.ref}`, or `tokreg sync` the pinned content)",
+            expected=pin.hash,
+            actual=labelled.content_hash,
+        )
+    return NotFoundError(
+        f"{head}, but {where} holds no version with that content; it was pinned from "
+        f"{pin.registry or 'an unrecorded registry'}: run `tokreg sync` (--from SOURCE), or re-pin with "
+        f"`tokreg pin {pin.name}@N`"
+    )
 
 
 def registry_for(ref: str, lock: Optional[Lock]) -> Optional[str]:
