@@ -21,7 +21,7 @@ use crate::content;
 use crate::encode::{Flat, Rule, StreamDecoder, Tokenizer};
 use crate::error::CoreError;
 use crate::pretok::{canonical, Splitter, PATTERNS};
-use crate::{bpe, count, normalize, pool, unigram, wordpiece};
+use crate::{bpe, count, normalize, pool, tokreg_file, unigram, wordpiece};
 
 /// The one mapping from core errors to Python exceptions, all from `tokreg.errors`:
 /// `Interrupted` for `CoreError::Interrupted`, `VocabularySizeError` (an `InputError`) for a
@@ -257,6 +257,36 @@ fn content_rows<'py>(
         tokens.push((t.id, kind, PyBytes::new(py, t.bytes), t.score));
     }
     Ok((tokens, c.merges))
+}
+
+/// The members of a tokreg file's top-level object: (key, start, end) of each value.
+#[pyfunction]
+fn tokreg_file_members(py: Python<'_>, raw: &[u8]) -> PyResult<Vec<(String, usize, usize)>> {
+    py.allow_threads(|| tokreg_file::members(raw)).or_raise(py)
+}
+
+/// A tokreg file's `tokens` array at `raw[start:end]`: (count, canonical token records).
+#[pyfunction]
+fn tokreg_file_tokens<'py>(
+    py: Python<'py>,
+    raw: &[u8],
+    start: usize,
+    end: usize,
+) -> PyResult<(usize, Bound<'py, PyBytes>)> {
+    let (n, out) = py.allow_threads(|| tokreg_file::token_records(raw, start, end)).or_raise(py)?;
+    Ok((n, PyBytes::new(py, &out)))
+}
+
+/// A tokreg file's `merges` array at `raw[start:end]`: (count, u32 LE triples).
+#[pyfunction]
+fn tokreg_file_merges<'py>(
+    py: Python<'py>,
+    raw: &[u8],
+    start: usize,
+    end: usize,
+) -> PyResult<(usize, Bound<'py, PyBytes>)> {
+    let (n, out) = py.allow_threads(|| tokreg_file::merge_triples(raw, start, end)).or_raise(py)?;
+    Ok((n, PyBytes::new(py, &out)))
 }
 
 #[pyfunction]
@@ -1333,6 +1363,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(content_header, m)?)?;
     m.add_function(wrap_pyfunction!(content_rows, m)?)?;
     m.add_function(wrap_pyfunction!(merges_from_ranks, m)?)?;
+    m.add_function(wrap_pyfunction!(tokreg_file_members, m)?)?;
+    m.add_function(wrap_pyfunction!(tokreg_file_tokens, m)?)?;
+    m.add_function(wrap_pyfunction!(tokreg_file_merges, m)?)?;
     m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
     m.add_function(wrap_pyfunction!(extend_bpe, m)?)?;
     m.add_function(wrap_pyfunction!(extend_wordpiece, m)?)?;

@@ -164,8 +164,8 @@ class Tokenizer:
     def from_file(cls, path: Union[str, os.PathLike[str]], *, expect_hash: Optional[str] = None) -> Tokenizer:
         """Loads a file written by `tokreg export REF --format tokreg`, with no registry. Its content
         must hash to the hash it carries (and start with `expect_hash`, when given)."""
-        ref, hash_label, _, raw = tokreg_file.read(path, expect_hash=expect_hash)
-        return cls(raw, ref=ref, _hashed=hash_label)  # read() made and checked both
+        f = tokreg_file.read(path, expect_hash=expect_hash)
+        return cls(f.content, ref=f.ref, _hashed=f.hash)  # read() made and checked both
 
     def __repr__(self) -> str:
         return f"<Tokenizer {self.ref} {self.hash[:22]}… {self.title} vocab={self.vocab_size}>"
