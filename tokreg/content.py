@@ -102,7 +102,9 @@ def serialize(
     return assemble(algorithm, config, len(body) // 3, b"".join(body), len(encoding_merges), flat.tobytes())
 
 
-def assemble(algorithm: str, config: dict[str, Any], n_tokens: int, records: bytes, n_merges: int, triples: bytes) -> bytes:
+def assemble(
+    algorithm: str, config: dict[str, Any], n_tokens: int, records: bytes, n_merges: int, triples: bytes
+) -> bytes:
     """The canonical bytes from token records and merge triples already in the layout above (the
     core's tokreg-file reader makes them): the header and count lines added, the merges kept
     only for BPE."""

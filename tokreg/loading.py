@@ -21,7 +21,6 @@ from typing import Optional, Union
 from .content import check_header
 from .encoding import content_cache
 from .encoding.tokenizer import Tokenizer
-from .store import sqlite_read
 from .versions import lockfile
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -41,6 +40,8 @@ def load(ref: str, *, db: Optional[PathLike] = None) -> Tokenizer:
             return Tokenizer(raw, ref=pin.ref, expect_hash=pin.hash)
     named = os.fspath(db) if db is not None else os.environ.get("TOKREG_DB")
     if named and lockfile.pin_for(lock, ref) is None:  # the lean read of a SQLite file (no SQLAlchemy)
+        from .store import sqlite_read
+
         row = sqlite_read.version_row(named, ref)
         raw = content_cache.get(row.content_hash) if row is not None else None
         if row is not None and raw is not None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from .. import _core, content
-from ..data import MergeRow, TokenizerData, TokenRow
+from ..data import MergeRow, TokenizerData
 from ..errors import InputError, IntegrityError
 from ..files import read_input
 from . import strict_json
