@@ -705,7 +705,8 @@ class Registry:
         """Every token of a version with its category (reachable, reachable in context,
         unreachable, undecodable, special: tokreg/evaluation/audit.py) and, for a trained version, whether
         it is under-trained (used or merged fewer than `rare_below` times in training; None:
-        `audit.RARE_BELOW`). Stored beside the version; read back unless `recompute` or another `rare_below` is asked for."""
+        `audit.RARE_BELOW`). Stored beside the version; read back unless `recompute` or another
+        `rare_below` is asked for."""
         from .evaluation import audit
 
         rare_below = audit.RARE_BELOW if rare_below is None else rare_below
