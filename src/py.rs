@@ -265,28 +265,23 @@ fn tokreg_file_members(py: Python<'_>, raw: &[u8]) -> PyResult<Vec<(String, usiz
     py.allow_threads(|| tokreg_file::members(raw)).or_raise(py)
 }
 
-/// A tokreg file's `tokens` array at `raw[start:end]`: (count, canonical token records).
+/// A tokreg file's `tokens` and `merges` arrays at the spans of `raw` given: (number of tokens,
+/// canonical token records, number of merges, u32 LE triples).
 #[pyfunction]
-fn tokreg_file_tokens<'py>(
+#[allow(clippy::type_complexity)]
+fn tokreg_file_rows<'py>(
     py: Python<'py>,
     raw: &[u8],
-    start: usize,
-    end: usize,
-) -> PyResult<(usize, Bound<'py, PyBytes>)> {
-    let (n, out) = py.allow_threads(|| tokreg_file::token_records(raw, start, end)).or_raise(py)?;
-    Ok((n, PyBytes::new(py, &out)))
-}
-
-/// A tokreg file's `merges` array at `raw[start:end]`: (count, u32 LE triples).
-#[pyfunction]
-fn tokreg_file_merges<'py>(
-    py: Python<'py>,
-    raw: &[u8],
-    start: usize,
-    end: usize,
-) -> PyResult<(usize, Bound<'py, PyBytes>)> {
-    let (n, out) = py.allow_threads(|| tokreg_file::merge_triples(raw, start, end)).or_raise(py)?;
-    Ok((n, PyBytes::new(py, &out)))
+    tokens: (usize, usize),
+    merges: (usize, usize),
+) -> PyResult<(usize, Bound<'py, PyBytes>, usize, Bound<'py, PyBytes>)> {
+    let ((n, records), (m, triples)) = py
+        .allow_threads(|| {
+            let t = tokreg_file::token_records(raw, tokens.0, tokens.1)?;
+            Ok::<_, CoreError>((t, tokreg_file::merge_triples(raw, merges.0, merges.1)?))
+        })
+        .or_raise(py)?;
+    Ok((n, PyBytes::new(py, &records), m, PyBytes::new(py, &triples)))
 }
 
 #[pyfunction]
@@ -1364,8 +1359,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(content_rows, m)?)?;
     m.add_function(wrap_pyfunction!(merges_from_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(tokreg_file_members, m)?)?;
-    m.add_function(wrap_pyfunction!(tokreg_file_tokens, m)?)?;
-    m.add_function(wrap_pyfunction!(tokreg_file_merges, m)?)?;
+    m.add_function(wrap_pyfunction!(tokreg_file_rows, m)?)?;
     m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
     m.add_function(wrap_pyfunction!(extend_bpe, m)?)?;
     m.add_function(wrap_pyfunction!(extend_wordpiece, m)?)?;

@@ -123,8 +123,7 @@ def read(path: str | os.PathLike[str], *, expect_hash: Optional[str] = None) -> 
         algorithm = _str(doc["algorithm"], "algorithm")
         config = _dict(doc["config"], "config")
         claimed = _str(doc["hash"], "hash")
-        n_tokens, records = _core.tokreg_file_tokens(raw, *spans["tokens"])
-        n_merges, triples = _core.tokreg_file_merges(raw, *spans["merges"])
+        n_tokens, records, n_merges, triples = _core.tokreg_file_rows(raw, spans["tokens"], spans["merges"])
         raw_content = content.assemble(algorithm, config, n_tokens, records, n_merges, triples)
     except (KeyError, TypeError, ValueError, InputError) as e:
         reason = str(e) if isinstance(e, InputError) else f"{type(e).__name__}: {e}"
