@@ -347,7 +347,7 @@ class Registry:
         counted. Both are recorded with the version's lineage."""
         stored = self._derivable(base, name)
         try:
-            from .training import extend as extending
+            from .training import extend as extending  # on use: see the note at the top-level imports
 
             extended = extending.extend(
                 stored,
@@ -377,7 +377,7 @@ class Registry:
         """Records `base` + `tokens` (special tokens with `special`, else ordinary tokens of
         the algorithm) as the next version of `name`, the new ids after the base's."""
         stored = self._derivable(base, name)
-        from .training import extend as extending
+        from .training import extend as extending  # on use: see the note at the top-level imports
 
         added = extending.add_tokens(stored, tokens, special=special, check_text=check_text)
         kind = ("special token" if special else "token") + ("s" if len(tokens) > 1 else "")
@@ -512,7 +512,7 @@ class Registry:
         lineage (it and its ancestors, nearest first) and the versions derived from it, and its
         first merges (or, for scored vocabularies, its highest-scored pieces)."""
         with self._reading() as conn:
-            from .versions import details
+            from .versions import details  # on use: see the note at the top-level imports
 
             return details.details(conn, self._version(conn, ref), merges=merges)
 
@@ -558,7 +558,7 @@ class Registry:
         """One token of `ref`: its row, its merge ancestry down to base tokens (versions/ancestry.py), and
         every version (this one included) holding a token with the same bytes."""
         with self._reading() as conn:
-            from .versions import ancestry
+            from .versions import ancestry  # on use: see the note at the top-level imports
 
             return ancestry.token_info(conn, self._version(conn, ref), token_id)
 
@@ -645,8 +645,8 @@ class Registry:
     def diff(self, a: Ref, b: Ref, *, texts: Optional[Sequence[PathLike]] = None, top: int = 10) -> VersionDiff:
         """How version `b` differs from `a`; with `texts`, the effect on those files: the
         metrics of `evaluate` for both, and B - A."""
-        from .evaluation import evaluate
-        from .versions import diff
+        from .evaluation import evaluate  # on use: see the note at the top-level imports
+        from .versions import diff  # on use: see the note at the top-level imports
 
         loaded = evaluate.read_texts(texts) if texts else []
         with self._reading() as conn:
@@ -673,7 +673,7 @@ class Registry:
         text); with `parallel` the texts hold the same content in different languages, and
         each version gets its premium per language relative to `reference` (default: the
         first text's language) and their spread. Bad input raises before anything is stored."""
-        from .evaluation import evaluate
+        from .evaluation import evaluate  # on use: see the note at the top-level imports
 
         refs = [refs] if isinstance(refs, (str, VersionInfo)) else list(refs)  # one ref or one path alone is fine too
         texts = [texts] if isinstance(texts, (str, os.PathLike)) else list(texts)
@@ -696,7 +696,7 @@ class Registry:
 
     def evaluations(self, ref: Ref) -> list[StoredEvaluation]:
         """Every stored evaluation of a version, one per text it was measured on (see `evaluate`)."""
-        from .store import evaluations
+        from .store import evaluations  # on use: see the note at the top-level imports
 
         with self._reading() as conn:
             return evaluations.of_version(conn, self._version(conn, ref).id)
@@ -707,7 +707,7 @@ class Registry:
         it is under-trained (used or merged fewer than `rare_below` times in training; None:
         `audit.RARE_BELOW`). Stored beside the version; read back unless `recompute` or another
         `rare_below` is asked for."""
-        from .evaluation import audit
+        from .evaluation import audit  # on use: see the note at the top-level imports
 
         rare_below = audit.RARE_BELOW if rare_below is None else rare_below
 
@@ -736,7 +736,7 @@ class Registry:
         version. Reports problems; never raises for them."""
         with self._reading() as conn:
             versions = [self._version(conn, ref)] if ref is not None else refs.all_versions(conn)
-            from .versions import verify
+            from .versions import verify  # on use: see the note at the top-level imports
 
             return verify.check_all(conn, versions)
 
@@ -761,7 +761,7 @@ class Registry:
         else:
             write_atomic(path, import_export.export(stored.data(), stored.info.ref, fmt, samples=samples))
             if fmt == "hf":
-                from .formats import hf_settings
+                from .formats import hf_settings  # on use: see the note at the top-level imports
 
                 hf_settings.warn_file_only(stored.info.config, os.fspath(path))
         return stored.info

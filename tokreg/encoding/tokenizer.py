@@ -168,7 +168,7 @@ class Tokenizer:
     def from_file(cls, path: Union[str, os.PathLike[str]], *, expect_hash: Optional[str] = None) -> Tokenizer:
         """Loads a file written by `tokreg export REF --format tokreg`, with no registry. Its content
         must hash to the hash it carries (and start with `expect_hash`, when given)."""
-        from ..formats import tokreg_file
+        from ..formats import tokreg_file  # on use: see the note at the top-level imports
 
         f = tokreg_file.read(path, expect_hash=expect_hash)
         return cls(f.content, ref=f.ref, _hashed=f.hash)  # read() made and checked both
@@ -409,7 +409,7 @@ class Tokenizer:
 
     def to_hf(self) -> Any:
         """This version as a `tokenizers.Tokenizer` giving the same ids (`pip install 'tokreg[hf]'`)."""
-        from . import hf_objects
+        from . import hf_objects  # on use: see the note at the top-level imports
 
         return hf_objects.to_hf(self)
 
@@ -418,7 +418,7 @@ class Tokenizer:
         special-token roles and settings an import carried (or, for a trained version, the
         roles its specials and template give: see hf_objects.py); `overrides` are passed to
         it, e.g. `model_max_length=512` (`pip install 'tokreg[transformers]'`)."""
-        from . import hf_objects
+        from . import hf_objects  # on use: see the note at the top-level imports
 
         return hf_objects.to_transformers(self, **overrides)
 
