@@ -3,7 +3,9 @@ time (so no in-process cache helps), beside tiktoken building its Encoding from 
 
 "cold" is a machine that has never loaded the version: an empty compiled cache, so the content
 stored with the version is read from the database (SQLite, and PostgreSQL over a Unix socket)
-and checked by its hash; "warm" reads the on-disk cache. The PostgreSQL column needs the server
+and checked by its hash; "warm" reads the on-disk cache. "from_file" is
+`Tokenizer.from_file` of the file `tokreg export --format tokreg` wrote (no registry, no cache:
+the file is read and its content hashed every time). The PostgreSQL column needs the server
 binaries (a throwaway server is started, as the tests do) or TOKREG_BENCH_PG=URL of a database
 to use (its registry is replaced)."""
 
@@ -66,11 +68,16 @@ def run() -> None:
             child("benchmarks.load_child", "tokreg", name, db, env={"TOKREG_CACHE": warm})  # fills the cache
             row = [name, f"{_best(name, db, warm):.3f}", f"{_best(name, db, 'cold'):.3f}"]
             row.append(f"{_best(name, pg, 'cold'):.3f}" if pg else "no server")
+            exported = os.path.join(warm, f"{name}.tokreg")
+            with tokreg.Registry(db) as reg:
+                reg.export(f"{name}@1", "tokreg", exported)
+            files = [child("benchmarks.load_child", "tokreg-file", name, exported)["seconds"] for _ in range(3)]
+            row.append(f"{min(files):.3f}")
             theirs = [child("benchmarks.load_child", "tiktoken", name, db)["seconds"] for _ in range(3)]
             rows.append([*row, f"{min(theirs):.3f}"])
     shutil.rmtree(warm, ignore_errors=True)
     table(
         "Load to a ready encoder (best of 3 fresh processes; cold: an empty compiled cache)",
-        ["vocab", "tokreg.load warm s", "cold, SQLite s", "cold, PostgreSQL s", "tiktoken Encoding s"],
+        ["vocab", "tokreg.load warm s", "cold, SQLite s", "cold, PostgreSQL s", "from_file s", "tiktoken Encoding s"],
         rows,
     )

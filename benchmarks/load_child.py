@@ -1,4 +1,5 @@
-"""One load in a fresh process: `python -m benchmarks.load_child tokreg|tiktoken NAME DB`."""
+"""One load in a fresh process: `python -m benchmarks.load_child tokreg|tokreg-file|tiktoken NAME
+DB` (for tokreg-file, DB is the file `tokreg export --format tokreg` wrote)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,12 @@ def main() -> None:
         t = time.perf_counter()
         tok = tokreg.load(f"{name}@1", db=db)
         tok.encode_ordinary("warm")
+    elif lib == "tokreg-file":
+        import tokreg
+        from tokreg.encoding import tokenizer  # noqa: F401  (import cost is not load cost)
+
+        t = time.perf_counter()
+        tokreg.Tokenizer.from_file(db).encode_ordinary("warm")
     else:
         import tiktoken  # noqa: F401  (import cost is not load cost)
 

@@ -23,6 +23,7 @@ pub mod normalize;
 pub mod pool;
 pub mod pretok;
 pub mod spbpe;
+pub mod tokreg_file;
 pub mod unigram;
 pub mod wordpiece;
 

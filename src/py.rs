@@ -21,7 +21,7 @@ use crate::content;
 use crate::encode::{Flat, Rule, StreamDecoder, Tokenizer};
 use crate::error::CoreError;
 use crate::pretok::{canonical, Splitter, PATTERNS};
-use crate::{bpe, count, normalize, pool, unigram, wordpiece};
+use crate::{bpe, count, normalize, pool, tokreg_file, unigram, wordpiece};
 
 /// The one mapping from core errors to Python exceptions, all from `tokreg.errors`:
 /// `Interrupted` for `CoreError::Interrupted`, `VocabularySizeError` (an `InputError`) for a
@@ -257,6 +257,31 @@ fn content_rows<'py>(
         tokens.push((t.id, kind, PyBytes::new(py, t.bytes), t.score));
     }
     Ok((tokens, c.merges))
+}
+
+/// The members of a tokreg file's top-level object: (key, start, end) of each value.
+#[pyfunction]
+fn tokreg_file_members(py: Python<'_>, raw: &[u8]) -> PyResult<Vec<(String, usize, usize)>> {
+    py.allow_threads(|| tokreg_file::members(raw)).or_raise(py)
+}
+
+/// A tokreg file's `tokens` and `merges` arrays at the spans of `raw` given: (number of tokens,
+/// canonical token records, number of merges, u32 LE triples).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn tokreg_file_rows<'py>(
+    py: Python<'py>,
+    raw: &[u8],
+    tokens: (usize, usize),
+    merges: (usize, usize),
+) -> PyResult<(usize, Bound<'py, PyBytes>, usize, Bound<'py, PyBytes>)> {
+    let ((n, records), (m, triples)) = py
+        .allow_threads(|| {
+            let t = tokreg_file::token_records(raw, tokens.0, tokens.1)?;
+            Ok::<_, CoreError>((t, tokreg_file::merge_triples(raw, merges.0, merges.1)?))
+        })
+        .or_raise(py)?;
+    Ok((n, PyBytes::new(py, &records), m, PyBytes::new(py, &triples)))
 }
 
 #[pyfunction]
@@ -1333,6 +1358,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(content_header, m)?)?;
     m.add_function(wrap_pyfunction!(content_rows, m)?)?;
     m.add_function(wrap_pyfunction!(merges_from_ranks, m)?)?;
+    m.add_function(wrap_pyfunction!(tokreg_file_members, m)?)?;
+    m.add_function(wrap_pyfunction!(tokreg_file_rows, m)?)?;
     m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
     m.add_function(wrap_pyfunction!(extend_bpe, m)?)?;
     m.add_function(wrap_pyfunction!(extend_wordpiece, m)?)?;

@@ -21,7 +21,7 @@ def commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Comm
     return out
 
 
-ALL = commands(cli)
+ALL = commands(cli.load_all())  # the group imports its commands on use
 
 
 @pytest.mark.parametrize("name,cmd", ALL, ids=[n for n, _ in ALL])

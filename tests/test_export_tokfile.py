@@ -122,3 +122,52 @@ def test_written_files_follow_the_umask_or_keep_their_mode(reg: Registry, tmp_pa
         assert stat.S_IMODE((tmp_path / "shared.json").stat().st_mode) == 0o640
     finally:
         os.umask(old)
+
+
+def test_any_json_layout_of_the_file_reads_the_same(reg: Registry, tmp_path: Path) -> None:
+    """The core reads the rows (src/tokreg_file.rs) from JSON as any writer may lay it out:
+    indented, keys reordered, every string escaped to ASCII, numbers as JSON allows them."""
+    path = tmp_path / "e.json"
+    v = reg.export("e@1", "tokreg", path)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["tokens"][5][3] = None
+    relaid = {k: doc[k] for k in reversed(list(doc))}
+    escaped = json.dumps(relaid, indent=3, ensure_ascii=True).replace('"byte"', '"\\u0062yte"')
+    assert '"\\u0062yte"' in escaped
+    path.write_text(escaped, encoding="utf-8")
+    assert Tokenizer.from_file(path).hash == v.content_hash
+    # A score written 25.0 or 2.5e1 is the same float: the content (here no longer the file's
+    # hash, which is refused naming what it hashes to) is the same.
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["tokens"][7][3] = 25.0
+    actual = []
+    for written in (json.dumps(doc), json.dumps(doc).replace("25.0", "2.5e1")):
+        path.write_text(written, encoding="utf-8")
+        with pytest.raises(IntegrityError, match="but the file says") as e:
+            Tokenizer.from_file(path)
+        actual.append(e.value.actual)
+    assert actual[0] == actual[1] != v.content_hash
+
+
+DAMAGES = [
+    (lambda s: s.replace('"merges":', '"tokens":[],"merges":', 1), "the key 'tokens' appears twice"),
+    (lambda s: s + " x", "extra data after the object"),
+    (lambda s: s.replace('"byte"', '"b\\ud800"', 1), "lone surrogate"),
+    (lambda s: s.replace('"config":{', '"config":{"x":NaN,', 1), "not a number JSON allows"),
+    (lambda s: s.replace(",null]", ",true]", 1), "malformed tokreg tokenizer file"),
+    (lambda s: s.replace('[0,"byte","', '[0,"byte","!', 1), "not base64"),
+    (lambda s: s.replace('"merges":[[', '"merges":[[-', 1), "0..4294967295"),
+]
+
+
+def test_damaged_files_are_refused_in_one_line(reg: Registry, tmp_path: Path) -> None:
+    path = tmp_path / "e.json"
+    reg.export("e@1", "tokreg", path)
+    raw = path.read_text(encoding="utf-8").strip()
+    for change, message in DAMAGES:
+        changed = change(raw)
+        assert changed != raw, message
+        path.write_text(changed, encoding="utf-8")
+        with pytest.raises(InputError, match=message) as e:
+            Tokenizer.from_file(path)
+        assert "\n" not in str(e.value)

@@ -15,6 +15,8 @@ __all__ = [
     "content_header",
     "content_rows",
     "merges_from_ranks",
+    "tokreg_file_members",
+    "tokreg_file_rows",
     "train_bpe",
     "extend_bpe",
     "train_wordpiece",
@@ -39,6 +41,8 @@ def content_header(content: bytes) -> str: ...
 def content_rows(
     content: bytes,
 ) -> tuple[list[tuple[int, str, bytes, Optional[float]]], list[tuple[int, int, int]]]: ...
+def tokreg_file_members(raw: bytes) -> list[tuple[str, int, int]]: ...
+def tokreg_file_rows(raw: bytes, tokens: tuple[int, int], merges: tuple[int, int]) -> tuple[int, bytes, int, bytes]: ...
 def merges_from_ranks(tokens: list[tuple[int, bytes]]) -> list[tuple[int, int, int]]: ...
 def train_bpe(
     counts: Counts,

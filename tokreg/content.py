@@ -25,8 +25,10 @@ tests/test_content_format.py builds these bytes by hand from this description.
 Same content, same hash, on any machine. The content is also what an encoder is compiled
 from, so whatever is hashed is exactly what encodes.
 
-One writer, one reader: `serialize` below writes the format; src/content.rs reads it, for the
-encoders and, through `header` and `rows` below, for Python.
+One writer, one reader: `serialize` below writes the format (the core's reader of tokreg files,
+src/tokreg_file.rs, writes the token records of the file it reads, and `assemble` adds the
+rest); src/content.rs reads it, for the encoders and, through `header` and `rows` below, for
+Python.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ FORMAT = "tokreg-content-v1"
 PREFIX = "xxh3-128:"
 
 #: The array type code of a 4-byte unsigned int on this platform.
-_U32_CODE = "I" if array("I").itemsize == 4 else "L"
+U32_CODE = "I" if array("I").itemsize == 4 else "L"
 _score = struct.Struct("<d")
 
 
@@ -65,8 +67,6 @@ def serialize(
 ) -> bytes:
     """The canonical bytes of a tokenizer. `tokens`: (id, kind, bytes, score) in id order;
     `merges`: (left, right, result) in rank order."""
-    parts: list[bytes] = [FORMAT.encode() + b"\n"]
-    parts.append(_header_line(algorithm, config) + b"\n")
     body: list[bytes] = []
     add = body.append
     score_of = _score.pack
@@ -92,18 +92,34 @@ def serialize(
         encoding_merges = merges if algorithm == "bpe" else []
         # Every merge is three little-endian u32: one array for all of them (a 200k-merge
         # version would spend a quarter of a second packing them one by one).
-        flat = array(_U32_CODE, [x for m in encoding_merges for x in m])
+        flat = array(U32_CODE, [x for m in encoding_merges for x in m])
     except (struct.error, UnicodeEncodeError, OverflowError) as e:
         raise InputError(
             f"a token or merge cannot be stored ({e}): ids must be 0..4294967295 and kinds ASCII"
         ) from None
-    parts.append(f"tokens {len(body) // 3}\n".encode())
-    parts.extend(body)
-    parts.append(f"merges {len(encoding_merges)}\n".encode())
     if sys.byteorder == "big":
         flat.byteswap()
-    parts.append(flat.tobytes())
-    return b"".join(parts)
+    return assemble(algorithm, config, len(body) // 3, b"".join(body), len(encoding_merges), flat.tobytes())
+
+
+def assemble(
+    algorithm: str, config: dict[str, Any], n_tokens: int, records: bytes, n_merges: int, triples: bytes
+) -> bytes:
+    """The canonical bytes from token records and merge triples already in the layout above (the
+    core's tokreg-file reader makes them): the header and count lines added, the merges kept
+    only for BPE."""
+    if algorithm != "bpe":
+        n_merges, triples = 0, b""
+    return b"".join(
+        (
+            FORMAT.encode() + b"\n",
+            _header_line(algorithm, config) + b"\n",
+            f"tokens {n_tokens}\n".encode(),
+            records,
+            f"merges {n_merges}\n".encode(),
+            triples,
+        )
+    )
 
 
 def digest(content: bytes) -> tuple[str, str]:

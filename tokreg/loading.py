@@ -5,9 +5,11 @@ A bare name pinned in the project's `tokreg.lock` is loaded by its hash (version
 from the vendored folder beside the lockfile, the on-disk cache (encoding/content_cache.py),
 or else the first registry or server holding that content, checked against the pinned hash
 wherever it comes from, and labelled with the pin's `name@version`. Local content loads
-without opening any registry, importing neither SQLAlchemy nor Alembic. Anything else (a ref
-that is not a bare pinned name) goes through `Registry.load`, or, for a `tokreg serve` URL
-given as `db`, through versions/remote.py.
+without opening any registry, importing neither SQLAlchemy nor Alembic. A `name@N` (or an
+unpinned bare name) in a SQLite registry named by `db` or `TOKREG_DB`, its content cached, is
+read the lean way too (store/sqlite_read.py: the version row with the stdlib's sqlite3).
+Anything else goes through `Registry.load`, or, for a `tokreg serve` URL given as `db`,
+through versions/remote.py.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from __future__ import annotations
 import os
 from typing import Optional, Union
 
+from .content import check_header
+from .encoding import content_cache
 from .encoding.tokenizer import Tokenizer
 from .versions import lockfile, pinned
 
@@ -38,6 +42,14 @@ def load(ref: str, *, db: Optional[PathLike] = None) -> Tokenizer:
         from .versions import remote  # urllib and its http stack only for a `tokreg serve` URL
 
         return remote.load(where, ref)
+    if where:  # the lean read of a SQLite file (no SQLAlchemy); anything else falls through
+        from .store import sqlite_read
+
+        row = sqlite_read.version_row(where, ref)
+        raw = content_cache.get(row.content_hash) if row is not None else None
+        if row is not None and raw is not None:
+            check_header(raw, row.algorithm, row.config, row.content_hash, row.ref)
+            return Tokenizer(raw, ref=row.ref, _hashed=row.content_hash)  # get() checked the hash
     # Imported here, not at the top: the registry brings SQLAlchemy and Alembic, which the
     # cached path above never needs (that is most of a fresh process's start-up time).
     from .registry import load as load_from_registry

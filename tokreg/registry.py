@@ -18,7 +18,7 @@ import itertools
 import os
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
-from typing import Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.engine import make_url
@@ -42,29 +42,28 @@ from .data import (
 from .encoding import content_cache
 from .encoding.tokenizer import Tokenizer
 from .errors import InputError, IntegrityError, Interrupted, TokregError
-from .evaluation import audit, evaluate
-from .evaluation.audit import AuditReport
-from .evaluation.evaluate import Evaluation
 from .files import write_atomic
-from .formats import hf_settings
-from .store import aliases, by_hash, engine, evaluations, lineage, migrate, probe, reads, refs, writable, writer
+from .store import aliases, by_hash, engine, lineage, migrate, probe, reads, refs, writable, writer
 from .store import datasets as dataset_rows
-from .store.readonly_engine import open_read_only
 from .store.readonly_sql import DEFAULT_TIMEOUT, Rows, grant_read, query_rows
 from .store.refs import check_name
-from .training import extend as extending
-from .training import reproduce, train_run
+from .training import train_run
 from .training.corpus import Corpus
 from .training.corpus.sources import Input
-from .training.reproduce import Reproduction
-from .versions import ancestry, details, diff, import_export, lockfile, samples, verify
-from .versions import copy as copying
-from .versions import vendor as vendoring
-from .versions.ancestry import TokenInfo
-from .versions.details import VersionDetails
-from .versions.diff import VersionDiff
+from .versions import import_export, lockfile, samples
 from .versions.samples import SAMPLES, Sample, encode_all
-from .versions.verify import Verification
+
+# What only some methods need is imported in them (`evaluate`, `audit`, `diff`, `show`, `verify`,
+# `extend`, `reproduce`…): a fresh `tokreg train` process pays for every import.
+if TYPE_CHECKING:
+    from .evaluation.audit import AuditReport
+    from .evaluation.evaluate import Evaluation
+    from .training.reproduce import Reproduction
+    from .versions.ancestry import TokenInfo
+    from .versions.copy import Copied
+    from .versions.details import VersionDetails
+    from .versions.diff import VersionDiff
+    from .versions.verify import Verification
 
 PathLike = Union[str, "os.PathLike[str]"]
 #: A ref as the methods take it: a string to resolve, or a version already resolved here.
@@ -106,6 +105,8 @@ class Registry:
         #: What to say if the caller is interrupted: set around each write (see `interruption`).
         self._pending: Optional[Callable[[], Interrupted]] = None
         if read_only:
+            from .store.readonly_engine import open_read_only
+
             self.engine: Engine = open_read_only(self.url)
             self._exists = True
             return
@@ -349,6 +350,8 @@ class Registry:
         counted. Both are recorded with the version's lineage."""
         stored = self._derivable(base, name)
         try:
+            from .training import extend as extending  # on use: see the note at the top-level imports
+
             extended = extending.extend(
                 stored,
                 Corpus.of(inputs, glob=glob, field=field),
@@ -377,6 +380,8 @@ class Registry:
         """Records `base` + `tokens` (special tokens with `special`, else ordinary tokens of
         the algorithm) as the next version of `name`, the new ids after the base's."""
         stored = self._derivable(base, name)
+        from .training import extend as extending  # on use: see the note at the top-level imports
+
         added = extending.add_tokens(stored, tokens, special=special, check_text=check_text)
         kind = ("special token" if special else "token") + ("s" if len(tokens) > 1 else "")
         return self._record(name, [added], message or f"added {len(tokens)} {kind} to {stored.info.ref}")[0].info
@@ -510,6 +515,8 @@ class Registry:
         lineage (it and its ancestors, nearest first) and the versions derived from it, and its
         first merges (or, for scored vocabularies, its highest-scored pieces)."""
         with self._reading() as conn:
+            from .versions import details  # on use: see the note at the top-level imports
+
             return details.details(conn, self._version(conn, ref), merges=merges)
 
     def history(self, ref: Ref) -> list[RoundRow]:
@@ -572,6 +579,8 @@ class Registry:
         """One token of `ref`: its row, its merge ancestry down to base tokens (versions/ancestry.py), and
         every version (this one included) holding a token with the same bytes."""
         with self._reading() as conn:
+            from .versions import ancestry  # on use: see the note at the top-level imports
+
             return ancestry.token_info(conn, self._version(conn, ref), token_id)
 
     def sql(
@@ -657,6 +666,9 @@ class Registry:
     def diff(self, a: Ref, b: Ref, *, texts: Optional[Sequence[PathLike]] = None, top: int = 10) -> VersionDiff:
         """How version `b` differs from `a`; with `texts`, the effect on those files: the
         metrics of `evaluate` for both, and B - A."""
+        from .evaluation import evaluate  # on use: see the note at the top-level imports
+        from .versions import diff  # on use: see the note at the top-level imports
+
         loaded = evaluate.read_texts(texts) if texts else []
         with self._reading() as conn:
             va, vb = self._versions(conn, [a, b])
@@ -682,6 +694,8 @@ class Registry:
         text); with `parallel` the texts hold the same content in different languages, and
         each version gets its premium per language relative to `reference` (default: the
         first text's language) and their spread. Bad input raises before anything is stored."""
+        from .evaluation import evaluate  # on use: see the note at the top-level imports
+
         refs = [refs] if isinstance(refs, (str, VersionInfo)) else list(refs)  # one ref or one path alone is fine too
         texts = [texts] if isinstance(texts, (str, os.PathLike)) else list(texts)
         if not refs:
@@ -703,14 +717,21 @@ class Registry:
 
     def evaluations(self, ref: Ref) -> list[StoredEvaluation]:
         """Every stored evaluation of a version, one per text it was measured on (see `evaluate`)."""
+        from .store import evaluations  # on use: see the note at the top-level imports
+
         with self._reading() as conn:
             return evaluations.of_version(conn, self._version(conn, ref).id)
 
-    def audit(self, ref: Ref, *, rare_below: int = audit.RARE_BELOW, recompute: bool = False) -> AuditReport:
+    def audit(self, ref: Ref, *, rare_below: Optional[int] = None, recompute: bool = False) -> AuditReport:
         """Every token of a version with its category (reachable, reachable in context,
         unreachable, undecodable, special: tokreg/evaluation/audit.py) and, for a trained version, whether
-        it is under-trained (used or merged fewer than `rare_below` times in training). Stored
-        beside the version; read back unless `recompute` or another `rare_below` is asked for."""
+        it is under-trained (used or merged fewer than `rare_below` times in training; None:
+        `audit.RARE_BELOW`). Stored beside the version; read back unless `recompute` or another
+        `rare_below` is asked for."""
+        from .evaluation import audit  # on use: see the note at the top-level imports
+
+        rare_below = audit.RARE_BELOW if rare_below is None else rare_below
+
         audit.check_rare(rare_below)
         v = self.resolve(ref)
         return audit.run(
@@ -730,6 +751,8 @@ class Registry:
         p = lockfile.new_pin(v.name, v.number, v.content_hash, v.sha256, self.location)
         where = os.fspath(folder) if folder is not None else os.getcwd()
         if vendor:
+            from .versions import vendor as vendoring  # on use: see the note at the top-level imports
+
             raw = self.content(v.content_hash)
             assert raw is not None  # v holds it
             vendoring.put(where, v.content_hash, raw)
@@ -747,7 +770,7 @@ class Registry:
 
     def copy_to(
         self, dst: Registry, refs: Sequence[str] = (), *, parents: bool = True, aliases: bool = False
-    ) -> list[copying.Copied]:
+    ) -> list[Copied]:
         """Copies the versions `refs` name (every version when none; with their ancestors unless
         not `parents`) into the registry `dst` (created when absent), with their rows, lineage,
         runs, evaluations and audits, and with `aliases` their aliases; one transaction per
@@ -758,6 +781,8 @@ class Registry:
             pass
         dst.check_writable()
         dst._ensure()
+        from .versions import copy as copying  # on use: see the note at the top-level imports
+
         return copying.copy(self.engine, self.location, dst.engine, dst._where, refs, parents=parents, aliases=aliases)
 
     def verify(self, ref: Optional[Ref] = None) -> list[Verification]:
@@ -766,6 +791,8 @@ class Registry:
         version. Reports problems; never raises for them."""
         with self._reading() as conn:
             versions = [self._version(conn, ref)] if ref is not None else refs.all_versions(conn)
+            from .versions import verify  # on use: see the note at the top-level imports
+
             return verify.check_all(conn, versions)
 
     def export(self, ref: Ref, fmt: str, path: PathLike) -> VersionInfo:
@@ -789,6 +816,8 @@ class Registry:
         else:
             write_atomic(path, import_export.export(stored.data(), stored.info.ref, fmt, samples=samples))
             if fmt == "hf":
+                from .formats import hf_settings  # on use: see the note at the top-level imports
+
                 hf_settings.warn_file_only(stored.info.config, os.fspath(path))
         return stored.info
 
@@ -797,6 +826,8 @@ class Registry:
         with self._reading() as conn:  # closed before training, which can take long
             v = self._version(conn, ref)
             run = reads.training_run(conn, v)
+        from .training import reproduce
+
         return reproduce.reproduce(v, run, [os.fspath(f) for f in files] if files else None)
 
     def grant_read(self, role: str) -> list[str]:

@@ -1,61 +1,48 @@
 """The `tokreg` command: a thin skin over `Registry`. Each command module opens the registry,
 calls one library function and prints a table (or --json / --csv); the group (app.py) turns
-library errors into one line and an exit code. Commands are registered here, on one group."""
+library errors into one line and an exit code. Commands are registered here, on one group, by
+name, and imported on use."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Optional
 
-from .add_tokens import add_tokens
 from .app import cli
-from .browse import list_, log, show
-from .cache import cache
-from .count import count
-from .dataset import dataset
-from .db import db
-from .diff import diff
-from .encode import decode, encode
-from .evaluate import audit, eval_
-from .extend import extend
-from .serve import serve
-from .sql import sql
-from .tokenize import tokenize
-from .train import train
-from .transfer import export, import_
-from .travel import copy, sync
-from .versions import pin, reproduce, rm, tag, verify
 
-for command in (
-    train,
-    extend,
-    add_tokens,
-    count,
-    list_,
-    show,
-    encode,
-    decode,
-    sql,
-    db,
-    tag,
-    log,
-    rm,
-    diff,
-    eval_,
-    audit,
-    pin,
-    verify,
-    export,
-    import_,
-    reproduce,
-    serve,
-    tokenize,
-    dataset,
-    sync,
-    copy,
-    cache,
-):
-    cli.add_command(command)
+#: Every command, in the order `tokreg --help` lists them: name -> (module, function). A command's
+#: module is imported when the command is run (or listed by --help), not before: `tokreg train`
+#: does not pay for the evaluation, diff, serve and chart modules.
+COMMANDS = {
+    "train": ("train", "train"),
+    "extend": ("extend", "extend"),
+    "add-tokens": ("add_tokens", "add_tokens"),
+    "count": ("count", "count"),
+    "list": ("browse", "list_"),
+    "show": ("browse", "show"),
+    "encode": ("encode", "encode"),
+    "decode": ("encode", "decode"),
+    "sql": ("sql", "sql"),
+    "db": ("db", "db"),
+    "tag": ("versions", "tag"),
+    "log": ("browse", "log"),
+    "rm": ("versions", "rm"),
+    "diff": ("diff", "diff"),
+    "eval": ("evaluate", "eval_"),
+    "audit": ("evaluate", "audit"),
+    "pin": ("versions", "pin"),
+    "verify": ("versions", "verify"),
+    "export": ("transfer", "export"),
+    "import": ("transfer", "import_"),
+    "reproduce": ("versions", "reproduce"),
+    "serve": ("serve", "serve"),
+    "tokenize": ("tokenize", "tokenize"),
+    "dataset": ("dataset", "dataset"),
+    "sync": ("travel", "sync"),
+    "copy": ("travel", "copy"),
+    "cache": ("cache", "cache"),
+}
+cli.lazy_commands.update({name: (f"{__name__}.{module}", attr) for name, (module, attr) in COMMANDS.items()})
 
 __all__ = ["cli", "main"]
 

@@ -9,6 +9,7 @@ database whether that write was committed (`Registry.interruption`).
 from __future__ import annotations
 
 import contextlib
+import importlib
 import warnings
 from collections.abc import Iterator
 from typing import Any, Optional
@@ -37,7 +38,29 @@ def _fail(ctx: click.Context, message: str, code: int) -> None:
 
 
 class TokregGroup(click.Group):
-    """Turns library errors and Ctrl-C into one line and an exit code."""
+    """Turns library errors and Ctrl-C into one line and an exit code; imports each command's
+    module when the command is first asked for (`lazy_commands`: name -> (module, function))."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy_commands: dict[str, tuple[str, str]] = {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*self.lazy_commands, *(n for n in super().list_commands(ctx) if n not in self.lazy_commands)]
+
+    def load_all(self) -> click.Group:
+        """Every command imported and registered (`commands` then holds them all), for whoever
+        walks them: the CLI reference, the test that each is documented."""
+        for name in self.lazy_commands:
+            self.get_command(click.Context(self), name)
+        return self
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> Optional[click.Command]:
+        if cmd_name not in self.commands and cmd_name in self.lazy_commands:
+            module, attr = self.lazy_commands[cmd_name]
+            command = getattr(importlib.import_module(module), attr)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
 
     def make_context(
         self, info_name: Optional[str], args: list[str], parent: Optional[click.Context] = None, **extra: Any

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 
 import click
 
+from .app import TokregGroup
+
 #: Columns the help is wrapped at (click's default depends on the terminal).
 WIDTH = 100
 
@@ -30,6 +32,8 @@ def page(root: click.Group) -> str:
         "current. Every command also takes `--db PATH_OR_URL` (or `TOKREG_DB`) and `--help`.",
         "",
     ]
+    if isinstance(root, TokregGroup):
+        root.load_all()
     # make_context applies each command's own settings (`-h` as well as `--help`), as a run does.
     top = root.make_context("tokreg", [], resilient_parsing=True, terminal_width=WIDTH, max_content_width=WIDTH)
     for path, cmd in _commands(root, []):

@@ -18,7 +18,6 @@ from typing import Optional
 
 from ..content import PREFIX, content_hash
 from ..errors import InputError
-from ..files import write_atomic
 
 #: No tokenizer's content comes near this (o200k_base's is 7 MB); a bigger file is not ours.
 MAX_BYTES = 256 << 20
@@ -117,6 +116,8 @@ def put(hash_label: str, content: bytes) -> None:
     p = _path(hash_label)
     if p is None:
         return
+    from ..files import write_atomic  # on a write only: it brings tempfile and the compressors
+
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(p, content)

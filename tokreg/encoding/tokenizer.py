@@ -25,16 +25,20 @@ import threading
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from typing import Any, Literal, NamedTuple, Optional, Union
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Optional, Union
 
 from .. import _core, algorithms, content
 from ..algorithms import template
-from ..data import FinishedVersion, TokenizerData
 from ..errors import InputError
-from ..formats import tokreg_file
-from . import hf_objects, trim_offsets
+from . import trim_offsets
 from .flat_ids import FlatIds
 from .stream_decoder import StreamDecoder
+
+if TYPE_CHECKING:
+    from ..data import FinishedVersion, TokenizerData
+
+# Imported where used, not here: the tokreg-file reader (formats/) and the live HF objects
+# (hf_objects.py) are not needed to load a version, and a fresh process pays for every import.
 
 Specials = Union[Literal["all"], Collection[str]]
 
@@ -164,8 +168,10 @@ class Tokenizer:
     def from_file(cls, path: Union[str, os.PathLike[str]], *, expect_hash: Optional[str] = None) -> Tokenizer:
         """Loads a file written by `tokreg export REF --format tokreg`, with no registry. Its content
         must hash to the hash it carries (and start with `expect_hash`, when given)."""
-        ref, hash_label, _, raw = tokreg_file.read(path, expect_hash=expect_hash)
-        return cls(raw, ref=ref, _hashed=hash_label)  # read() made and checked both
+        from ..formats import tokreg_file  # on use: see the note at the top-level imports
+
+        f = tokreg_file.read(path, expect_hash=expect_hash)
+        return cls(f.content, ref=f.ref, _hashed=f.hash)  # read() made and checked both
 
     def __repr__(self) -> str:
         return f"<Tokenizer {self.ref} {self.hash[:22]}… {self.title} vocab={self.vocab_size}>"
@@ -404,6 +410,8 @@ class Tokenizer:
 
     def to_hf(self) -> Any:
         """This version as a `tokenizers.Tokenizer` giving the same ids (`pip install 'tokreg[hf]'`)."""
+        from . import hf_objects  # on use: see the note at the top-level imports
+
         return hf_objects.to_hf(self)
 
     def to_transformers(self, **overrides: Any) -> Any:
@@ -411,6 +419,8 @@ class Tokenizer:
         special-token roles and settings an import carried (or, for a trained version, the
         roles its specials and template give: see hf_objects.py); `overrides` are passed to
         it, e.g. `model_max_length=512` (`pip install 'tokreg[transformers]'`)."""
+        from . import hf_objects  # on use: see the note at the top-level imports
+
         return hf_objects.to_transformers(self, **overrides)
 
     def token_bytes(self, token_id: int) -> bytes:

@@ -27,10 +27,9 @@ from sqlalchemy import Connection, Engine, inspect, text
 if TYPE_CHECKING:
     from alembic.config import Config
 
-#: The newest migration's revision id (tests/test_store.py checks it against the scripts).
-HEAD = "0009"
-#: Every revision this tokreg knows, oldest first.
-KNOWN = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009")
+from .revisions import HEAD, KNOWN
+
+__all__ = ["HEAD", "KNOWN", "LOCK_KEY", "config", "current", "head", "lock", "revision_of", "upgrade"]
 #: PostgreSQL advisory lock key held while migrating (any constant; this one spells "tokreg").
 LOCK_KEY = 0x746F6B726567
 

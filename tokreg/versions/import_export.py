@@ -84,9 +84,9 @@ def read_tekken(path: PathLike) -> TokenizerData:
 def read_tokreg(path: PathLike) -> TokenizerData:
     """A file written by `tokreg export --format tokreg`, its hash checked."""
     where = os.fspath(path)
-    _, _, data, _ = tokreg_file.read(path)
-    data.source = "import:tokreg"
-    return _usable(data, where)
+    f = tokreg_file.read(path)
+    _compiles(f.content, where, f.hash)  # the content read, not made again from the rows
+    return f.data("import:tokreg")
 
 
 def read_hf(path: PathLike) -> TokenizerData:
@@ -148,11 +148,15 @@ def read_wordpiece_vocab(
 def _usable(data: TokenizerData, where: str) -> TokenizerData:
     """`data`, once an encoder builds from it: an import that cannot encode is refused here,
     naming the file (the compiled encoder is kept by hash, so recording it compiles nothing)."""
+    _compiles(data.content(), where)
+    return data
+
+
+def _compiles(raw: bytes, where: str, hash_label: Optional[str] = None) -> None:
     try:
-        Tokenizer.from_data(data, where)
+        Tokenizer(raw, ref=where, _hashed=hash_label)
     except InputError as e:
         raise InputError(f"{where}: not a usable tokenizer ({e}); nothing was imported") from None
-    return data
 
 
 def export(data: TokenizerData, ref: str, fmt: str, *, samples: Sequence[str] = ()) -> bytes:

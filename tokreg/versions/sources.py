@@ -206,10 +206,10 @@ def _exported(path: Path) -> Optional[tuple[str, bytes]]:
     from ..formats import tokreg_file  # an export's JSON reader only when a file is given
 
     try:
-        _, actual, _, raw = tokreg_file.read(path)
+        f = tokreg_file.read(path)
     except TokregError:
         return None
-    return actual, raw
+    return f.hash, f.content
 
 
 def of(spec: str) -> Source:

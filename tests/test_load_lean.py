@@ -1,0 +1,103 @@
+"""`tokreg.load(NAME@N, db=FILE)` with the content cached reads the version row through sqlite3
+(store/sqlite_read.py), without SQLAlchemy, and gives exactly what `Registry.load` gives: the
+same version, the same refusals; whatever it cannot answer goes the registry's way."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+import tokreg
+from tokreg import BpeOptions, IntegrityError, NotFoundError, Registry
+from tokreg.encoding import content_cache
+from tokreg.store import sqlite_read
+
+
+@pytest.fixture
+def reg(registry: Registry, small_corpus: Path) -> Registry:
+    registry.train("lean", [small_corpus], BpeOptions(vocab_size=300))
+    registry.train("lean", [small_corpus], BpeOptions(vocab_size=320))
+    registry.load("lean@1")  # fills the cache
+    registry.load("lean@2")
+    return registry
+
+
+def test_a_fresh_process_loads_without_sqlalchemy(reg: Registry, db_path: Path, small_corpus: Path) -> None:
+    code = (
+        "import sys, tokreg; tok = tokreg.load('lean@1', db=sys.argv[1]); "
+        "print(tok.ref, tok.hash, tok.encode_ordinary(sys.argv[2])); assert 'sqlalchemy' not in sys.modules"
+    )
+    line = small_corpus.read_text(encoding="utf-8")[:300]
+    out = subprocess.run([sys.executable, "-c", code, str(db_path), line], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    want = reg.load("lean@1")
+    assert out.stdout.strip() == f"{want.ref} {want.hash} {want.encode_ordinary(line)}"
+
+
+def test_the_same_version_as_the_registry(reg: Registry, db_path: Path) -> None:
+    for ref in ["lean@1", "lean@2", "lean", " lean@1 "]:
+        row = sqlite_read.version_row(str(db_path), ref)
+        assert row is not None
+        want = reg.resolve(ref.strip())
+        assert (row.ref, row.content_hash, row.algorithm, row.config) == (
+            want.ref,
+            want.content_hash,
+            want.algorithm,
+            want.config,
+        )
+        assert tokreg.load(ref, db=db_path).hash == want.content_hash
+
+
+def test_what_it_cannot_answer_goes_the_registry_way(reg: Registry, db_path: Path) -> None:
+    for ref in ["lean@latest", "lean@3", "nope", "xxh3-128:00", "lean@x", "bad name"]:
+        assert sqlite_read.version_row(str(db_path), ref) is None
+        try:
+            want: object = reg.load(ref).hash
+        except tokreg.TokregError as e:
+            want = (type(e), str(e))
+        try:
+            got: object = tokreg.load(ref, db=db_path).hash
+        except tokreg.TokregError as e:
+            got = (type(e), str(e))
+        assert got == want, ref
+
+
+def test_an_older_schema_or_another_location_is_not_read(reg: Registry, db_path: Path, tmp_path: Path) -> None:
+    assert sqlite_read.version_row(f"sqlite:///{db_path}", "lean@1") is None
+    assert sqlite_read.version_row(str(tmp_path / "missing.db"), "lean@1") is None
+    with reg.engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = '0006'"))
+    assert sqlite_read.version_row(str(db_path), "lean@1") is None
+
+
+def test_an_edited_row_is_refused_as_the_registry_refuses_it(reg: Registry, db_path: Path) -> None:
+    v = reg.resolve("lean@1")
+    config = dict(v.config, pattern="gpt2" if v.config.get("pattern") != "gpt2" else "cl100k")
+    with reg.engine.begin() as conn:
+        conn.execute(text("UPDATE versions SET config = :c WHERE id = :i"), {"c": json.dumps(config), "i": v.id})
+    with pytest.raises(IntegrityError) as lean:
+        tokreg.load("lean@1", db=db_path)
+    with pytest.raises(IntegrityError) as full:
+        reg.load("lean@1")
+    assert str(lean.value) == str(full.value) and "version row's algorithm or config" in str(lean.value)
+
+
+def test_a_cold_cache_is_filled_by_the_registry(reg: Registry, db_path: Path) -> None:
+    v = reg.resolve("lean@2")
+    path = content_cache.path_of(v.content_hash)
+    assert path is not None and path.exists()
+    os.remove(path)
+    assert tokreg.load("lean@2", db=db_path).hash == v.content_hash
+    assert path.exists()
+    with reg.engine.begin() as conn:  # a row that names other content: not in the cache, so the registry reads
+        conn.execute(
+            text("UPDATE versions SET content_hash = :h WHERE id = :i"), {"h": "xxh3-128:" + "0" * 32, "i": v.id}
+        )
+    with pytest.raises((IntegrityError, NotFoundError)):
+        tokreg.load("lean@2", db=db_path)
