@@ -25,6 +25,11 @@ from ..sentencepiece_text import SpNormalizerConfig
 from .model import UnigramConfig
 
 
+# 2: a word's end no longer counts as a branch point when choosing seed pieces (tokreg 0.1.0 after
+# issue 24); runs recorded without `trainer_revision` were trained by revision 1.
+TRAINER_REVISION = 2
+
+
 @dataclass(frozen=True)
 class UnigramOptions(TrainOptions):
     """Options of a Unigram training run (`--algo unigram`)."""
@@ -74,6 +79,9 @@ class UnigramOptions(TrainOptions):
     )
     seed_size: int = 1_000_000
     em_iterations: int = 2
+    # The trainer's revision (src/unigram/trainer.rs, "Revisions"): new runs record the current
+    # one; a run recorded before the field existed was trained by revision 1 and reproduces so.
+    trainer_revision: int = TRAINER_REVISION
     unk_token: str = flag("<unk>", metavar="T", help="Unknown token.")
     special: tuple[str, ...] = ()  # control pieces, e.g. <s> </s>; never matched in text
     template: Optional[str] = None  # "[CLS] $A [SEP]": what add_special_tokens=True adds (template.py)
@@ -94,6 +102,11 @@ class UnigramOptions(TrainOptions):
     memory_limit: Optional[int] = None  # bytes; None: the machine's default (training/budget.py)
     max_piece_bytes: int = 0  # words longer than this are cut when counting (0: no limit)
     sample_bytes: int = 0  # read only about this many bytes of text (0: all)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> UnigramOptions:
+        """Recorded options; a run from before `trainer_revision` existed was revision 1's."""
+        return super().from_json({"trainer_revision": 1, **d})
 
     def controls(self) -> list[str]:
         return [*self.special, *_symbols(self.control_symbols)]
@@ -132,6 +145,11 @@ class UnigramTrainer(Trainer):
             )
         if not 0.0 < options.character_coverage <= 1.0:
             raise InputError(f"--character-coverage {options.character_coverage} must be above 0 and at most 1")
+        if options.trainer_revision not in (1, TRAINER_REVISION):
+            raise InputError(
+                f"Unigram trainer revision {options.trainer_revision} is not known to this tokreg "
+                f"(it has 1 and {TRAINER_REVISION}); upgrade tokreg"
+            )
         if options.max_piece_length < 1:
             raise InputError(f"--max-piece-length {options.max_piece_length} must be at least 1")
 
@@ -150,6 +168,8 @@ class UnigramTrainer(Trainer):
         spec: dict[str, Any] = {"splitting": "sentencepiece", "normalizer": normalizer}
         if not options.split_by_whitespace:
             spec["split_by_whitespace"] = False
+        if options.trainer_revision >= 2:
+            spec["line_ends"] = True  # each line's last word is marked (src/unigram/corpus.rs)
         return {**spec, "max_piece_bytes": options.max_piece_bytes}
 
     def utf8_hint(self, options: TrainOptions) -> Optional[str]:
@@ -178,6 +198,7 @@ class UnigramTrainer(Trainer):
                 character_coverage=opts.character_coverage,
                 split=(opts.split_by_unicode_script, opts.split_by_number, opts.split_by_whitespace, opts.split_digits),
                 snapshots=[s for s in sizes if s != max(sizes)],
+                revision=opts.trainer_revision,
                 threads=opts.threads,
                 progress=progress,
             )
