@@ -4,6 +4,12 @@ Rust core runs the trainer: a seed vocabulary of frequent substrings, EM over pi
 log-probabilities, and pruning of the pieces whose removal costs least likelihood (keeping
 `shrinking_factor` of them per round, never a single character) down to `vocab_size`.
 
+The trainer has revisions (`TRAINER_REVISION`; src/unigram/trainer.rs says what each does).
+A run records its revision in its options, so `tokreg reproduce` retrains it the same way; a
+run recorded before the field existed was revision 1's (`UnigramOptions.from_json`).
+Revision 2 counts each line's last word with a mark (the counting spec's `line_ends`), which
+the seed search reads as SentencePiece reads a line's end.
+
 Ids (SentencePiece's layout): the unknown piece 0, then the control pieces (--special), then
 the 256 byte pieces `<0x00>`..`<0xFF>` with --byte-fallback, then the learned pieces by score
 descending, ties by UTF-8 bytes. Every EM / prune round is recorded (vocab size, log-likelihood).
@@ -23,7 +29,6 @@ from ..interfaces import Trainer
 from ..options import Progress, TrainOptions, flag
 from ..sentencepiece_text import SpNormalizerConfig
 from .model import UnigramConfig
-
 
 # 2: a word's end no longer counts as a branch point when choosing seed pieces (tokreg 0.1.0 after
 # issue 24); runs recorded without `trainer_revision` were trained by revision 1.
