@@ -24,6 +24,7 @@ small for a size, says so under the table instead of a row.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import sysconfig
@@ -126,7 +127,8 @@ def run() -> None:
         for vocab in VOCABS:
             out = f"{folder}/{name}-{vocab}"
             ours_run = child("benchmarks.unigram_quality_child", "tokreg", corpus, str(vocab), threads, out + ".db")
-            sp_run = child("benchmarks.unigram_quality_child", "sp", corpus, str(vocab), threads, out)
+            matched = json.dumps(tokreg.UnigramOptions(vocab_size=vocab, byte_fallback=False).spm_train_options())
+            sp_run = child("benchmarks.unigram_quality_child", "sp", corpus, str(vocab), threads, out, matched)
             failed = [f"{who}: {r['error']}" for who, r in (("tokreg", ours_run), ("spm", sp_run)) if "error" in r]
             if failed:
                 notes.append(f"{name} ({mb:.2f} MB) at vocab {vocab:,}: not trained; " + "; ".join(failed))

@@ -68,17 +68,9 @@ def test_tokens_beside_sentencepiece(tmp_path: Path, name: str, size: int, vocab
     spm.SentencePieceTrainer.train(
         input=str(tmp_path / "train.txt"),
         model_prefix=str(tmp_path / "sp"),
-        vocab_size=vocab,
-        model_type="unigram",
-        normalization_rule_name="identity",
-        remove_extra_whitespaces=False,
-        character_coverage=1.0,
-        byte_fallback=False,
-        max_sentence_length=1 << 20,
         num_threads=2,
-        bos_id=-1,
-        eos_id=-1,
         minloglevel=2,
+        **UnigramOptions(vocab_size=vocab, byte_fallback=False).spm_train_options(),
     )
     sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "sp.model"))
     n_ours = sum(map(len, ours.encode_batch(held)))

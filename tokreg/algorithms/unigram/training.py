@@ -113,6 +113,35 @@ class UnigramOptions(TrainOptions):
         """Recorded options; a run from before `trainer_revision` existed was revision 1's."""
         return super().from_json({"trainer_revision": 1, **d})
 
+    def spm_train_options(self) -> dict[str, Any]:
+        """The keyword arguments of `sentencepiece.SentencePieceTrainer.train` that train
+        SentencePiece's Unigram with these options' meaning (for comparing the two trainers;
+        add `input`, `model_prefix` and `num_threads`). spm_train skips lines over 4,192 bytes
+        by default, tokreg trains on every line: lines up to 1 MB are asked for."""
+        return {
+            "model_type": "unigram",
+            "vocab_size": self.vocab_size,
+            "normalization_rule_name": self.unicode_normalization,
+            "remove_extra_whitespaces": self.remove_extra_whitespaces,
+            "add_dummy_prefix": self.add_dummy_prefix,
+            "character_coverage": self.character_coverage,
+            "byte_fallback": self.byte_fallback,
+            "split_by_unicode_script": self.split_by_unicode_script,
+            "split_by_number": self.split_by_number,
+            "split_by_whitespace": self.split_by_whitespace,
+            "split_digits": self.split_digits,
+            "max_sentencepiece_length": self.max_piece_length,
+            "seed_sentencepiece_size": self.seed_size,
+            "shrinking_factor": self.shrinking_factor,
+            "num_sub_iterations": self.em_iterations,
+            "unk_piece": self.unk_token,
+            "control_symbols": self.controls(),
+            "user_defined_symbols": self.user_defined(),
+            "max_sentence_length": 1 << 20,
+            "bos_id": -1,
+            "eos_id": -1,
+        }
+
     def controls(self) -> list[str]:
         return [*self.special, *_symbols(self.control_symbols)]
 
