@@ -102,7 +102,7 @@ def train_unigram(
     split: tuple[bool, bool, bool, bool] = ...,
     base: Optional[list[tuple[str, float]]] = None,
     keep: Optional[list[str]] = None,
-    revision: int = 2,
+    revision: int = ...,
 ) -> UnigramTrained: ...
 
 @final
