@@ -145,6 +145,7 @@ def test_cli_train_options_belong_to_their_algorithm(run: Cli, small_corpus: Pat
     assert "u@1" in out and "600 tokens" in out
 
 
+@pytest.mark.slow  # four trainings and two retrainings
 def test_a_run_recorded_before_trainer_revisions_reproduces(corpus: Path, tmp_path: Path) -> None:
     """Runs recorded before `trainer_revision` existed were revision 1's: reproduce retrains them
     with revision 1 (the config says which), and gets the stored hash; new runs record 2."""
