@@ -1,10 +1,14 @@
 """One Unigram training run for `benchmarks.unigram_quality`, in a fresh process: WHO (tokreg or
-sp) trains CORPUS to VOCAB with matched options (identity normalization, whitespace kept, every
-character covered, no byte fallback, max piece length 16, SentencePiece's splitting defaults)
-and writes OUT (a registry, or a .model). Prints the seconds and the peak memory."""
+sp) trains CORPUS to VOCAB and writes OUT (a registry, or a .model); prints the seconds and the
+peak memory. tokreg gets its defaults with --no-byte-fallback (identity normalization,
+whitespace kept, every character covered, no digit splitting, max piece length 16,
+SentencePiece's splitting rules, seed size 1,000,000, shrinking factor 0.75, two EM
+sub-iterations); sp gets the same options, which the parent passes as SPM_OPTIONS (JSON, from
+`UnigramOptions.spm_train_options`, so that this process does not import tokreg)."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -37,17 +41,7 @@ def _train(who: str, corpus: str, vocab: int, threads: int, out: str) -> tuple[f
         base = baseline_mb()
         t = time.perf_counter()
         spm.SentencePieceTrainer.train(
-            input=corpus,
-            model_prefix=out,
-            vocab_size=vocab,
-            model_type="unigram",
-            normalization_rule_name="identity",
-            remove_extra_whitespaces=False,
-            character_coverage=1.0,
-            num_threads=threads,
-            minloglevel=2,
-            bos_id=-1,
-            eos_id=-1,
+            input=corpus, model_prefix=out, num_threads=threads, minloglevel=2, **json.loads(sys.argv[6])
         )
     return time.perf_counter() - t, base
 

@@ -365,7 +365,7 @@ impl Counter {
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (add_dummy_prefix=true, remove_extra_whitespaces=false, max_piece_bytes=0,
         table_budget=usize::MAX, spill_dir=None, threads=0, charsmap=None, user_defined=Vec::new(),
-        split_by_whitespace=true))]
+        split_by_whitespace=true, line_ends=false))]
     fn sentencepiece(
         py: Python<'_>,
         add_dummy_prefix: bool,
@@ -377,11 +377,12 @@ impl Counter {
         charsmap: Option<&[u8]>,
         user_defined: Vec<String>,
         split_by_whitespace: bool,
+        line_ends: bool,
     ) -> PyResult<Counter> {
         let norm = sp_normalizer(add_dummy_prefix, remove_extra_whitespaces, true, charsmap, None)
             .or_raise(py)?
             .with_user_defined(user_defined);
-        let splitting = unigram::splitting(norm, split_by_whitespace);
+        let splitting = unigram::splitting(norm, split_by_whitespace, line_ends);
         Ok(Counter::make(splitting, max_piece_bytes, table_budget, spill_dir, threads))
     }
 
@@ -873,7 +874,7 @@ fn pieces_of(pieces: Vec<unigram::Piece>) -> PyPieces {
 #[pyo3(signature = (counts, vocab_size, byte_fallback=false, shrinking_factor=0.75, max_piece_length=16,
     seed_size=1_000_000, em_iterations=2, unk_piece="<unk>".to_string(), control_pieces=vec![],
     user_defined=vec![], character_coverage=1.0, snapshots=vec![], threads=0, progress=None,
-    split=(true, true, true, false), base=None, keep=None))]
+    split=(true, true, true, false), base=None, keep=None, revision=unigram::REVISION))]
 #[allow(clippy::too_many_arguments)]
 fn train_unigram<'py>(
     py: Python<'py>,
@@ -894,6 +895,7 @@ fn train_unigram<'py>(
     split: (bool, bool, bool, bool),
     base: Option<Vec<(String, f64)>>,
     keep: Option<Vec<String>>,
+    revision: u32,
 ) -> PyResult<UnigramTrained> {
     let (by_unicode_script, by_number, by_whitespace, digits) = split;
     let cfg = unigram::TrainerConfig {
@@ -907,6 +909,7 @@ fn train_unigram<'py>(
         control_pieces,
         user_defined,
         character_coverage,
+        revision,
         snapshots,
         split: unigram::SplitRules { by_unicode_script, by_number, by_whitespace, digits },
         base: base.unwrap_or_default(),

@@ -37,6 +37,21 @@ def slow(*values: Any) -> Any:
 CORPORA_BY_LANE = [slow("kjv.txt"), "dr.en.txt", "dr.zh-cn.txt"]
 
 
+#: The German and Japanese corpora that ../shared/tools/lang-corpora.sh builds (de.txt, ja.txt; never
+#: committed): TOKREG_LANG_DATA, default ../langcorp beside the repository. `.ci/run` builds them.
+LANG_DATA = Path(os.environ.get("TOKREG_LANG_DATA", ROOT.parent / "langcorp"))
+
+
+def lang_file(name: str) -> Path:
+    p = LANG_DATA / name
+    if not p.exists():
+        pytest.skip(
+            f"language corpus {name} not found in {LANG_DATA} (build it with ../shared/tools/lang-corpora.sh DIR "
+            "and set TOKREG_LANG_DATA=DIR)"
+        )
+    return p
+
+
 def data_file(name: str) -> Path:
     p = DATA / name
     if not p.exists():

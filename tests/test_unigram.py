@@ -3,6 +3,7 @@ deterministic training, n-best and sampling, and the recorded training curve."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -101,8 +102,12 @@ def test_sampling_is_reproducible_and_varied(lossless: tuple[Registry, Tokenizer
     assert tok.sample(text, alpha=0.1, seed=7) == tok.sample(text, alpha=0.1, seed=7)
     draws = {tuple(tok.sample(text, alpha=0.1, seed=s)) for s in range(30)}
     assert len(draws) > 3 and all(tok.decode(list(d)) == text for d in draws)
+    best = tuple(tok.encode(text))
+    soft = [tuple(tok.sample(text, alpha=0.1, seed=s)) for s in range(30)]
     sharp = [tuple(tok.sample(text, alpha=50.0, seed=s)) for s in range(30)]
-    assert sharp.count(tuple(tok.encode(text))) >= 25  # a large alpha concentrates on the Viterbi path
+    # A large alpha concentrates on the Viterbi path (two thirds of the draws or more; the model
+    # may have a near tie), far more than a small one does.
+    assert sharp.count(best) >= 20 and sharp.count(best) > soft.count(best) + 10
     with pytest.raises(InputError, match="alpha > 0"):
         tok.sample(text, alpha=0)
 
@@ -138,3 +143,26 @@ def test_cli_train_options_belong_to_their_algorithm(run: Cli, small_corpus: Pat
     assert res.exit_code == 1 and "--byte-fallback applies to --algo unigram" in res.output
     out = run("train", "u", small_corpus, "--algo", "unigram", "--vocab-size", "600", "--byte-fallback").output
     assert "u@1" in out and "600 tokens" in out
+
+
+@pytest.mark.slow  # four trainings and two retrainings
+def test_a_run_recorded_before_trainer_revisions_reproduces(corpus: Path, tmp_path: Path) -> None:
+    """Runs recorded before `trainer_revision` existed were revision 1's: reproduce retrains them
+    with revision 1 (the config says which), and gets the stored hash; new runs record 2."""
+    import sqlite3
+
+    reg = Registry(tmp_path / "r.db")
+    old = reg.train("ug", [corpus], UnigramOptions(vocab_size=1500, trainer_revision=1))
+    new = reg.train("ug", [corpus], UnigramOptions(vocab_size=1500))
+    assert old.content_hash != new.content_hash
+    with sqlite3.connect(tmp_path / "r.db") as conn:
+        rows = conn.execute("SELECT id, config FROM training_runs ORDER BY id").fetchall()
+        configs = [json.loads(c) for _, c in rows]
+        assert [c["trainer_revision"] for c in configs] == [1, 2]
+        del configs[0]["trainer_revision"]  # as recorded before the field existed
+        conn.execute("UPDATE training_runs SET config = ? WHERE id = ?", (json.dumps(configs[0]), rows[0][0]))
+    for ref, version in (("ug@1", old), ("ug@2", new)):
+        r = reg.reproduce(ref)
+        assert r.same and r.reproduced == version.content_hash
+    with pytest.raises(InputError, match="revision 3 is not known"):
+        reg.train("ug", [corpus], UnigramOptions(vocab_size=1500, trainer_revision=3))

@@ -63,7 +63,9 @@ def test_splitting_switches(corpus: Path, reg: Registry) -> None:
     assert not any("▁" in p[1:] for p in default)
     digits = _pieces(reg, "digits", corpus, split_digits=True)
     assert not any(re.search(r"[0-9]", p) and len(p) > 1 for p in digits)
-    assert any(re.fullmatch(r"[0-9]{2,}", p) for p in default)
+    # Numbers of several digits are pieces by default (verse numbers, as whole ▁-words since
+    # trainer revision 2: "12" alone, seen only before a space, is no seed, as in spm_train).
+    assert any(re.fullmatch(r"▁?[0-9]{2,}", p) for p in default)
     lines = _pieces(reg, "lines", corpus, split_by_whitespace=False)
     assert any("▁" in p[1:] for p in lines) and not any(p.endswith("▁") and len(p) > 1 for p in lines)
     scripts = _pieces(reg, "scripts", corpus, split_by_unicode_script=False)

@@ -106,6 +106,7 @@ def train_unigram(
     split: tuple[bool, bool, bool, bool] = ...,
     base: Optional[list[tuple[str, float]]] = None,
     keep: Optional[list[str]] = None,
+    revision: int = ...,
 ) -> UnigramTrained: ...
 
 @final
@@ -141,6 +142,7 @@ class Counter:
         charsmap: Optional[bytes] = None,
         user_defined: list[str] = ...,
         split_by_whitespace: bool = True,
+        line_ends: bool = False,
     ) -> Counter: ...
     def feed(self, data: bytes) -> None: ...
     def end_input(self) -> None: ...

@@ -98,6 +98,9 @@ pub struct Piece {
     pub kind: PieceKind,
 }
 
+/// The Unigram trainer's current revision (what `TrainerConfig::revision` defaults to).
+pub const REVISION: u32 = 2;
+
 #[derive(Clone, Debug)]
 pub struct TrainerConfig {
     /// Final number of pieces, including unk/control/user-defined/byte pieces.
@@ -121,6 +124,10 @@ pub struct TrainerConfig {
     /// Fraction of character occurrences that must be covered by single-character pieces;
     /// rarer characters become unknown for training.
     pub character_coverage: f64,
+    /// Trainer revision (see `trainer.rs`, "Revisions"): 1 reproduces runs recorded before
+    /// revision 2 (a word's end always counted as a branch point when choosing seeds); 2, the
+    /// default, reads a word's end as followed by the next word's `▁`, as SentencePiece does.
+    pub revision: u32,
     /// Smaller vocabulary sizes to finalize on the way (several sizes from one run): each is
     /// taken at the first round whose pruning reaches its own target (see `trainer.rs`).
     pub snapshots: Vec<usize>,
@@ -166,6 +173,7 @@ impl Default for TrainerConfig {
             control_pieces: vec!["<s>".to_string(), "</s>".to_string()],
             user_defined: Vec::new(),
             character_coverage: 1.0,
+            revision: REVISION,
             snapshots: Vec::new(),
             split: SplitRules::default(),
             base: Vec::new(),

@@ -49,6 +49,7 @@ def new_counter(counting: dict[str, Any], *, threads: int = 0, table_budget: int
             charsmap=rules,
             user_defined=list(n.get("user_defined", [])),
             split_by_whitespace=bool(counting.get("split_by_whitespace", True)),
+            line_ends=bool(counting.get("line_ends", False)),
             **common,
         )
     raise InputError(f"counts made with splitting {kind!r} are not known to this tokreg; upgrade tokreg")

@@ -50,6 +50,10 @@ class UnigramExtender(Extender[UnigramConfig]):
                 progress=progress,
                 base=learned,
                 keep=[k.decode("utf-8", "replace") for k in keep],
+                # An extended version records no run to retrain from; what promises that the
+                # same base, corpus and --add give the same hash is that extension keeps the
+                # trainer's revision 1 (its counts carry no line ends for revision 2 to read).
+                revision=1,
             )
         except VocabularySizeError as e:
             if e.reachable is not None:

@@ -4,6 +4,12 @@ Rust core runs the trainer: a seed vocabulary of frequent substrings, EM over pi
 log-probabilities, and pruning of the pieces whose removal costs least likelihood (keeping
 `shrinking_factor` of them per round, never a single character) down to `vocab_size`.
 
+The trainer has revisions (`TRAINER_REVISION`; src/unigram/trainer.rs says what each does).
+A run records its revision in its options, so `tokreg reproduce` retrains it the same way; a
+run recorded before the field existed was revision 1's (`UnigramOptions.from_json`).
+Revision 2 counts each line's last word with a mark (the counting spec's `line_ends`), which
+the seed search reads as SentencePiece reads a line's end.
+
 Ids (SentencePiece's layout): the unknown piece 0, then the control pieces (--special), then
 the 256 byte pieces `<0x00>`..`<0xFF>` with --byte-fallback, then the learned pieces by score
 descending, ties by UTF-8 bytes. Every EM / prune round is recorded (vocab size, log-likelihood).
@@ -23,6 +29,10 @@ from ..interfaces import Trainer
 from ..options import Progress, TrainOptions, flag
 from ..sentencepiece_text import SpNormalizerConfig
 from .model import UnigramConfig
+
+# 2: a word's end no longer counts as a branch point when choosing seed pieces (tokreg 0.1.0 after
+# issue 24); runs recorded without `trainer_revision` were trained by revision 1.
+TRAINER_REVISION = 2
 
 
 @dataclass(frozen=True)
@@ -74,6 +84,9 @@ class UnigramOptions(TrainOptions):
     )
     seed_size: int = 1_000_000
     em_iterations: int = 2
+    # The trainer's revision (src/unigram/trainer.rs, "Revisions"): new runs record the current
+    # one; a run recorded before the field existed was trained by revision 1 and reproduces so.
+    trainer_revision: int = TRAINER_REVISION
     unk_token: str = flag("<unk>", metavar="T", help="Unknown token.")
     special: tuple[str, ...] = ()  # control pieces, e.g. <s> </s>; never matched in text
     template: Optional[str] = None  # "[CLS] $A [SEP]": what add_special_tokens=True adds (template.py)
@@ -94,6 +107,40 @@ class UnigramOptions(TrainOptions):
     memory_limit: Optional[int] = None  # bytes; None: the machine's default (training/budget.py)
     max_piece_bytes: int = 0  # words longer than this are cut when counting (0: no limit)
     sample_bytes: int = 0  # read only about this many bytes of text (0: all)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> UnigramOptions:
+        """Recorded options; a run from before `trainer_revision` existed was revision 1's."""
+        return super().from_json({"trainer_revision": 1, **d})
+
+    def spm_train_options(self) -> dict[str, Any]:
+        """The keyword arguments of `sentencepiece.SentencePieceTrainer.train` that train
+        SentencePiece's Unigram with these options' meaning (for comparing the two trainers;
+        add `input`, `model_prefix` and `num_threads`). spm_train skips lines over 4,192 bytes
+        by default, tokreg trains on every line: lines up to 1 MB are asked for."""
+        return {
+            "model_type": "unigram",
+            "vocab_size": self.vocab_size,
+            "normalization_rule_name": self.unicode_normalization,
+            "remove_extra_whitespaces": self.remove_extra_whitespaces,
+            "add_dummy_prefix": self.add_dummy_prefix,
+            "character_coverage": self.character_coverage,
+            "byte_fallback": self.byte_fallback,
+            "split_by_unicode_script": self.split_by_unicode_script,
+            "split_by_number": self.split_by_number,
+            "split_by_whitespace": self.split_by_whitespace,
+            "split_digits": self.split_digits,
+            "max_sentencepiece_length": self.max_piece_length,
+            "seed_sentencepiece_size": self.seed_size,
+            "shrinking_factor": self.shrinking_factor,
+            "num_sub_iterations": self.em_iterations,
+            "unk_piece": self.unk_token,
+            "control_symbols": self.controls(),
+            "user_defined_symbols": self.user_defined(),
+            "max_sentence_length": 1 << 20,
+            "bos_id": -1,
+            "eos_id": -1,
+        }
 
     def controls(self) -> list[str]:
         return [*self.special, *_symbols(self.control_symbols)]
@@ -132,6 +179,11 @@ class UnigramTrainer(Trainer):
             )
         if not 0.0 < options.character_coverage <= 1.0:
             raise InputError(f"--character-coverage {options.character_coverage} must be above 0 and at most 1")
+        if options.trainer_revision not in (1, TRAINER_REVISION):
+            raise InputError(
+                f"Unigram trainer revision {options.trainer_revision} is not known to this tokreg "
+                f"(it has 1 and {TRAINER_REVISION}); upgrade tokreg"
+            )
         if options.max_piece_length < 1:
             raise InputError(f"--max-piece-length {options.max_piece_length} must be at least 1")
 
@@ -150,6 +202,8 @@ class UnigramTrainer(Trainer):
         spec: dict[str, Any] = {"splitting": "sentencepiece", "normalizer": normalizer}
         if not options.split_by_whitespace:
             spec["split_by_whitespace"] = False
+        if options.trainer_revision >= 2:
+            spec["line_ends"] = True  # each line's last word is marked (src/unigram/corpus.rs)
         return {**spec, "max_piece_bytes": options.max_piece_bytes}
 
     def utf8_hint(self, options: TrainOptions) -> Optional[str]:
@@ -178,6 +232,7 @@ class UnigramTrainer(Trainer):
                 character_coverage=opts.character_coverage,
                 split=(opts.split_by_unicode_script, opts.split_by_number, opts.split_by_whitespace, opts.split_digits),
                 snapshots=[s for s in sizes if s != max(sizes)],
+                revision=opts.trainer_revision,
                 threads=opts.threads,
                 progress=progress,
             )
