@@ -23,7 +23,9 @@ EXACT = ["bpe-llama", "bpe-plain"]
 #: characters that stress SentencePiece's text handling: spaces and literal ▁ at the ends and in
 #: runs, unknown characters (fused, or bytes), user-defined pieces, specials, marks, CJK.
 TEXT = st.lists(
-    st.sampled_from([" ", "  ", "\u2581", "\t", "\n", "LORD", "<sep>", "<unk>", "</s>", "e\u0301", "神", "\u2c1c", "ab"])
+    st.sampled_from(
+        [" ", "  ", "\u2581", "\t", "\n", "LORD", "<sep>", "<unk>", "</s>", "e\u0301", "神", "\u2c1c", "ab"]
+    )
     | st.text(st.characters(blacklist_categories=("Cs",)), max_size=4),
     max_size=16,
 ).map("".join)
@@ -41,7 +43,9 @@ def test_to_hf_gives_sentencepiece_ids_on_every_line(
     """Every line of each corpus in `just test`; 300 of each in the fast lane."""
     tok = spm_imported[variant]
     names = [corpus] if corpus else CORPORA
-    lines = [line for c in names for line in data_file(c).read_text(encoding="utf-8").split("\n")[: None if corpus else 300]]
+    lines = [
+        line for c in names for line in data_file(c).read_text(encoding="utf-8").split("\n")[: None if corpus else 300]
+    ]
     assert _differing(tok, spm_processors[variant], tok.to_hf(), lines) == []
 
 
@@ -85,9 +89,7 @@ def test_normalization_rules_are_refused_in_one_line(variant: str, spm_imported:
 
 
 @pytest.mark.slow
-def test_hf_precompiled_differs_from_sentencepiece(
-    spm_models: dict[str, Path], spm_processors: dict[str, Any]
-) -> None:
+def test_hf_precompiled_differs_from_sentencepiece(spm_models: dict[str, Path], spm_processors: dict[str, Any]) -> None:
     """The measurement behind the refusal: transformers' own converter of the NFKC model gives
     other ids than sentencepiece where a mark follows a character the rules rewrite."""
     from transformers.convert_slow_tokenizer import SpmConverter, import_protobuf
