@@ -54,7 +54,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "char-w": ("tokreg",),
     "wordpiece": ("hf", "tokreg"),
     "unigram": ("sentencepiece", "tokreg"),
-    "sp-bpe": ("sentencepiece", "tokreg"),
+    "sp-bpe": ("hf", "sentencepiece", "tokreg"),
     "tekken": ("hf", "tiktoken", "tokreg"),
     "unreachable": ("hf", "tiktoken", "tokreg"),
 }

@@ -105,15 +105,12 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> L.Built:
     return L.trained(tmp_path_factory.mktemp("bpe-layouts"), LAYOUTS)
 
 
-#: An NFKC expansion (ﬁ -> fi) followed by marks: the pipeline's NFC/NFKC keep a run-by-run
-#: alignment, where HF gives each added character its source's span (fixed for NFD/NFKD only).
-#: Still open in issue 23: test_nfkc_expansion_offsets_follow_hf fails until it is fixed.
+#: An NFKC expansion (ﬁ -> fi) followed by marks: HF gives each added character its source's span.
 NFKC_EXPANSION = "\ufb01\u05b4\u05b9\u0665"
 
 
-def _lines(layout: str = "") -> list[str]:
-    hard = [t for t in HARD if not (layout == "normalizer-sequence" and t == NFKC_EXPANSION)]
-    return [line for c in CORPORA for line in L.corpus_lines(c, 150)] + hard
+def _lines() -> list[str]:
+    return [line for c in CORPORA for line in L.corpus_lines(c, 150)] + HARD
 
 
 #: Layouts that tokreg's own byte-level BPE takes (a Split + ByteLevel, no normalizer): they
@@ -127,13 +124,12 @@ def test_slice_and_hard_text_match_tokenizers(layout: str, built: L.Built) -> No
     hf = built.hf(layout)
     tok = built.tok(layout)
     assert ("hf_pipeline" in tok.config) is (layout not in OWN_PATH)
-    L.check(L.compare(tok, hf, _lines(layout), offsets=layout not in OWN_PATH), f"{layout} (slice + hard text)")
+    L.check(L.compare(tok, hf, _lines(), offsets=layout not in OWN_PATH), f"{layout} (slice + hard text)")
 
 
-@pytest.mark.xfail(strict=True, reason="NFKC expansions keep a run-by-run alignment (issue 23, open)")
 def test_nfkc_expansion_offsets_follow_hf(built: L.Built) -> None:
-    """NFKC's 'fi' from 'ﬁ', then Hebrew points: HF gives (0, 1), (1, 2), (1, 2)...; tokreg
-    (0, 2), (2, 3)... (measured). Strict: it fails as soon as the alignment is fixed."""
+    """NFKC's 'fi' from 'ﬁ', then Hebrew points: HF gives both f and i the span of 'ﬁ', the
+    points theirs (each added character takes its source's span)."""
     L.check(L.compare(built.tok("normalizer-sequence"), built.hf("normalizer-sequence"), [NFKC_EXPANSION]), "NFKC")
 
 

@@ -4,7 +4,7 @@ both giving tokreg's ids. They are built from the same `tokenizer.json` that
 `tokreg export --format hf` writes (each algorithm's HF codec), and checked the same way
 (export_check.py: the check texts with every special token, compared id for id), so the same
 versions can be converted and the same ones are refused (character-level BPE with an
-end-of-word suffix; SentencePiece BPE), with the reason.
+end-of-word suffix; SentencePiece BPE with normalization rules), with the reason.
 
 Neither library is a dependency of tokreg: `pip install 'tokreg[hf]'` or `'tokreg[transformers]'`.
 """

@@ -2,7 +2,8 @@
 
     BYTE_LEVEL     trained (GPT-2 style), extended; tokenizer.json and .tiktoken both ways
     CHAR_LEVEL     trained (`--char-level`, Sennrich et al.), extended; tokenizer.json both ways
-    SENTENCEPIECE  imported from and written as SentencePiece `.model` files (Llama style)
+    SENTENCEPIECE  imported from and written as SentencePiece `.model` files (Llama style), and
+                   written as tokenizer.json where HF can hold it (hf_sentencepiece.py)
     HF_PIPELINE    imported from tokenizer.json files whose HF pipeline tokreg runs step by step
                    (hf_pipe.py), and written back as they came
 
@@ -17,6 +18,7 @@ from ..interfaces import Algorithm
 from . import hf_pipe, model
 from .extend import ByteLevelExtender, CharLevelExtender
 from .hf import ByteLevelHf, CharLevelHf
+from .hf_sentencepiece import SpBpeHf
 from .sentencepiece import SpBpeModelFile
 from .tiktoken import TiktokenRanks
 from .training import TRAINER, BpeOptions
@@ -25,7 +27,7 @@ BYTE_LEVEL = Algorithm(
     model.BYTE_LEVEL, trainer=TRAINER, extender=ByteLevelExtender(), hf=ByteLevelHf(), tiktoken=TiktokenRanks()
 )
 CHAR_LEVEL = Algorithm(model.CHAR_LEVEL, trainer=TRAINER, extender=CharLevelExtender(), hf=CharLevelHf())
-SENTENCEPIECE = Algorithm(model.SENTENCEPIECE, sentencepiece=SpBpeModelFile())
+SENTENCEPIECE = Algorithm(model.SENTENCEPIECE, hf=SpBpeHf(), sentencepiece=SpBpeModelFile())
 HF_PIPELINE = Algorithm(hf_pipe.HF_BPE, hf=hf_pipe.HfPipelineBpeHf())
 
 __all__ = ["BYTE_LEVEL", "CHAR_LEVEL", "HF_PIPELINE", "SENTENCEPIECE", "BpeOptions"]
