@@ -17,11 +17,35 @@ from typing import Optional
 
 from ..data import RoundTrip
 from ..encoding.tokenizer import Tokenizer
-from .corpus.reader import Feed
+from .corpus.reader import Feed, source_text
+from .corpus.sources import Source
 
 #: The most corpus text kept while counting to measure the trained version on: a corpus up to
 #: this size is measured whole, a larger one on its lines before it (the result says which).
 KEEP_BYTES = 64 << 20
+
+
+def reread(sources: Sequence[Source], limit: int = KEEP_BYTES) -> tuple[list[bytes], bool]:
+    """What `Keep` would have kept of plain text files, read from them again: for a corpus of
+    files the text is not held in memory while the trainer runs, only read back after it."""
+    kept = Keep(_Discard(), limit)
+    for src in sources:
+        for text in source_text(src):
+            kept.feed(text)
+            if not kept.whole:
+                break
+        kept.end_input()
+        if not kept.whole:
+            break
+    return kept.text()
+
+
+class _Discard:
+    def feed(self, data: bytes) -> None:
+        pass
+
+    def end_input(self) -> None:
+        pass
 
 
 class Keep:
