@@ -110,7 +110,11 @@ def single(vocab: str, c: Contender, ref: Contender) -> dict[str, Any]:
         t = cpu()
         ids, err = guarded(lambda: c.encode(enc, s))
         cold = cpu() - t
-        if err or ids != ref.encode(ref.fresh(vocab), text):
+        want, ref_err = guarded(lambda: ref.encode(ref.fresh(vocab), text))
+        if ref_err:  # tiktoken's regex overflows its stack on some long runs: nothing to check against
+            out[label] = {"error": f"unchecked (tiktoken: {ref_err})"}
+            continue
+        if err or ids != want:
             out[label] = {"error": err or "ids differ"}
             continue
         del ids

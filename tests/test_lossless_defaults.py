@@ -19,6 +19,7 @@ corpus, plus 50 lines of dr.en.txt whose leading spaces are tabs (the corpora ha
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import unicodedata
@@ -186,3 +187,6 @@ def test_plain_files_are_read_again_as_keep_would_have_kept_them(tmp_path: Path)
     sources = expand([tmp_path / "a.txt", tmp_path / "b.txt"])
     assert round_trip.reread(sources, limit=13) == ([b"one\ntwo", b"three\n"], False)
     assert round_trip.reread(sources) == ([b"one\ntwo", b"three\nfour\n"], True)
+    (tmp_path / "c.txt.gz").write_bytes(gzip.compress(b"five\nsix\n"))
+    packed = expand([tmp_path / "a.txt", tmp_path / "c.txt.gz"])
+    assert round_trip.reread(packed, limit=12) == ([b"one\ntwo", b"five\n"], False)

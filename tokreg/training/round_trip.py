@@ -17,7 +17,8 @@ from typing import Optional
 
 from ..data import RoundTrip
 from ..encoding.tokenizer import Tokenizer
-from .corpus.reader import Feed, source_text
+from .corpus.decompress import open_decompressed
+from .corpus.reader import Feed
 from .corpus.sources import Source
 
 #: The most corpus text kept while counting to measure the trained version on: a corpus up to
@@ -26,26 +27,32 @@ KEEP_BYTES = 64 << 20
 
 
 def reread(sources: Sequence[Source], limit: int = KEEP_BYTES) -> tuple[list[bytes], bool]:
-    """What `Keep` would have kept of plain text files, read from them again: for a corpus of
-    files the text is not held in memory while the trainer runs, only read back after it."""
-    kept = Keep(_Discard(), limit)
+    """The text `Keep` keeps of plain text files (up to `limit` bytes, cut after a line break,
+    one segment per file), read from them again: for a corpus of files the text is not held in
+    memory while the trainer runs, only read back after it. Each file is read in one call, so
+    its segment is one block, not chunks joined (which would hold it twice)."""
+    segments: list[bytes] = []
+    kept = 0
     for src in sources:
-        for text in source_text(src):
-            kept.feed(text)
-            if not kept.whole:
-                break
-        kept.end_input()
-        if not kept.whole:
-            break
-    return kept.text()
-
-
-class _Discard:
-    def feed(self, data: bytes) -> None:
-        pass
-
-    def end_input(self) -> None:
-        pass
+        assert src.path is not None
+        stream, _, kind = open_decompressed(src.path)
+        with stream:
+            data = stream.read(limit - kept)
+            more = bool(stream.read(1))
+            if more:
+                cut = data.rfind(b"\n") + 1
+                if not kind:  # a plain file: read the prefix again rather than copy it out of `data`
+                    del data
+                    stream.seek(0)
+                    data = stream.read(cut)
+                else:
+                    data = data[:cut]
+        if data:
+            segments.append(data)
+            kept += len(data)
+        if more:
+            return segments, False
+    return segments, True
 
 
 class Keep:

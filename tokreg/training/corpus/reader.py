@@ -116,13 +116,6 @@ def _chunks(src: Source, state: dict[str, Any]) -> Iterator[tuple[bytes, bytes]]
         raise
 
 
-def source_text(src: Source) -> Iterator[bytes]:
-    """The text of one source as the counter is fed it (no fingerprint, no checks): for
-    reading a plain file again."""
-    for _, text in _chunks(src, {}):
-        yield text
-
-
 _END = object()
 
 
