@@ -6,7 +6,7 @@ import argparse
 import compileall
 import importlib
 
-from benchmarks.common import ROOT, machine
+from benchmarks.common import ROOT, machine, start_load_watch
 
 SUITES = [
     "train_bpe",
@@ -37,6 +37,7 @@ def main() -> None:
     # install under PYTHONDONTWRITEBYTECODE=1 (as on the shared machine) would otherwise compile
     # tokreg's own source at every start, while the peers' wheels come compiled.
     compileall.compile_dir(str(ROOT / "tokreg"), quiet=1)
+    start_load_watch()
     for name in args.suites or SUITES:
         mod = importlib.import_module(f"benchmarks.{name}")
         mod.run()

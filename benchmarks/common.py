@@ -1,5 +1,6 @@
 """What every benchmark shares: where the data is, a timer, peak memory of a child process,
-and the table printer."""
+the machine's load while a table was measured, and the table printer (which prints that load
+under every table, so a reader can judge a noisy machine)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import resource
 import subprocess
 import sys
 import sysconfig
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -133,6 +135,43 @@ def report(**values: Any) -> None:
     print(json.dumps(values))
 
 
+class _Load:
+    """The 1-minute load average, sampled every second by a daemon thread from the first call
+    to `load_since_last_table` on; each table reports the range seen since the one before."""
+
+    def __init__(self) -> None:
+        self.seen: list[float] = []
+        self.lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+
+    def _run(self) -> None:
+        while True:
+            with self.lock:
+                self.seen.append(os.getloadavg()[0])
+            time.sleep(1.0)
+
+    def start(self) -> None:
+        if self.thread is None:
+            self.thread = threading.Thread(target=self._run, daemon=True)
+            self.thread.start()
+
+    def take(self) -> str:
+        """The range since the last call (and starts sampling on the first)."""
+        self.start()
+        with self.lock:
+            seen = self.seen + [os.getloadavg()[0]]
+            self.seen = []
+        return f"{min(seen):.1f}-{max(seen):.1f}" if max(seen) - min(seen) >= 0.05 else f"{seen[0]:.1f}"
+
+
+LOAD = _Load()
+
+
+def start_load_watch() -> None:
+    """Starts sampling the load average (the first table's range starts here)."""
+    LOAD.start()
+
+
 def table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     cells = [[str(c) for c in r] for r in rows]
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
@@ -141,6 +180,7 @@ def table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> 
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for r in cells:
         print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |")
+    print(f"\nLoad average (1 min) while measured: {LOAD.take()} on {os.cpu_count()} cores.")
     sys.stdout.flush()
 
 

@@ -2,8 +2,10 @@
 cl100k_base or o200k_base, encode one text to a list of ids, encode a batch on 2 threads.
 
 Each peer loads the vocabulary from the shared `.tiktoken` file where it can (tiktoken,
-fastokens, splintr-rs), from tokreg's Hugging Face export of it (tokie, HF tokenizers), or else
-from the copy it bundles (bpe-openai, rs-bpe); in every case its ids are checked against
+fastokens, splintr-rs, riptoken with the official pattern, kitoken, which knows cl100k's and
+o200k's patterns from the vocabulary), from tokreg's Hugging Face export of it (tokie, HF
+tokenizers), or else from the copy it bundles (bpe-openai, rs-bpe, quicktok: its
+`Tokenizer(name, "")`, not the cached `get_encoding`); in every case its ids are checked against
 tiktoken's on every input before it is timed. A peer that is not installed is left out with a
 note. Thread counts of the Rust peers follow `RAYON_NUM_THREADS`, which the parent sets for each
 child process (1 for single-thread measures, 2 for batches).
@@ -119,6 +121,32 @@ def _rs_bpe(vocab: str) -> Any:
     return openai.cl100k_base() if vocab == "cl100k_base" else openai.o200k_base()
 
 
+def _quicktok(vocab: str) -> Any:
+    import quicktok
+
+    return quicktok.Tokenizer(vocab, "")  # the bundled copy, a new object (get_encoding caches)
+
+
+def _quicktok_batch(enc: Any, texts: list[str]) -> list[list[int]]:
+    # Its batch gives two flat arrays (ids, offsets); made into lists here, as every other
+    # contender's batch gives lists.
+    ids, offsets = enc.encode_batch(texts, THREADS)
+    flat, ends = ids.tolist(), offsets.tolist()
+    return [flat[a:b] for a, b in zip(ends, ends[1:])]
+
+
+def _riptoken(vocab: str) -> Any:
+    import riptoken
+
+    return riptoken.CoreBPE(riptoken.load_tiktoken_bpe(_tiktoken_file(vocab)), SPECIALS[vocab], BUILTIN[PATTERN[vocab]])
+
+
+def _kitoken(vocab: str) -> Any:
+    import kitoken
+
+    return kitoken.Kitoken.from_tiktoken_file(_tiktoken_file(vocab))
+
+
 def _hf(vocab: str) -> Any:
     from tokenizers import Tokenizer
 
@@ -193,6 +221,30 @@ CONTENDERS = [
         _rs_bpe,
         lambda e, t: e.encode(t),
         _rs_bpe_batch,
+    ),
+    Contender(
+        "quicktok",
+        "quicktok-v1",
+        "bundled copy",
+        _quicktok,
+        lambda e, t: e.encode_ordinary(t),
+        _quicktok_batch,
+    ),
+    Contender(
+        "riptoken",
+        "riptoken",
+        ".tiktoken file",
+        _riptoken,
+        lambda e, t: e.encode_ordinary(t),
+        lambda e, ts: e.encode_ordinary_batch(ts),
+    ),
+    Contender(
+        "kitoken",
+        "kitoken",
+        ".tiktoken file",
+        _kitoken,
+        lambda e, t: e.encode(t),
+        lambda e, ts: e.encode_all(ts),
     ),
     Contender(
         "HF tokenizers",

@@ -1,16 +1,22 @@
-"""Training at corpus scale: whole processes (`/usr/bin/time -f '%e %M'`: wall seconds and
-peak resident memory), tokreg's `tokreg train` (recording in the registry included) beside
-the other trainers, interleaved, the best and the median of several runs (one run on the
-largest corpora), every run in a fresh process with the same vocabulary size.
+"""Training at corpus scale: whole processes, tokreg's `tokreg train` (recording in the
+registry included) beside the other trainers, interleaved, the best and the median of several
+runs (one run on the largest corpora), every run in a fresh process with the same vocabulary
+size. Each run reports (`scale_child.py`) its wall time from process start, its CPU time
+(every thread) and its peak resident memory when training returns, then, not timed, what its
+output is: how many of the 256 byte tokens it holds and its tokens per byte on the start of the
+corpus, which the table gives beside tokreg's (a trainer that is not doing the same job shows
+there).
 
-Corpora (`../corpus`, made by `../shared/tools/big-corpus.sh`; TOKREG_BIG_CORPUS overrides):
-the kernel documentation in six languages (kernel-docs/*.txt, concatenated), the first
-100 MB and the whole 1 GB of kernel.txt, 1 GB of kernel text with randomly varied words
-(benchmarks/varied.py), and the shared data (kjv.txt, dr.en.txt, dr.zh-cn.txt).
+Corpora: the multilingual mix (the lines of ../langcorp/de.txt, ja.txt and the shared kjv.txt,
+dr.en.txt, dr.zh-cn.txt taken in turn; its first 1, 6 and 20 MB), the Python standard library's
+source (6 MB), and from `../corpus` (made by `../shared/tools/big-corpus.sh`;
+TOKREG_BIG_CORPUS overrides): the kernel documentation in six languages (kernel-docs/*.txt,
+concatenated), the first 100 MB and the whole 1 GB of kernel.txt, 1 GB of kernel text with
+randomly varied words (benchmarks/varied.py).
 
-BPE uses GPT-2's split for every trainer that takes a pattern (gigabpe has only that one);
-SentencePiece and fast-bpe-rs split their own way. A run that fails, passes TIMEOUT seconds
-or needs more than MEMORY_CAP is reported as such: that is a result.
+BPE is byte-level on GPT-2's split for every trainer (the options each gets are listed in
+`scale_child.py`); SentencePiece splits its own way and falls back to bytes. A run that fails,
+passes TIMEOUT seconds or needs more than MEMORY_CAP is reported as such: that is a result.
 """
 
 from __future__ import annotations
@@ -24,9 +30,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
-from benchmarks.common import DATA, ROOT, table
+from benchmarks.common import DATA, ROOT, stdlib_source, table
 
 BIG = Path(os.environ.get("TOKREG_BIG_CORPUS", ROOT.parent / "corpus"))
+LANG = Path(os.environ.get("TOKREG_LANG_CORPUS", ROOT.parent / "langcorp"))
 TIMEOUT = int(os.environ.get("TOKREG_BENCH_TIMEOUT", "1800"))
 MEMORY_CAP = os.environ.get("TOKREG_BENCH_MEMORY_CAP", "20G")
 BPE_PEERS = ["gigabpe", "fast-bpe-rs", "rustbpe", "bpeasy", "sentencepiece", "hf"]
@@ -38,14 +45,13 @@ def _cap_bytes() -> int:
 
 
 def run_one(who: str, algo: str, corpus: Path, vocab: int, out: str) -> dict[str, Any]:
-    """One fresh process under /usr/bin/time; {"seconds", "peak_mb", "vocab"} or {"failed"}."""
+    """One fresh process: {"seconds", "cpu", "peak_mb", "vocab", ...} (see scale_child) or {"failed"}."""
     if who == "tokreg":  # a registry that exists: creating one runs the migrations, a one-time cost
         subprocess.run(
             [sys.executable, "-c", "import sys, tokreg; tokreg.Registry(sys.argv[1], create=True)", out + ".db"],
             check=True,
         )
-    cmd = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "benchmarks.scale_child"]
-    cmd += [who, algo, str(corpus), str(vocab), "gpt2", out]
+    cmd = [sys.executable, "-m", "benchmarks.scale_child", who, algo, str(corpus), str(vocab), "gpt2", out]
 
     def limit() -> None:
         import resource
@@ -56,13 +62,11 @@ def run_one(who: str, algo: str, corpus: Path, vocab: int, out: str) -> dict[str
         p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=TIMEOUT, preexec_fn=limit)
     except subprocess.TimeoutExpired:
         return {"failed": f"> {TIMEOUT} s"}
-    last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
     if p.returncode != 0:
         why = "out of memory" if "memory" in p.stderr.lower() or "alloc" in p.stderr.lower() else f"exit {p.returncode}"
         return {"failed": f"{why} (cap {MEMORY_CAP})"}
-    seconds, kb = last.split()
-    reached = json.loads(p.stdout.strip().splitlines()[-1])["vocab"]
-    return {"seconds": float(seconds), "peak_mb": int(kb) / 1024, "vocab": reached}
+    result: dict[str, Any] = json.loads(p.stdout.strip().splitlines()[-1])
+    return result
 
 
 def compare(title: str, algo: str, corpus: Path, vocab: int, who: list[str], runs: int) -> list[dict[str, Any]]:
@@ -77,21 +81,32 @@ def compare(title: str, algo: str, corpus: Path, vocab: int, who: list[str], run
     summary = []
     tk = [x for x in results.get("tokreg", []) if "failed" not in x]
     tk_best = min(x["seconds"] for x in tk) if tk else None
+    tk_cpu = min(x["cpu"] for x in tk) if tk else None
+    tk_tpb = tk[0].get("tokens_per_byte") if tk else None
     for w in who:
         ok = [x for x in results[w] if "failed" not in x]
         if not ok:
-            rows.append([w, results[w][-1]["failed"], "", "", "", ""])
+            rows.append([w, results[w][-1]["failed"]] + [""] * 9)
             continue
         best = min(x["seconds"] for x in ok)
         med = statistics.median(x["seconds"] for x in ok)
+        cpu = min(x["cpu"] for x in ok)
         peak = max(x["peak_mb"] for x in ok)
+        tpb = ok[0].get("tokens_per_byte")
+        kind = f"{ok[0]['byte_tokens']}" if "byte_tokens" in ok[0] else ""
+        vs_tpb = f"{tpb / tk_tpb:.3f}" if tpb and tk_tpb else ""
         ratio = f"{best / tk_best:.2f}x" if tk_best else ""
-        rows.append([w, f"{best:.2f}", f"{med:.2f}", f"{peak:,.0f}", f"{ok[0]['vocab']:,}", ratio])
-        summary.append({"who": w, "best": best, "median": med, "peak_mb": peak})
+        cpu_ratio = f"{cpu / tk_cpu:.2f}x" if tk_cpu else ""
+        rows.append(
+            [w, f"{best:.2f}", f"{med:.2f}", f"{cpu:.2f}", f"{peak:,.0f}", f"{ok[0]['vocab']:,}", kind, vs_tpb]
+            + [ratio, cpu_ratio]
+        )
+        summary.append({"who": w, "best": best, "median": med, "cpu": cpu, "peak_mb": peak})
     size = corpus.stat().st_size / 1e6
     table(
-        f"{title} ({size:,.0f} MB), vocab {vocab:,}, {runs} run(s)",
-        ["trainer", "best s", "median s", "peak MB", "vocab", "time vs tokreg"],
+        f"{title} ({size:,.1f} MB), vocab {vocab:,}, {runs} run(s)",
+        ["trainer", "best s", "median s", "CPU s", "peak MB", "vocab", "byte tokens", "tokens/byte vs tokreg"]
+        + ["time vs tokreg", "CPU vs tokreg"],
         rows,
     )
     return summary
@@ -113,6 +128,23 @@ def _head(src: Path, dest: Path, size: int) -> Path:
     return dest
 
 
+def _mixed(dest: Path) -> Optional[Path]:
+    """The multilingual mix: one line of each text in turn (German, Japanese, English, English
+    technical, Chinese), so that any head of it is multilingual; None without ../langcorp."""
+    if dest.exists():
+        return dest
+    paths = [LANG / "de.txt", LANG / "ja.txt"] + [DATA / n for n in ("kjv.txt", "dr.en.txt", "dr.zh-cn.txt")]
+    if not all(p.exists() for p in paths):
+        return None
+    texts = [p.read_bytes().splitlines(keepends=True) for p in paths]
+    with dest.open("wb") as out:
+        for k in range(max(len(t) for t in texts)):
+            for t in texts:
+                if k < len(t):
+                    out.write(t[k])
+    return dest
+
+
 def corpora(work: Path, keys: set[str]) -> dict[str, Optional[Path]]:
     docs = sorted((BIG / "kernel-docs").glob("*.txt"))
     kernel = BIG / "kernel.txt"
@@ -121,13 +153,19 @@ def corpora(work: Path, keys: set[str]) -> dict[str, Optional[Path]]:
         subprocess.run(
             [sys.executable, "-m", "benchmarks.varied", str(kernel), str(varied), "1000"], check=True, cwd=ROOT
         )
-    shared = [DATA / n for n in ("kjv.txt", "dr.en.txt", "dr.zh-cn.txt")]
+    mixed = _mixed(work / "mixed.txt")
+    source = work / "stdlib-6mb.py.txt"
+    if not source.exists():
+        source.write_text(stdlib_source(6_000_000), encoding="utf-8")
     return {
+        "mixed1": _head(mixed, work / "mixed-1mb.txt", 1_000_000) if mixed else None,
+        "mixed6": _head(mixed, work / "mixed-6mb.txt", 6_000_000) if mixed else None,
+        "mixed20": _head(mixed, work / "mixed-20mb.txt", 20_000_000) if mixed else None,
+        "source6": source,
         "docs": _concat(docs, work / "kernel-docs.txt") if docs else None,
         "kernel100": _head(kernel, work / "kernel-100mb.txt", 100_000_000) if kernel.exists() else None,
         "kernel1g": kernel if kernel.exists() else None,
         "varied1g": varied if varied.exists() else None,
-        "shared": _concat(shared, work / "shared.txt") if all(p.exists() for p in shared) else None,
     }
 
 
@@ -136,12 +174,12 @@ def run() -> None:
     work.mkdir(exist_ok=True)
     only = os.environ.get("TOKREG_SCALE_ONLY", "")
     c = corpora(work, {x.split(":")[0] for x in only.split(",")} if only else {"varied1g"})
-    if c["docs"] is None:
-        print(f"\n(corpus-scale suite skipped: no {BIG}/kernel-docs; run ../shared/tools/big-corpus.sh {BIG})")
-        return
     plan = [
+        ("mixed1", "Byte-level BPE, multilingual mix, first 1 MB", "bpe", BPE_PEERS, 5),
+        ("mixed6", "Byte-level BPE, multilingual mix, first 6 MB", "bpe", BPE_PEERS, 3),
+        ("source6", "Byte-level BPE, Python standard library source", "bpe", BPE_PEERS, 3),
+        ("mixed20", "Byte-level BPE, multilingual mix, first 20 MB", "bpe", BPE_PEERS, 3),
         ("docs", "Byte-level BPE, kernel documentation in six languages", "bpe", BPE_PEERS, 3),
-        ("shared", "Byte-level BPE, kjv + dr.en + dr.zh-cn", "bpe", BPE_PEERS, 3),
         ("kernel100", "Byte-level BPE, kernel.txt first 100 MB", "bpe", BPE_PEERS, 2),
         ("kernel100", "WordPiece, kernel.txt first 100 MB", "wordpiece", ["hf"], 1),
         ("kernel100", "Unigram, kernel.txt first 100 MB", "unigram", ["sentencepiece", "hf"], 1),
@@ -158,7 +196,7 @@ def run() -> None:
         runs = min(runs, most or runs)
         corpus = c[key]
         if corpus is None:
-            print(f"\n({title}: corpus not found, skipped)")
+            print(f"\n({title}: corpus not found, skipped; ../shared/tools/big-corpus.sh {BIG} makes the kernel ones)")
             continue
         compare(title, algo, corpus, 32_000, ["tokreg", *peers], runs)
 

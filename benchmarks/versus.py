@@ -1,5 +1,6 @@
 """tokreg's byte-level encoder beside every peer, in one interleaved run on the same inputs:
-tiktoken, fastokens, splintr-rs, tokie, bpe-openai, rs-bpe and HF tokenizers (those installed).
+tiktoken, fastokens, splintr-rs, tokie, bpe-openai, rs-bpe, quicktok, riptoken, kitoken and HF
+tokenizers (those installed; how each loads its vocabulary: `peers.py`).
 
 Three measures, all single-threaded, and a fourth on 2 threads:
 
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 from typing import Any
@@ -40,18 +42,36 @@ ENV_ONE = {"RAYON_NUM_THREADS": "1", "RAYON_RS_NUM_CPUS": "1", "TOKENIZERS_PARAL
 ENV_TWO = {"RAYON_NUM_THREADS": "2", "RAYON_RS_NUM_CPUS": "2", "TOKENIZERS_PARALLELISM": "true"}
 
 
-def _child(mode: str, vocab: str, env: dict[str, str]) -> dict[str, Any]:
+def _child(mode: str, vocab: str, name: str, env: dict[str, str]) -> dict[str, Any]:
     p = subprocess.run(
-        [sys.executable, "-m", "benchmarks.versus_child", mode, vocab],
+        [sys.executable, "-m", "benchmarks.versus_child", mode, vocab, name],
         stdout=subprocess.PIPE,
         text=True,
         cwd=ROOT,
         env={**os.environ, **env},
     )
     if p.returncode != 0:
-        raise RuntimeError(f"benchmarks.versus_child {mode} {vocab} failed (exit {p.returncode})")
+        return {"failed": f"exit {p.returncode}"}
     result: dict[str, Any] = json.loads(p.stdout.strip().splitlines()[-1])
     return result
+
+
+def _turns(mode: str, vocab: str, names: list[str], env: dict[str, str], reps: int) -> dict[str, list[dict[str, Any]]]:
+    """Every contender's turns, interleaved, the order rotating each repetition."""
+    out: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
+    for rep in range(reps):
+        for name in names[rep % len(names) :] + names[: rep % len(names)]:
+            out[name].append(_child(mode, vocab, name, env))
+    return out
+
+
+def _best(runs: list[dict[str, Any]], key: str) -> dict[str, Any]:
+    """One measure's best of several turns: {"bytes", key: best, key + "_median"}, or the error."""
+    ok = [r for r in runs if key in r]
+    if not ok:
+        return {"error": next((r.get("error") or r.get("failed") for r in runs), "failed")}
+    best = min(ok, key=lambda r: r[key])
+    return {**best, key + "_median": statistics.median(r[key] for r in ok)}
 
 
 def _cell(r: dict[str, Any], key: str) -> str:
@@ -79,18 +99,53 @@ def _speed_table(title: str, results: dict[str, dict[str, dict[str, Any]]], name
 
 
 def run() -> None:
+    from benchmarks.peers import available
+
     vocabs = os.environ.get("TOKREG_BENCH_VOCAB", "cl100k_base").split(",")
+    reps = int(os.environ.get("TOKREG_BENCH_REPEAT", "3"))
+    names = [c.name for c in available()]
     for vocab in vocabs:
-        one = _child("single", vocab, ENV_ONE)
-        two = _child("batch", vocab, ENV_TWO)
-        names = list(one["versions"])
+        single = _turns("single", vocab, names, ENV_ONE, reps)
+        streams = _turns("stream", vocab, names, ENV_ONE, max(1, reps - 1))
+        batches = _turns("batch", vocab, names, ENV_TWO, max(1, reps - 1))
+        first = {n: next((r for r in single[n] if "version" in r), {}) for n in names}
         print(
             f"\nContenders ({vocab}): "
-            + ", ".join(f"{n} {v} ({one['sources'][n]})" for n, v in one["versions"].items())
+            + ", ".join(f"{n} {first[n].get('version', '?')} ({first[n].get('source', '?')})" for n in names)
+        )
+        labels = list(next((r["single"] for n in names for r in single[n] if "single" in r), {}))
+        results: dict[str, dict[str, dict[str, Any]]] = {}
+        for label in labels:
+            row = {}
+            for n in names:
+                runs = [r["single"][label] for r in single[n] if "single" in r and label in r["single"]]
+                cold, warm = _best(runs or [{}], "cold"), _best(runs or [{}], "warm")
+                row[n] = {**cold, "warm": warm.get("warm", float("inf"))} if "cold" in cold else cold
+            results[label] = row
+        _speed_table(
+            f"Cold, {vocab}, one thread: MB/s of CPU time (fresh process and encoder, text seen once)",
+            results,
+            names,
+            "cold",
+        )
+        _speed_table(f"Warm, {vocab}, one thread: MB/s of CPU time (the same text again)", results, names, "warm")
+        label_of = {
+            m: next((r["label"] for n in names for r in runs[n] if "label" in r), m)
+            for m, runs in (("stream", streams), ("batch", batches))
+        }
+        stream_row = {n: _best([r.get("stream", r) for r in streams[n]], "seconds") for n in names}
+        batch_row = {n: _best([r.get("batch", r) for r in batches[n]], "seconds") for n in names}
+        _speed_table(
+            f"Stream, {vocab}: MB/s of CPU time (best; median below)",
+            {label_of["stream"]: stream_row},
+            names,
+            "seconds",
         )
         _speed_table(
-            f"Cold, {vocab}, one thread: MB/s of CPU time (fresh encoder, text seen once)", one["single"], names, "cold"
+            f"Stream, {vocab}: MB/s of CPU time, median of {max(1, reps - 1)} turns",
+            {label_of["stream"]: stream_row},
+            names,
+            "seconds_median",
         )
-        _speed_table(f"Warm, {vocab}, one thread: MB/s of CPU time (the same text again)", one["single"], names, "warm")
-        rows = {one["stream_label"]: one["stream"], two["batch_label"]: two["batch"]}
-        _speed_table(f"Stream (CPU time) and batch (wall time), {vocab}: MB/s", rows, names, "seconds")
+        _speed_table(f"Batch, {vocab}: MB/s of wall time", {label_of["batch"]: batch_row}, names, "seconds")
+        _speed_table(f"Batch, {vocab}: MB/s of CPU time (both threads)", {label_of["batch"]: batch_row}, names, "cpu")

@@ -1230,6 +1230,21 @@ impl Encoder {
             .or_raise(py)
     }
 
+    /// What a version loses of a text: (lines, lost lines, tokens, ids among `specials`, bytes,
+    /// lines that are not UTF-8), over the lines of every segment (see `encode::RoundTrip`),
+    /// on `threads` threads with the GIL released.
+    #[pyo3(signature = (segments, specials, threads=0))]
+    fn round_trip(
+        &self,
+        py: Python<'_>,
+        segments: Vec<PyBackedBytes>,
+        specials: Vec<u32>,
+        threads: usize,
+    ) -> PyResult<(u64, u64, u64, u64, u64, u64)> {
+        let r = py.allow_threads(|| self.tok.round_trip(&segments, &specials, threads)).or_raise(py)?;
+        Ok((r.lines, r.lost_lines, r.tokens, r.unknown, r.bytes, r.skipped))
+    }
+
     /// `encode_batch` as two flat buffers and no Python object per id: the ids of every text
     /// one after another (native-endian u32), and n+1 offsets into them (native-endian u64):
     /// text k is ids[offsets[k]:offsets[k+1]].

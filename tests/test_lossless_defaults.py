@@ -19,6 +19,7 @@ corpus, plus 50 lines of dr.en.txt whose leading spaces are tabs (the corpora ha
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import unicodedata
@@ -30,6 +31,7 @@ import pytest
 from tokreg import BpeOptions, Registry, Tokenizer, UnigramOptions, WordPieceOptions
 from tokreg.training import round_trip
 from tokreg.training.corpus import Corpus
+from tokreg.training.corpus.sources import expand
 
 from .conftest import CORPORA, Cli, data_file, slow
 
@@ -175,4 +177,16 @@ def test_the_text_kept_for_measuring_ends_at_a_line_break() -> None:
     keep.end_input()
     assert b"".join(fed) == b"one\ntwo|three\nfour\n|"
     assert keep.text() == ([b"one\ntwo", b"three\n"], False)
-    assert list(round_trip._lines([b"one\ntwo", b"three\n"])) == [b"one\n", b"two", b"three\n"]
+
+
+def test_plain_files_are_read_again_as_keep_would_have_kept_them(tmp_path: Path) -> None:
+    """A corpus of plain files is read again after training (not held beside the trainer):
+    the same segments as `Keep` keeps while counting."""
+    (tmp_path / "a.txt").write_bytes(b"one\ntwo")
+    (tmp_path / "b.txt").write_bytes(b"three\nfour\n")
+    sources = expand([tmp_path / "a.txt", tmp_path / "b.txt"])
+    assert round_trip.reread(sources, limit=13) == ([b"one\ntwo", b"three\n"], False)
+    assert round_trip.reread(sources) == ([b"one\ntwo", b"three\nfour\n"], True)
+    (tmp_path / "c.txt.gz").write_bytes(gzip.compress(b"five\nsix\n"))
+    packed = expand([tmp_path / "a.txt", tmp_path / "c.txt.gz"])
+    assert round_trip.reread(packed, limit=12) == ([b"one\ntwo", b"five\n"], False)

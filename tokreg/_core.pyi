@@ -280,6 +280,9 @@ class Encoder:
     def count(
         self, text: str, allowed_special: Optional[list[str]] = ..., disallowed_special: Optional[list[str]] = ...
     ) -> int: ...
+    def round_trip(
+        self, segments: list[bytes], specials: list[int], threads: int = 0
+    ) -> tuple[int, int, int, int, int, int]: ...
     def count_batch(
         self,
         texts: list[str],

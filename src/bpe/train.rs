@@ -13,12 +13,15 @@
 //! corpus): the words' symbols stay in one `u32` arena, words separated by an edge cell (4
 //! bytes per symbol, no allocation per word, a symbol's word found from a mark every 16
 //! cells); a joined symbol's cell is marked dead and neighbours are found by skipping dead
-//! cells. A pair is a `u64` key
-//! (left << 32 | right) found through a table of 4-byte slot indices; per slot an `i64` count and a list of
-//! positions in one pool of 8-byte nodes (`Positions`), which may hold stale or repeated
-//! entries (checked when used, deduplicated then); the lists of merged pairs are recycled. The heap holds 12-byte (count, slot) entries,
-//! compares token bytes only on equal counts, and is rebuilt from the current counts when it
-//! has doubled since it was last built (stale entries would otherwise pile up).
+//! cells. A pair is a `u64` key (left << 32 | right) found through a table of 4-byte slot
+//! indices; per slot an `i64` count and its positions (`Positions`): those found when
+//! indexing in one array laid out slot by slot (4 bytes each, read in one sweep), those made
+//! by later merges in lists of 8-byte nodes in one pool; either may hold stale or repeated
+//! entries (checked when used, deduplicated then), and the nodes of merged pairs are recycled.
+//! At the peak (indexing) that is 8 bytes a symbol beside the pair tables. The heap holds
+//! 12-byte (count, slot) entries, compares token bytes only on equal counts, and is rebuilt
+//! from the current counts when it has doubled since it was last built (stale entries would
+//! otherwise pile up).
 //!
 //! Tie rule (a total order over the pairs themselves, so the result depends on neither thread
 //! count nor input order): the higher pair count wins; on equal counts the pair whose left
@@ -346,12 +349,19 @@ impl TokenIds {
     }
 }
 
-/// Every pair's positions, as lists of 8-byte nodes in one pool: a list per slot, and the
-/// nodes of a merged pair go back to a free list that the next pushes reuse. (Recycling also
-/// the lists of pairs whose count fell to zero saved 2-4% of the peak and cost 15-25% of the
-/// merge time: not done.) One `Vec` per pair would
-/// cost a 24-byte header and an allocation each, for pairs most of which hold one or two.
+/// Every pair's positions. Those found when indexing lie slot by slot in one array of 4-byte
+/// positions (`first`, in ascending order within a slot: a merge reads them in one sequential
+/// sweep); those a merge creates later go to lists of 8-byte nodes in one pool, a list per
+/// slot, and the nodes of a merged pair go back to a free list that the next pushes reuse.
+/// (Recycling also the lists of pairs whose count fell to zero saved 2-4% of the peak and cost
+/// 15-25% of the merge time: not done.) One `Vec` per pair would cost a 24-byte header and an
+/// allocation each, for pairs most of which hold one or two; linked nodes for every position
+/// (as before) cost twice the memory of `first` and a cache miss per position.
 struct Positions {
+    /// The positions found when indexing, slot by slot.
+    first: Vec<u32>,
+    /// slot -> its range in `first` (slots made after indexing have none; emptied when drained)
+    first_range: Vec<(u32, u32)>,
     /// node -> (position, next node)
     nodes: Vec<(u32, u32)>,
     /// slot -> first node
@@ -374,8 +384,12 @@ impl Positions {
         self.head[slot] = i;
     }
 
-    /// Empties a slot's list into `out`, its nodes to the free list.
+    /// Empties a slot's positions into `out`, its nodes to the free list.
     fn drain(&mut self, slot: usize, out: &mut Vec<u32>) {
+        if let Some(r) = self.first_range.get_mut(slot) {
+            let (a, b) = std::mem::take(r);
+            out.extend_from_slice(&self.first[a as usize..b as usize]);
+        }
         let mut i = std::mem::replace(&mut self.head[slot], NIL);
         while i != NIL {
             let (pos, next) = self.nodes[i as usize];
@@ -423,12 +437,12 @@ pub fn train_refusing(
     let mut slot_of = SlotMap::default();
     let mut pairs: Vec<u64> = Vec::new();
     let mut counts: Vec<i64> = Vec::new();
-    // Each position's pair slot first, then the lists laid out slot by slot (a counting sort),
-    // so that the first merges, which hold most positions, walk their lists in order.
-    let mut slot_at: Vec<u32> = vec![NIL; links.sym.len()];
-    let mut next_node: Vec<u32> = Vec::new();
+    // Two passes over the cells: the first finds every pair's slot, its count and its number
+    // of positions; the second lays the positions out slot by slot (a counting sort), looking
+    // each pair up again rather than keeping a slot per cell (4 bytes a cell at the peak).
+    let mut sizes: Vec<u32> = Vec::new();
     let mut w = usize::MAX; // the first cell, an edge, opens word 0
-    for (p, xy) in links.sym.windows(2).enumerate() {
+    for xy in links.sym.windows(2) {
         let (x, y) = (xy[0], xy[1]);
         if x == EDGE {
             w = w.wrapping_add(1);
@@ -443,29 +457,32 @@ pub fn train_refusing(
             None => {
                 pairs.push(k);
                 counts.push(0);
-                next_node.push(0);
+                sizes.push(0);
                 slot_of.insert(k, &pairs);
                 pairs.len() - 1
             }
         };
         counts[s] += words.counts[w] as i64;
-        next_node[s] += 1;
-        slot_at[p] = s as u32;
+        sizes[s] += 1;
     }
+    let mut first_range = Vec::with_capacity(sizes.len());
     let mut start = 0u32;
-    for n in next_node.iter_mut() {
+    for n in sizes.iter_mut() {
+        first_range.push((start, start + *n));
         start += std::mem::replace(n, start);
     }
-    let mut pos = Positions { nodes: vec![(0, NIL); start as usize], head: vec![NIL; pairs.len()], free: NIL };
-    for (p, &s) in slot_at.iter().enumerate() {
-        if s != NIL {
-            let i = next_node[s as usize];
-            next_node[s as usize] += 1;
-            pos.nodes[i as usize] = (p as u32, pos.head[s as usize]);
-            pos.head[s as usize] = i;
+    let mut first = vec![0u32; start as usize];
+    for (p, xy) in links.sym.windows(2).enumerate() {
+        let (x, y) = (xy[0], xy[1]);
+        if x == EDGE || y == EDGE {
+            continue;
         }
+        let s = slot_of.get(key(x, y), &pairs).expect("every pair has its slot from the first pass") as usize;
+        first[sizes[s] as usize] = p as u32;
+        sizes[s] += 1;
     }
-    drop((slot_at, next_node));
+    drop(sizes);
+    let mut pos = Positions { first, first_range, nodes: Vec::new(), head: vec![NIL; pairs.len()], free: NIL };
     let mut banned: Vec<bool> = vec![false; pairs.len()];
     let too_long = |k: u64, tokens: &[Vec<u8>]| {
         cfg.max_token_bytes > 0

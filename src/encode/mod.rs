@@ -14,12 +14,14 @@
 mod batch;
 mod load;
 mod offsets;
+mod round_trip;
 mod specials;
 mod stream;
 mod tokenizer;
 
 pub use batch::Flat;
 pub use offsets::Spans;
+pub use round_trip::RoundTrip;
 pub use specials::{Rule, Specials};
 pub use stream::{Deltas, StreamDecoder};
 pub use tokenizer::Tokenizer;

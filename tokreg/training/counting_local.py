@@ -67,6 +67,9 @@ class Counted:
     #: The corpus text kept while counting (round_trip.Keep): its segments and whether they are
     #: all of it; None when counted elsewhere (a counts file, a cluster) or not asked for.
     text: Optional[tuple[list[bytes], bool]] = None
+    #: Instead of `text` for a corpus of plain files: reads that text again from the files, after
+    #: training, so that it is not held in memory beside the trainer (round_trip.reread).
+    reread: Optional[Callable[[], tuple[list[bytes], bool]]] = None
 
     @property
     def reproducible(self) -> bool:

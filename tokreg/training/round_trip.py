@@ -12,19 +12,47 @@ that); `tokreg eval` measures each version on each text the same way.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Optional
 
 from ..data import RoundTrip
 from ..encoding.tokenizer import Tokenizer
+from .corpus.decompress import open_decompressed
 from .corpus.reader import Feed
+from .corpus.sources import Source
 
 #: The most corpus text kept while counting to measure the trained version on: a corpus up to
 #: this size is measured whole, a larger one on its lines before it (the result says which).
 KEEP_BYTES = 64 << 20
-#: Lines encoded at a time (the ids of one batch are Python lists).
-_BATCH = 8192
+
+
+def reread(sources: Sequence[Source], limit: int = KEEP_BYTES) -> tuple[list[bytes], bool]:
+    """The text `Keep` keeps of plain text files (up to `limit` bytes, cut after a line break,
+    one segment per file), read from them again: for a corpus of files the text is not held in
+    memory while the trainer runs, only read back after it. Each file is read in one call, so
+    its segment is one block, not chunks joined (which would hold it twice)."""
+    segments: list[bytes] = []
+    kept = 0
+    for src in sources:
+        assert src.path is not None
+        stream, _, kind = open_decompressed(src.path)
+        with stream:
+            data = stream.read(limit - kept)
+            more = bool(stream.read(1))
+            if more:
+                cut = data.rfind(b"\n") + 1
+                if not kind:  # a plain file: read the prefix again rather than copy it out of `data`
+                    del data
+                    stream.seek(0)
+                    data = stream.read(cut)
+                else:
+                    data = data[:cut]
+        if data:
+            segments.append(data)
+            kept += len(data)
+        if more:
+            return segments, False
+    return segments, True
 
 
 class Keep:
@@ -63,51 +91,12 @@ class Keep:
         return self.segments + ([b"".join(self._current)] if self._current else []), self.whole
 
 
-def _lines(segments: Sequence[bytes]) -> Iterator[bytes]:
-    for seg in segments:
-        start = 0
-        while start < len(seg):
-            end = seg.find(b"\n", start)
-            end = len(seg) if end < 0 else end + 1
-            yield seg[start:end]
-            start = end
-
-
 def measure(tok: Tokenizer, segments: Sequence[bytes], *, whole: bool, threads: int = 0) -> RoundTrip:
-    """`tok` on the lines of `segments` (special-token strings in them taken as ordinary text).
-    A line that occurs several times is measured once and counted as often as it occurs (an
-    encoding depends on the line alone): blank lines and repeated lines cost nothing more."""
-    lines = lost = tokens = unknown = size = skipped = 0
-    specials = set(tok.special_tokens.values())
-    few = sorted(specials) if len(specials) <= 8 else []
-    distinct: Counter[bytes] = Counter(_lines(segments))
-    batch: list[tuple[bytes, str, int]] = []  # (line, its text, how often it occurs)
-
-    def flush() -> None:
-        nonlocal lines, lost, tokens, unknown
-        encoded = tok.encode_ordinary_batch([s for _, s, _ in batch], threads=threads)
-        for (raw, _, n), ids in zip(batch, encoded):
-            lines += n
-            tokens += n * len(ids)
-            if few:
-                unknown += n * sum(ids.count(i) for i in few)  # list.count runs in C
-            elif specials:
-                unknown += n * sum(1 for i in ids if i in specials)
-            if tok.decode_bytes(ids) != raw:
-                lost += n
-        batch.clear()
-
-    for raw, n in distinct.items():
-        size += n * len(raw)
-        try:
-            batch.append((raw, raw.decode("utf-8"), n))
-        except UnicodeDecodeError:
-            skipped += n
-            continue
-        if len(batch) >= _BATCH:
-            flush()
-    if batch:
-        flush()
+    """`tok` on the lines of `segments` (special-token strings in them taken as ordinary text),
+    in the core on `threads` threads (0: one per core): no Python object per line or id, so
+    measuring costs little beside training (`encode::RoundTrip`)."""
+    specials = sorted(set(tok.special_tokens.values()))
+    lines, lost, tokens, unknown, size, skipped = tok._enc.round_trip(list(segments), specials, tok._threads(threads))
     return RoundTrip(
         lines=lines, lost_lines=lost, tokens=tokens, unknown=unknown, bytes=size, whole=whole, skipped=skipped
     )

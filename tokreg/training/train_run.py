@@ -59,7 +59,11 @@ def count(
             corpus.engine, sources, spec, options, require_utf8=hint is not None, utf8_hint=hint or ""
         )
         return counting_local.apply_budget(counted, options.memory_limit) if keep else counted
-    return counting_local.count_sources(
+    # The text the trained version is measured on (round_trip.py), within the memory budget:
+    # plain files are read again after training rather than held in memory beside the trainer.
+    keep_text = min(round_trip.KEEP_BYTES, budget.effective(options.memory_limit) // 8) if keep else 0
+    files = options.sample_bytes == 0 and all(s.path is not None and s.format == "text" for s in sources)
+    counted = counting_local.count_sources(
         sources,
         spec,
         threads=options.threads,
@@ -69,9 +73,11 @@ def count(
         utf8_hint=hint or "",
         progress=progress,
         keep=keep,
-        # the text the trained version is measured on (round_trip.py), within the memory budget
-        keep_text=min(round_trip.KEEP_BYTES, budget.effective(options.memory_limit) // 8) if keep else 0,
+        keep_text=0 if files else keep_text,
     )
+    if files and keep_text:
+        counted = dataclasses.replace(counted, reread=lambda: round_trip.reread(sources, keep_text))
+    return counted
 
 
 def from_counts(path: PathLike, options: algorithms.TrainOptions) -> counting_local.Counted:
@@ -120,6 +126,7 @@ def train(
     parsed = template.parse(options.template)  # once for every size
     train_seconds = info.get("train_seconds", time.perf_counter() - t1)
     group = uuid.uuid4().hex[:16] if len(wanted) > 1 else None
+    text = counted.text if counted.reread is None else counted.reread()
     limit = counted.info.get("memory_limit", options.memory_limit)
     finished = []
     for size, data in zip(wanted, datas):
@@ -148,15 +155,15 @@ def train(
                 "reproducible": counted.reproducible,
             },
         }
-        finished.append(_measured(_finish(data, parsed, run), counted, options.threads))
+        finished.append(_measured(_finish(data, parsed, run), text, options.threads))
     return finished
 
 
-def _measured(version: FinishedVersion, counted: counting_local.Counted, threads: int) -> FinishedVersion:
-    """`version` with what it loses of the corpus text kept while counting (round_trip.py)."""
-    if counted.text is None:
+def _measured(version: FinishedVersion, text: Optional[tuple[list[bytes], bool]], threads: int) -> FinishedVersion:
+    """`version` with what it loses of the corpus text (round_trip.py)."""
+    if text is None:
         return version
-    segments, whole = counted.text
+    segments, whole = text
     tok = Tokenizer.of_finished(version, ref="trained")
     return dataclasses.replace(version, round_trip=round_trip.measure(tok, segments, whole=whole, threads=threads))
 
