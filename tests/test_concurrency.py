@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from .conftest import slow
 from .procs import run_jobs, state_check
 
 WRITERS, READERS = 16, 4
@@ -74,39 +75,39 @@ print(json.dumps({{"rounds": rounds, "seen": seen, "errors": errors}}))
 """
 
 
-def crowd(db: str, corpus: Path, tmp_path: Path) -> dict[str, Any]:
+def crowd(db: str, corpus: Path, tmp_path: Path, n: int = WRITERS) -> dict[str, Any]:
     # A tokenizer.json to import, made in a registry of its own.
     hf = tmp_path / "tokenizer.json"
     side = str(tmp_path / "side.db")
     writers: list[dict[str, Any]] = []
-    for i in range(WRITERS):
+    for i in range(n):
         if i % 4 == 3:
             writers.append({"cli": ["import", "hf", str(hf), "--name", "n", "-m", f"w{i}", "--db", db]})
         else:
             writers.append({"cli": ["train", "n", str(corpus), "--vocab-size", "300", "-q", "-m", f"w{i}", "--db", db]})
-    readers = [{"code": READER.format(db=db, kind=k, total=WRITERS)} for k in ("list", "encode", "sql", "load")]
+    readers = [{"code": READER.format(db=db, kind=k, total=n)} for k in ("list", "encode", "sql", "load")]
     jobs = [
         {"cli": ["train", "x", str(corpus), "--vocab-size", "300", "-q", "--db", side]},
         {"cli": ["export", "x@1", "--format", "hf", "-o", str(hf), "--db", side]},
-        {"group": writers + readers, "check": state_check(db, verify_last=WRITERS)},
+        {"group": writers + readers, "check": state_check(db, verify_last=n)},
     ]
     results = run_jobs(jobs, env={"TOKREG_CACHE": str(tmp_path / "cache")})
     group = results[2]["group"]
-    for w in group[:WRITERS]:
+    for w in group[:n]:
         assert w["status"] == 0 and "Traceback" not in w["stderr"], w
-    created = [w for w in group[:WRITERS] if "created a new registry" in w["stderr"]]
+    created = [w for w in group[:n] if "created a new registry" in w["stderr"]]
     assert len(created) == 1  # exactly one writer made it, and said so
-    for r in group[WRITERS:]:
+    for r in group[n:]:
         assert r["status"] == 0, r
         report = json.loads(r["stdout"])
         assert report["errors"] == [] and report["rounds"] > 0, report
     state = json.loads(results[2]["check"])
     assert state["problems"] == []
     refs = [ref for ref, _ in state["versions"]]
-    assert refs == [f"n@{k}" for k in range(1, WRITERS + 1)]
-    printed = sorted(w["stdout"].split()[0] for w in group[:WRITERS])
+    assert refs == [f"n@{k}" for k in range(1, n + 1)]
+    printed = sorted(w["stdout"].split()[0] for w in group[:n])
     assert printed == sorted(refs)  # each writer got its own number, and said which
-    return {"writers": group[:WRITERS], "readers": [json.loads(r["stdout"]) for r in group[WRITERS:]]}
+    return {"writers": group[:n], "readers": [json.loads(r["stdout"]) for r in group[n:]]}
 
 
 def _messages(db: str) -> list[str]:
@@ -116,10 +117,11 @@ def _messages(db: str) -> list[str]:
         return sorted(v.message or "" for v in reg.versions("n"))
 
 
-def test_sixteen_writers_and_four_readers_sqlite(tmp_path: Path, small_corpus: Path) -> None:
+@pytest.mark.parametrize("n", [8, slow(WRITERS)])  # the fast lane: eight writers, `just test`: sixteen
+def test_many_writers_and_four_readers_sqlite(tmp_path: Path, small_corpus: Path, n: int) -> None:
     db = str(tmp_path / "new" / "r.db")
-    crowd(db, small_corpus, tmp_path)
-    assert _messages(db) == sorted(f"w{i}" for i in range(WRITERS))  # none lost, none twice
+    crowd(db, small_corpus, tmp_path, n)
+    assert _messages(db) == sorted(f"w{i}" for i in range(n))  # none lost, none twice
 
 
 @pytest.mark.slow

@@ -135,15 +135,21 @@ def test_pieces_kinds_and_scores_are_kept(models: dict[str, Path], imported: dic
 @given(st.text())
 @example("<s>")
 @example("</s><unk>x")
-def test_roundtrip_with_byte_fallback(imported: dict[str, Tokenizer], s: str) -> None:
+@example("\u2581")
+@example("a\u2581\u2581b \u2581")
+def test_roundtrip_with_byte_fallback(imported: dict[str, Tokenizer], processors: dict[str, Any], s: str) -> None:
     try:
         s.encode("utf-8")
     except UnicodeEncodeError:
         return
     for variant in ("bpe-llama", "unigram-bytes"):
         tok = imported[variant]
-        # Any text, also one that spells a special token ('<s>'), encoded as text.
-        assert tok.decode(tok.encode(s, disallowed_special=())) == s
+        # Any text, also one that spells a special token ('<s>'), encoded as text, comes back as
+        # it was; except SentencePiece's own space mark U+2581 in the input, which it decodes as
+        # a space: there the round trip is sentencepiece's own.
+        back = tok.decode(tok.encode(s, disallowed_special=()))
+        sp = processors[variant]
+        assert back == (s if "\u2581" not in s else sp.decode(sp.encode(s)))
 
 
 def test_lossless_flag(models: dict[str, Path], tmp_path: Path) -> None:
