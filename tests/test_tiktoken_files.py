@@ -231,6 +231,7 @@ def test_a_preset_on_another_encodings_file_is_refused_in_one_line(setup: Setup,
     assert len(setup.reg.versions()) == before
 
 
+@pytest.mark.slow  # a full cl100k import; the fast lane has the preset itself on every line
 def test_special_tokens_and_pattern_override_the_preset(setup: Setup) -> None:
     reg, path = setup.reg, setup.files["llama3"]
     # Llama 3.1's names for reserved slots, by id; and one name moved to another id
@@ -266,6 +267,7 @@ def test_special_tokens_and_pattern_override_the_preset(setup: Setup) -> None:
     assert len(reg.versions()) == before
 
 
+@pytest.mark.slow  # a full cl100k import; the fast lane has the preset form
 def test_the_old_form_still_works(setup: Setup) -> None:
     """The README's earlier example: a pattern and one special, without a preset."""
     res = setup.cli(
@@ -354,6 +356,7 @@ def test_two_empty_tokens_are_refused(registry: Registry, tmp_path: Path) -> Non
 # -- 3. gaps -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a full cl100k import; the fast lane has the empty-token case
 def test_ranks_with_gaps_give_tiktokens_ids(setup: Setup, tiktoken: Any, tmp_path: Path) -> None:
     """cl100k without every 101st multi-byte token and without a run of 500: tokreg keeps the
     ids (nothing is renumbered) and encodes as tiktoken does over the same holes; an id in a
