@@ -1,4 +1,4 @@
-"""What the command modules share: the `--db` and `--json` options, opening the registry, and
+"""What the command modules share: the `--db`, `--json` and `--progress` options, opening the registry, and
 printing tables and JSON. A command hands its REF arguments to `Registry` as they were typed
 (or resolves one once, with `Registry.resolve`, when it makes several calls on it): pins are
 applied there, never here."""
@@ -28,6 +28,18 @@ def db_option(f: F) -> F:
 
 def json_option(f: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")(f)
+
+
+def progress_option(f: F) -> F:
+    """`--progress` of the long-running commands (train, tokenize), read by training/progress.py."""
+    return click.option(
+        "--progress",
+        "progress_mode",
+        type=click.Choice(["auto", "bar", "json", "none"]),
+        default="auto",
+        show_default=True,
+        help="Progress on stderr: a bar on a terminal (auto), always (bar), one JSON object per line (json), or none.",
+    )(f)
 
 
 def open_registry(db: Optional[str]) -> Registry:

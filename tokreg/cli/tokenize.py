@@ -18,7 +18,7 @@ from ..datasets.writer import tokenize as run_tokenize
 from ..errors import InputError, Interrupted
 from ..loading import load
 from ..training.progress import Progress
-from .common import db_option, echo_json, open_registry
+from .common import db_option, echo_json, open_registry, progress_option
 
 _UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "KI": 1 << 10, "MI": 1 << 20, "GI": 1 << 30}
 
@@ -101,14 +101,7 @@ def peak_rss() -> int:
     help="Write part I of N (from 0): the I-th of N consecutive runs of the inputs; join with tokreg dataset merge.",
 )
 @click.option("--threads", type=int, default=0, show_default=True, help="Encoder threads (0: one per core).")
-@click.option(
-    "--progress",
-    "progress_mode",
-    type=click.Choice(["auto", "bar", "json", "none"]),
-    default="auto",
-    show_default=True,
-    help="Progress on stderr: a bar on a terminal, always, JSON lines, or none.",
-)
+@progress_option
 @click.option("--no-record", is_flag=True, help="Do not record the dataset in the registry.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @db_option

@@ -17,7 +17,7 @@ from ..errors import InputError
 from ..training import budget, round_trip
 from ..training.corpus import Corpus
 from ..training.progress import Progress
-from .common import db_option, echo_json, json_option, open_registry, say_created
+from .common import db_option, echo_json, json_option, open_registry, progress_option, say_created
 
 _COMMON = {
     "vocab_size",
@@ -141,14 +141,7 @@ def input_options(f: Any) -> Any:
         "--threads", type=int, default=0, show_default=True, help="Counting and training threads (0 = one per core)."
     )(f)
     f = click.option("--dask", "engine", metavar="ADDRESS", help="Count on this Dask scheduler (tcp://host:8786).")(f)
-    return click.option(
-        "--progress",
-        "progress_mode",
-        type=click.Choice(["auto", "bar", "json", "none"]),
-        default="auto",
-        show_default=True,
-        help="Progress on stderr: a bar on a terminal (auto), always (bar), one JSON object per line (json), or none.",
-    )(f)
+    return progress_option(f)
 
 
 def common_options(
