@@ -197,6 +197,10 @@ def test_two_machines_sync_from(
     with no_connections():
         assert tokreg.load("m").encode(TEXT) == machine_a["ids"]
         assert tokreg_cli("sync", "--json").output.count('"cached"') == 1  # a second sync: nothing to fetch
+    # Every pin is cached, and a --from typed wrong is still named, not silently never asked.
+    typo = tmp_path / "typo.db"
+    one_line_error(tokreg_cli("sync", "--from", str(typo), ok=False), 4, "typo.db", "nothing was synced")
+    assert not typo.exists()
 
 
 def test_offline_never_connects_and_names_every_source(
@@ -302,8 +306,14 @@ def test_damaged_vendored_content_is_never_loaded(
 
 @pytest.mark.slow
 def test_sync_refusals_are_one_line(machine_a: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    other = machine_a["root"] / "m2.tokreg.json"
+    tokreg_cli("export", "m@2", "--format", "tokreg", "-o", str(other))
     to_machine_b(machine_a, tmp_path, monkeypatch, vendored=False)
     one_line_error(tokreg_cli("sync", "--from", str(tmp_path / "missing.db"), ok=False), 4, "missing.db")
+    # A --from that holds another version: the advice is to name another source, not to run sync.
+    res = tokreg_cli("sync", "--from", str(other), ok=False)
+    one_line_error(res, 4, "m2.tokreg.json", "holds", "Name a source that holds this version with --from")
+    assert "Run `tokreg sync" not in res.output
     one_line_error(tokreg_cli("sync", "--from", "http://127.0.0.1:9", ok=False), 4, "cannot reach http://127.0.0.1:9")
     one_line_error(tokreg_cli("sync", "--from", "http://", ok=False), 4, "is not a tokreg serve URL")
     one_line_error(

@@ -36,7 +36,8 @@ def sync(sources: tuple[str, ...], vendor: bool, lock_path: Optional[str], as_js
 
     Each pin is looked for, by its hash, in: the vendored folder beside the lockfile, the local
     cache, --db / TOKREG_DB, the registry recorded in the pin, then each --from SOURCE; what is
-    found must hash to the pin, or the next source is tried.
+    found must hash to the pin, or the next source is tried. A --from that cannot be read at all
+    (missing, not an export, unreachable) is refused before any pin is synced.
 
     \b
     Example:

@@ -19,7 +19,7 @@ from typing import Optional, Union
 
 from ..encoding import content_cache
 from ..encoding.tokenizer import Tokenizer
-from ..errors import InputError
+from ..errors import InputError, NotFoundError
 from . import sources, vendor
 from .lockfile import Lock, Pin
 
@@ -90,10 +90,18 @@ def sync(
     on the first pin no source has (the pins before it stay synced)."""
     if not lock.pins:
         raise InputError(f"{lock.path} pins nothing; pin a version with `tokreg pin REF`")
+    for spec in extra:  # a source typed wrong is named even when every pin is already cached
+        why = sources.of(spec).unusable()
+        if why is not None:
+            raise NotFoundError(
+                f"--from {spec}: {why}; nothing was synced. "
+                "Name a registry, an exported file or folder, or a tokreg serve URL"
+            )
+    advice = sources.ADVICE_FROM if extra else sources.ADVICE
     out = []
     for pin in sorted(lock.pins.values(), key=lambda p: p.name):
         tried = sources_for(lock, pin, db, extra)
-        raw, source = sources.first(lock, pin, tried)
+        raw, source = sources.first(lock, pin, tried, advice)
         content_cache.put(pin.hash, raw)
         if content_cache.get(pin.hash) is None:
             raise InputError(f"cannot write the local cache {content_cache.cache_dir()}; check its permissions")

@@ -23,7 +23,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Protocol, Union
+from typing import Any, Optional, Protocol, Union
 
 from ..content import content_hash
 from ..encoding import content_cache
@@ -53,6 +53,11 @@ class Source(Protocol):
 
     def fetch(self, hash_label: str) -> bytes: ...
 
+    def unusable(self) -> Optional[str]:
+        """Why this source, as typed, cannot be read at all (None when it can): asked of each
+        `sync --from` source before any pin, so a typo is named even when every pin is cached."""
+        ...
+
 
 def _checked(data: bytes, hash_label: str, what: str) -> bytes:
     actual = content_hash(data)
@@ -78,6 +83,9 @@ class Vendored:
             raise Miss("not there")
         return data
 
+    def unusable(self) -> Optional[str]:
+        return None
+
 
 class Cache:
     NAME = "local cache"
@@ -92,6 +100,9 @@ class Cache:
             raise Miss(f"not in {content_cache.cache_dir()}")
         return data
 
+    def unusable(self) -> Optional[str]:
+        return None
+
 
 @dataclass
 class RegistrySource:
@@ -104,7 +115,8 @@ class RegistrySource:
     def name(self) -> str:
         return f"registry {_shown(self.location)}" if self.location is not None else "the default registry"
 
-    def fetch(self, hash_label: str) -> bytes:
+    def _open(self) -> tuple[Any, Any]:
+        """(where, read-only engine) of this registry; Miss when it cannot be opened."""
         if self.location is None:
             from ..store.engine import default_path  # the store only once a registry is asked
 
@@ -115,16 +127,21 @@ class RegistrySource:
             if ":***@" in self.location:
                 raise Miss("its password is not recorded; name it with --db or TOKREG_DB")
         # SQLAlchemy only when a registry is asked: the vendored and cached paths never need it.
-        from ..store import by_hash, engine
+        from ..store import engine
         from ..store.readonly_engine import open_read_only
 
         try:
             where = engine.locate(self.location)
-            db = open_read_only(where.url)  # never creates, upgrades or writes a source
+            return where, open_read_only(where.url)  # never creates, upgrades or writes a source
         except NotFoundError as e:
             raise Miss(str(e).split(";")[0]) from None
         except TokregError as e:
             raise Miss(f"unreachable ({e})") from None
+
+    def fetch(self, hash_label: str) -> bytes:
+        from ..store import by_hash, engine
+
+        where, db = self._open()
         try:
             with engine.database_errors(where), db.connect() as conn:
                 data = by_hash.content(conn, hash_label)
@@ -140,6 +157,21 @@ class RegistrySource:
         if held is not None:
             raise Miss(f"holds {held.ref} as {held.content_hash}, not the pinned content", damaged=held.content_hash)
         raise Miss("no version with that content")
+
+    def unusable(self) -> Optional[str]:
+        from ..store import engine
+
+        try:
+            where, db = self._open()
+        except Miss as m:
+            return None if str(m).startswith("skipped") else str(m)
+        try:
+            with engine.database_errors(where), db.connect():
+                return None
+        except TokregError as e:
+            return f"unreachable ({e})"
+        finally:
+            db.dispose()
 
 
 @dataclass
@@ -164,6 +196,17 @@ class Served:
         if data is None:
             raise Miss("no version with that content")
         return data
+
+    def unusable(self) -> Optional[str]:
+        if offline():
+            return None  # skipped, as every fetch from it is
+        from . import remote
+
+        try:
+            remote.index(self.url)
+        except TokregError as e:
+            return str(e)
+        return None
 
 
 @dataclass
@@ -199,6 +242,13 @@ class Files:
         if not self.path.is_dir():
             raise Miss(f"holds {seen[0]}" if seen else "not a file `tokreg export --format tokreg` wrote")
         raise Miss(f"{len(seen)} exported version(s), none with that content" if seen else "no exported versions")
+
+    def unusable(self) -> Optional[str]:
+        if not self.path.exists():
+            return "does not exist"
+        if self.path.is_file() and _exported(self.path) is None:
+            return "not a file `tokreg export --format tokreg` wrote"
+        return None
 
 
 def _exported(path: Path) -> Optional[tuple[str, bytes]]:
@@ -247,10 +297,18 @@ def _shown(location: str) -> str:
     return location
 
 
-def first(lock: Lock, pin: Pin, sources: Sequence[Source]) -> tuple[bytes, str]:
+#: What to do when no source has a pin's content, for `tokreg.load` and for `sync` without --from.
+ADVICE = "Run `tokreg sync --from SOURCE` (a registry, an exported file or folder, a tokreg serve URL)"
+#: The same, for a `sync` that named its sources with --from.
+ADVICE_FROM = (
+    "Name a source that holds this version with --from (a registry, an exported file or folder, a tokreg serve URL)"
+)
+
+
+def first(lock: Lock, pin: Pin, sources: Sequence[Source], advice: str = ADVICE) -> tuple[bytes, str]:
     """(content, name of the source that gave it): the first source holding `pin`'s content.
     None does: NotFoundError (IntegrityError if a source gave other content for it), one line
-    naming the lockfile, the pin and each source tried with its answer."""
+    naming the lockfile, the pin and each source tried with its answer, then `advice`."""
     tried: list[str] = []
     damaged: Optional[str] = None
     for s in sources:
@@ -262,7 +320,8 @@ def first(lock: Lock, pin: Pin, sources: Sequence[Source]) -> tuple[bytes, str]:
     line = (
         f"{lock.path} pins {pin.ref} ({pin.hash}), and no source has that content; tried: "
         + "; ".join(tried)
-        + ". Run `tokreg sync --from SOURCE` (a registry, an exported file or folder, a tokreg serve URL)"
+        + ". "
+        + advice
     )
     if damaged is not None:
         raise IntegrityError(line, expected=pin.hash, actual=None if damaged == "?" else damaged)
