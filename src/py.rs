@@ -767,10 +767,11 @@ fn extend_bpe<'py>(
 
 /// Continued WordPiece training: up to `max_new` tokens learned on counted (normalized) words
 /// after `base`'s own segmentation of them (greedy longest match); see `wordpiece::extend`.
-/// `base`: the base's tokens by id, "" at ids that are not ordinary tokens.
+/// `base`: the base's tokens by id, "" at ids that are not ordinary tokens; `objective` ranks
+/// the new merges (`frequency`, `likelihood` or `ratio`, as in training).
 #[pyfunction]
 #[pyo3(signature = (base, counts, max_new, continuing_prefix="##", max_chars=100, min_frequency=0, keep=vec![],
-    threads=0, progress=None))]
+    threads=0, progress=None, objective="ratio"))]
 #[allow(clippy::too_many_arguments)]
 fn extend_wordpiece<'py>(
     py: Python<'py>,
@@ -783,8 +784,10 @@ fn extend_wordpiece<'py>(
     keep: Vec<String>,
     threads: usize,
     progress: Option<PyObject>,
+    objective: &str,
 ) -> PyResult<WordPieceExtended> {
     let cfg = wordpiece::ExtendConfig {
+        objective: wordpiece::Objective::from_name(objective).map_err(|e| to_py_err(py, e))?,
         max_new,
         continuing_prefix: continuing_prefix.to_string(),
         max_chars,

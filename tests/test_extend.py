@@ -295,3 +295,42 @@ def test_unigram_from_tokenizer_data_compiles(registry: Registry, texts: dict[st
     registry.train("sp", [texts["en"]], UnigramOptions(vocab_size=400))
     v = registry.extend("sp", "sp2", [texts["zh"]], 100)
     assert Tokenizer(registry.stored(v.ref).content, ref=v.ref).vocab_size == 500
+
+
+def _objective_of_new_merges(reg: Registry, base: str, new: str) -> str:
+    """Which objective ranked `new`'s merges after `base`'s, read off their recorded scores."""
+    first = len(reg.stored(base).merges)
+    added = reg.stored(new).merges[first:]
+    assert added
+    if all(m.score == m.count for m in added):
+        return "frequency"
+    assert all(m.score == pytest.approx(m.count / (m.left_count * m.right_count)) for m in added)
+    return "ratio"
+
+
+def test_wordpiece_extends_ranked_as_its_base_was(registry: Registry, texts: dict[str, Path], run: Cli) -> None:
+    """The new merges are ranked by the base's own objective (recorded in the lineage), or by
+    --objective; a run recorded before objectives existed ranked by ratio, and so does its
+    extension; other algorithms have one ranking and refuse the option in one line."""
+    registry.train("f", [texts["en"]], WordPieceOptions(vocab_size=500))
+    registry.train("r", [texts["en"]], WordPieceOptions(vocab_size=500, objective="ratio"))
+    for base, want in (("f", "frequency"), ("r", "ratio")):
+        v = registry.extend(base, base, [texts["en_keep"]], 60)
+        assert registry.lineage(v)[0].lineage.details["objective"] == want
+        assert _objective_of_new_merges(registry, f"{base}@1", v.ref) == want
+        again = registry.extend(v.ref, base, [texts["en_keep"]], 20)  # an extension's extension
+        assert registry.lineage(again)[0].lineage.details["objective"] == want
+    over = registry.extend("f@1", "f", [texts["en_keep"]], 60, objective="ratio")
+    assert _objective_of_new_merges(registry, "f@1", over.ref) == "ratio"
+    # A run recorded before --objective existed (no objective in its config) ranked by ratio.
+    with registry.engine.begin() as conn:
+        conn.exec_driver_sql(
+            "UPDATE training_runs SET config = json_remove(config, '$.objective') "
+            "WHERE version_id = (SELECT id FROM versions WHERE name = 'f' AND number = 1)"
+        )
+    legacy = registry.extend("f@1", "f", [texts["en_keep"]], 60)
+    assert _objective_of_new_merges(registry, "f@1", legacy.ref) == "ratio"
+    registry.train("b", [texts["en"]], BpeOptions(vocab_size=400))
+    res = run("extend", "b", "b", str(texts["zh"]), "--add", "5", "--objective", "ratio", ok=False)
+    assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1
+    assert "one ranking; leave --objective out" in res.output and "Traceback" not in res.output

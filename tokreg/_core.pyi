@@ -75,6 +75,7 @@ def extend_wordpiece(
     keep: list[str] = ...,
     threads: int = 0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
+    objective: str = "ratio",
 ) -> WordPieceExtended: ...
 def train_wordpiece(
     counts: Counts,

@@ -342,20 +342,28 @@ class Registry:
         field: Optional[str] = None,
         message: Optional[str] = None,
         progress: Optional[algorithms.Progress] = None,
+        objective: Optional[str] = None,
     ) -> VersionInfo:
         """Continues training `base` on `inputs` and records `base` + `add` new tokens as the
         next version of `name` (tokreg/training/extend.py): every id of the base is kept, new tokens
         follow the base's highest id. `keep_text`: a text whose encoding must not change (no
         token that would change it is learned); `check_text`: a text whose changed lines are
-        counted. Both are recorded with the version's lineage."""
+        counted. Both are recorded with the version's lineage. `objective` (WordPiece): what
+        ranks the new merges; None: the base's own (`extend.base_objective` has the rule)."""
         stored = self._derivable(base, name)
-        try:
-            from .training import extend as extending  # on use: see the note at the top-level imports
+        from .training import extend as extending  # on use: see the note at the top-level imports
 
+        if objective is None:
+            with self._reading() as conn:
+                objective = extending.base_objective(
+                    stored.info, reads.training_run(conn, stored.info), lineage.of(conn, stored.info)
+                )
+        try:
             extended = extending.extend(
                 stored,
                 Corpus.of(inputs, glob=glob, field=field),
                 add,
+                objective=objective,
                 renumber_specials=renumber_specials,
                 keep_text=keep_text,
                 check_text=check_text,

@@ -8,8 +8,8 @@
 //! 2. words: each counted word segmented greedily, longest match first, over the base's
 //!    ordinary tokens and those symbols: exactly as the encoder segments it (a word it cannot
 //!    cover, or longer than `max_chars`, is skipped: the encoder makes it the unknown token);
-//! 3. merge: the WordPiece merge loop (`trainer::train_from`, same score and tie rule) until
-//!    `max_new` tokens are added. With `keep` (a text's words), no token is made whose text
+//! 3. merge: the WordPiece merge loop (`trainer::train_from`, ranked by `objective` with its tie
+//!    rule) until `max_new` tokens are added. With `keep` (a text's words), no token is made whose text
 //!    (without the prefix) occurs inside one of those words, so that text's encoding (greedy
 //!    longest match) cannot change.
 
@@ -20,6 +20,8 @@ use crate::count::Counts;
 use crate::error::CoreError;
 
 pub struct ExtendConfig {
+    /// What the new merges are ranked by (the caller passes the base's own objective).
+    pub objective: Objective,
     pub max_new: usize,
     pub continuing_prefix: String,
     pub max_chars: usize,
@@ -122,7 +124,7 @@ pub fn extend(
     };
     let refused = |t: &str| kept.contains(t.strip_prefix(prefix).filter(|b| !b.is_empty()).unwrap_or(t));
     let tc = TrainerConfig {
-        objective: Objective::Ratio, // what extension always ranked by
+        objective: cfg.objective,
         vocab_size: first_new + cfg.max_new,
         min_frequency: cfg.min_frequency,
         continuing_prefix: cfg.continuing_prefix.clone(),
@@ -144,13 +146,45 @@ mod tests {
         let base: Vec<String> = ["", "a", "b", "##a", "##b"].iter().map(|s| s.to_string()).collect();
         let pairs: Vec<(&[u8], u64)> = vec![(b"ab", 5), (b"abc", 2)];
         let counts = Counts::from_sorted(pairs.into_iter(), Default::default());
-        let cfg =
-            ExtendConfig { max_new: 3, continuing_prefix: "##".into(), max_chars: 100, min_frequency: 0, keep: vec![] };
-        let out = extend(base.clone(), &counts, &cfg, &mut |_, _, _| true).unwrap();
-        let toks: Vec<&str> = out.trained.tokens.iter().map(|t| t.0.as_str()).collect();
-        assert_eq!(&toks[..5], &["", "a", "b", "##a", "##b"]);
-        assert_eq!(out.first_new, 5);
-        assert_eq!(toks[5], "##c"); // the new symbol first
-        assert!(toks.contains(&"ab"));
+        for objective in [Objective::Ratio, Objective::Frequency, Objective::Likelihood] {
+            let cfg = ExtendConfig {
+                objective,
+                max_new: 3,
+                continuing_prefix: "##".into(),
+                max_chars: 100,
+                min_frequency: 0,
+                keep: vec![],
+            };
+            let out = extend(base.clone(), &counts, &cfg, &mut |_, _, _| true).unwrap();
+            let toks: Vec<&str> = out.trained.tokens.iter().map(|t| t.0.as_str()).collect();
+            assert_eq!(&toks[..5], &["", "a", "b", "##a", "##b"]);
+            assert_eq!(out.first_new, 5);
+            assert_eq!(toks[5], "##c"); // the new symbol first
+            assert!(toks.contains(&"ab"));
+        }
+    }
+
+    #[test]
+    fn the_objective_ranks_the_new_merges() {
+        // "ab" is frequent and its parts are common; "xy" is rare and its parts occur only in it:
+        // the frequency objective merges "ab" first, the ratio objective "xy".
+        let base: Vec<String> =
+            ["", "a", "b", "x", "y", "##a", "##b", "##x", "##y"].iter().map(|s| s.to_string()).collect();
+        let pairs: Vec<(&[u8], u64)> = vec![(b"aa", 40), (b"ab", 50), (b"bb", 40), (b"xy", 3)];
+        let counts = Counts::from_sorted(pairs.into_iter(), Default::default());
+        let first = |objective| {
+            let cfg = ExtendConfig {
+                objective,
+                max_new: 1,
+                continuing_prefix: "##".into(),
+                max_chars: 100,
+                min_frequency: 0,
+                keep: vec![],
+            };
+            let out = extend(base.clone(), &counts, &cfg, &mut |_, _, _| true).unwrap();
+            out.trained.tokens[9].0.clone()
+        };
+        assert_eq!(first(Objective::Frequency), "ab");
+        assert_eq!(first(Objective::Ratio), "xy");
     }
 }

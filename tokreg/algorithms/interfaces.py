@@ -131,6 +131,9 @@ class Extender(ABC, Generic[C]):
     ordinary tokens (`tokreg add-tokens`). Every base token keeps its id, bytes, kind and
     score, every base merge its rank; new tokens take the ids after the base's highest."""
 
+    #: What can rank the new merges (`tokreg extend --objective`); empty: one ranking only.
+    objectives: ClassVar[tuple[str, ...]] = ()
+
     @abstractmethod
     def counting(self, config: C) -> dict[str, Any]:
         """How a new corpus is counted to extend a version with `config`: as its trainer would
@@ -146,10 +149,13 @@ class Extender(ABC, Generic[C]):
         keep: Sequence[bytes] = (),
         threads: int = 0,
         progress: Optional[Progress] = None,
+        objective: Optional[str] = None,
     ) -> TokenizerData:
         """`base` plus up to `add` tokens learned from `counts`. `keep`: the pieces (as
         `counting` counts them) of a text whose encoding must not change: no new token may
-        occur inside one of them. The caller refuses fewer than `add`."""
+        occur inside one of them. `objective`: what ranks the new merges, one of `objectives`
+        (None: the algorithm's default; the caller passes the base's own). The caller refuses
+        fewer than `add`."""
 
     @abstractmethod
     def add_tokens(self, base: TokenizerData, tokens: Sequence[str]) -> TokenizerData:

@@ -92,7 +92,7 @@ def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: b
     if ver.same_run:
         click.echo(f"  {'same run as':<14}{', '.join(ver.same_run)} (other sizes of one training run)")
     for k, val in sorted(info.config.items()):
-        click.echo(f"  {k:<14}{val}")
+        click.echo(f"  {k:<14} {val}" if len(k) >= 14 else f"  {k:<14}{val}")
     chain = info.lineage
     click.echo(f"  {'lineage':<14}{info.ref} " + lineage_line(chain[0].lineage))
     for entry in chain[1:]:

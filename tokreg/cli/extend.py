@@ -35,6 +35,12 @@ from .derived import echo_derived
     metavar="FILE",
     help="Count the lines of FILE that encode differently after the extension (stored with the version).",
 )
+@click.option(
+    "--objective",
+    type=click.Choice(["frequency", "likelihood", "ratio"]),
+    help="WordPiece: what ranks the new merges (as `tokreg train --objective`) "
+    "[default: the one BASE's merges were ranked by].",
+)
 @click.option("--glob", metavar="PATTERN", help="In folders, read only files whose name matches (e.g. '*.txt').")
 @click.option("--field", metavar="NAME", help="JSON Lines / Parquet: the field holding the text [default: text].")
 @click.option("--memory-limit", metavar="SIZE", help="Memory budget for counting, e.g. 4G.")
@@ -51,6 +57,7 @@ def extend(
     renumber_specials: bool,
     keep_text: Optional[str],
     check_text: Optional[str],
+    objective: Optional[str],
     glob: Optional[str],
     field: Optional[str],
     memory_limit: Optional[str],
@@ -64,7 +71,8 @@ def extend(
     NAME. Every id of BASE is kept (same bytes, same merges at the same ranks, same special
     tokens); the new tokens take the ids after BASE's highest. BPE (byte-level, including
     imported tiktoken vocabularies, and character-level) continues merging after BASE's merges;
-    Unigram re-estimates new pieces with EM beside BASE's, whose scores stay as they are.
+    Unigram re-estimates new pieces with EM beside BASE's, whose scores stay as they are;
+    WordPiece continues merging, ranked as BASE's merges were (or by --objective).
 
     \b
     Example:
@@ -87,6 +95,7 @@ def extend(
             field=field,
             message=message,
             progress=progress,
+            objective=objective,
         )
     finally:
         progress.clear()

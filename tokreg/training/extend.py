@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any, Optional, Union
 
 from .. import algorithms
-from ..data import FinishedVersion, MergeRow, StoredVersion, TokenizerData, TokenRow, finish
+from ..data import FinishedVersion, Lineage, MergeRow, StoredVersion, TokenizerData, TokenRow, VersionInfo, finish
 from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError
 from . import counting_local
@@ -41,11 +41,13 @@ def extend(
     threads: int = 0,
     memory_limit: Optional[int] = None,
     progress: Optional[algorithms.Progress] = None,
+    objective: Optional[str] = None,
 ) -> FinishedVersion:
     """`base` + exactly `add` tokens learned from `inputs`, ready to record; refuses (nothing
     learned is kept) when the corpus supports fewer, saying how many it supports. With
     `keep_text`, no token is learned that would change how that text encodes (checked after:
-    its changed lines, 0, are recorded); `check_text` only counts them."""
+    its changed lines, 0, are recorded); `check_text` only counts them. `objective` ranks the
+    new merges of an algorithm that has several (WordPiece); it is recorded in the lineage."""
     if add < 1:
         raise InputError(f"--add must be at least 1, not {add}")
     if not corpus.inputs:
@@ -60,6 +62,15 @@ def extend(
             f"{algo.model.title} versions cannot be extended by training; add tokens with `tokreg add-tokens`"
         )
     extender = algo.extender
+    if objective is not None and objective not in extender.objectives:
+        raise InputError(
+            f"--objective {objective!r}: "
+            + (
+                f"{algo.model.title} extension ranks by one of {', '.join(extender.objectives)}"
+                if extender.objectives
+                else f"{algo.model.title} versions extend with their one ranking; leave --objective out"
+            )
+        )
     spec = extender.counting(config)
     counted = counting_local.count_sources(
         corpus.sources(), spec, threads=threads, memory_limit=memory_limit, progress=progress
@@ -71,7 +82,9 @@ def extend(
     if keep_text is not None:
         pieces = counting_local.count_sources(expand([keep_text]), spec, threads=threads, memory_limit=memory_limit)
         keep = [piece for piece, _ in pieces.counts.items()]
-    data = extender.extend(base_data, counted.counts, add, keep=keep, threads=threads, progress=progress)
+    data = extender.extend(
+        base_data, counted.counts, add, keep=keep, threads=threads, progress=progress, objective=objective
+    )
     added = len(data.tokens) - len(base_data.tokens)
     if added < add:
         raise InputError(
@@ -99,6 +112,8 @@ def extend(
         },
         "seconds": round(time.perf_counter() - t0, 3),
     }
+    if objective is not None:
+        details["objective"] = objective
     if keep_text is not None:
         details["keep_text"] = changed_lines(base_data, data, keep_text)
         if details["keep_text"]["changed_lines"]:
@@ -109,6 +124,25 @@ def extend(
     if check_text is not None:
         details["check_text"] = changed_lines(base_data, data, check_text)
     return _derived(data, base, "extended", details)
+
+
+def base_objective(info: VersionInfo, run: Optional[dict[str, Any]], line: Lineage) -> Optional[str]:
+    """What ranks the merges that extend a version, when the user names no --objective: for an
+    algorithm with several (WordPiece), the one its own merges were ranked by: a trained
+    version's recorded objective (a run recorded before objectives existed ranked by `ratio`),
+    an extended version's recorded one (`ratio` before it was recorded: the only ranking
+    extension had), and for any other version (imported, tokens added) the default objective.
+    None for algorithms with one ranking."""
+    algo = algorithms.of(info.algorithm, info.config)
+    if algo.extender is None or not algo.extender.objectives:
+        return None
+    from ..algorithms.wordpiece.training import DEFAULT_OBJECTIVE, LEGACY_OBJECTIVE
+
+    if run is not None:
+        return str((run.get("config") or {}).get("objective", LEGACY_OBJECTIVE))
+    if line.derivation == "extended":
+        return str((line.details or {}).get("objective", LEGACY_OBJECTIVE))
+    return DEFAULT_OBJECTIVE
 
 
 def add_tokens(

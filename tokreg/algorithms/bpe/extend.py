@@ -47,6 +47,7 @@ class ByteLevelExtender(Extender[BpeConfig]):
         keep: Sequence[bytes] = (),
         threads: int = 0,
         progress: Optional[Progress] = None,
+        objective: Optional[str] = None,
     ) -> TokenizerData:
         encoder = self.model.compile(base.content(), self.model.parse_config(base.config))
         return _learn(base, encoder, counts, add, list(keep), threads, progress)
@@ -69,6 +70,7 @@ class CharLevelExtender(ByteLevelExtender):
         keep: Sequence[bytes] = (),
         threads: int = 0,
         progress: Optional[Progress] = None,
+        objective: Optional[str] = None,
     ) -> TokenizerData:
         config = CHAR_LEVEL.parse_config(base.config)
         # The new corpus' characters the base lacks become tokens first (kind "char", ids after

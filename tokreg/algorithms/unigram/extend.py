@@ -32,6 +32,7 @@ class UnigramExtender(Extender[UnigramConfig]):
         keep: Sequence[bytes] = (),
         threads: int = 0,
         progress: Optional[Progress] = None,
+        objective: Optional[str] = None,
     ) -> TokenizerData:
         """New pieces from the new corpus (its characters the base lacks, and frequent
         substrings), scored by EM over base + candidates, pruned to `add`. The base's pieces are

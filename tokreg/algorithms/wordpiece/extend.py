@@ -1,5 +1,6 @@
 """Growing a WordPiece version, ids kept: the merges continued on a new corpus' words as the
-base segments them (`wordpiece::extend` in the core), and vocabulary entries added.
+base segments them (`wordpiece::extend` in the core), ranked by the objective the caller
+passes (the base's own: training.py says what each ranks by), and vocabulary entries added.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ from ...data import MergeRow, TokenizerData, TokenRow
 from ..interfaces import Extender
 from ..options import Progress
 from .model import WORDPIECE, WordPieceConfig, token_kind
+from .training import DEFAULT_OBJECTIVE, OBJECTIVES
 
 
 class WordPieceExtender(Extender[WordPieceConfig]):
+    objectives = OBJECTIVES
+
     def counting(self, config: WordPieceConfig) -> dict[str, Any]:
         return {"splitting": "bert", "normalizer": config.normalizer.to_json(), "max_piece_bytes": 0}
 
@@ -27,10 +31,12 @@ class WordPieceExtender(Extender[WordPieceConfig]):
         keep: Sequence[bytes] = (),
         threads: int = 0,
         progress: Optional[Progress] = None,
+        objective: Optional[str] = None,
     ) -> TokenizerData:
         """Continues the WordPiece merges on the new corpus' words as the base segments them
         (greedy longest match, which is the state the base's own merges leave a word in),
-        after first adding the characters the base lacks (`wordpiece::extend` in the core).
+        after first adding the characters the base lacks (`wordpiece::extend` in the core),
+        ranked by `objective` (None: the default objective of training).
         A version imported from a bare vocab.txt has no merges, and extends the same way."""
         config = WORDPIECE.parse_config(base.config)
         by_id = {t.id: t for t in base.tokens}
@@ -47,6 +53,7 @@ class WordPieceExtender(Extender[WordPieceConfig]):
             keep=[k.decode("utf-8", "replace") for k in keep],
             threads=threads,
             progress=progress,
+            objective=objective or DEFAULT_OBJECTIVE,
         )
         first = out.first_new
         tokens_out = out.tokens  # each read of a result's list makes it anew: once
