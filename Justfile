@@ -5,7 +5,7 @@ python := env_var_or_default("PYTHON", "python3")
 # Run the test suites: the Rust core alone, then everything through Python.
 test:
     cargo test --quiet
-    {{python}} -m pytest -q
+    {{python}} -m pytest -q --durations=30
 
 # The fast lane (under 3 minutes on 2 cores): every test module's CI-sized slice, without the
 # tests marked `slow` (the wheel build, the crash and interrupt sweeps, the whole-corpus and
