@@ -44,6 +44,38 @@ impl Tokenizer {
         Ok(Tokenizer::new(Box::new(encoder), specials))
     }
 
+    /// Superword BPE (`bpe::superword`): tokens below `transition` encode each piece of
+    /// `pattern` (stage 1); the merges from rank `stage1_merges` on join the pieces of runs of
+    /// up to `max_words` pieces (stage 2).
+    pub fn superword_bpe(
+        content: &[u8],
+        pattern: &str,
+        transition: u32,
+        stage1_merges: usize,
+        max_words: usize,
+    ) -> Result<Tokenizer, CoreError> {
+        let c = content::parse(content)?;
+        let mut ordinary = Vec::with_capacity(c.tokens.len());
+        let mut specials = Vec::new();
+        for t in &c.tokens {
+            if t.kind == "special" {
+                let text = std::str::from_utf8(t.bytes)
+                    .map_err(|_| CoreError::input(format!("special token {} is not UTF-8 text; rename it", t.id)))?;
+                specials.push((text.to_string(), t.id));
+            } else {
+                ordinary.push((t.id, t.bytes));
+            }
+        }
+        let max_id = ordinary.iter().map(|t| t.0).chain(specials.iter().map(|s| s.1)).max().unwrap_or(0);
+        check_id_span(max_id, ordinary.len() + specials.len())?;
+        let stage2 = c.merges.get(stage1_merges..).ok_or_else(|| {
+            CoreError::input("a superword version has fewer merges than its stage 1; the version is damaged")
+        })?;
+        let encoder =
+            crate::bpe::SuperwordEncoder::new(ordinary, specials.clone(), pattern, transition, stage2, max_words)?;
+        Ok(Tokenizer::new(Box::new(encoder), specials))
+    }
+
     /// Classic character-level BPE over the content's merge table. `unk_token` names the
     /// special token that characters outside the alphabet become (none: they are dropped).
     pub fn char_bpe(
