@@ -62,7 +62,9 @@ def run() -> None:
     for t in (8_000, 16_000, 24_000, 28_800, 31_000):
         rows.append(_row("SuperBPE", 32_000, t, 4, _run(folder, train, held, "superbpe", 32_000, t), plain[32_000]))
     for k in (2, 3, 8):
-        rows.append(_row("SuperBPE", 32_000, 28_800, k, _run(folder, train, held, "superbpe", 32_000, 0, k), plain[32_000]))
+        rows.append(
+            _row("SuperBPE", 32_000, 28_800, k, _run(folder, train, held, "superbpe", 32_000, 0, k), plain[32_000])
+        )
     table(f"SuperBPE at 32k over the transition point t and the run length K, {name}", headers, rows)
 
 

@@ -15,7 +15,9 @@ from benchmarks.common import baseline_mb, report
 
 def main() -> None:
     algo, corpus, vocab, t, k, held_out, db = sys.argv[1:8]
-    subprocess.run([sys.executable, "-c", "import sys, tokreg; tokreg.Registry(sys.argv[1], create=True)", db], check=True)
+    subprocess.run(
+        [sys.executable, "-c", "import sys, tokreg; tokreg.Registry(sys.argv[1], create=True)", db], check=True
+    )
     import tokreg
 
     reg = tokreg.Registry(db)

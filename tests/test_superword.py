@@ -64,7 +64,9 @@ def _reference_ids(reg: Registry, ref: str, text: str) -> list[int]:
     for run in runs:
         ids = [i for p in run for i in stage1_ids(p.encode())]
         while True:
-            cands = [(ranks2[(ids[i], ids[i + 1])][0], i) for i in range(len(ids) - 1) if (ids[i], ids[i + 1]) in ranks2]
+            cands = [
+                (ranks2[(ids[i], ids[i + 1])][0], i) for i in range(len(ids) - 1) if (ids[i], ids[i + 1]) in ranks2
+            ]
             if not cands:
                 break
             _, i = min(cands)
@@ -104,6 +106,7 @@ def test_same_hash_any_thread_count_and_exports_refused(registry: Registry, tmp_
     a = registry.train("d", [corpus], SuperwordOptions(vocab_size=400, threads=1))
     b = registry.train("d", [corpus], SuperwordOptions(vocab_size=400, threads=2))
     assert a.content_hash == b.content_hash and a.config["transition"] == 360
+    assert registry.reproduce(a.ref).same  # the recorded options train it again
     for fmt in ("hf", "tiktoken"):
         with pytest.raises(InputError, match="superword BPE .*cannot express") as e:
             registry.export(a.ref, fmt, tmp_path / f"out.{fmt}")
@@ -118,6 +121,13 @@ def test_cli_trains_shows_refuses_export_and_long_runs_round_trip(run: Cli, db_p
     out = run("show", "s@1").output
     assert "superword stages: transition t = 342 tokens" in out, out
     one_error_line(run("export", "s@1", "--format", "hf", "-o", tmp_path / "t.json", ok=False), "cannot express")
+    testclient = pytest.importorskip("starlette.testclient", reason="the version page needs the serve extra")
+    from tokreg.serve import create_app
+
+    with Registry.read_only(db_path) as ro, testclient.TestClient(create_app(ro), base_url="http://127.0.0.1:8765") as c:
+        page = c.get("/v/s@1")
+        assert page.status_code == 200 and "Superword stages" in page.text and "t = 342 tokens" in page.text
+        assert c.get("/v/s@1", headers={"accept": "application/json"}).json()["stages"]["transition"] == 342
     reg = Registry(db_path)
     tok = reg.load("s@1")
     for text in ("a" * 100_000, "the " * 50_000, " \n" * 1000 + "x"):

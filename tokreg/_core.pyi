@@ -194,9 +194,7 @@ class Encoder:
     @staticmethod
     def byte_bpe(content: bytes, pattern: str, keep_gaps: bool = False) -> Encoder: ...
     @staticmethod
-    def superword_bpe(
-        content: bytes, pattern: str, transition: int, stage1_merges: int, max_words: int
-    ) -> Encoder: ...
+    def superword_bpe(content: bytes, pattern: str, transition: int, stage1_merges: int, max_words: int) -> Encoder: ...
     @staticmethod
     def char_bpe(
         content: bytes,

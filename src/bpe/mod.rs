@@ -21,7 +21,7 @@ pub use corpus::{train_counts, CorpusConfig, CorpusOutput};
 pub use extend::{extend, ExtendConfig, ExtendOutput};
 pub use merges::MergeEncoder;
 pub use rank::RankEncoder;
+pub use recover::merges_from_ranks;
 pub use superword::SuperwordEncoder;
 pub use superword_train::{train_superword, SuperwordConfig, SuperwordOutput};
-pub use recover::merges_from_ranks;
 pub use train::{train, Merge, Snapshot, TrainConfig, TrainOutput, Words};

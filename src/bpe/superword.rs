@@ -64,18 +64,18 @@ pub fn runs(
     Ok(())
 }
 
-/// The counting key of one run (see the module's comment).
-pub fn run_key(text: &str, run: &[(usize, usize)]) -> String {
-    let mut key = String::with_capacity(run.len() * 3 + (run[run.len() - 1].1 - run[0].0) + 1);
+/// The counting key of one run (see the module's comment), written into `key` (cleared first).
+pub fn run_key(key: &mut String, text: &str, run: &[(usize, usize)]) {
+    use std::fmt::Write;
+    key.clear();
     for (i, &(a, b)) in run.iter().enumerate() {
         if i > 0 {
             key.push(',');
         }
-        key.push_str(&(b - a).to_string());
+        let _ = write!(key, "{}", b - a);
     }
     key.push(';');
     key.push_str(&text[run[0].0..run[run.len() - 1].1]);
-    key
 }
 
 /// The pieces of a counted run's key, or an error naming a damaged key.
@@ -269,7 +269,8 @@ mod tests {
         let mut got = Vec::new();
         runs(text, &s, 4, |r| got.push(text[r[0].0..r[r.len() - 1].1].to_string())).unwrap();
         assert_eq!(got, ["a b c d", " e f", "\n", "g h"]);
-        let key = run_key("the cat", &[(0, 3), (3, 7)]);
+        let mut key = String::new();
+        run_key(&mut key, "the cat", &[(0, 3), (3, 7)]);
         assert_eq!(key, "3,4;the cat");
         assert_eq!(parse_key(key.as_bytes()).unwrap(), [b"the".as_slice(), b" cat"]);
         assert!(parse_key(b"3,5;the cat").is_err());

@@ -58,17 +58,26 @@ pub fn train_superword(
             cfg.transition
         )));
     }
-    // 1. stage 1 on the pieces, each piece counted as often as the runs it is in
-    let mut pieces: FxHashMap<&[u8], u64> = FxHashMap::default();
+    // 1. stage 1 on the pieces, each piece counted as often as the runs it is in; each run
+    //    kept as its pieces' indices (`runs`, `ends`), so keys are parsed once
+    let mut index: FxHashMap<&[u8], u32> = FxHashMap::default();
+    let mut pieces: Vec<(&[u8], u64)> = Vec::new();
+    let mut runs: Vec<u32> = Vec::new();
+    let mut ends: Vec<usize> = Vec::with_capacity(counts.len());
     for (key, count) in counts.iter() {
         for p in parse_key(key)? {
-            *pieces.entry(p).or_insert(0) += count;
+            let i = *index.entry(p).or_insert_with(|| {
+                pieces.push((p, 0));
+                (pieces.len() - 1) as u32
+            });
+            pieces[i as usize].1 += count;
+            runs.push(i);
         }
+        ends.push(runs.len());
     }
-    let mut sorted: Vec<(&[u8], u64)> = pieces.into_iter().collect();
-    sorted.sort_unstable();
+    drop(index);
     let mut words = Words::default();
-    for &(p, c) in &sorted {
+    for &(p, c) in &pieces {
         words.push(p.iter().map(|&b| b as u32), c);
     }
     let alphabet: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
@@ -84,28 +93,24 @@ pub fn train_superword(
     let enc = RankEncoder::new(first.tokens.iter().enumerate().map(|(i, b)| (i as u32, b)).collect(), vec![], {
         Splitter::new(pattern)?
     })?;
-    let mut seg: FxHashMap<&[u8], (usize, usize)> = FxHashMap::default();
+    let mut starts: Vec<usize> = Vec::with_capacity(pieces.len() + 1);
     let mut flat: Vec<u32> = Vec::new();
-    for &(p, _) in &sorted {
-        let start = flat.len();
+    for &(p, _) in &pieces {
+        starts.push(flat.len());
         enc.segment_piece(p, &mut flat)?;
-        seg.insert(p, (start, flat.len()));
     }
-    let distinct_pieces = sorted.len();
-    drop(sorted);
+    starts.push(flat.len());
+    let distinct_pieces = pieces.len();
+    drop(pieces);
     // 3. stage 2 on the runs
     let mut words = Words::default();
-    let mut run: Vec<u32> = Vec::new();
-    for (key, count) in counts.iter() {
-        run.clear();
-        for p in parse_key(key)? {
-            let (a, b) = seg[p];
-            run.extend_from_slice(&flat[a..b]);
-        }
-        words.push(run.iter().copied(), count);
+    let mut at = 0;
+    for ((_, count), &end) in counts.iter().zip(&ends) {
+        let segs = runs[at..end].iter().flat_map(|&i| flat[starts[i as usize]..starts[i as usize + 1]].iter().copied());
+        words.push(segs, count);
+        at = end;
     }
-    drop(seg);
-    drop(flat);
+    drop((runs, ends, flat, starts));
     let tc = TrainConfig {
         target_tokens: cfg.max_tokens,
         min_frequency: cfg.min_frequency,
@@ -140,7 +145,12 @@ mod tests {
     fn counted(text: &str, max_words: usize) -> Counts {
         let split = Splitting::Words(Box::new(move |line: &str, emit: &mut dyn FnMut(&str)| {
             let s = Splitter::new(GPT2).unwrap();
-            runs(line, &s, max_words, |r| emit(&run_key(line, r))).unwrap();
+            let mut key = String::new();
+            runs(line, &s, max_words, |r| {
+                run_key(&mut key, line, r);
+                emit(&key)
+            })
+            .unwrap();
         }));
         count_inputs(&[text.as_bytes()], split).unwrap()
     }
@@ -149,14 +159,24 @@ mod tests {
     fn stage_two_learns_across_spaces_and_the_encoder_replays_it() {
         let text = "by the way by the way by the way, by the\n".repeat(3);
         let counts = counted(&text, 4);
-        let cfg = SuperwordConfig { max_tokens: 256 + 12, transition: 256 + 6, min_frequency: 0, max_token_bytes: 0, snapshots: vec![] };
+        let cfg = SuperwordConfig {
+            max_tokens: 256 + 12,
+            transition: 256 + 6,
+            min_frequency: 0,
+            max_token_bytes: 0,
+            snapshots: vec![],
+        };
         let out = train_superword(&counts, GPT2, &cfg, &mut |_, _, _| true).unwrap();
         assert_eq!(out.transition, 262);
         let tokens = &out.trained.tokens;
         // stage 1 never joins pieces: no token before t holds a space after its first byte
         assert!(tokens[256..262].iter().all(|t| !t[1..].contains(&b' ')));
         // stage 2 does
-        assert!(tokens[262..].iter().any(|t| t[1..].contains(&b' ')), "{:?}", tokens[262..].iter().map(|t| String::from_utf8_lossy(t)).collect::<Vec<_>>());
+        assert!(
+            tokens[262..].iter().any(|t| t[1..].contains(&b' ')),
+            "{:?}",
+            tokens[262..].iter().map(|t| String::from_utf8_lossy(t)).collect::<Vec<_>>()
+        );
         let stage2: Vec<(u32, u32, u32)> =
             out.trained.merges[out.stage1_merges..].iter().map(|m| (m.left, m.right, m.result)).collect();
         let toks: Vec<(u32, &[u8])> = tokens.iter().enumerate().map(|(i, b)| (i as u32, b.as_slice())).collect();

@@ -136,8 +136,9 @@ def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: b
         )
     if summary.stages:
         st = summary.stages
+        t = "?" if st.transition is None else f"{st.transition:,}"
         click.echo(
-            f"  superword stages: transition t = {st.transition if st.transition is not None else '?'} tokens; {st.stage1_merges:,} merges within "
+            f"  superword stages: transition t = {t} tokens; {st.stage1_merges:,} merges within "
             f"pieces (stage 1), {st.stage2_merges:,} across them (stage 2)"
         )
         if st.first_stage2:

@@ -151,7 +151,7 @@ def summary(conn: Connection, v: VersionInfo, *, merges: int = 10, top_scored: b
     }
     n_merges = conn.execute(select(func.count()).select_from(mt).where(mt.c.version_id == v.id)).scalar() or 0
     first = list(conn.execute(select(mt).where(mt.c.version_id == v.id).order_by(mt.c.rank).limit(merges)).mappings())
-    by_stage = dict(
+    by_stage: dict[int, int] = dict(
         conn.execute(
             select(mt.c.stage, func.count())
             .where(mt.c.version_id == v.id, mt.c.stage.is_not(None))
@@ -178,6 +178,7 @@ def summary(conn: Connection, v: VersionInfo, *, merges: int = 10, top_scored: b
         if wanted
         else {}
     )
+
     def readable(rows: list[Any]) -> tuple[FirstMerge, ...]:
         return tuple(
             FirstMerge(
@@ -323,14 +324,14 @@ def merges_building(conn: Connection, v: VersionInfo, token_id: int, *, max_merg
         for r in rows:
             m = MergeRow(
                 rank=r[0],
-            left=r[1],
-            right=r[2],
-            result=r[3],
-            count=r[4],
-            score=r[5],
-            left_count=r[6],
-            right_count=r[7],
-            stage=r[8],
+                left=r[1],
+                right=r[2],
+                result=r[3],
+                count=r[4],
+                score=r[5],
+                left_count=r[6],
+                right_count=r[7],
+                stage=r[8],
             )
             if m.result not in found:
                 found[m.result] = m

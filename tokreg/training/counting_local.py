@@ -40,7 +40,9 @@ def new_counter(counting: dict[str, Any], *, threads: int = 0, table_budget: int
     if kind == "pieces":
         return _core.Counter.pieces(counting["pattern"], **common)
     if kind == "superword":
-        return _core.Counter.superword(counting["pattern"], int(counting["max_words"]), table_budget=table_budget, threads=threads)
+        return _core.Counter.superword(
+            counting["pattern"], int(counting["max_words"]), table_budget=table_budget, threads=threads
+        )
     if kind == "bert":
         return _core.Counter.bert(**counting["normalizer"], **common)
     if kind == "sentencepiece":

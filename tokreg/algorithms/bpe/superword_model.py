@@ -62,7 +62,9 @@ class SuperwordBpe(Model[SuperwordConfig]):
         exact_keys(raw, keys, self.title, template.KEYS)
         numbers = [raw[k] for k in ("transition", "stage1_merges", "max_words")]
         if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in numbers) or raw["max_words"] < 1:
-            raise InputError(f"this {self.title} version's config has a setting of the wrong type; the version is damaged")
+            raise InputError(
+                f"this {self.title} version's config has a setting of the wrong type; the version is damaged"
+            )
         return SuperwordConfig(str(raw["pattern"]), *numbers)
 
     def compile(self, content: bytes, config: SuperwordConfig) -> _core.Encoder:
