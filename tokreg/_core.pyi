@@ -19,6 +19,7 @@ __all__ = [
     "tokreg_file_rows",
     "train_bpe",
     "extend_bpe",
+    "train_superword",
     "train_wordpiece",
     "extend_wordpiece",
     "train_unigram",
