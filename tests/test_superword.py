@@ -124,7 +124,10 @@ def test_cli_trains_shows_refuses_export_and_long_runs_round_trip(run: Cli, db_p
     testclient = pytest.importorskip("starlette.testclient", reason="the version page needs the serve extra")
     from tokreg.serve import create_app
 
-    with Registry.read_only(db_path) as ro, testclient.TestClient(create_app(ro), base_url="http://127.0.0.1:8765") as c:
+    with (
+        Registry.read_only(db_path) as ro,
+        testclient.TestClient(create_app(ro), base_url="http://127.0.0.1:8765") as c,
+    ):
         page = c.get("/v/s@1")
         assert page.status_code == 200 and "Superword stages" in page.text and "t = 342 tokens" in page.text
         assert c.get("/v/s@1", headers={"accept": "application/json"}).json()["stages"]["transition"] == 342
