@@ -45,6 +45,26 @@ def stored_content(conn: Connection, v: VersionInfo) -> Optional[bytes]:
     return None if raw is None else bytes(raw)
 
 
+def _merge_columns(mt: Any) -> tuple[Any, ...]:
+    """The columns of a merge row, in the order `_merge_row` reads them."""
+    c = mt.c
+    return (c.rank, c.left_id, c.right_id, c.result_id, c.count, c.score, c.left_count, c.right_count, c.stage)
+
+
+def _merge_row(r: Any) -> MergeRow:
+    return MergeRow(
+        rank=r[0],
+        left=r[1],
+        right=r[2],
+        result=r[3],
+        count=r[4],
+        score=r[5],
+        left_count=r[6],
+        right_count=r[7],
+        stage=r[8],
+    )
+
+
 def _rows(conn: Connection, v: VersionInfo) -> tuple[list[TokenRow], list[MergeRow], bytes]:
     tt, mt = table(Token), table(Merge)
     tokens = [
@@ -56,32 +76,8 @@ def _rows(conn: Connection, v: VersionInfo) -> tuple[list[TokenRow], list[MergeR
         )
     ]
     merges = [
-        MergeRow(
-            rank=r[0],
-            left=r[1],
-            right=r[2],
-            result=r[3],
-            count=r[4],
-            score=r[5],
-            left_count=r[6],
-            right_count=r[7],
-            stage=r[8],
-        )
-        for r in conn.execute(
-            select(
-                mt.c.rank,
-                mt.c.left_id,
-                mt.c.right_id,
-                mt.c.result_id,
-                mt.c.count,
-                mt.c.score,
-                mt.c.left_count,
-                mt.c.right_count,
-                mt.c.stage,
-            )
-            .where(mt.c.version_id == v.id)
-            .order_by(mt.c.rank)
-        )
+        _merge_row(r)
+        for r in conn.execute(select(*_merge_columns(mt)).where(mt.c.version_id == v.id).order_by(mt.c.rank))
     ]
     raw = content.serialize(
         v.algorithm,
@@ -308,31 +304,11 @@ def merges_building(conn: Connection, v: VersionInfo, token_id: int, *, max_merg
     frontier = {token_id}
     while frontier and len(found) < max_merges:
         rows = conn.execute(
-            select(
-                mt.c.rank,
-                mt.c.left_id,
-                mt.c.right_id,
-                mt.c.result_id,
-                mt.c.count,
-                mt.c.score,
-                mt.c.left_count,
-                mt.c.right_count,
-                mt.c.stage,
-            ).where(mt.c.version_id == v.id, mt.c.result_id.in_(sorted(frontier)))
+            select(*_merge_columns(mt)).where(mt.c.version_id == v.id, mt.c.result_id.in_(sorted(frontier)))
         )
         frontier = set()
         for r in rows:
-            m = MergeRow(
-                rank=r[0],
-                left=r[1],
-                right=r[2],
-                result=r[3],
-                count=r[4],
-                score=r[5],
-                left_count=r[6],
-                right_count=r[7],
-                stage=r[8],
-            )
+            m = _merge_row(r)
             if m.result not in found:
                 found[m.result] = m
                 frontier |= {m.left, m.right} - found.keys()

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ... import _core, patterns
-from ...data import MergeRow, TokenizerData, TokenRow
+from ...data import MergeRow, TokenizerData
 from ...errors import InputError
 from ..interfaces import Trainer
 from ..options import Progress, TrainOptions, below_alphabet, flag
 from .superword_model import PAPER, SuperwordConfig
+from .training import sized_datas
 
 #: The paper's best transition point was t = 180k of 200k: 90% of the vocabulary.
 DEFAULT_SHARE = 0.9
@@ -119,20 +120,11 @@ class SuperwordTrainer(Trainer):
             progress=progress,
         )
         config = SuperwordConfig(regex, transition, stage1, opts.max_words).to_json()
-        tokens = out.tokens
         merges = [
             MergeRow(rank=r, left=a, right=b, result=z, count=c, stage=1 if r < stage1 else 2)
             for r, (a, b, z, c) in enumerate(out.merges)
         ]
-        datas = []
-        for n_tokens, n_merges, counts_at in out.snapshots:
-            rows = [
-                TokenRow(id=i, bytes=tokens[i], kind="byte" if i < 256 else "merged", count=counts_at[i])
-                for i in range(n_tokens)
-            ]
-            for s in specials:
-                rows.append(TokenRow(id=len(rows), bytes=s.encode("utf-8"), kind="special"))
-            datas.append(TokenizerData(algorithm="bpe", config=dict(config), tokens=rows, merges=merges[:n_merges]))
+        datas = sized_datas(out, "byte", specials, config, merges)
         info = {
             "train_seconds": out.merge_seconds,
             "distinct_pieces": out.distinct_pieces,
