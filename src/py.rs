@@ -338,6 +338,29 @@ impl Counter {
         Ok(Counter::make(count::Splitting::Pieces(splitter), max_piece_bytes, table_budget, spill_dir, threads))
     }
 
+    /// Superword BPE: runs of up to `max_words` pieces of a pattern (`bpe::superword`).
+    #[staticmethod]
+    #[pyo3(signature = (pattern, max_words, table_budget=usize::MAX, spill_dir=None, threads=0))]
+    fn superword(
+        py: Python<'_>,
+        pattern: &str,
+        max_words: usize,
+        table_budget: usize,
+        spill_dir: Option<String>,
+        threads: usize,
+    ) -> PyResult<Counter> {
+        let splitter = Splitter::new(pattern).or_raise(py)?;
+        let split = count::Splitting::Words(Box::new(move |line: &str, emit: &mut dyn FnMut(&str)| {
+            // The official patterns never fail; a custom regex that gives up counts nothing more of the line.
+            let mut key = String::new();
+            let _ = bpe::superword::runs(line, &splitter, max_words, |r| {
+                bpe::superword::run_key(&mut key, line, r);
+                emit(&key)
+            });
+        }));
+        Ok(Counter::make(split, 0, table_budget, spill_dir, threads))
+    }
+
     /// WordPiece: BERT normalization and pre-tokenization.
     #[staticmethod]
     #[pyo3(signature = (clean_text=true, handle_chinese_chars=true, strip_accents=None, lowercase=false,
@@ -731,6 +754,45 @@ fn train_bpe<'py>(
     })
 }
 
+/// Superword BPE (SuperBPE) in two stages on counted runs (`bpe::train_superword`): the
+/// trained result, the tokens when stage 2 began, the number of stage-1 merges, distinct runs.
+#[pyfunction]
+#[pyo3(signature = (counts, pattern, max_tokens, transition, min_frequency=0, max_token_bytes=0,
+    snapshots=vec![], threads=0, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn train_superword<'py>(
+    py: Python<'py>,
+    counts: PyRef<'py, Counts>,
+    pattern: &str,
+    max_tokens: usize,
+    transition: usize,
+    min_frequency: u64,
+    max_token_bytes: usize,
+    snapshots: Vec<usize>,
+    threads: usize,
+    progress: Option<PyObject>,
+) -> PyResult<(BpeTrained, usize, usize, usize)> {
+    let cfg = bpe::SuperwordConfig { max_tokens, transition, min_frequency, max_token_bytes, snapshots };
+    let mut prog = Progress::new(progress);
+    let counts = &counts.inner;
+    let out = py
+        .allow_threads(|| {
+            pool::install(threads, || bpe::train_superword(counts, pattern, &cfg, &mut |p, d, t| prog.report(p, d, t)))?
+        })
+        .map_err(|e| prog.fail(py, e))?;
+    py.allow_threads(give_back_memory);
+    let trained = BpeTrained {
+        merges: out.trained.merges.iter().map(|m| (m.left, m.right, m.result, m.count)).collect(),
+        snapshots: out.trained.snapshots.into_iter().map(|s| (s.tokens, s.merges, s.token_counts)).collect(),
+        tokens: out.trained.tokens,
+        token_counts: out.trained.token_counts,
+        alphabet_size: 256,
+        distinct_pieces: out.distinct_pieces,
+        merge_seconds: out.merge_seconds,
+    };
+    Ok((trained, out.transition, out.stage1_merges, out.distinct_runs))
+}
+
 /// Continued BPE training: up to `max_new` merges learned on counted pieces after `base`'s
 /// own segmentation of them; the base's ids and merges are untouched (see `bpe::extend`).
 #[pyfunction]
@@ -964,6 +1026,20 @@ impl Encoder {
     #[pyo3(signature = (content, pattern, keep_gaps=false))]
     fn byte_bpe(py: Python<'_>, content: &[u8], pattern: &str, keep_gaps: bool) -> PyResult<Encoder> {
         Encoder::build(py, || Tokenizer::byte_bpe(content, pattern, keep_gaps))
+    }
+
+    /// Superword BPE (SuperBPE): stage 1's tokens per piece, stage 2's merges over runs.
+    #[staticmethod]
+    #[pyo3(signature = (content, pattern, transition, stage1_merges, max_words))]
+    fn superword_bpe(
+        py: Python<'_>,
+        content: &[u8],
+        pattern: &str,
+        transition: u32,
+        stage1_merges: usize,
+        max_words: usize,
+    ) -> PyResult<Encoder> {
+        Encoder::build(py, || Tokenizer::superword_bpe(content, pattern, transition, stage1_merges, max_words))
     }
 
     /// Classic character-level BPE over a merge table.
@@ -1383,6 +1459,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tokreg_file_rows, m)?)?;
     m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
     m.add_function(wrap_pyfunction!(extend_bpe, m)?)?;
+    m.add_function(wrap_pyfunction!(train_superword, m)?)?;
     m.add_function(wrap_pyfunction!(extend_wordpiece, m)?)?;
     m.add_function(wrap_pyfunction!(train_wordpiece, m)?)?;
     m.add_function(wrap_pyfunction!(train_unigram, m)?)?;

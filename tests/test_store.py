@@ -176,4 +176,4 @@ def test_rows_are_stored_as_the_data_says(registry: Registry) -> None:
         ).all()
         merges = conn.execute(text("SELECT * FROM merges WHERE version_id = :v"), {"v": vid}).all()
     assert [tuple(r) for r in got] == [(t.id, t.bytes, t.text, t.kind, t.count, t.score) for t in tokens]
-    assert [tuple(r) for r in merges] == [(vid, 0, 97, 98, 256, None, None, None, None)]
+    assert [tuple(r) for r in merges] == [(vid, 0, 97, 98, 256, None, None, None, None, None)]

@@ -16,7 +16,8 @@ The public API is this list:
   `diff`, `pin`, `verify`, `export`, `reproduce`, `check_writable`, `grant_read`; `evaluate` (an
   `evaluate.Evaluation`) and `audit` (an `audit.AuditReport`), stored beside the versions;
   `Registry.read_only(db)` opens one that cannot write
-- `BpeOptions`, `WordPieceOptions`, `UnigramOptions` — the options of a training run, per algorithm
+- `BpeOptions`, `WordPieceOptions`, `UnigramOptions`, `SuperwordOptions` (SuperBPE) — the options of a
+  training run, per algorithm
 - `open_dataset(folder, tokenizer=REF_OR_HASH)` — a dataset `tokreg tokenize` wrote, as memory-mapped
   numpy arrays, refused when another tokenizer made it (tokreg/datasets/)
 - `TokregError` and its subclasses — every error tokreg raises on purpose
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import InputError, IntegrityError, Interrupted, NotFoundError, ReadOnlyError, TokregError
 
 if TYPE_CHECKING:
-    from .algorithms import BpeOptions, UnigramOptions, WordPieceOptions
+    from .algorithms import BpeOptions, SuperwordOptions, UnigramOptions, WordPieceOptions
     from .encoding.tokenizer import Tokenizer
     from .loading import load
     from .package_version import __version__
@@ -48,6 +49,7 @@ _LAZY = {
     "BpeOptions": "algorithms",
     "WordPieceOptions": "algorithms",
     "UnigramOptions": "algorithms",
+    "SuperwordOptions": "algorithms",
     "__version__": "package_version",
 }
 
@@ -58,6 +60,7 @@ __all__ = [
     "BpeOptions",
     "WordPieceOptions",
     "UnigramOptions",
+    "SuperwordOptions",
     "TokregError",
     "InputError",
     "NotFoundError",

@@ -19,6 +19,7 @@ __all__ = [
     "tokreg_file_rows",
     "train_bpe",
     "extend_bpe",
+    "train_superword",
     "train_wordpiece",
     "extend_wordpiece",
     "train_unigram",
@@ -55,6 +56,17 @@ def train_bpe(
     threads: int = 0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
 ) -> BpeTrained: ...
+def train_superword(
+    counts: Counts,
+    pattern: str,
+    max_tokens: int,
+    transition: int,
+    min_frequency: int = 0,
+    max_token_bytes: int = 0,
+    snapshots: list[int] = ...,
+    threads: int = 0,
+    progress: Optional[Callable[[str, int, int], Any]] = None,
+) -> tuple[BpeTrained, int, int, int]: ...
 def extend_bpe(
     base: Encoder,
     counts: Counts,
@@ -121,6 +133,14 @@ class Counter:
         threads: int = 0,
     ) -> Counter: ...
     @staticmethod
+    def superword(
+        pattern: str,
+        max_words: int,
+        table_budget: int = ...,
+        spill_dir: Optional[str] = None,
+        threads: int = 0,
+    ) -> Counter: ...
+    @staticmethod
     def bert(
         clean_text: bool = True,
         handle_chinese_chars: bool = True,
@@ -175,6 +195,8 @@ class Counts:
 class Encoder:
     @staticmethod
     def byte_bpe(content: bytes, pattern: str, keep_gaps: bool = False) -> Encoder: ...
+    @staticmethod
+    def superword_bpe(content: bytes, pattern: str, transition: int, stage1_merges: int, max_words: int) -> Encoder: ...
     @staticmethod
     def char_bpe(
         content: bytes,

@@ -109,6 +109,7 @@ class MergeRow:
     score: Optional[float] = None
     left_count: Optional[int] = None  # WordPiece: the part counts behind the score
     right_count: Optional[int] = None
+    stage: Optional[int] = None  # superword BPE: 1 (within pieces) or 2 (across them)
 
 
 @dataclass(frozen=True)
@@ -419,6 +420,17 @@ class FirstMerge(JsonValue):
 
 
 @dataclass(frozen=True)
+class MergeStages(JsonValue):
+    """A superword version's two stages (SuperBPE), from `merges.stage`: the transition point t
+    (the tokens when stage 2 began), each stage's number of merges, and stage 2's first merges."""
+
+    transition: Optional[int]
+    stage1_merges: int
+    stage2_merges: int
+    first_stage2: tuple[FirstMerge, ...]
+
+
+@dataclass(frozen=True)
 class TopPiece(JsonValue):
     """A piece of a scored vocabulary as `show` lists it (highest score first)."""
 
@@ -437,3 +449,4 @@ class VersionSummary(JsonValue):
     merges: int
     first_merges: tuple[FirstMerge, ...]
     top_pieces: Optional[tuple[TopPiece, ...]] = field(default=None, metadata=OMIT_NONE)
+    stages: Optional[MergeStages] = field(default=None, metadata=OMIT_NONE)  # superword BPE only

@@ -1,7 +1,8 @@
 //! Byte-pair encoding: the merge loop (`train`) and the corpus run around it (`corpus`),
 //! tiktoken's rank-map encoder (`rank`) used for byte-level vocabularies, the recovery of a
 //! rank map's merges (`recover`), and the merge-table encoder (`merges`) used for classic
-//! character-level BPE with an end-of-word marker.
+//! character-level BPE with an end-of-word marker; superword BPE (SuperBPE: `superword` runs and
+//! encoder, `superword_train` its two stages).
 
 mod corpus;
 mod extend;
@@ -12,6 +13,8 @@ pub mod rank;
 mod rank_table;
 mod recover;
 mod seams;
+pub mod superword;
+mod superword_train;
 pub mod train;
 
 pub use corpus::{train_counts, CorpusConfig, CorpusOutput};
@@ -19,4 +22,6 @@ pub use extend::{extend, ExtendConfig, ExtendOutput};
 pub use merges::MergeEncoder;
 pub use rank::RankEncoder;
 pub use recover::merges_from_ranks;
+pub use superword::SuperwordEncoder;
+pub use superword_train::{train_superword, SuperwordConfig, SuperwordOutput};
 pub use train::{train, Merge, Snapshot, TrainConfig, TrainOutput, Words};

@@ -20,6 +20,8 @@ use crate::{hfpipe, spbpe, unigram, wordpiece};
 
 /// (text, id) of special tokens.
 type Specials = Vec<(String, u32)>;
+/// (id, bytes) of ordinary tokens.
+type Ordinary<'c> = Vec<(u32, &'c [u8])>;
 
 impl Tokenizer {
     /// Byte-level BPE over a rank map (tiktoken's rule), pre-tokenized by `pattern` (with
@@ -27,20 +29,28 @@ impl Tokenizer {
     pub fn byte_bpe(content: &[u8], pattern: &str, keep_gaps: bool) -> Result<Tokenizer, CoreError> {
         let splitter = splitter(pattern, keep_gaps)?;
         let c = content::parse(content)?;
-        let mut ordinary = Vec::with_capacity(c.tokens.len());
-        let mut specials = Vec::new();
-        for t in c.tokens {
-            if t.kind == "special" {
-                let text = std::str::from_utf8(t.bytes)
-                    .map_err(|_| CoreError::input(format!("special token {} is not UTF-8 text; rename it", t.id)))?;
-                specials.push((text.to_string(), t.id));
-            } else {
-                ordinary.push((t.id, t.bytes));
-            }
-        }
-        let max_id = ordinary.iter().map(|t| t.0).chain(specials.iter().map(|s| s.1)).max().unwrap_or(0);
-        check_id_span(max_id, ordinary.len() + specials.len())?;
+        let (ordinary, specials) = byte_level_tokens(&c)?;
         let encoder = RankEncoder::new(ordinary, specials.clone(), splitter)?;
+        Ok(Tokenizer::new(Box::new(encoder), specials))
+    }
+
+    /// Superword BPE (`bpe::superword`): tokens below `transition` encode each piece of
+    /// `pattern` (stage 1); the merges from rank `stage1_merges` on join the pieces of runs of
+    /// up to `max_words` pieces (stage 2).
+    pub fn superword_bpe(
+        content: &[u8],
+        pattern: &str,
+        transition: u32,
+        stage1_merges: usize,
+        max_words: usize,
+    ) -> Result<Tokenizer, CoreError> {
+        let c = content::parse(content)?;
+        let (ordinary, specials) = byte_level_tokens(&c)?;
+        let stage2 = c.merges.get(stage1_merges..).ok_or_else(|| {
+            CoreError::input("a superword version has fewer merges than its stage 1; the version is damaged")
+        })?;
+        let encoder =
+            crate::bpe::SuperwordEncoder::new(ordinary, specials.clone(), pattern, transition, stage2, max_words)?;
         Ok(Tokenizer::new(Box::new(encoder), specials))
     }
 
@@ -228,6 +238,25 @@ impl Tokenizer {
         let encoder = spbpe::Encoder::new(&pieces)?;
         Ok(Tokenizer::new(Box::new(spbpe::SpBpe::new(encoder, normalizer, unk_surface)), specials))
     }
+}
+
+/// A byte-level vocabulary's (id, bytes) of ordinary tokens and (text, id) of special ones
+/// (kind `special`, UTF-8 text), its ids checked to span no more than it needs.
+fn byte_level_tokens<'c>(c: &Content<'c>) -> Result<(Ordinary<'c>, Specials), CoreError> {
+    let mut ordinary = Vec::with_capacity(c.tokens.len());
+    let mut specials = Vec::new();
+    for t in &c.tokens {
+        if t.kind == "special" {
+            let text = std::str::from_utf8(t.bytes)
+                .map_err(|_| CoreError::input(format!("special token {} is not UTF-8 text; rename it", t.id)))?;
+            specials.push((text.to_string(), t.id));
+        } else {
+            ordinary.push((t.id, t.bytes));
+        }
+    }
+    let max_id = ordinary.iter().map(|t| t.0).chain(specials.iter().map(|s| s.1)).max().unwrap_or(0);
+    check_id_span(max_id, ordinary.len() + specials.len())?;
+    Ok((ordinary, specials))
 }
 
 fn splitter(pattern: &str, keep_gaps: bool) -> Result<Splitter, CoreError> {

@@ -39,6 +39,7 @@ pub enum Kind {
     WordPiece,
     Unigram,
     SpBpe,
+    SuperwordBpe,
 }
 
 impl Kind {
@@ -50,6 +51,7 @@ impl Kind {
             Kind::WordPiece => "wordpiece",
             Kind::Unigram => "unigram",
             Kind::SpBpe => "sp_bpe",
+            Kind::SuperwordBpe => "superword_bpe",
         }
     }
 }
@@ -63,6 +65,7 @@ impl fmt::Display for Kind {
             Kind::WordPiece => "WordPiece",
             Kind::Unigram => "Unigram",
             Kind::SpBpe => "SentencePiece BPE",
+            Kind::SuperwordBpe => "superword BPE",
         })
     }
 }

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ..errors import InputError
 from . import bpe, unigram, wordpiece
-from .bpe import BpeOptions
+from .bpe import BpeOptions, SuperwordOptions
 from .interfaces import (
     Algorithm,
     Extender,
@@ -41,8 +41,9 @@ from .wordpiece import WordPieceOptions
 if TYPE_CHECKING:
     from ..data import VersionInfo
 
-#: Every algorithm tokreg encodes. Their models' `owns` tests never overlap (four are stored as
-#: "bpe": byte-level, character-level, SentencePiece and HF-pipeline BPE, told apart by their config).
+#: Every algorithm tokreg encodes. Their models' `owns` tests never overlap (five are stored as
+#: "bpe": byte-level, character-level, SentencePiece, HF-pipeline and superword BPE, told apart by
+#: their config).
 ALGORITHMS: tuple[Algorithm, ...] = (
     bpe.BYTE_LEVEL,
     bpe.CHAR_LEVEL,
@@ -51,6 +52,7 @@ ALGORITHMS: tuple[Algorithm, ...] = (
     bpe.SENTENCEPIECE,
     bpe.HF_PIPELINE,
     wordpiece.HF_PIPELINE,
+    bpe.SUPERWORD,
 )
 
 __all__ = [
@@ -62,6 +64,7 @@ __all__ = [
     "Model",
     "Progress",
     "SentencePieceCodec",
+    "SuperwordOptions",
     "TiktokenCodec",
     "TrainOptions",
     "Trainer",

@@ -134,6 +134,19 @@ def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: b
                 for m in summary.first_merges
             ],
         )
+    if summary.stages:
+        st = summary.stages
+        t = "?" if st.transition is None else f"{st.transition:,}"
+        click.echo(
+            f"  superword stages: transition t = {t} tokens; {st.stage1_merges:,} merges within "
+            f"pieces (stage 1), {st.stage2_merges:,} across them (stage 2)"
+        )
+        if st.first_stage2:
+            click.echo("  first stage-2 merges:")
+            echo_table(
+                ["rank", "left", "right", "result", "count"],
+                [[m.rank, repr(m.left), repr(m.right), repr(m.result), m.count] for m in st.first_stage2],
+            )
     if summary.top_pieces:
         label = str(info.score_label)
         click.echo(f"  highest {label}:")

@@ -223,12 +223,16 @@ def train(
     An input is a file, a folder (every file under it; --glob filters), a .gz/.xz/.zst file,
     - for standard input, or a JSON Lines / Parquet file (--field names the text).
 
+    --algo superbpe trains superword tokens (SuperBPE, Liu et al. 2025, arXiv 2503.13423): byte-level
+    BPE up to --transition, then merges across spaces within runs of --max-words pre-tokens.
+
     \b
     Example:
         tokreg train web web.jsonl.zst --field text --vocab-size 32000 --memory-limit 4G
         tokreg train bert-mini corpus/*.txt --algo wordpiece --vocab-size 8000 --lowercase --special [CLS]
         tokreg train sp-mini corpus/*.txt --algo unigram --vocab-size 8000 --bos '<s>' --eos '</s>'
         tokreg train gpt-mini corpus/ --glob '*.txt' --vocab-size 8000,16000,32000 --pattern cl100k
+        tokreg train super corpus/*.txt --algo superbpe --vocab-size 32000 --transition 28800
     """
     sizes = vocab_sizes(vocab_size_text)
     if not inputs and counts is None:

@@ -16,6 +16,7 @@ from .. import content
 from ..data import (
     FirstMerge,
     MergeRow,
+    MergeStages,
     RoundRow,
     StoredVersion,
     TokenRow,
@@ -44,6 +45,26 @@ def stored_content(conn: Connection, v: VersionInfo) -> Optional[bytes]:
     return None if raw is None else bytes(raw)
 
 
+def _merge_columns(mt: Any) -> tuple[Any, ...]:
+    """The columns of a merge row, in the order `_merge_row` reads them."""
+    c = mt.c
+    return (c.rank, c.left_id, c.right_id, c.result_id, c.count, c.score, c.left_count, c.right_count, c.stage)
+
+
+def _merge_row(r: Any) -> MergeRow:
+    return MergeRow(
+        rank=r[0],
+        left=r[1],
+        right=r[2],
+        result=r[3],
+        count=r[4],
+        score=r[5],
+        left_count=r[6],
+        right_count=r[7],
+        stage=r[8],
+    )
+
+
 def _rows(conn: Connection, v: VersionInfo) -> tuple[list[TokenRow], list[MergeRow], bytes]:
     tt, mt = table(Token), table(Merge)
     tokens = [
@@ -55,23 +76,8 @@ def _rows(conn: Connection, v: VersionInfo) -> tuple[list[TokenRow], list[MergeR
         )
     ]
     merges = [
-        MergeRow(
-            rank=r[0], left=r[1], right=r[2], result=r[3], count=r[4], score=r[5], left_count=r[6], right_count=r[7]
-        )
-        for r in conn.execute(
-            select(
-                mt.c.rank,
-                mt.c.left_id,
-                mt.c.right_id,
-                mt.c.result_id,
-                mt.c.count,
-                mt.c.score,
-                mt.c.left_count,
-                mt.c.right_count,
-            )
-            .where(mt.c.version_id == v.id)
-            .order_by(mt.c.rank)
-        )
+        _merge_row(r)
+        for r in conn.execute(select(*_merge_columns(mt)).where(mt.c.version_id == v.id).order_by(mt.c.rank))
     ]
     raw = content.serialize(
         v.algorithm,
@@ -141,7 +147,23 @@ def summary(conn: Connection, v: VersionInfo, *, merges: int = 10, top_scored: b
     }
     n_merges = conn.execute(select(func.count()).select_from(mt).where(mt.c.version_id == v.id)).scalar() or 0
     first = list(conn.execute(select(mt).where(mt.c.version_id == v.id).order_by(mt.c.rank).limit(merges)).mappings())
-    wanted = {i for m in first for i in (m["left_id"], m["right_id"], m["result_id"])}
+    by_stage: dict[int, int] = dict(
+        conn.execute(
+            select(mt.c.stage, func.count())
+            .where(mt.c.version_id == v.id, mt.c.stage.is_not(None))
+            .group_by(mt.c.stage)
+        ).all()
+    )
+    second = (
+        list(
+            conn.execute(
+                select(mt).where(mt.c.version_id == v.id, mt.c.stage == 2).order_by(mt.c.rank).limit(merges)
+            ).mappings()
+        )
+        if by_stage
+        else []
+    )
+    wanted = {i for m in first + second for i in (m["left_id"], m["right_id"], m["result_id"])}
     text = (
         {
             r.id: _readable(r.text, r.bytes)
@@ -152,17 +174,30 @@ def summary(conn: Connection, v: VersionInfo, *, merges: int = 10, top_scored: b
         if wanted
         else {}
     )
-    first_merges = tuple(
-        FirstMerge(
-            rank=m["rank"],
-            left=text.get(m["left_id"]),
-            right=text.get(m["right_id"]),
-            result=text.get(m["result_id"]),
-            count=m["count"],
-            score=m["score"],
+
+    def readable(rows: list[Any]) -> tuple[FirstMerge, ...]:
+        return tuple(
+            FirstMerge(
+                rank=m["rank"],
+                left=text.get(m["left_id"]),
+                right=text.get(m["right_id"]),
+                result=text.get(m["result_id"]),
+                count=m["count"],
+                score=m["score"],
+            )
+            for m in rows
         )
-        for m in first
-    )
+
+    first_merges = readable(first)
+    stages = None
+    if by_stage:
+        t = v.config.get("transition")
+        stages = MergeStages(
+            transition=t if isinstance(t, int) else None,
+            stage1_merges=by_stage.get(1, 0),
+            stage2_merges=by_stage.get(2, 0),
+            first_stage2=readable(second),
+        )
     top_pieces = None
     if top_scored:
         top_pieces = tuple(
@@ -174,7 +209,9 @@ def summary(conn: Connection, v: VersionInfo, *, merges: int = 10, top_scored: b
                 .limit(merges)
             )
         )
-    return VersionSummary(tokens_by_kind=kinds, merges=n_merges, first_merges=first_merges, top_pieces=top_pieces)
+    return VersionSummary(
+        tokens_by_kind=kinds, merges=n_merges, first_merges=first_merges, top_pieces=top_pieces, stages=stages
+    )
 
 
 # -- tokreg serve's pages ----------------------------------------------------------------------------
@@ -267,22 +304,11 @@ def merges_building(conn: Connection, v: VersionInfo, token_id: int, *, max_merg
     frontier = {token_id}
     while frontier and len(found) < max_merges:
         rows = conn.execute(
-            select(
-                mt.c.rank,
-                mt.c.left_id,
-                mt.c.right_id,
-                mt.c.result_id,
-                mt.c.count,
-                mt.c.score,
-                mt.c.left_count,
-                mt.c.right_count,
-            ).where(mt.c.version_id == v.id, mt.c.result_id.in_(sorted(frontier)))
+            select(*_merge_columns(mt)).where(mt.c.version_id == v.id, mt.c.result_id.in_(sorted(frontier)))
         )
         frontier = set()
         for r in rows:
-            m = MergeRow(
-                rank=r[0], left=r[1], right=r[2], result=r[3], count=r[4], score=r[5], left_count=r[6], right_count=r[7]
-            )
+            m = _merge_row(r)
             if m.result not in found:
                 found[m.result] = m
                 frontier |= {m.left, m.right} - found.keys()

@@ -25,6 +25,7 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     MetaData,
+    SmallInteger,
     String,
     Table,
     Text,
@@ -139,6 +140,8 @@ Merge = Table(
     # WordPiece: the counts of the two parts behind score = count / (left_count * right_count).
     Column("left_count", BigInteger, nullable=True),
     Column("right_count", BigInteger, nullable=True),
+    # Superword BPE (SuperBPE): 1 for a merge within the pieces of the pattern, 2 for one across them.
+    Column("stage", SmallInteger, nullable=True),
 )
 
 

@@ -45,7 +45,7 @@ from .schema import (
 _BATCH = 20_000
 #: Columns that may be None in every row of a version (counts and scores of an imported
 #: vocabulary): then they are left out of its INSERTs (see `_bulk_plain`), and read NULL.
-_NULLABLE = frozenset({"count", "score", "left_count", "right_count"})
+_NULLABLE = frozenset({"count", "score", "left_count", "right_count", "stage"})
 #: Parameters per multi-row INSERT: far below SQLite's 32,766 and PostgreSQL's 65,535.
 _PARAMS = 4_000
 
@@ -155,7 +155,7 @@ def _insert(
     tokens = _columns(data.tokens, {"id": "id", "bytes": "bytes", "kind": "kind", "count": "count", "score": "score"})
     _bulk_plain(conn, table(Token), vid, {**tokens, "text": texts(data.tokens)})
     merge_attrs = {"rank": "rank", "left_id": "left", "right_id": "right", "result_id": "result", "count": "count"}
-    merge_attrs.update(score="score", left_count="left_count", right_count="right_count")
+    merge_attrs.update(score="score", left_count="left_count", right_count="right_count", stage="stage")
     _bulk_plain(conn, table(Merge), vid, _columns(data.merges, merge_attrs))
     _bulk(
         conn,

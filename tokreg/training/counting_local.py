@@ -6,6 +6,7 @@ A counting spec is the JSON an algorithm gives for its options (`Algorithm.count
 line becomes pieces. It is recorded in counts files, and training from counts checks it.
 
     {"splitting": "pieces", "pattern": REGEX, "max_piece_bytes": N}           # BPE
+    {"splitting": "superword", "pattern": REGEX, "max_words": K}              # superword BPE
     {"splitting": "bert", "normalizer": {...}, "max_piece_bytes": N}          # WordPiece
     {"splitting": "sentencepiece", "normalizer": {...}, "max_piece_bytes": N} # Unigram
         (normalizer: add_dummy_prefix, remove_extra_whitespaces, and when used "charsmap" (the
@@ -38,6 +39,10 @@ def new_counter(counting: dict[str, Any], *, threads: int = 0, table_budget: int
     }
     if kind == "pieces":
         return _core.Counter.pieces(counting["pattern"], **common)
+    if kind == "superword":
+        return _core.Counter.superword(
+            counting["pattern"], int(counting["max_words"]), table_budget=table_budget, threads=threads
+        )
     if kind == "bert":
         return _core.Counter.bert(**counting["normalizer"], **common)
     if kind == "sentencepiece":

@@ -65,6 +65,25 @@ def _specials(opts: BpeOptions) -> list[str]:
     return list(dict.fromkeys(wanted))
 
 
+def sized_datas(
+    out: _core.BpeTrained, base_kind: str, specials: Sequence[str], config: dict[str, Any], merges: list[MergeRow]
+) -> list[TokenizerData]:
+    """One TokenizerData per snapshot of a trained run: its tokens (the alphabet as `base_kind`,
+    then merged ones, with their counts at that size, then `specials`) and its first merges."""
+    datas = []
+    for n_tokens, n_merges, counts_at in out.snapshots:
+        rows = [
+            TokenRow(
+                id=i, bytes=out.tokens[i], kind=base_kind if i < out.alphabet_size else "merged", count=counts_at[i]
+            )
+            for i in range(n_tokens)
+        ]
+        for s in specials:
+            rows.append(TokenRow(id=len(rows), bytes=s.encode("utf-8"), kind="special"))
+        datas.append(TokenizerData(algorithm="bpe", config=dict(config), tokens=rows, merges=merges[:n_merges]))
+    return datas
+
+
 class BpeTrainer(Trainer):
     options_type = BpeOptions
 
@@ -128,19 +147,8 @@ class BpeTrainer(Trainer):
         config = (
             CharBpeConfig(regex, opts.end_of_word_suffix, CHAR_LEVEL_UNK) if opts.char_level else ByteBpeConfig(regex)
         ).to_json()
-        tokens = out.tokens
-        n_base = out.alphabet_size
-        base_kind = "char" if opts.char_level else "byte"
         merges = [MergeRow(rank=r, left=a, right=b, result=z, count=c) for r, (a, b, z, c) in enumerate(out.merges)]
-        datas = []
-        for n_tokens, n_merges, counts_at in out.snapshots:
-            rows = [
-                TokenRow(id=i, bytes=tokens[i], kind=base_kind if i < n_base else "merged", count=counts_at[i])
-                for i in range(n_tokens)
-            ]
-            for s in specials:
-                rows.append(TokenRow(id=len(rows), bytes=s.encode("utf-8"), kind="special"))
-            datas.append(TokenizerData(algorithm="bpe", config=dict(config), tokens=rows, merges=merges[:n_merges]))
+        datas = sized_datas(out, "char" if opts.char_level else "byte", specials, config, merges)
         info = {
             "train_seconds": out.merge_seconds,
             "distinct_pieces": out.distinct_pieces,

@@ -1,0 +1,83 @@
+"""Superword BPE (SuperBPE, arXiv 2503.13423) beside tokreg's byte-level BPE on held-out English:
+tokens of the held-out text at 32k and 64k, the curve over the transition point t and over the
+run length K, with training time and peak memory, each run in its own process.
+
+Corpus: the English kernel documentation of `big-corpus.sh` (/work/bigcorp/kernel-docs/en.txt,
+21 MB; TOKREG_BENCH_EN to use another file), its first 90% of lines for training and the last
+10% held out; kjv.txt from the test data when it is missing (too small for 32k: the trainers
+run out of pairs)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import DATA, child, need_data, table
+
+EN = Path(os.environ.get("TOKREG_BENCH_EN", "/work/bigcorp/kernel-docs/en.txt"))
+
+
+def _split(folder: str) -> tuple[str, str, str]:
+    src = EN if EN.exists() else DATA / "kjv.txt"
+    lines = src.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+    cut = len(lines) * 9 // 10
+    train, held = Path(folder) / "train.txt", Path(folder) / "held.txt"
+    train.write_text("".join(lines[:cut]), encoding="utf-8")
+    held.write_text("".join(lines[cut:]), encoding="utf-8")
+    return str(train), str(held), f"{src.name} ({src.stat().st_size / 1e6:.1f} MB)"
+
+
+def _run(folder: str, train: str, held: str, algo: str, vocab: int, t: int = 0, k: int = 4) -> dict[str, Any]:
+    db = f"{folder}/{algo}-{vocab}-{t}-{k}.db"
+    return child("benchmarks.superword_child", algo, train, str(vocab), str(t), str(k), held, db)
+
+
+def run() -> None:
+    need_data()
+    folder = tempfile.mkdtemp(prefix="tokreg-frontier-sw-")
+    train, held, name = _split(folder)
+    rows = []
+    plain: dict[int, dict[str, Any]] = {}
+    for vocab in (32_000, 64_000):
+        plain[vocab] = b = _run(folder, train, held, "bpe", vocab)
+        s = _run(folder, train, held, "superbpe", vocab)
+        rows.append(_row("BPE", vocab, "-", "-", b, b))
+        rows.append(_row("SuperBPE", vocab, s["transition"], 4, s, b))
+    headers = [
+        "tokenizer",
+        "vocab",
+        "t",
+        "K",
+        "held-out tokens",
+        "bytes/token",
+        "vs BPE",
+        "train s (x BPE)",
+        "peak MB (above import)",
+        "encode MB/s",
+    ]
+    table(f"SuperBPE vs byte-level BPE, {name}, held-out last 10% of lines, pattern cl100k", headers, rows)
+    rows = []
+    for t in (8_000, 16_000, 24_000, 28_800, 31_000):
+        rows.append(_row("SuperBPE", 32_000, t, 4, _run(folder, train, held, "superbpe", 32_000, t), plain[32_000]))
+    for k in (2, 3, 8):
+        rows.append(
+            _row("SuperBPE", 32_000, 28_800, k, _run(folder, train, held, "superbpe", 32_000, 0, k), plain[32_000])
+        )
+    table(f"SuperBPE at 32k over the transition point t and the run length K, {name}", headers, rows)
+
+
+def _row(label: str, vocab: int, t: Any, k: Any, r: dict[str, Any], plain: dict[str, Any]) -> list[Any]:
+    return [
+        label,
+        f"{vocab:,}",
+        f"{t:,}" if isinstance(t, int) else t,
+        k,
+        f"{r['tokens']:,}",
+        f"{r['held_out_bytes'] / r['tokens']:.3f}",
+        f"{100 * (r['tokens'] / plain['tokens'] - 1):+.1f}%",
+        f"{r['train_only']:.1f} ({r['train_only'] / plain['train_only']:.2f}x)",
+        f"{r['peak_rss_mb']:.0f} ({r['peak_rss_mb'] - r['baseline_mb']:.0f})",
+        f"{r['held_out_bytes'] / r['encode_seconds'] / 1e6:.1f}",
+    ]

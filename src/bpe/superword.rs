@@ -1,0 +1,296 @@
+//! Superword BPE (SuperBPE, Liu et al., arXiv 2503.13423): what a "run" of pre-tokens is, how
+//! a run is counted, and the encoder. The two-stage trainer is `superword_train.rs`.
+//!
+//! Stage 1 is byte-level BPE over the pieces of the pre-tokenizer pattern, up to the transition
+//! point t (a number of tokens). Stage 2 goes on merging across piece boundaries, within runs:
+//!
+//! - A run is up to `max_words` consecutive pieces of the pattern, cut left to right. A piece
+//!   holding a line break ('\n' or '\r') ends the run before it and is a run of its own, so
+//!   no token spans lines, and a run never depends on what follows its line. ("a b c d e f",
+//!   max_words 4 with GPT-2's pattern: runs "a b c d" and " e f".)
+//! - Encoding a run: each piece by stage 1 alone (tiktoken's rank rule over the tokens below
+//!   t, as a plain byte-level version encodes it), the pieces' ids put side by side, then the
+//!   stage-2 merges applied by rank over the whole run (the lowest rank first; on one rank the
+//!   leftmost pair first), which is the order stage 2 learned them in.
+//!
+//! Runs of bounded length are what keeps both stages bounded: the counter keeps distinct runs
+//! (not documents, as the paper's implementation did; the counting of runs is that of "Faster
+//! Superword Tokenization", Tanner et al., arXiv 2604.05192), and encoding stays linear in the
+//! text (a run has at most `max_words` pieces; a long piece, `"a" * 100000`, is one piece of
+//! stage 1's linear encoder and then one heap-driven merge pass, O(n log n)).
+//!
+//! A counted run is stored as one key: the byte lengths of its pieces in decimal, joined by
+//! ',', then ';', then the run's bytes ("3,4;the cat"), so stage 1 can count the pieces and
+//! stage 2 can segment them without splitting again.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rustc_hash::FxHashMap;
+
+use super::RankEncoder;
+use crate::encode::{Encode, Kind};
+use crate::error::CoreError;
+use crate::pretok::Splitter;
+
+/// Calls `f` with the byte ranges of the pieces of each run of `text`, in order.
+pub fn runs(
+    text: &str,
+    splitter: &Splitter,
+    max_words: usize,
+    mut f: impl FnMut(&[(usize, usize)]),
+) -> Result<(), CoreError> {
+    let max_words = max_words.max(1);
+    let bytes = text.as_bytes();
+    let mut run: Vec<(usize, usize)> = Vec::with_capacity(max_words);
+    splitter.split(text, |a, b| {
+        if bytes[a..b].iter().any(|&c| c == b'\n' || c == b'\r') {
+            if !run.is_empty() {
+                f(&run);
+                run.clear();
+            }
+            f(&[(a, b)]);
+            return;
+        }
+        run.push((a, b));
+        if run.len() == max_words {
+            f(&run);
+            run.clear();
+        }
+    })?;
+    if !run.is_empty() {
+        f(&run);
+    }
+    Ok(())
+}
+
+/// The counting key of one run (see the module's comment), written into `key` (cleared first).
+pub fn run_key(key: &mut String, text: &str, run: &[(usize, usize)]) {
+    use std::fmt::Write;
+    key.clear();
+    for (i, &(a, b)) in run.iter().enumerate() {
+        if i > 0 {
+            key.push(',');
+        }
+        let _ = write!(key, "{}", b - a);
+    }
+    key.push(';');
+    key.push_str(&text[run[0].0..run[run.len() - 1].1]);
+}
+
+/// The pieces of a counted run's key, or an error naming a damaged key.
+pub fn parse_key(key: &[u8]) -> Result<Vec<&[u8]>, CoreError> {
+    let bad = || CoreError::input("a superword count is damaged (count the corpus again)");
+    let semi = key.iter().position(|&c| c == b';').ok_or_else(bad)?;
+    let (lens, rest) = (&key[..semi], &key[semi + 1..]);
+    let mut pieces = Vec::new();
+    let mut at = 0usize;
+    for len in lens.split(|&c| c == b',') {
+        let n: usize = std::str::from_utf8(len).ok().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+        if n == 0 || at + n > rest.len() {
+            return Err(bad());
+        }
+        pieces.push(&rest[at..at + n]);
+        at += n;
+    }
+    if at != rest.len() {
+        return Err(bad());
+    }
+    Ok(pieces)
+}
+
+/// Stage-2 merges: pair key (left << 32 | right) -> (rank, result).
+pub type StageTwo = FxHashMap<u64, (u32, u32)>;
+
+#[inline]
+fn pair(l: u32, r: u32) -> u64 {
+    (l as u64) << 32 | r as u64
+}
+
+/// Runs of at most this many ids are merged by scanning; longer ones through a heap.
+const SCAN: usize = 48;
+const NONE: u32 = u32::MAX;
+
+/// Applies the stage-2 merges to `ids` (one run's stage-1 ids) in place: lowest rank first,
+/// leftmost first on one rank.
+pub fn apply_stage_two(merges: &StageTwo, ids: &mut Vec<u32>) {
+    if ids.len() < 2 || merges.is_empty() {
+        return;
+    }
+    if ids.len() <= SCAN {
+        loop {
+            let best = (0..ids.len() - 1)
+                .filter_map(|i| merges.get(&pair(ids[i], ids[i + 1])).map(|&(r, z)| (r, i, z)))
+                .min_by_key(|&(r, i, _)| (r, i));
+            match best {
+                Some((_, i, z)) => {
+                    ids[i] = z;
+                    ids.remove(i + 1);
+                }
+                None => return,
+            }
+        }
+    }
+    // The linked form: a dead cell holds NONE; a heap entry (rank, left cell) is checked when popped.
+    let n = ids.len();
+    let mut next: Vec<u32> = (1..=n as u32).collect();
+    next[n - 1] = NONE;
+    let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
+    prev[0] = NONE;
+    let mut heap = BinaryHeap::new();
+    for i in 0..n - 1 {
+        if let Some(&(r, _)) = merges.get(&pair(ids[i], ids[i + 1])) {
+            heap.push(Reverse((r, i as u32)));
+        }
+    }
+    while let Some(Reverse((r, i))) = heap.pop() {
+        let i = i as usize;
+        let j = next[i];
+        if ids[i] == NONE || j == NONE {
+            continue;
+        }
+        let j = j as usize;
+        let Some(&(rank, z)) = merges.get(&pair(ids[i], ids[j])) else { continue };
+        if rank != r {
+            continue;
+        }
+        ids[i] = z;
+        ids[j] = NONE;
+        next[i] = next[j];
+        if next[j] != NONE {
+            prev[next[j] as usize] = i as u32;
+        }
+        if prev[i] != NONE {
+            let h = prev[i] as usize;
+            if let Some(&(r2, _)) = merges.get(&pair(ids[h], z)) {
+                heap.push(Reverse((r2, h as u32)));
+            }
+        }
+        if next[i] != NONE {
+            if let Some(&(r2, _)) = merges.get(&pair(z, ids[next[i] as usize])) {
+                heap.push(Reverse((r2, i as u32)));
+            }
+        }
+    }
+    ids.retain(|&id| id != NONE);
+}
+
+/// The encoder of a superword version.
+pub struct SuperwordEncoder {
+    /// Stage 1: the tokens below the transition point, tiktoken's rank rule per piece.
+    stage1: RankEncoder,
+    /// Every token (and the specials' texts), for decoding.
+    full: RankEncoder,
+    stage2: StageTwo,
+    splitter: Splitter,
+    max_words: usize,
+}
+
+impl SuperwordEncoder {
+    /// `tokens`: (id, bytes) of every ordinary token; those with id < `transition` are stage 1's.
+    /// `stage2`: the stage-2 merges (left, right, result) in rank order.
+    pub fn new(
+        tokens: Vec<(u32, &[u8])>,
+        specials: Vec<(String, u32)>,
+        pattern: &str,
+        transition: u32,
+        stage2: &[(u32, u32, u32)],
+        max_words: usize,
+    ) -> Result<SuperwordEncoder, CoreError> {
+        let first: Vec<(u32, &[u8])> = tokens.iter().filter(|t| t.0 < transition).copied().collect();
+        let stage1 = RankEncoder::new(first, vec![], Splitter::new(pattern)?)?;
+        let full = RankEncoder::new(tokens, specials, Splitter::new(pattern)?)?;
+        let mut map = StageTwo::default();
+        for (rank, &(l, r, z)) in stage2.iter().enumerate() {
+            if full.token_bytes(z).is_none() || full.token_bytes(l).is_none() || full.token_bytes(r).is_none() {
+                return Err(CoreError::input(format!("superword merge {rank} names a token that does not exist")));
+            }
+            map.entry(pair(l, r)).or_insert((rank as u32, z));
+        }
+        if max_words == 0 {
+            return Err(CoreError::input("a superword version needs max_words of at least 1"));
+        }
+        Ok(SuperwordEncoder { stage1, full, stage2: map, splitter: Splitter::new(pattern)?, max_words })
+    }
+}
+
+impl Encode for SuperwordEncoder {
+    fn kind(&self) -> Kind {
+        Kind::SuperwordBpe
+    }
+
+    fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> Result<(), CoreError> {
+        let bytes = text.as_bytes();
+        let mut ids = Vec::new();
+        let mut failed = None;
+        runs(text, &self.splitter, self.max_words, |run| {
+            ids.clear();
+            for &(a, b) in run {
+                if let Err(e) = self.stage1.segment_piece(&bytes[a..b], &mut ids) {
+                    failed.get_or_insert(e);
+                }
+            }
+            apply_stage_two(&self.stage2, &mut ids);
+            out.extend_from_slice(&ids);
+        })?;
+        failed.map_or(Ok(()), Err)
+    }
+
+    fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError> {
+        self.full.decode_bytes(ids)
+    }
+
+    fn token_bytes(&self, id: u32) -> Option<&[u8]> {
+        self.full.token_bytes(id)
+    }
+
+    fn concatenates(&self) -> bool {
+        true
+    }
+
+    fn vocab_size(&self) -> usize {
+        self.full.vocab_size()
+    }
+
+    fn id_bound(&self) -> usize {
+        self.full.id_bound()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pretok::GPT2;
+
+    #[test]
+    fn runs_cut_every_max_words_and_at_line_breaks() {
+        let s = Splitter::new(GPT2).unwrap();
+        let text = "a b c d e f\ng h";
+        let mut got = Vec::new();
+        runs(text, &s, 4, |r| got.push(text[r[0].0..r[r.len() - 1].1].to_string())).unwrap();
+        assert_eq!(got, ["a b c d", " e f", "\n", "g h"]);
+        let mut key = String::new();
+        run_key(&mut key, "the cat", &[(0, 3), (3, 7)]);
+        assert_eq!(key, "3,4;the cat");
+        assert_eq!(parse_key(key.as_bytes()).unwrap(), [b"the".as_slice(), b" cat"]);
+        assert!(parse_key(b"3,5;the cat").is_err());
+    }
+
+    #[test]
+    fn stage_two_merges_by_rank_then_leftmost_and_the_heap_agrees_with_the_scan() {
+        // 1+1 -> 5 (rank 0), 5+2 -> 6 (rank 1)
+        let mut m = StageTwo::default();
+        m.insert(pair(1, 1), (0, 5));
+        m.insert(pair(5, 2), (1, 6));
+        let mut ids = vec![1, 1, 1, 2];
+        apply_stage_two(&m, &mut ids);
+        assert_eq!(ids, [5, 1, 2]);
+        let mut long: Vec<u32> = std::iter::repeat([1, 1, 2]).take(1000).flatten().collect();
+        apply_stage_two(&m, &mut long);
+        assert_eq!(long, std::iter::repeat(6).take(1000).collect::<Vec<_>>());
+        let mut odd: Vec<u32> = vec![1; 1001];
+        apply_stage_two(&m, &mut odd);
+        assert_eq!(odd.len(), 501);
+        assert_eq!(odd[500], 1);
+    }
+}
