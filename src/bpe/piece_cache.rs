@@ -258,20 +258,27 @@ fn char_key(ch: &[u8]) -> u32 {
     at(0) | at(1) << 8 | at(2) << 16 | at(3) << 24
 }
 
-/// FxHash-style: one multiply per 8 bytes, then the rest; never 0 (0 marks an empty slot).
+/// One multiply per 8 bytes, the last word read overlapping (no copy of a remainder, which
+/// became a call to `memcpy`); never 0 (0 marks an empty slot).
 #[inline(always)]
 fn hash(piece: &[u8]) -> u64 {
     const K: u64 = 0xf135_7aea_2e62_a9c5;
-    let mut h = piece.len() as u64;
-    let mut chunks = piece.chunks_exact(8);
-    for c in &mut chunks {
-        h = (h.rotate_left(26) ^ u64::from_le_bytes(c.try_into().unwrap())).wrapping_mul(K);
-    }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut w = [0u8; 8];
-        w[..rest.len()].copy_from_slice(rest);
-        h = (h.rotate_left(26) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+    let n = piece.len();
+    let word = |at: usize| u64::from_le_bytes(piece[at..at + 8].try_into().unwrap());
+    let mix = |h: u64, w: u64| (h.rotate_left(26) ^ w).wrapping_mul(K);
+    let mut h = n as u64;
+    if n >= 8 {
+        let mut at = 0;
+        while at + 8 < n {
+            h = mix(h, word(at));
+            at += 8;
+        }
+        h = mix(h, word(n - 8));
+    } else if n >= 4 {
+        let half = |at: usize| u32::from_le_bytes(piece[at..at + 4].try_into().unwrap()) as u64;
+        h = mix(h, half(0) | half(n - 4) << 32);
+    } else if n > 0 {
+        h = mix(h, (piece[0] as u64) << 16 | (piece[n / 2] as u64) << 8 | piece[n - 1] as u64);
     }
     (h ^ (h >> 32)) | 1
 }
