@@ -18,7 +18,6 @@ is opened. Nothing here imports SQLAlchemy until a registry is actually asked.
 
 from __future__ import annotations
 
-import lzma
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -185,6 +184,8 @@ class Files:
             if f.name.endswith(vendor.SUFFIX):
                 if f.name == vendor.path_of(".", hash_label).name:
                     raw = content_cache.read_regular(f)
+                    import lzma  # here: most loads read no vendored file
+
                     try:
                         return _checked(lzma.decompress(raw or b""), hash_label, str(f))
                     except (lzma.LZMAError, EOFError):

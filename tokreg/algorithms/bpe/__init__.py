@@ -14,20 +14,28 @@ tiktoken.py and sentencepiece.py (other tools' files).
 
 from __future__ import annotations
 
-from ..interfaces import Algorithm
-from . import hf_pipe, model
-from .extend import ByteLevelExtender, CharLevelExtender
-from .hf import ByteLevelHf, CharLevelHf
-from .hf_sentencepiece import SpBpeHf
-from .sentencepiece import SpBpeModelFile
-from .tiktoken import TiktokenRanks
-from .training import TRAINER, BpeOptions
+import importlib
+from typing import TYPE_CHECKING, Any
 
-BYTE_LEVEL = Algorithm(
-    model.BYTE_LEVEL, trainer=TRAINER, extender=ByteLevelExtender(), hf=ByteLevelHf(), tiktoken=TiktokenRanks()
-)
-CHAR_LEVEL = Algorithm(model.CHAR_LEVEL, trainer=TRAINER, extender=CharLevelExtender(), hf=CharLevelHf())
-SENTENCEPIECE = Algorithm(model.SENTENCEPIECE, hf=SpBpeHf(), sentencepiece=SpBpeModelFile())
-HF_PIPELINE = Algorithm(hf_pipe.HF_BPE, hf=hf_pipe.HfPipelineBpeHf())
+if TYPE_CHECKING:
+    from .bundles import BYTE_LEVEL, CHAR_LEVEL, HF_PIPELINE, SENTENCEPIECE
+    from .training import BpeOptions
 
-__all__ = ["BYTE_LEVEL", "CHAR_LEVEL", "HF_PIPELINE", "SENTENCEPIECE", "BpeOptions"]
+#: Imported on first use (PEP 562): loading a version imports `model` alone.
+_LAZY = {
+    "BYTE_LEVEL": "bundles",
+    "CHAR_LEVEL": "bundles",
+    "HF_PIPELINE": "bundles",
+    "SENTENCEPIECE": "bundles",
+    "BpeOptions": "training",
+}
+
+__all__ = ["BYTE_LEVEL", "BpeOptions", "CHAR_LEVEL", "HF_PIPELINE", "SENTENCEPIECE"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    globals()[name] = value
+    return value

@@ -8,15 +8,25 @@ files).
 
 from __future__ import annotations
 
-from ..interfaces import Algorithm
-from . import model
-from .extend import UnigramExtender
-from .hf import UnigramHf
-from .sentencepiece import UnigramModelFile
-from .training import TRAINER, UnigramOptions
+import importlib
+from typing import TYPE_CHECKING, Any
 
-UNIGRAM = Algorithm(
-    model.UNIGRAM, trainer=TRAINER, extender=UnigramExtender(), hf=UnigramHf(), sentencepiece=UnigramModelFile()
-)
+if TYPE_CHECKING:
+    from .bundles import UNIGRAM
+    from .training import UnigramOptions
+
+#: Imported on first use (PEP 562): loading a version imports `model` alone.
+_LAZY = {
+    "UNIGRAM": "bundles",
+    "UnigramOptions": "training",
+}
 
 __all__ = ["UNIGRAM", "UnigramOptions"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    globals()[name] = value
+    return value

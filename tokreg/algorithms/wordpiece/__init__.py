@@ -7,17 +7,26 @@ trainer), extend.py (growing a version, ids kept), hf.py and vocab_txt.py (other
 
 from __future__ import annotations
 
-from ..interfaces import Algorithm
-from . import hf_pipe, model
-from .extend import WordPieceExtender
-from .hf import WordPieceHf
-from .training import TRAINER, WordPieceOptions
-from .vocab_txt import WordPieceVocabTxt
+import importlib
+from typing import TYPE_CHECKING, Any
 
-WORDPIECE = Algorithm(
-    model.WORDPIECE, trainer=TRAINER, extender=WordPieceExtender(), hf=WordPieceHf(), vocab_txt=WordPieceVocabTxt()
-)
+if TYPE_CHECKING:
+    from .bundles import HF_PIPELINE, WORDPIECE
+    from .training import WordPieceOptions
 
-HF_PIPELINE = Algorithm(hf_pipe.HF_WORDPIECE, hf=hf_pipe.HfPipelineWordPieceHf())
+#: Imported on first use (PEP 562): loading a version imports `model` alone.
+_LAZY = {
+    "HF_PIPELINE": "bundles",
+    "WORDPIECE": "bundles",
+    "WordPieceOptions": "training",
+}
 
 __all__ = ["HF_PIPELINE", "WORDPIECE", "WordPieceOptions"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    globals()[name] = value
+    return value
