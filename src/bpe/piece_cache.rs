@@ -87,6 +87,10 @@ const LONG_KEY: usize = 127;
 const PAIRS: usize = 65536;
 /// The pair memo's slot is the top bits of a multiplicative hash.
 const PAIR_SHIFT: u32 = 64 - PAIRS.trailing_zeros();
+/// A pair memo entry's answer (its top two bits) and the bits of its key.
+const APART: u64 = 1;
+const MERGED: u64 = 2;
+const PAIR_KEY: u64 = (1 << 62) - 1;
 
 /// Slots of the character table (the ids of one multi-byte character, by its bytes).
 const CHARS: usize = 8192;
@@ -108,9 +112,9 @@ pub struct PieceCache {
     chars: Vec<CharEntry>,
     short: Table<8192, SHORT_KEY, 12>,
     long: Table<2048, LONG_KEY, 64>,
-    /// (a << 32 | b) of each remembered pair, and 0 (empty), 1 (apart) or 2 (merged) for it.
-    pair_keys: Vec<u64>,
-    pair_vals: Vec<u8>,
+    /// Each remembered pair: its answer (`APART` or `MERGED`) in the top two bits, then
+    /// a << 32 | b; 0 is an empty slot.
+    pairs: Vec<u64>,
 }
 
 impl PieceCache {
@@ -119,8 +123,7 @@ impl PieceCache {
             chars: vec![CharEntry::default(); CHARS],
             short: Table::new(),
             long: Table::new(),
-            pair_keys: vec![0; PAIRS],
-            pair_vals: vec![0; PAIRS],
+            pairs: vec![0; PAIRS],
         }
     }
 
@@ -154,22 +157,28 @@ impl PieceCache {
         self.chars.fill(CharEntry::default());
         self.short.meta.fill(Meta::default());
         self.long.meta.fill(Meta::default());
-        self.pair_vals.fill(0);
+        self.pairs.fill(0);
     }
 
     /// Whether tokens `a` and `b` stay apart when their bytes are merged together, if known;
     /// else the bucket `set_pair` takes. Two-way: a bucket holds two pairs, the newer first,
     /// so two pairs that hash alike do not evict each other (a clause of Chinese text asks for
-    /// about as many distinct pairs as the memo has slots).
+    /// about as many distinct pairs as the memo has slots). A pair and its answer share one
+    /// word, so a lookup reads one cache line; ids from 2^30 up are never remembered.
     #[inline]
     pub fn pair(&self, a: u32, b: u32) -> Result<bool, usize> {
         let key = (a as u64) << 32 | b as u64;
         let at = ((key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> PAIR_SHIFT) as usize) & !1;
+        if a >= 1 << 30 {
+            return Err(at);
+        }
         for slot in [at, at + 1] {
-            match self.pair_vals[slot] {
-                v @ 1..=2 if self.pair_keys[slot] == key => return Ok(v == 1),
-                0 => break,
-                _ => {}
+            let e = self.pairs[slot];
+            if e == 0 {
+                break;
+            }
+            if e & PAIR_KEY == key {
+                return Ok(e >> 62 == APART);
             }
         }
         Err(at)
@@ -177,11 +186,12 @@ impl PieceCache {
 
     #[inline]
     pub fn set_pair(&mut self, at: usize, a: u32, b: u32, apart: bool) {
+        if a >= 1 << 30 {
+            return;
+        }
         // The older entry of the bucket goes; the one there moves to the second place.
-        self.pair_keys[at + 1] = self.pair_keys[at];
-        self.pair_vals[at + 1] = self.pair_vals[at];
-        self.pair_keys[at] = (a as u64) << 32 | b as u64;
-        self.pair_vals[at] = if apart { 1 } else { 2 };
+        self.pairs[at + 1] = self.pairs[at];
+        self.pairs[at] = (if apart { APART } else { MERGED }) << 62 | (a as u64) << 32 | b as u64;
     }
 
     /// Appends the cached ids of `piece` to `out`; on a miss, returns what `insert` takes.
@@ -321,14 +331,27 @@ mod tests {
     }
 
     #[test]
+    fn pairs_keep_their_answer_and_huge_ids_are_not_remembered() {
+        let mut c = PieceCache::new();
+        for (a, b, apart) in [(1, 2, true), (2, 1, false), (0, 0, true), ((1 << 30) - 1, u32::MAX, false)] {
+            let at = c.pair(a, b).unwrap_err();
+            c.set_pair(at, a, b, apart);
+            assert_eq!(c.pair(a, b), Ok(apart), "{a} {b}");
+        }
+        let at = c.pair(1 << 30, 5).unwrap_err();
+        c.set_pair(at, 1 << 30, 5, true);
+        assert!(c.pair(1 << 30, 5).is_err());
+        assert_eq!(c.pair(1, 2), Ok(true));
+    }
+
+    #[test]
     fn one_cache_is_under_2_5_mb() {
         let c = PieceCache::new();
         let table = |meta: usize, keys: usize, ids: usize| meta * std::mem::size_of::<Meta>() + keys + 4 * ids;
         let bytes = table(c.short.meta.len(), c.short.keys.len(), c.short.ids.len())
             + table(c.long.meta.len(), c.long.keys.len(), c.long.ids.len())
             + c.chars.len() * std::mem::size_of::<CharEntry>()
-            + c.pair_keys.len() * 8
-            + c.pair_vals.len();
+            + c.pairs.len() * 8;
         assert!(bytes < 2_500_000, "{bytes}");
     }
 
