@@ -16,8 +16,8 @@
 //! Ownership: every thread keeps one cache per encoder it used last, for at most
 //! `ENCODERS_PER_THREAD` encoders (the least recently used one is emptied and handed to the
 //! next encoder). No locks, and the threads of `encode_batch` never share a line. Memory is
-//! bounded: one cache is 2.4 MB (`tests::one_cache_is_under_2_5_mb`), allocated on first use,
-//! so a thread holds at most 4.8 MB however many encoders and calls there are.
+//! bounded: one cache is 2.3 MB (`tests::one_cache_is_under_2_5_mb`), allocated on first use,
+//! so a thread holds at most 4.7 MB however many encoders and calls there are.
 //!
 //! Beside the pieces sits a memo of token pairs: whether the bytes of two tokens, merged
 //! together, keep the boundary between them (`RankEncoder::encode_by_chars` asks this for
@@ -234,7 +234,7 @@ pub fn with_cache<T>(owner: u64, f: impl FnOnce(&mut PieceCache) -> T) -> T {
             None => {
                 // Reuse the least recently used cache's memory when the thread has its share:
                 // emptying it touches 0.2 MB of mapped memory, where a new one would take page
-                // faults all over 2.4 MB during the call (on a busy machine, ten times the
+                // faults all over 2.3 MB during the call (on a busy machine, ten times the
                 // cost of encoding a short document).
                 let fresh = if caches.len() >= ENCODERS_PER_THREAD {
                     let (_, mut c) = caches.pop().expect("a full list");
