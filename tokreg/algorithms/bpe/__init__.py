@@ -14,8 +14,9 @@ tiktoken.py and sentencepiece.py (other tools' files).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ... import lazy
 
 if TYPE_CHECKING:
     from .bundles import BYTE_LEVEL, CHAR_LEVEL, HF_PIPELINE, SENTENCEPIECE
@@ -33,9 +34,4 @@ _LAZY = {
 __all__ = ["BYTE_LEVEL", "BpeOptions", "CHAR_LEVEL", "HF_PIPELINE", "SENTENCEPIECE"]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.attributes(__name__, _LAZY, globals())

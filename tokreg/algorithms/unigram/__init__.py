@@ -8,8 +8,9 @@ files).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ... import lazy
 
 if TYPE_CHECKING:
     from .bundles import UNIGRAM
@@ -24,9 +25,4 @@ _LAZY = {
 __all__ = ["UNIGRAM", "UnigramOptions"]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.attributes(__name__, _LAZY, globals())

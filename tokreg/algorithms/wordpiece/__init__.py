@@ -7,8 +7,9 @@ trainer), extend.py (growing a version, ids kept), hf.py and vocab_txt.py (other
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ... import lazy
 
 if TYPE_CHECKING:
     from .bundles import HF_PIPELINE, WORDPIECE
@@ -24,9 +25,4 @@ _LAZY = {
 __all__ = ["HF_PIPELINE", "WORDPIECE", "WordPieceOptions"]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.attributes(__name__, _LAZY, globals())
