@@ -52,11 +52,11 @@ def decompressing(raw: IO[bytes], kind: str, where: str, what: str = "file") -> 
     # The compressors are imported where used: loading a tokenizer imports this module but
     # never decompresses (a fresh process pays for every import).
     if kind == "gzip":
-        import gzip
+        import gzip  # here: see the comment above
 
         return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
     if kind == "xz":
-        import lzma
+        import lzma  # here: see the comment above
 
         return lzma.LZMAFile(raw, "rb")
     if kind == "zstd":
@@ -71,7 +71,7 @@ def decompressed(raw: bytes, where: str, what: str = "file", limit: int = 1 << 3
     kind = compression(raw[:6])
     if not kind:
         return raw
-    import lzma
+    import lzma  # here, as in `decompressing`: a load never decompresses
     import zlib
 
     damaged: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error, lzma.LZMAError)

@@ -71,7 +71,7 @@ def get(project: PathLike, hash_label: str) -> bytes | None:
     raw = content_cache.read_regular(p)
     if raw is None:
         raise IntegrityError(f"vendored file {str(p)!r} is not a regular file of plausible size; delete it")
-    import lzma
+    import lzma  # here: most loads read no vendored file
 
     try:
         data = lzma.decompress(raw)
