@@ -82,19 +82,55 @@ def _documents(text: str) -> list[str]:
     return out
 
 
-def stream(total_bytes: int) -> list[str]:
-    """At least `total_bytes` of distinct documents of about 64 KB: the kernel source cut in
-    pieces, plus every multilingual text once, shuffled with a fixed seed. No document repeats,
-    so a cache helps only as much as pieces recur across documents, as in a real dataset."""
+#: The compositions of the stream (`TOKREG_BENCH_STREAM_MIX`): "mixed" is the kernel source plus
+#: every multilingual text (about 60% code at 100 MB); the others hold one kind of text only.
+MIXES = ("mixed", "prose", "cjk", "code")
+#: The lang-corpora folder (shared/tools/lang-corpora.sh), for more Japanese in the CJK stream.
+LANGCORP = Path(os.environ.get("TOKREG_BENCH_LANGCORP", "/work/langcorp"))
+
+
+def _all_documents(paths: list[Path], total_bytes: int) -> list[str]:
+    """Documents of about DOC_BYTES from `paths` in turn, until `total_bytes` (or all of them)."""
     docs: list[str] = []
-    for name in ("zh_CN", "zh_TW", "ja_JP", "ko_KR", "it_IT"):
-        t = _read(CORPUS / "kernel-docs" / f"{name}.txt", 1 << 30)
+    have = 0
+    for path in paths:
+        if have >= total_bytes:
+            break
+        t = _read(path, total_bytes - have + DOC_BYTES)
         docs += _documents(t) if t else []
-    for name in ("kjv.txt", "dr.en.txt", "dr.zh-cn.txt"):
-        t = _read(DATA / name, 1 << 30)
-        docs += _documents(t) if t else []
-    have = sum(len(d.encode()) for d in docs)
-    kernel = _read(CORPUS / "kernel.txt", max(total_bytes - have, 0) + DOC_BYTES)
-    docs += _documents(kernel) if kernel else []
+        have = sum(len(d.encode()) for d in docs)
+    return docs
+
+
+def stream(total_bytes: int, mix: str = "mixed") -> list[str]:
+    """At least `total_bytes` of distinct documents of about 64 KB (fewer when the texts of
+    `mix` run out), shuffled with a fixed seed. No document repeats, so a cache helps only as
+    much as pieces recur across documents, as in a real dataset. "mixed": the kernel source
+    cut in pieces, plus every multilingual text once; "prose": English and Italian
+    documentation and the Bible; "cjk": the Chinese, Japanese and Korean texts; "code": the
+    kernel source, then Python's standard library."""
+    docs: list[str] = []
+    if mix == "prose":
+        docs_dir = CORPUS / "kernel-docs"
+        paths = [DATA / "kjv.txt", DATA / "dr.en.txt", docs_dir / "it_IT.txt", docs_dir / "en.txt"]
+        docs = _all_documents(paths, total_bytes)
+    elif mix == "cjk":
+        names = ("zh_CN", "zh_TW", "ja_JP", "ko_KR")
+        paths = [CORPUS / "kernel-docs" / f"{n}.txt" for n in names] + [DATA / "dr.zh-cn.txt"]
+        docs = _all_documents(paths + [LANGCORP / "ja-dominant.txt"], total_bytes)
+    elif mix == "code":
+        docs = _all_documents([CORPUS / "kernel.txt"], total_bytes // 2)
+        have = sum(len(d.encode()) for d in docs)
+        docs += _documents(stdlib_source(max(total_bytes - have, 0)))
+    else:
+        for name in ("zh_CN", "zh_TW", "ja_JP", "ko_KR", "it_IT"):
+            t = _read(CORPUS / "kernel-docs" / f"{name}.txt", 1 << 30)
+            docs += _documents(t) if t else []
+        for name in ("kjv.txt", "dr.en.txt", "dr.zh-cn.txt"):
+            t = _read(DATA / name, 1 << 30)
+            docs += _documents(t) if t else []
+        have = sum(len(d.encode()) for d in docs)
+        kernel = _read(CORPUS / "kernel.txt", max(total_bytes - have, 0) + DOC_BYTES)
+        docs += _documents(kernel) if kernel else []
     random.Random(12).shuffle(docs)
     return docs

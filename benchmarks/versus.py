@@ -8,9 +8,10 @@ Three measures, all single-threaded, and a fourth on 2 threads:
   once by that encoder;
 - warm: the same text again, with the same encoder: it measures the peers' caches more than
   their encoders;
-- stream: one fresh encoder over 100 MB or more of distinct 64 KB documents (the kernel source
-  plus every multilingual text, shuffled): the steady state of tokenizing a dataset, where a
-  cache helps only as much as pieces really recur;
+- stream: one fresh encoder over 100 MB or more of distinct 64 KB documents, in four
+  compositions (`texts.MIXES`): mixed (the kernel source plus every multilingual text,
+  shuffled: about 60% code), prose, CJK and code (as much of each as the machine has): the
+  steady state of tokenizing a dataset, where a cache helps only as much as pieces really recur;
 - batch: the first 24 MB of those documents in one batch call on 2 threads.
 
 The ids of each contender's first timed call on every input (and on every document) are
@@ -24,7 +25,9 @@ run in a child process with RAYON_NUM_THREADS=1 (so no Rust peer parallelizes on
 in another with 2.
 
 Environment: TOKREG_BENCH_VOCAB (cl100k_base, o200k_base or both, comma-separated),
-TOKREG_BENCH_STREAM_MB (default 100), TOKREG_BENCH_REPEAT (default 3).
+TOKREG_BENCH_STREAM_MB (default 100), TOKREG_BENCH_STREAM_MIX (the compositions, comma-separated;
+default all four), TOKREG_BENCH_REPEAT (default 3), TOKREG_BENCH_CONTENDERS (a comma-separated
+subset of the contenders; tiktoken, the reference, always runs).
 """
 
 from __future__ import annotations
@@ -103,10 +106,17 @@ def run() -> None:
 
     vocabs = os.environ.get("TOKREG_BENCH_VOCAB", "cl100k_base").split(",")
     reps = int(os.environ.get("TOKREG_BENCH_REPEAT", "3"))
-    names = [c.name for c in available()]
+    from benchmarks.texts import MIXES
+
+    only = [n for n in os.environ.get("TOKREG_BENCH_CONTENDERS", "").split(",") if n]
+    names = [c.name for c in available() if not only or c.name in only or c.name == "tiktoken"]
+    mixes = [m for m in os.environ.get("TOKREG_BENCH_STREAM_MIX", ",".join(MIXES)).split(",") if m]
     for vocab in vocabs:
         single = _turns("single", vocab, names, ENV_ONE, reps)
-        streams = _turns("stream", vocab, names, ENV_ONE, max(1, reps - 1))
+        streams = {
+            m: _turns("stream", vocab, names, {**ENV_ONE, "TOKREG_BENCH_STREAM_MIX": m}, max(1, reps - 1))
+            for m in mixes
+        }
         batches = _turns("batch", vocab, names, ENV_TWO, max(1, reps - 1))
         first = {n: next((r for r in single[n] if "version" in r), {}) for n in names}
         print(
@@ -129,23 +139,18 @@ def run() -> None:
             "cold",
         )
         _speed_table(f"Warm, {vocab}, one thread: MB/s of CPU time (the same text again)", results, names, "warm")
-        label_of = {
-            m: next((r["label"] for n in names for r in runs[n] if "label" in r), m)
-            for m, runs in (("stream", streams), ("batch", batches))
-        }
-        stream_row = {n: _best([r.get("stream", r) for r in streams[n]], "seconds") for n in names}
+        batch_label = next((r["label"] for n in names for r in batches[n] if "label" in r), "batch")
+        stream_rows: dict[str, dict[str, dict[str, Any]]] = {}
+        for m, turns in streams.items():
+            label = next((r["label"] for n in names for r in turns[n] if "label" in r), m)
+            stream_rows[label] = {n: _best([r.get("stream", r) for r in turns[n]], "seconds") for n in names}
         batch_row = {n: _best([r.get("batch", r) for r in batches[n]], "seconds") for n in names}
-        _speed_table(
-            f"Stream, {vocab}: MB/s of CPU time (best; median below)",
-            {label_of["stream"]: stream_row},
-            names,
-            "seconds",
-        )
+        _speed_table(f"Stream, {vocab}: MB/s of CPU time (best; median below)", stream_rows, names, "seconds")
         _speed_table(
             f"Stream, {vocab}: MB/s of CPU time, median of {max(1, reps - 1)} turns",
-            {label_of["stream"]: stream_row},
+            stream_rows,
             names,
             "seconds_median",
         )
-        _speed_table(f"Batch, {vocab}: MB/s of wall time", {label_of["batch"]: batch_row}, names, "seconds")
-        _speed_table(f"Batch, {vocab}: MB/s of CPU time (both threads)", {label_of["batch"]: batch_row}, names, "cpu")
+        _speed_table(f"Batch, {vocab}: MB/s of wall time", {batch_label: batch_row}, names, "seconds")
+        _speed_table(f"Batch, {vocab}: MB/s of CPU time (both threads)", {batch_label: batch_row}, names, "cpu")

@@ -23,6 +23,8 @@ from benchmarks.peers import Contender, available
 from benchmarks.texts import inputs, stream
 
 STREAM_BYTES = int(float(os.environ.get("TOKREG_BENCH_STREAM_MB", "100")) * 1e6)
+#: The stream's composition (texts.MIXES), set by the parent for each stream turn.
+MIX = os.environ.get("TOKREG_BENCH_STREAM_MIX", "mixed")
 BATCH_BYTES = min(24_000_000, STREAM_BYTES)
 
 
@@ -171,11 +173,11 @@ def main() -> None:
     if mode == "single":
         result["single"] = single(vocab, c, ref)
     else:
-        docs = stream(STREAM_BYTES)
+        docs = stream(STREAM_BYTES, MIX if mode == "stream" else "mixed")
         if mode == "batch":
             docs = batch_part(docs)
         total = sum(len(d.encode()) for d in docs)
-        what = "batch: one call" if mode == "batch" else "stream: one encoder"
+        what = "batch: one call" if mode == "batch" else f"stream ({MIX}): one encoder"
         threads = 2 if mode == "batch" else 1
         result["label"] = f"{what}, {len(docs):,} documents, {total / 1e6:.0f} MB, {threads} thread(s)"
         result[mode] = documents(vocab, c, ref, docs, batch=mode == "batch")

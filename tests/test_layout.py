@@ -132,7 +132,15 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("store", ("tokreg.store",)),
     (
         "shared",
-        ("tokreg.errors", "tokreg.data", "tokreg.content", "tokreg.files", "tokreg.patterns", "tokreg.package_version"),
+        (
+            "tokreg.errors",
+            "tokreg.data",
+            "tokreg.content",
+            "tokreg.files",
+            "tokreg.patterns",
+            "tokreg.package_version",
+            "tokreg.lazy",
+        ),
     ),
     ("core", ("tokreg._core",)),
 ]

@@ -28,10 +28,23 @@ def reg(registry: Registry, small_corpus: Path) -> Registry:
     return registry
 
 
+#: What loading a version never needs: the other families, the trainer and the file codecs.
+NOT_IMPORTED = (
+    "sqlalchemy",
+    "tokreg.algorithms.unigram",
+    "tokreg.algorithms.wordpiece",
+    "tokreg.algorithms.bpe.bundles",
+    "tokreg.algorithms.bpe.training",
+    "tokreg.algorithms.bpe.hf",
+    "tokreg.algorithms.bpe.tiktoken",
+)
+
+
 def test_a_fresh_process_loads_without_sqlalchemy(reg: Registry, db_path: Path, small_corpus: Path) -> None:
     code = (
         "import sys, tokreg; tok = tokreg.load('lean@1', db=sys.argv[1]); "
-        "print(tok.ref, tok.hash, tok.encode_ordinary(sys.argv[2])); assert 'sqlalchemy' not in sys.modules"
+        "print(tok.ref, tok.hash, tok.encode_ordinary(sys.argv[2])); "
+        f"assert not [m for m in sys.modules if m.startswith({NOT_IMPORTED!r})], sorted(sys.modules)"
     )
     line = small_corpus.read_text(encoding="utf-8")[:300]
     out = subprocess.run([sys.executable, "-c", code, str(db_path), line], capture_output=True, text=True)
@@ -101,3 +114,16 @@ def test_a_cold_cache_is_filled_by_the_registry(reg: Registry, db_path: Path) ->
         )
     with pytest.raises((IntegrityError, NotFoundError)):
         tokreg.load("lean@2", db=db_path)
+
+
+def test_the_model_alone_is_the_algorithms_model() -> None:
+    """`algorithms.model_of` (what loading uses, importing model modules only) tries the same
+    models in the same order as `algorithms.of`, so both pick the same one for any version."""
+    import importlib
+
+    from tokreg import algorithms
+
+    registered = algorithms._REGISTERED
+    assert len(registered) == len(algorithms.ALGORITHMS)
+    for (_, _, module, name), algo in zip(registered, algorithms.ALGORITHMS):
+        assert getattr(importlib.import_module(f"tokreg.algorithms.{module}"), name) is algo.model

@@ -32,6 +32,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import lazy
 from .errors import InputError, IntegrityError, Interrupted, NotFoundError, ReadOnlyError, TokregError
 
 if TYPE_CHECKING:
@@ -82,12 +83,7 @@ def open_dataset(folder: Any, *, tokenizer: Any, db: Any = None) -> Any:
     return reader.open_dataset(folder, tokenizer=tokenizer, resolve=lambda ref: load_ref(ref, db=db).hash)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'tokreg' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.attributes(__name__, _LAZY, globals())
 
 
 def __dir__() -> list[str]:

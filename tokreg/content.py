@@ -33,7 +33,6 @@ Python.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import struct
@@ -124,6 +123,8 @@ def assemble(
 
 def digest(content: bytes) -> tuple[str, str]:
     """(xxh3-128 label, sha256 label) of canonical bytes."""
+    import hashlib  # here: loading a version needs only the xxh3 (OpenSSL's load is not free)
+
     return PREFIX + xxhash.xxh3_128_hexdigest(content), "sha256:" + hashlib.sha256(content).hexdigest()
 
 

@@ -4,12 +4,8 @@ not (told by their first bytes, not their names), and writing them whole or not 
 from __future__ import annotations
 
 import contextlib
-import gzip
 import io
-import lzma
 import os
-import tempfile
-import zlib
 from typing import IO, Any, Union
 
 from .errors import InputError
@@ -53,9 +49,15 @@ def decompressing(raw: IO[bytes], kind: str, where: str, what: str = "file") -> 
     """A stream of the decompressed bytes of `raw`, compressed as `kind` (`compression`'s
     answer; "" gives `raw` itself). A zstd file without the `zstandard` package is an InputError
     naming `what` `where` and the extra to install."""
+    # The compressors are imported where used: loading a tokenizer imports this module but
+    # never decompresses (a fresh process pays for every import).
     if kind == "gzip":
+        import gzip  # here: see the comment above
+
         return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
     if kind == "xz":
+        import lzma  # here: see the comment above
+
         return lzma.LZMAFile(raw, "rb")
     if kind == "zstd":
         return io.BufferedReader(_ZstdFrames(_zstandard(where, what), raw), 1 << 20)
@@ -69,6 +71,9 @@ def decompressed(raw: bytes, where: str, what: str = "file", limit: int = 1 << 3
     kind = compression(raw[:6])
     if not kind:
         return raw
+    import lzma  # here, as in `decompressing`: a load never decompresses
+    import zlib
+
     damaged: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error, lzma.LZMAError)
     try:
         if kind == "zstd":
@@ -172,6 +177,8 @@ def write_atomic(path: PathLike, raw: bytes) -> None:
         mode = os.stat(where).st_mode & 0o777
     except OSError:
         mode = 0o666 & ~_umask()
+    import tempfile  # on a write only
+
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-" + os.path.basename(where) + "-")
     except OSError as e:

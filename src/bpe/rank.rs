@@ -20,8 +20,8 @@ use crate::pretok::Splitter;
 
 /// Pieces at least this long take the `MinTree` path.
 const HEAP_FROM: usize = 128;
-/// Pieces at least this long that end in a multi-byte character are merged one character at a
-/// time (`encode_by_chars`); shorter ones merge as fast as a whole.
+/// Pieces at least this long that hold a multi-byte character are merged one character (or one
+/// run of ASCII) at a time (`encode_by_chars`); shorter ones merge as fast as a whole.
 const BY_CHARS_FROM: usize = 9;
 /// `encode_by_chars` gives up when it would merge again more than this many bytes at once.
 const BY_CHARS_SEGMENT: usize = 48;
@@ -158,7 +158,7 @@ impl RankEncoder {
         if piece.len() < HEAP_FROM {
             let Err(slot) = cache.get(piece, out) else { return };
             let start = out.len();
-            let multibyte = piece.len() >= BY_CHARS_FROM && piece[piece.len() - 1] >= 0x80;
+            let multibyte = piece.len() >= BY_CHARS_FROM && piece.iter().any(|&b| b >= 0x80);
             if multibyte && self.encode_by_chars(piece, parts, cache, out) {
                 cache.insert(slot, piece, &out[start..]);
                 return;
@@ -175,8 +175,10 @@ impl RankEncoder {
     }
 
     /// The ids of a piece of multi-byte characters (a clause of Chinese or Japanese, which the
-    /// patterns keep as one piece of tens of bytes), one character at a time; false (and `out`
-    /// as it was) when it gives up, and the caller merges the piece as a whole.
+    /// patterns keep as one piece of tens of bytes), one character at a time, a run of ASCII
+    /// inside it (`PCI`, `cpus`: the patterns glue a Latin word to the Chinese before it) as one
+    /// unit; false (and `out` as it was) when it gives up, and the caller merges the piece as a
+    /// whole. A unit can be any run of bytes: the argument below never needs a character.
     ///
     /// By the two facts of `encode_chunked`: if the ids so far are BPE(piece[..p]) and the next
     /// character's ids are BPE(c), then BPE(piece[..p] ++ c) is their concatenation when the
@@ -190,11 +192,16 @@ impl RankEncoder {
         let base = out.len();
         let mut p = 0;
         while p < piece.len() {
-            let q = (p + utf8_len(piece[p])).min(piece.len());
+            let q = if piece[p] < 0x80 {
+                // A run of ASCII (a word or a number inside a clause) is one unit.
+                piece[p + 1..].iter().position(|&b| b >= 0x80).map_or(piece.len(), |k| p + 1 + k)
+            } else {
+                (p + utf8_len(piece[p])).min(piece.len())
+            };
             let mut s = p; // the segment [s, q) is merged anew; out[base..] covers piece[..s]
             loop {
                 let at = out.len();
-                if s == p && q - p > 1 {
+                if s == p && q - p > 1 && piece[p] >= 0x80 {
                     self.char_into(&piece[p..q], parts, cache, out);
                 } else {
                     self.pure_into(&piece[s..q], parts, cache, out);
@@ -697,7 +704,7 @@ mod tests {
     /// with tokens inside characters, across character boundaries and over several characters.
     #[test]
     fn by_characters_equals_the_plain_rule() {
-        let chars = ["é", "中", "文", "😀", "a"];
+        let chars = ["é", "中", "文", "😀", "a", "ab", "b", "aab"];
         let cat = |s: &[&str]| s.concat().into_bytes();
         let extra: Vec<Vec<u8>> = vec![
             vec![0xE4, 0xB8],
@@ -712,6 +719,10 @@ mod tests {
             vec![0xF0, 0x9F],
             "é".into(),
             cat(&["a", "中"]),
+            b"ab".to_vec(),
+            b"aab".to_vec(),
+            cat(&["中", "ab"]),
+            cat(&["b", "中"]),
         ];
         let e = encoder(&extra.iter().map(Vec::as_slice).collect::<Vec<_>>());
         let mut rnd = crate::test_data::rng(0x1234_5678_9abc_def1);

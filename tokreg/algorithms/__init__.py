@@ -8,7 +8,9 @@ beside them: options.py (the training options' base), template.py (post-processi
 templates), sentencepiece_text.py and sentencepiece_model.py (SentencePiece's text handling
 and `.model` files, for Unigram and SentencePiece BPE).
 
-Adding an algorithm: write its folder, its encoder in the core, and one line in `ALGORITHMS`.
+Adding an algorithm: write its folder, its encoder in the core, and one line in `_REGISTERED`.
+Everything here is imported on first use (PEP 562), so loading a version imports its model
+module alone (`model_of`).
 
     >>> algo = algorithms.of("unigram", config)
     >>> algo.model.title, algo.trainer is not None, algo.tiktoken is None
@@ -17,43 +19,98 @@ Adding an algorithm: write its folder, its encoder in the core, and one line in 
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
+from functools import cache
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..errors import InputError
-from . import bpe, unigram, wordpiece
-from .bpe import BpeOptions, SuperwordOptions
-from .interfaces import (
-    Algorithm,
-    Extender,
-    HfCodec,
-    Model,
-    SentencePieceCodec,
-    TiktokenCodec,
-    Trainer,
-    VocabTxtCodec,
-    Writer,
-)
-from .options import Progress, TrainOptions, check_vocab_size
-from .unigram import UnigramOptions
-from .wordpiece import WordPieceOptions
 
 if TYPE_CHECKING:
     from ..data import VersionInfo
+    from . import bpe, unigram, wordpiece
+    from .bpe import BpeOptions, SuperwordOptions
+    from .interfaces import (
+        Algorithm,
+        Extender,
+        HfCodec,
+        Model,
+        SentencePieceCodec,
+        TiktokenCodec,
+        Trainer,
+        VocabTxtCodec,
+        Writer,
+    )
+    from .options import Progress, TrainOptions, check_vocab_size
+    from .unigram import UnigramOptions
+    from .wordpiece import WordPieceOptions
 
-#: Every algorithm tokreg encodes. Their models' `owns` tests never overlap (five are stored as
-#: "bpe": byte-level, character-level, SentencePiece, HF-pipeline and superword BPE, told apart by
-#: their config).
-ALGORITHMS: tuple[Algorithm, ...] = (
-    bpe.BYTE_LEVEL,
-    bpe.CHAR_LEVEL,
-    wordpiece.WORDPIECE,
-    unigram.UNIGRAM,
-    bpe.SENTENCEPIECE,
-    bpe.HF_PIPELINE,
-    wordpiece.HF_PIPELINE,
-    bpe.SUPERWORD,
+    ALGORITHMS: tuple[Algorithm, ...]
+
+#: Every algorithm tokreg encodes, registered once each: (the module and name of its `Algorithm`,
+#: the module and name of its `Model`). Their models' `owns` tests never overlap (five are stored
+#: as "bpe": byte-level, character-level, SentencePiece, HF-pipeline and superword BPE, told apart
+#: by their config). The model's own place is named so that loading a version imports its model module
+#: alone (`model_of`), not the trainers and file codecs an `Algorithm` bundles.
+_REGISTERED = (
+    ("bpe.bundles", "BYTE_LEVEL", "bpe.model", "BYTE_LEVEL"),
+    ("bpe.bundles", "CHAR_LEVEL", "bpe.model", "CHAR_LEVEL"),
+    ("wordpiece.bundles", "WORDPIECE", "wordpiece.model", "WORDPIECE"),
+    ("unigram.bundles", "UNIGRAM", "unigram.model", "UNIGRAM"),
+    ("bpe.bundles", "SENTENCEPIECE", "bpe.model", "SENTENCEPIECE"),
+    ("bpe.bundles", "HF_PIPELINE", "bpe.hf_pipe", "HF_BPE"),
+    ("wordpiece.bundles", "HF_PIPELINE", "wordpiece.hf_pipe", "HF_WORDPIECE"),
+    ("bpe.bundles", "SUPERWORD", "bpe.superword_model", "SUPERWORD"),
 )
+
+#: Public names imported on first use (PEP 562): name -> (module, attribute; None for the module).
+_LAZY: dict[str, tuple[str, Optional[str]]] = {
+    "bpe": ("bpe", None),
+    "unigram": ("unigram", None),
+    "wordpiece": ("wordpiece", None),
+    "BpeOptions": ("bpe.training", "BpeOptions"),
+    "SuperwordOptions": ("bpe.superword_training", "SuperwordOptions"),
+    "UnigramOptions": ("unigram.training", "UnigramOptions"),
+    "WordPieceOptions": ("wordpiece.training", "WordPieceOptions"),
+    "Progress": ("options", "Progress"),
+    "TrainOptions": ("options", "TrainOptions"),
+    "check_vocab_size": ("options", "check_vocab_size"),
+    **{
+        name: ("interfaces", name)
+        for name in (
+            "Algorithm",
+            "Extender",
+            "HfCodec",
+            "Model",
+            "SentencePieceCodec",
+            "TiktokenCodec",
+            "Trainer",
+            "VocabTxtCodec",
+            "Writer",
+        )
+    },
+}
+
+
+def _attr(module: str, name: Optional[str]) -> Any:
+    mod = importlib.import_module(f".{module}", __name__)
+    return mod if name is None else getattr(mod, name)
+
+
+@cache
+def _algorithms() -> tuple[Algorithm, ...]:
+    return tuple(_attr(module, name) for module, name, _, _ in _REGISTERED)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ALGORITHMS":
+        return _algorithms()
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = _attr(*_LAZY[name])
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ALGORITHMS",
@@ -72,30 +129,44 @@ __all__ = [
     "VocabTxtCodec",
     "WordPieceOptions",
     "Writer",
+    "bpe",
     "check_vocab_size",
     "hf_reader",
+    "model_of",
     "of",
     "option_types",
     "options_from_run",
     "sentencepiece_reader",
     "tiktoken_codec",
     "trainer_for",
+    "unigram",
     "version_json",
     "vocab_txt_codec",
+    "wordpiece",
 ]
 
 
 def of(stored_as: str, config: Mapping[str, Any]) -> Algorithm:
     """The algorithm of a stored version (`versions.algorithm` and its raw config)."""
-    for algo in ALGORITHMS:
+    for algo in _algorithms():
         if algo.model.stored_as == stored_as and algo.model.owns(config):
             return algo
     raise InputError(f"this tokreg cannot encode {stored_as!r} tokenizers with this config; upgrade tokreg")
 
 
+def model_of(stored_as: str, config: Mapping[str, Any]) -> Model[Any]:
+    """`of(stored_as, config).model`, importing only the model modules it tries (what loading a
+    version needs), in registration order."""
+    for _, _, module, name in _REGISTERED:
+        model: Model[Any] = _attr(module, name)
+        if model.stored_as == stored_as and model.owns(config):
+            return model
+    raise InputError(f"this tokreg cannot encode {stored_as!r} tokenizers with this config; upgrade tokreg")
+
+
 def trainer_for(options: TrainOptions) -> Trainer:
     """The trainer that trains with `options`."""
-    for algo in ALGORITHMS:
+    for algo in _algorithms():
         if algo.trainer is not None and isinstance(options, algo.trainer.options_type):
             return algo.trainer
     raise InputError(f"no algorithm trains with {type(options).__name__}")
@@ -104,7 +175,7 @@ def trainer_for(options: TrainOptions) -> Trainer:
 def option_types() -> list[type[TrainOptions]]:
     """The training options classes, once each, in registration order."""
     seen: list[type[TrainOptions]] = []
-    for algo in ALGORITHMS:
+    for algo in _algorithms():
         if algo.trainer is not None and algo.trainer.options_type not in seen:
             seen.append(algo.trainer.options_type)
     return seen
@@ -122,7 +193,7 @@ def options_from_run(config: Mapping[str, Any]) -> TrainOptions:
 
 def hf_reader(model_type: str, doc: Mapping[str, Any]) -> Optional[HfCodec]:
     """The codec that reads a tokenizer.json with this model type and pipeline, if any."""
-    return next((a.hf for a in ALGORITHMS if a.hf is not None and a.hf.reads(model_type, doc)), None)
+    return next((a.hf for a in _algorithms() if a.hf is not None and a.hf.reads(model_type, doc)), None)
 
 
 def sentencepiece_reader(model_type: int) -> Optional[SentencePieceCodec]:
@@ -130,7 +201,7 @@ def sentencepiece_reader(model_type: int) -> Optional[SentencePieceCodec]:
     return next(
         (
             a.sentencepiece
-            for a in ALGORITHMS
+            for a in _algorithms()
             if a.sentencepiece is not None and a.sentencepiece.model_type == model_type
         ),
         None,
@@ -139,12 +210,12 @@ def sentencepiece_reader(model_type: int) -> Optional[SentencePieceCodec]:
 
 def tiktoken_codec() -> TiktokenCodec:
     """The codec of tiktoken's rank files (byte-level BPE's)."""
-    return next(a.tiktoken for a in ALGORITHMS if a.tiktoken is not None)
+    return next(a.tiktoken for a in _algorithms() if a.tiktoken is not None)
 
 
 def vocab_txt_codec() -> VocabTxtCodec:
     """The codec of BERT's vocab.txt (WordPiece's)."""
-    return next(a.vocab_txt for a in ALGORITHMS if a.vocab_txt is not None)
+    return next(a.vocab_txt for a in _algorithms() if a.vocab_txt is not None)
 
 
 def version_json(v: VersionInfo) -> dict[str, Any]:

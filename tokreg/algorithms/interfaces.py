@@ -31,12 +31,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Optional, Protocol, TypeVar
 
 from .. import _core
-from ..data import TokenizerData
 from ..errors import InputError
-from .options import Progress, TrainOptions
 
 if TYPE_CHECKING:
+    from ..data import TokenizerData
     from ..formats.sentencepiece_proto import Model as SpModel
+    from .options import Progress, TrainOptions
 
 
 def exact_keys(raw: Mapping[str, Any], keys: set[str], title: str, optional: frozenset[str] = frozenset()) -> None:

@@ -30,7 +30,6 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any, Optional
 
 from ..content import content_hash
@@ -69,6 +68,8 @@ def builtin_charsmap(name: str) -> bytes:
         return b""
     if name not in RULES:
         raise InputError(f"unknown normalization {name!r}; choose one of {', '.join(RULES)}")
+    from importlib import resources  # a charsmap is read rarely; the import is not free
+
     raw = resources.files(__package__).joinpath("charsmaps", f"{name}.bin.z").read_bytes()
     return zlib.decompress(raw)
 

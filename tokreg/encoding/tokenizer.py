@@ -139,7 +139,7 @@ class Tokenizer:
         #: The hash-checked canonical content this tokenizer was compiled from.
         self.content = raw_content
         self.algorithm, self.config = content.header(raw_content)
-        model = algorithms.of(self.algorithm, self.config).model
+        model = algorithms.model_of(self.algorithm, self.config)
         parsed = model.parse_config(self.config)
         self.title = model.title
         self.lossless = model.lossless(parsed)

@@ -136,6 +136,7 @@ def base_objective(info: VersionInfo, run: Optional[dict[str, Any]], line: Linea
     algo = algorithms.of(info.algorithm, info.config)
     if algo.extender is None or not algo.extender.objectives:
         return None
+    # WordPiece's training module only for an algorithm with objectives (lean imports).
     from ..algorithms.wordpiece.training import DEFAULT_OBJECTIVE, LEGACY_OBJECTIVE
 
     if run is not None:

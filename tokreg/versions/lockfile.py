@@ -52,16 +52,16 @@ import sys
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from ..data import VersionInfo
 from ..errors import InputError, IntegrityError, NotFoundError, TokregError
 from ..files import write_atomic
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
+
+    from ..data import VersionInfo
 
 FILENAME = "tokreg.lock"
 LOCK_VERSION = 1
@@ -203,6 +203,8 @@ def render(pins: Iterable[Pin]) -> str:
 
 
 def new_pin(name: str, version: int, content_hash: str, sha256: str, registry: str) -> Pin:
+    from datetime import datetime, timezone  # here: reading a lockfile (every load) needs no clock
+
     return Pin(
         name=name,
         version=version,

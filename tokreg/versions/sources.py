@@ -18,7 +18,6 @@ is opened. Nothing here imports SQLAlchemy until a registry is actually asked.
 
 from __future__ import annotations
 
-import lzma
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -139,7 +138,7 @@ class RegistrySource:
             raise Miss(f"unreachable ({e})") from None
 
     def fetch(self, hash_label: str) -> bytes:
-        from ..store import by_hash, engine
+        from ..store import by_hash, engine  # SQLAlchemy only when a registry is asked
 
         where, db = self._open()
         try:
@@ -159,7 +158,7 @@ class RegistrySource:
         raise Miss("no version with that content")
 
     def unusable(self) -> Optional[str]:
-        from ..store import engine
+        from ..store import engine  # SQLAlchemy only when a registry is asked
 
         try:
             where, db = self._open()
@@ -200,7 +199,7 @@ class Served:
     def unusable(self) -> Optional[str]:
         if offline():
             return None  # skipped, as every fetch from it is
-        from . import remote
+        from . import remote  # urllib only when a server is asked
 
         try:
             remote.index(self.url)
@@ -228,6 +227,8 @@ class Files:
             if f.name.endswith(vendor.SUFFIX):
                 if f.name == vendor.path_of(".", hash_label).name:
                     raw = content_cache.read_regular(f)
+                    import lzma  # here: most loads read no vendored file
+
                     try:
                         return _checked(lzma.decompress(raw or b""), hash_label, str(f))
                     except (lzma.LZMAError, EOFError):

@@ -17,7 +17,6 @@ they are made to be committed and shared.
 
 from __future__ import annotations
 
-import lzma
 import os
 from pathlib import Path
 from typing import Union
@@ -57,6 +56,8 @@ def put(project: PathLike, hash_label: str, raw: bytes) -> Path:
     except IntegrityError:  # a damaged file is replaced
         intact = False
     if not intact:  # content-addressed: an intact file is never rewritten
+        import lzma  # here: most loads read no vendored file
+
         write_atomic(p, lzma.compress(raw, preset=6))
     return p
 
@@ -70,6 +71,8 @@ def get(project: PathLike, hash_label: str) -> bytes | None:
     raw = content_cache.read_regular(p)
     if raw is None:
         raise IntegrityError(f"vendored file {str(p)!r} is not a regular file of plausible size; delete it")
+    import lzma  # here: most loads read no vendored file
+
     try:
         data = lzma.decompress(raw)
     except (lzma.LZMAError, EOFError):

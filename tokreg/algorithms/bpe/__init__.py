@@ -1,4 +1,4 @@
-"""BPE, in three flavours, each an `Algorithm` of the parts it has:
+"""BPE, in five flavours, each an `Algorithm` of the parts it has (bundles.py):
 
     BYTE_LEVEL     trained (GPT-2 style), extended; tokenizer.json and .tiktoken both ways
     CHAR_LEVEL     trained (`--char-level`, Sennrich et al.), extended; tokenizer.json both ways
@@ -16,25 +16,27 @@ tiktoken.py and sentencepiece.py (other tools' files).
 
 from __future__ import annotations
 
-from ..interfaces import Algorithm
-from . import hf_pipe, model
-from .extend import ByteLevelExtender, CharLevelExtender
-from .hf import ByteLevelHf, CharLevelHf
-from .hf_sentencepiece import SpBpeHf
-from .sentencepiece import SpBpeModelFile
-from .superword_model import SUPERWORD as SUPERWORD_MODEL
-from .superword_model import NoHf, NoTiktoken
-from .superword_training import TRAINER as SUPERWORD_TRAINER
-from .superword_training import SuperwordOptions
-from .tiktoken import TiktokenRanks
-from .training import TRAINER, BpeOptions
+from typing import TYPE_CHECKING
 
-BYTE_LEVEL = Algorithm(
-    model.BYTE_LEVEL, trainer=TRAINER, extender=ByteLevelExtender(), hf=ByteLevelHf(), tiktoken=TiktokenRanks()
-)
-CHAR_LEVEL = Algorithm(model.CHAR_LEVEL, trainer=TRAINER, extender=CharLevelExtender(), hf=CharLevelHf())
-SENTENCEPIECE = Algorithm(model.SENTENCEPIECE, hf=SpBpeHf(), sentencepiece=SpBpeModelFile())
-HF_PIPELINE = Algorithm(hf_pipe.HF_BPE, hf=hf_pipe.HfPipelineBpeHf())
-SUPERWORD = Algorithm(SUPERWORD_MODEL, trainer=SUPERWORD_TRAINER, hf=NoHf(), tiktoken=NoTiktoken())
+from ... import lazy
 
-__all__ = ["BYTE_LEVEL", "CHAR_LEVEL", "HF_PIPELINE", "SENTENCEPIECE", "SUPERWORD", "BpeOptions", "SuperwordOptions"]
+if TYPE_CHECKING:
+    from .bundles import BYTE_LEVEL, CHAR_LEVEL, HF_PIPELINE, SENTENCEPIECE, SUPERWORD
+    from .superword_training import SuperwordOptions
+    from .training import BpeOptions
+
+#: Imported on first use (PEP 562): loading a version imports `model` alone.
+_LAZY = {
+    "BYTE_LEVEL": "bundles",
+    "CHAR_LEVEL": "bundles",
+    "HF_PIPELINE": "bundles",
+    "SENTENCEPIECE": "bundles",
+    "SUPERWORD": "bundles",
+    "BpeOptions": "training",
+    "SuperwordOptions": "superword_training",
+}
+
+__all__ = ["BYTE_LEVEL", "BpeOptions", "CHAR_LEVEL", "HF_PIPELINE", "SENTENCEPIECE", "SUPERWORD", "SuperwordOptions"]
+
+
+__getattr__ = lazy.attributes(__name__, _LAZY, globals())

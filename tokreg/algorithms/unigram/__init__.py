@@ -8,15 +8,21 @@ files).
 
 from __future__ import annotations
 
-from ..interfaces import Algorithm
-from . import model
-from .extend import UnigramExtender
-from .hf import UnigramHf
-from .sentencepiece import UnigramModelFile
-from .training import TRAINER, UnigramOptions
+from typing import TYPE_CHECKING
 
-UNIGRAM = Algorithm(
-    model.UNIGRAM, trainer=TRAINER, extender=UnigramExtender(), hf=UnigramHf(), sentencepiece=UnigramModelFile()
-)
+from ... import lazy
+
+if TYPE_CHECKING:
+    from .bundles import UNIGRAM
+    from .training import UnigramOptions
+
+#: Imported on first use (PEP 562): loading a version imports `model` alone.
+_LAZY = {
+    "UNIGRAM": "bundles",
+    "UnigramOptions": "training",
+}
 
 __all__ = ["UNIGRAM", "UnigramOptions"]
+
+
+__getattr__ = lazy.attributes(__name__, _LAZY, globals())

@@ -7,17 +7,22 @@ trainer), extend.py (growing a version, ids kept), hf.py and vocab_txt.py (other
 
 from __future__ import annotations
 
-from ..interfaces import Algorithm
-from . import hf_pipe, model
-from .extend import WordPieceExtender
-from .hf import WordPieceHf
-from .training import TRAINER, WordPieceOptions
-from .vocab_txt import WordPieceVocabTxt
+from typing import TYPE_CHECKING
 
-WORDPIECE = Algorithm(
-    model.WORDPIECE, trainer=TRAINER, extender=WordPieceExtender(), hf=WordPieceHf(), vocab_txt=WordPieceVocabTxt()
-)
+from ... import lazy
 
-HF_PIPELINE = Algorithm(hf_pipe.HF_WORDPIECE, hf=hf_pipe.HfPipelineWordPieceHf())
+if TYPE_CHECKING:
+    from .bundles import HF_PIPELINE, WORDPIECE
+    from .training import WordPieceOptions
+
+#: Imported on first use (PEP 562): loading a version imports `model` alone.
+_LAZY = {
+    "HF_PIPELINE": "bundles",
+    "WORDPIECE": "bundles",
+    "WordPieceOptions": "training",
+}
 
 __all__ = ["HF_PIPELINE", "WORDPIECE", "WordPieceOptions"]
+
+
+__getattr__ = lazy.attributes(__name__, _LAZY, globals())
