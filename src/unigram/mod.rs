@@ -33,6 +33,7 @@ mod encoder;
 mod lattice;
 mod pipeline;
 mod script;
+mod seeds;
 mod spans;
 mod trainer;
 pub(crate) mod trie;
@@ -99,7 +100,7 @@ pub struct Piece {
 }
 
 /// The Unigram trainer's current revision (what `TrainerConfig::revision` defaults to).
-pub const REVISION: u32 = 2;
+pub const REVISION: u32 = 3;
 
 #[derive(Clone, Debug)]
 pub struct TrainerConfig {
