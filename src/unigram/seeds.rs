@@ -138,3 +138,104 @@ pub(super) fn candidates<'a>(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use super::*;
+
+    fn word(text: &str, count: u64, line_end: u64) -> Word {
+        let mut bounds: Vec<u32> = text.char_indices().map(|(i, _)| i as u32).collect();
+        bounds.push(text.len() as u32);
+        Word { text: text.to_string(), count, line_end, bounds }
+    }
+
+    /// The rule from its definition: every substring of every word, the first bytes of what
+    /// follows it (the next character, `▁` inside a line, the line's end), kept when it occurs
+    /// twice, has two different first bytes after it and is a valid piece.
+    fn reference(words: &[Word], max_len: usize) -> BTreeMap<String, u64> {
+        let mut subs: BTreeMap<&str, (u64, BTreeSet<u8>)> = BTreeMap::new();
+        for w in words {
+            let n = w.nchars();
+            for i in 0..n {
+                for j in i + 1..=(i + max_len).min(n) {
+                    let e = subs.entry(&w.text[w.bounds[i] as usize..w.bounds[j] as usize]).or_default();
+                    e.0 += w.count;
+                    if j < n {
+                        e.1.insert(w.text.as_bytes()[w.bounds[j] as usize]);
+                    } else {
+                        if w.count > w.line_end {
+                            e.1.insert(WS_LEAD);
+                        }
+                        if w.line_end > 0 {
+                            e.1.insert(LINE_END_BYTE);
+                        }
+                    }
+                }
+            }
+        }
+        let valid = |s: &str| {
+            let mut v = Validity::new(SplitRules::default());
+            let steps: Vec<Step> = s.chars().map(|c| v.push(c)).collect();
+            !steps.contains(&Step::Stop) && steps.last() == Some(&Step::Piece)
+        };
+        subs.into_iter()
+            .filter(|(s, (f, after))| *f >= 2 && after.len() >= 2 && s.chars().count() >= 2 && valid(s))
+            .map(|(s, (f, _))| (s.to_string(), f * s.chars().count() as u64))
+            .collect()
+    }
+
+    fn found(words: &[Word], max_len: usize) -> BTreeMap<String, u64> {
+        let got = candidates(words, SplitRules::default(), max_len, |_| true);
+        let n = got.len();
+        let map: BTreeMap<String, u64> = got.into_iter().map(|(s, f)| (s.to_string(), f)).collect();
+        assert_eq!(map.len(), n, "a candidate was offered twice");
+        map
+    }
+
+    #[test]
+    fn followers_are_compared_by_their_first_byte() {
+        // "▁これは" is followed by ペ (E3 83 9A) and 本 (E6 9C AC): a candidate. "ペンです" is
+        // followed by 。 (E3 80 82) and か (E3 81 8B), different characters with the same first
+        // byte: no candidate (revision 2 offered it). "▁pen" ends words inside lines and ends a
+        // line: followers 0xE2 and 0x00, a candidate; "▁ink" only ever precedes a `▁`.
+        let words = [
+            word("▁これはペンです。", 3, 3),
+            word("▁これは本です。", 2, 2),
+            word("▁ペンですか", 2, 2),
+            word("▁pen", 5, 2),
+            word("▁ink", 4, 0),
+        ];
+        let got = found(&words, 16);
+        assert_eq!(got.get("▁これは"), Some(&(5 * 4)));
+        assert!(!got.contains_key("ペンです"));
+        assert_eq!(got.get("▁pen"), Some(&(5 * 4)));
+        assert!(!got.contains_key("▁ink"));
+        assert_eq!(got, reference(&words, 16));
+    }
+
+    #[test]
+    fn equals_the_definition_on_a_corpus() {
+        // Words of a real text where there is one (with line ends marked on every third), else
+        // a synthetic mix of Latin, kana, Han, digits and punctuation sharing first bytes.
+        let text = crate::test_data::read("kjv.txt")
+            .map(|t| t.lines().take(400).collect::<Vec<_>>().join("\n"))
+            .unwrap_or_default();
+        let extra = "これはペンです。 それは本ですか？ 日本語の文章—です… “quoted” 2024年 12,5 ½ café";
+        let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+        for line in text.lines().chain([extra; 3]) {
+            for w in line.split(' ').filter(|w| !w.is_empty()) {
+                *counts.entry(format!("▁{w}")).or_insert(0) += 1;
+            }
+        }
+        let words: Vec<Word> =
+            counts.into_iter().enumerate().map(|(i, (w, c))| word(&w, c, if i % 3 == 0 { c / 2 } else { 0 })).collect();
+        let least = if text.is_empty() { 10 } else { 200 };
+        for max_len in [2, 5, 16] {
+            let got = found(&words, max_len);
+            assert!(got.len() > least, "{} candidates", got.len());
+            assert_eq!(got, reference(&words, max_len), "max_len {max_len}");
+        }
+    }
+}

@@ -2,29 +2,42 @@
 //! Owns: input preparation, seed pieces, EM (E-step forward-backward, Bayesian M-step),
 //! loss-based pruning, final trim, and the id layout of the returned pieces (see `mod.rs`).
 //!
-//! Outline, as in SentencePiece:
+//! Outline, as in SentencePiece (0.2's, since revision 3):
 //! 1. Merge and sort the words; rare characters beyond `character_coverage` become unknown.
 //! 2. Seed: every kept character, plus the `seed_size` best multi-character substrings by
 //!    frequency * length (substrings that repeat and are right-branching: what SP's suffix
 //!    array over running text enumerates, where a word's end is followed by the next word's
 //!    `▁` or by the end of its line), each valid by SP's rules; scores = log of those weights,
-//!    normalized.
-//! 3. Rounds: `em_iterations` times (E-step, M-step); stop when at most `vocab_size * 1.1`
-//!    pieces remain; else prune to `max(vocab_size * 1.1, shrinking_factor * size)` pieces by
-//!    the likelihood loss of replacing each piece by its second-best segmentation.
+//!    normalized. Revision 3 finds them as SP 0.2 does, by bytes (`seeds.rs`).
+//! 3. Rounds: `em_iterations` times (E-step, M-step), then prune to
+//!    `max(vocab_size * 1.1, shrinking_factor * size)` pieces by the likelihood loss of
+//!    replacing each piece by its second-best segmentation; stop when at most `vocab_size * 1.1`
+//!    pieces remain (revision 3: after that prune, and then drop the pieces that a split of
+//!    their own text outscores; before: at the start of a round, after its EM).
 //! 4. Finalize: all kept characters, then the best-scoring pieces up to `vocab_size`.
 //!
 //! Revisions (`TrainerConfig::revision`; a run records its own, so `reproduce` retrains it the
 //! same way): 1 counted every word end as a branch point, which seeded the tails of rare
 //! words and whole rare words that SP's suffix array never offers (a substring followed only
 //! by `▁` does not branch); they won EM as whole words and generalised worse beyond the
-//! corpus (English -> German held-out text: 3.3% more tokens than SP at 8,000 pieces). 2, the
-//! default, follows SP: a word's end is followed by `▁` inside a line and by the line's end
-//! after its last word, which the counter marks (`corpus::LINE_END`); without those marks (a
-//! counts file made before them) every word end reads as inside a line. English -> German:
-//! -0.02% (docs/benchmarks.md has every setting).
+//! corpus (English -> German held-out text: 3.3% more tokens than SP at 8,000 pieces). 2
+//! follows SP: a word's end is followed by `▁` inside a line and by the line's end after its
+//! last word, which the counter marks (`corpus::LINE_END`); without those marks (a counts file
+//! made before them) every word end reads as inside a line. English -> German: -0.02%. 3, the
+//! default, follows SentencePiece 0.2 (its `unigram_model_trainer.cc`, read to learn the
+//! rule): (a) followers are compared by their first UTF-8 byte, as its byte-level suffix
+//! array does, so a substring whose followers differ only after their first byte (all kana
+//! start with 0xE3) is no seed: revision 2 offered about 60% more seeds on Japanese, and
+//! needed 1.3% more tokens than SP at 32,000 there; (b) seeds tie by length in bytes
+//! (longer first) before their bytes; (c) each round prunes after its EM and the run stops
+//! once the pruned model fits, with no EM after that prune, then drops unreachable pieces
+//! (SP's `PruneUnreachableSentencePieces`); revision 2's extra EM on the pruned model shifted
+//! the last scores (German -> English at 32,000: 1.2% more tokens than SP); (d) a character
+//! Viterbi never uses is pruned like any piece (finalization puts it back with the lowest
+//! score, as SP). docs/benchmarks.md has every setting.
 //!
-//! Determinism: words are sorted by bytes; seeds ordered by (weight desc, text asc); pruning
+//! Determinism: words are sorted by bytes; seeds ordered by (weight desc, text asc; revision 3:
+//! weight desc, byte length desc, text asc); pruning
 //! candidates by (loss desc, text asc); final pieces by (score desc, text asc). The parallel
 //! passes split the words into fixed chunks of `CHUNK` words, return per-chunk results and
 //! fold them in chunk order, so floating-point sums never depend on the thread count.

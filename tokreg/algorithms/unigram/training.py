@@ -31,7 +31,8 @@ from ..sentencepiece_text import SpNormalizerConfig
 from .model import UnigramConfig
 
 # 2: a word's end no longer counts as a branch point when choosing seed pieces (tokreg 0.1.0 after
-# issue 24); runs recorded without `trainer_revision` were trained by revision 1.
+# issue 24); 3: SentencePiece 0.2's seed rule (by bytes) and loop (src/unigram/trainer.rs); runs
+# recorded without `trainer_revision` were trained by revision 1.
 TRAINER_REVISION = 3
 
 
