@@ -145,24 +145,25 @@ def test_cli_train_options_belong_to_their_algorithm(run: Cli, small_corpus: Pat
     assert "u@1" in out and "600 tokens" in out
 
 
-@pytest.mark.slow  # four trainings and two retrainings
-def test_a_run_recorded_before_trainer_revisions_reproduces(corpus: Path, tmp_path: Path) -> None:
+@pytest.mark.slow  # five trainings and three retrainings
+def test_runs_of_every_trainer_revision_reproduce(corpus: Path, tmp_path: Path) -> None:
     """Runs recorded before `trainer_revision` existed were revision 1's: reproduce retrains them
-    with revision 1 (the config says which), and gets the stored hash; new runs record 2."""
+    with revision 1 (the config says which), and gets the stored hash; so do runs of revision
+    2, and new runs record 3 (each revision trains another vocabulary on this corpus)."""
     import sqlite3
 
     reg = Registry(tmp_path / "r.db")
-    old = reg.train("ug", [corpus], UnigramOptions(vocab_size=1500, trainer_revision=1))
-    new = reg.train("ug", [corpus], UnigramOptions(vocab_size=1500))
-    assert old.content_hash != new.content_hash
+    versions = [reg.train("ug", [corpus], UnigramOptions(vocab_size=1500, trainer_revision=r)) for r in (1, 2)]
+    versions.append(reg.train("ug", [corpus], UnigramOptions(vocab_size=1500)))
+    assert len({v.content_hash for v in versions}) == 3
     with sqlite3.connect(tmp_path / "r.db") as conn:
         rows = conn.execute("SELECT id, config FROM training_runs ORDER BY id").fetchall()
         configs = [json.loads(c) for _, c in rows]
-        assert [c["trainer_revision"] for c in configs] == [1, 2]
+        assert [c["trainer_revision"] for c in configs] == [1, 2, 3]
         del configs[0]["trainer_revision"]  # as recorded before the field existed
         conn.execute("UPDATE training_runs SET config = ? WHERE id = ?", (json.dumps(configs[0]), rows[0][0]))
-    for ref, version in (("ug@1", old), ("ug@2", new)):
-        r = reg.reproduce(ref)
+    for n, version in enumerate(versions, 1):
+        r = reg.reproduce(f"ug@{n}")
         assert r.same and r.reproduced == version.content_hash
-    with pytest.raises(InputError, match="revision 3 is not known"):
-        reg.train("ug", [corpus], UnigramOptions(vocab_size=1500, trainer_revision=3))
+    with pytest.raises(InputError, match="revision 4 is not known"):
+        reg.train("ug", [corpus], UnigramOptions(vocab_size=1500, trainer_revision=4))

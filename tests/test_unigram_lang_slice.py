@@ -8,9 +8,9 @@ the same corpus.
 A slice: blocks of 100 lines taken evenly over the whole file (so that every source in it is
 sampled), every fifth block held out and never trained on. The fast lane decodes 100 KB of each
 back; `just test` compares with SentencePiece on 300 KB at 2,000 pieces and on 1.5 MB of
-Japanese at 8,000. The tolerance, 2%, is what the measured figures justify: the trainer's
-revision 2 gave -0.24% (German) and +1.28% / +1.16% (Japanese, 300 KB and 1.5 MB), revision 1
-+0.56%, +3.33% and +1.65%."""
+Japanese at 8,000. The tolerance, 1% (the issue's bound), is what the measured figures justify:
+the trainer's revision 3 gives -0.42% (German) and +0.75% / -0.33% (Japanese, 300 KB and
+1.5 MB), revision 2 -0.24%, +1.28% and +1.16%, revision 1 +0.56%, +3.33% and +1.65%."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from .conftest import lang_file, slow
 
 spm = pytest.importorskip("sentencepiece")
 
-TOLERANCE = 0.02
+TOLERANCE = 0.01
 
 
 def _slice(name: str, size: int) -> tuple[list[str], list[str]]:

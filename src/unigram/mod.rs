@@ -33,6 +33,7 @@ mod encoder;
 mod lattice;
 mod pipeline;
 mod script;
+mod seeds;
 mod spans;
 mod trainer;
 pub(crate) mod trie;
@@ -99,7 +100,7 @@ pub struct Piece {
 }
 
 /// The Unigram trainer's current revision (what `TrainerConfig::revision` defaults to).
-pub const REVISION: u32 = 2;
+pub const REVISION: u32 = 3;
 
 #[derive(Clone, Debug)]
 pub struct TrainerConfig {
@@ -125,8 +126,9 @@ pub struct TrainerConfig {
     /// rarer characters become unknown for training.
     pub character_coverage: f64,
     /// Trainer revision (see `trainer.rs`, "Revisions"): 1 reproduces runs recorded before
-    /// revision 2 (a word's end always counted as a branch point when choosing seeds); 2, the
-    /// default, reads a word's end as followed by the next word's `▁`, as SentencePiece does.
+    /// revision 2 (a word's end always counted as a branch point when choosing seeds); 2 reads a
+    /// word's end as followed by the next word's `▁`, as SentencePiece does; 3, the default,
+    /// follows SentencePiece 0.2 (seeds by bytes, its loop and its unreachable-piece pruning).
     pub revision: u32,
     /// Smaller vocabulary sizes to finalize on the way (several sizes from one run): each is
     /// taken at the first round whose pruning reaches its own target (see `trainer.rs`).

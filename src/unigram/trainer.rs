@@ -2,29 +2,42 @@
 //! Owns: input preparation, seed pieces, EM (E-step forward-backward, Bayesian M-step),
 //! loss-based pruning, final trim, and the id layout of the returned pieces (see `mod.rs`).
 //!
-//! Outline, as in SentencePiece:
+//! Outline, as in SentencePiece (0.2's, since revision 3):
 //! 1. Merge and sort the words; rare characters beyond `character_coverage` become unknown.
 //! 2. Seed: every kept character, plus the `seed_size` best multi-character substrings by
 //!    frequency * length (substrings that repeat and are right-branching: what SP's suffix
 //!    array over running text enumerates, where a word's end is followed by the next word's
 //!    `▁` or by the end of its line), each valid by SP's rules; scores = log of those weights,
-//!    normalized.
-//! 3. Rounds: `em_iterations` times (E-step, M-step); stop when at most `vocab_size * 1.1`
-//!    pieces remain; else prune to `max(vocab_size * 1.1, shrinking_factor * size)` pieces by
-//!    the likelihood loss of replacing each piece by its second-best segmentation.
+//!    normalized. Revision 3 finds them as SP 0.2 does, by bytes (`seeds.rs`).
+//! 3. Rounds: `em_iterations` times (E-step, M-step), then prune to
+//!    `max(vocab_size * 1.1, shrinking_factor * size)` pieces by the likelihood loss of
+//!    replacing each piece by its second-best segmentation; stop when at most `vocab_size * 1.1`
+//!    pieces remain (revision 3: after that prune, and then drop the pieces that a split of
+//!    their own text outscores; before: at the start of a round, after its EM).
 //! 4. Finalize: all kept characters, then the best-scoring pieces up to `vocab_size`.
 //!
 //! Revisions (`TrainerConfig::revision`; a run records its own, so `reproduce` retrains it the
 //! same way): 1 counted every word end as a branch point, which seeded the tails of rare
 //! words and whole rare words that SP's suffix array never offers (a substring followed only
 //! by `▁` does not branch); they won EM as whole words and generalised worse beyond the
-//! corpus (English -> German held-out text: 3.3% more tokens than SP at 8,000 pieces). 2, the
-//! default, follows SP: a word's end is followed by `▁` inside a line and by the line's end
-//! after its last word, which the counter marks (`corpus::LINE_END`); without those marks (a
-//! counts file made before them) every word end reads as inside a line. English -> German:
-//! -0.02% (docs/benchmarks.md has every setting).
+//! corpus (English -> German held-out text: 3.3% more tokens than SP at 8,000 pieces). 2
+//! follows SP: a word's end is followed by `▁` inside a line and by the line's end after its
+//! last word, which the counter marks (`corpus::LINE_END`); without those marks (a counts file
+//! made before them) every word end reads as inside a line. English -> German: -0.02%. 3, the
+//! default, follows SentencePiece 0.2 (its `unigram_model_trainer.cc`, read to learn the
+//! rule): (a) followers are compared by their first UTF-8 byte, as its byte-level suffix
+//! array does, so a substring whose followers differ only after their first byte (all kana
+//! start with 0xE3) is no seed: revision 2 offered about 60% more seeds on Japanese, and
+//! needed 1.3% more tokens than SP at 32,000 there; (b) seeds tie by length in bytes
+//! (longer first) before their bytes; (c) each round prunes after its EM and the run stops
+//! once the pruned model fits, with no EM after that prune, then drops unreachable pieces
+//! (SP's `PruneUnreachableSentencePieces`); revision 2's extra EM on the pruned model shifted
+//! the last scores (German -> English at 32,000: 1.2% more tokens than SP); (d) a character
+//! Viterbi never uses is pruned like any piece (finalization puts it back with the lowest
+//! score, as SP). docs/benchmarks.md has every setting.
 //!
-//! Determinism: words are sorted by bytes; seeds ordered by (weight desc, text asc); pruning
+//! Determinism: words are sorted by bytes; seeds ordered by (weight desc, text asc; revision 3:
+//! weight desc, byte length desc, text asc); pruning
 //! candidates by (loss desc, text asc); final pieces by (score desc, text asc). The parallel
 //! passes split the words into fixed chunks of `CHUNK` words, return per-chunk results and
 //! fold them in chunk order, so floating-point sums never depend on the thread count.
@@ -34,6 +47,7 @@ use rustc_hash::FxHashMap;
 
 use super::corpus::LINE_END;
 use super::script::{script_of, Script};
+use super::seeds;
 use super::{byte_piece_text, Piece, PieceKind, Round, Sized, SplitRules, TrainResult, TrainerConfig};
 use crate::error::CoreError;
 
@@ -69,15 +83,15 @@ fn log_add(a: f64, b: f64) -> f64 {
 
 /// One training word: its text, count, how many of those ended a line, and the byte offset of
 /// every character boundary.
-struct Word {
-    text: String,
-    count: u64,
-    line_end: u64,
-    bounds: Vec<u32>,
+pub(super) struct Word {
+    pub(super) text: String,
+    pub(super) count: u64,
+    pub(super) line_end: u64,
+    pub(super) bounds: Vec<u32>,
 }
 
 impl Word {
-    fn nchars(&self) -> usize {
+    pub(super) fn nchars(&self) -> usize {
         self.bounds.len() - 1
     }
 }
@@ -126,7 +140,7 @@ fn split_meta<'a>(s: &'a str, meta: &[&str]) -> Vec<&'a str> {
 /// Validity of a piece as SP's `IsValidSentencePiece`, tracked incrementally: feed characters
 /// left to right; `push` says whether the piece so far is valid, and whether any extension can
 /// still be (`Step::Stop` means no extension is valid either).
-struct Validity {
+pub(super) struct Validity {
     rules: SplitRules,
     /// The script so far; `None` is SentencePiece's "any" (nothing yet, or after a digit when
     /// digits do not split).
@@ -136,7 +150,7 @@ struct Validity {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Step {
+pub(super) enum Step {
     /// The piece so far is valid.
     Piece,
     /// Not a piece, but a longer one may be (a `▁` inside, when whitespace does not split).
@@ -146,10 +160,10 @@ enum Step {
 }
 
 impl Validity {
-    fn new(rules: SplitRules) -> Self {
+    pub(super) fn new(rules: SplitRules) -> Self {
         Validity { rules, prev: None, n: 0, digit: false }
     }
-    fn push(&mut self, c: char) -> Step {
+    pub(super) fn push(&mut self, c: char) -> Step {
         let pos = self.n;
         self.n += 1;
         // Tabs are ordinary characters (script Common), as in SentencePiece: runs of them, as
@@ -343,6 +357,52 @@ fn viterbi(
     (path, best[n].0)
 }
 
+/// The best segmentation of piece `p`'s own text without the piece itself, over the active
+/// pieces (and unknown edges): its seed ids (`u32::MAX` = unknown) and score.
+fn alternative(
+    m: &Model,
+    p: u32,
+    maxlen: usize,
+    index: &FxHashMap<&str, u32>,
+    unk_score: f64,
+    edges: &mut Vec<Edge>,
+    best: &mut Vec<(f64, u32, u32)>,
+) -> (Vec<u32>, f64) {
+    let t = &m.texts[p as usize];
+    let mut bounds: Vec<u32> = t.char_indices().map(|(i, _)| i as u32).collect();
+    bounds.push(t.len() as u32);
+    edges.clear();
+    let n = bounds.len() - 1;
+    for i in 0..n {
+        for j in i + 1..=(i + maxlen).min(n) {
+            if let Some(&id) = index.get(&t[bounds[i] as usize..bounds[j] as usize]) {
+                edges.push(Edge { start: i as u32, end: j as u32, piece: id });
+            }
+        }
+    }
+    viterbi(n, edges, m, unk_score, Some(p), best)
+}
+
+/// SentencePiece 0.2's last step before finalizing (`PruneUnreachableSentencePieces`, revision
+/// 3): the pieces that Viterbi never picks, because a split of their own text scores higher
+/// than they do, to be dropped. Every decision is taken on the model as it stands.
+fn unreachable(model: &Model, maxlen: usize, index: &FxHashMap<&str, u32>) -> Vec<u32> {
+    let unk_score = model.min_score() - UNK_PENALTY;
+    let act: Vec<u32> =
+        (0..model.frozen_from as u32).filter(|&i| model.active[i as usize] && model.nchars[i as usize] > 1).collect();
+    let m = model;
+    act.par_chunks(CHUNK)
+        .map(|ch| {
+            let (mut best, mut edges) = (Vec::new(), Vec::new());
+            ch.iter()
+                .copied()
+                .filter(|&p| alternative(m, p, maxlen, index, unk_score, &mut edges, &mut best).1 > m.score[p as usize])
+                .collect::<Vec<u32>>()
+        })
+        .flatten()
+        .collect()
+}
+
 /// Trains a unigram model on distinct words with counts (each word already carrying its `▁`).
 ///
 /// `progress(phase, done, total)` is called between units of work, with phases "prepare",
@@ -523,59 +583,72 @@ pub fn train(
 
     // ---- 2. Seed pieces ----
     let maxlen = cfg.max_piece_length;
-    let word_end_branches = cfg.revision < 2;
-    // (weighted frequency, first follower, right-branching)
-    let mut subs: FxHashMap<&str, (u64, u32, bool)> = FxHashMap::default();
-    const END: u32 = u32::MAX;
-    for (wi, w) in words.iter().enumerate() {
-        if wi % 4096 == 0 {
-            tick!("seed", wi, nwords);
-        }
-        let n = w.nchars();
-        let t = &w.text;
-        for i in 0..n {
-            let mut v = Validity::new(cfg.split);
-            let c0 = t[w.bounds[i] as usize..].chars().next().unwrap();
-            if v.push(c0) == Step::Stop {
-                continue;
+    let allow = |s: &str| !base_texts.contains(s) && !kept.contains(s);
+    let mut seeds: Vec<(&str, u64)> = if cfg.revision >= 3 {
+        // SentencePiece 0.2's byte-level suffix array (seeds.rs).
+        tick!("seed", 0, nwords);
+        seeds::candidates(&words, cfg.split, maxlen, allow)
+    } else {
+        let word_end_branches = cfg.revision < 2;
+        // (weighted frequency, first follower, right-branching)
+        let mut subs: FxHashMap<&str, (u64, u32, bool)> = FxHashMap::default();
+        const END: u32 = u32::MAX;
+        for (wi, w) in words.iter().enumerate() {
+            if wi % 4096 == 0 {
+                tick!("seed", wi, nwords);
             }
-            for j in i + 2..=(i + maxlen).min(n) {
-                let cj = t[w.bounds[j - 1] as usize..].chars().next().unwrap();
-                match v.push(cj) {
-                    Step::Stop => break,
-                    Step::Skip => continue,
-                    Step::Piece => {}
+            let n = w.nchars();
+            let t = &w.text;
+            for i in 0..n {
+                let mut v = Validity::new(cfg.split);
+                let c0 = t[w.bounds[i] as usize..].chars().next().unwrap();
+                if v.push(c0) == Step::Stop {
+                    continue;
                 }
-                let s = &t[w.bounds[i] as usize..w.bounds[j] as usize];
-                // What follows the substring, as in SentencePiece's suffix array over running
-                // text: the next character; at a word's end, the next word's `▁`, or the end of
-                // the line (both, when the word occurs mid-line and at a line end). So a
-                // substring seen only at word ends inside lines (a rare whole word, a word's
-                // tail) is no branch point. Revision 1 counted every word end as one.
-                let followers: [Option<u32>; 2] = if j < n {
-                    [Some(t[w.bounds[j] as usize..].chars().next().unwrap() as u32), None]
-                } else if word_end_branches {
-                    [Some(END), None]
-                } else {
-                    [(w.count > w.line_end).then_some(WS as u32), (w.line_end > 0).then_some(LINE_END as u32)]
-                };
-                let first = followers[0].or(followers[1]).unwrap_or(END);
-                let e = subs.entry(s).or_insert((0, first, false));
-                e.0 += w.count;
-                for f in followers.into_iter().flatten() {
-                    if f == END || e.1 != f {
-                        e.2 = true;
+                for j in i + 2..=(i + maxlen).min(n) {
+                    let cj = t[w.bounds[j - 1] as usize..].chars().next().unwrap();
+                    match v.push(cj) {
+                        Step::Stop => break,
+                        Step::Skip => continue,
+                        Step::Piece => {}
+                    }
+                    let s = &t[w.bounds[i] as usize..w.bounds[j] as usize];
+                    // What follows the substring, as in SentencePiece's suffix array over running
+                    // text: the next character; at a word's end, the next word's `▁`, or the end of
+                    // the line (both, when the word occurs mid-line and at a line end). So a
+                    // substring seen only at word ends inside lines (a rare whole word, a word's
+                    // tail) is no branch point. Revision 1 counted every word end as one.
+                    let followers: [Option<u32>; 2] = if j < n {
+                        [Some(t[w.bounds[j] as usize..].chars().next().unwrap() as u32), None]
+                    } else if word_end_branches {
+                        [Some(END), None]
+                    } else {
+                        [(w.count > w.line_end).then_some(WS as u32), (w.line_end > 0).then_some(LINE_END as u32)]
+                    };
+                    let first = followers[0].or(followers[1]).unwrap_or(END);
+                    let e = subs.entry(s).or_insert((0, first, false));
+                    e.0 += w.count;
+                    for f in followers.into_iter().flatten() {
+                        if f == END || e.1 != f {
+                            e.2 = true;
+                        }
                     }
                 }
             }
         }
+        subs.into_iter()
+            .filter(|&(s, (f, _, branching))| f >= 2 && branching && allow(s))
+            .map(|(s, (f, _, _))| (s, f * s.chars().count() as u64))
+            .collect()
+    };
+    if cfg.revision >= 3 {
+        // SentencePiece's order: weight, then longer in bytes, then bytes.
+        seeds.sort_unstable_by(|a, b| {
+            b.1.cmp(&a.1).then(b.0.len().cmp(&a.0.len())).then(a.0.as_bytes().cmp(b.0.as_bytes()))
+        });
+    } else {
+        seeds.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.as_bytes().cmp(b.0.as_bytes())));
     }
-    let mut seeds: Vec<(&str, u64)> = subs
-        .into_iter()
-        .filter(|&(s, (f, _, branching))| f >= 2 && branching && !base_texts.contains(s) && !kept.contains(s))
-        .map(|(s, (f, _, _))| (s, f * s.chars().count() as u64))
-        .collect();
-    seeds.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.as_bytes().cmp(b.0.as_bytes())));
     seeds.truncate(cfg.seed_size);
     let mut model =
         Model { texts: Vec::new(), nchars: Vec::new(), active: Vec::new(), score: Vec::new(), frozen_from: 0 };
@@ -642,6 +715,10 @@ pub fn train(
     let mut rounds: Vec<Round> = Vec::new();
     let mut round = 0u32;
     let mut expected = vec![0f64; nseed];
+    // Revision 3 follows SentencePiece 0.2's loop: EM, prune, and stop once the pruned model
+    // fits (its last scores are the EM's before that prune), then drop unreachable pieces;
+    // before, EM ran once more on the pruned model, and chars were never pruned.
+    let prune_last = cfg.revision >= 3;
     loop {
         let mut ll = 0.0;
         for _ in 0..cfg.em_iterations {
@@ -701,14 +778,16 @@ pub fn train(
         let size = model.active_count() - nfrozen;
         rounds.push(Round { round, vocab_size: size, log_likelihood: ll });
         round += 1;
-        while let Some(&next) = pending.first() {
+        while let Some(&next) = pending.first().filter(|_| !prune_last) {
             if size > desired(next) {
                 break;
             }
             finished.push((next, finalize(&model, &required, &meta, next)?, rounds.len()));
             pending.remove(0);
         }
-        let Some(&next) = pending.first() else { break };
+        if pending.is_empty() {
+            break;
+        }
 
         // ---- Pruning ----
         let unk_score = model.min_score() - UNK_PENALTY;
@@ -725,20 +804,7 @@ pub fn train(
                         if m.nchars[p as usize] == 1 || p as usize >= m.frozen_from {
                             return (true, None); // single characters and base pieces are never pruned
                         }
-                        let t = &m.texts[p as usize];
-                        let mut bounds: Vec<u32> = t.char_indices().map(|(i, _)| i as u32).collect();
-                        bounds.push(t.len() as u32);
-                        let w = Word { text: String::new(), count: 0, line_end: 0, bounds };
-                        edges.clear();
-                        let n = w.nchars();
-                        for i in 0..n {
-                            for j in i + 1..=(i + maxlen).min(n) {
-                                if let Some(&id) = index.get(&t[w.bounds[i] as usize..w.bounds[j] as usize]) {
-                                    edges.push(Edge { start: i as u32, end: j as u32, piece: id });
-                                }
-                            }
-                        }
-                        let (path, sc) = viterbi(n, &edges, m, unk_score, Some(p), &mut best);
+                        let (path, sc) = alternative(m, p, maxlen, &index, unk_score, &mut edges, &mut best);
                         if sc > m.score[p as usize] {
                             (false, None) // its Viterbi path is already split: removable
                         } else if path.contains(&u32::MAX) {
@@ -792,7 +858,7 @@ pub fn train(
         for (k, &p) in act.iter().enumerate() {
             let (always, ref alt) = alts[k];
             let f = freq[p as usize];
-            if model.nchars[p as usize] == 1 || p as usize >= model.frozen_from {
+            if p as usize >= model.frozen_from || (model.nchars[p as usize] == 1 && !prune_last) {
                 keep.push(p);
                 continue;
             }
@@ -814,25 +880,48 @@ pub fn train(
             b.1.total_cmp(&a.1)
                 .then_with(|| model.texts[a.0 as usize].as_bytes().cmp(model.texts[b.0 as usize].as_bytes()))
         });
-        let target = desired(next).max((cfg.shrinking_factor * (act.len() - nfrozen) as f64) as usize) + nfrozen;
-        for &(p, _) in &cands {
-            if keep.len() >= target {
-                break;
+        let pruned = |size: usize| {
+            let target = desired(size).max((cfg.shrinking_factor * (act.len() - nfrozen) as f64) as usize) + nfrozen;
+            let mut kept = keep.clone();
+            kept.extend(cands.iter().map(|c| c.0).take(target.saturating_sub(keep.len())));
+            let mut active = vec![false; nseed];
+            for &p in &kept {
+                active[p as usize] = true;
             }
-            keep.push(p);
+            (kept.len(), active)
+        };
+        if prune_last {
+            // Each size whose pruned model fits is finalized from it, as a run to that size
+            // alone stops here (a smaller size prunes the same candidates to its own target).
+            while let Some(&next) = pending.first() {
+                let (n, active) = pruned(next);
+                if n - nfrozen > desired(next) {
+                    break;
+                }
+                let saved = std::mem::replace(&mut model.active, active);
+                for p in unreachable(&model, maxlen, &index) {
+                    model.active[p as usize] = false;
+                }
+                finished.push((next, finalize(&model, &required, &meta, next)?, rounds.len()));
+                model.active = saved;
+                pending.remove(0);
+            }
         }
+        let Some(&next) = pending.first() else { break };
+        let (kept, new_active) = pruned(next);
         // Nothing could go (every piece left is a character, a base piece or has no
         // alternative): another round would loop forever (small texts at small sizes do).
-        let stalled = keep.len() >= act.len();
-        let mut new_active = vec![false; nseed];
-        for p in keep {
-            new_active[p as usize] = true;
-        }
+        let stalled = kept >= act.len();
         model.active = new_active;
         tick!("prune", 3, 3);
         if stalled {
             // The vocabularies still to come are taken from the model as it stands, as
             // SentencePiece's finalization takes them (the best-scoring pieces).
+            if prune_last {
+                for p in unreachable(&model, maxlen, &index) {
+                    model.active[p as usize] = false;
+                }
+            }
             for next in pending.drain(..) {
                 finished.push((next, finalize(&model, &required, &meta, next)?, rounds.len()));
             }

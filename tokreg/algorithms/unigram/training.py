@@ -31,8 +31,9 @@ from ..sentencepiece_text import SpNormalizerConfig
 from .model import UnigramConfig
 
 # 2: a word's end no longer counts as a branch point when choosing seed pieces (tokreg 0.1.0 after
-# issue 24); runs recorded without `trainer_revision` were trained by revision 1.
-TRAINER_REVISION = 2
+# issue 24); 3: SentencePiece 0.2's seed rule (by bytes) and loop (src/unigram/trainer.rs); runs
+# recorded without `trainer_revision` were trained by revision 1.
+TRAINER_REVISION = 3
 
 
 @dataclass(frozen=True)
@@ -179,10 +180,10 @@ class UnigramTrainer(Trainer):
             )
         if not 0.0 < options.character_coverage <= 1.0:
             raise InputError(f"--character-coverage {options.character_coverage} must be above 0 and at most 1")
-        if options.trainer_revision not in (1, TRAINER_REVISION):
+        if options.trainer_revision not in range(1, TRAINER_REVISION + 1):
             raise InputError(
                 f"Unigram trainer revision {options.trainer_revision} is not known to this tokreg "
-                f"(it has 1 and {TRAINER_REVISION}); upgrade tokreg"
+                f"(it has 1 to {TRAINER_REVISION}); upgrade tokreg"
             )
         if options.max_piece_length < 1:
             raise InputError(f"--max-piece-length {options.max_piece_length} must be at least 1")
