@@ -4,6 +4,7 @@
 //! character-level BPE with an end-of-word marker.
 
 mod corpus;
+mod dropout;
 mod extend;
 pub mod merges;
 mod min_tree;

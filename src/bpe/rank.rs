@@ -14,7 +14,7 @@ use super::min_tree::{MinTree, NONE};
 use super::piece_cache::{self, PieceCache};
 use super::rank_table::RankTable;
 use super::seams::Seams;
-use crate::encode::{unknown_id, Encode, Kind};
+use crate::encode::{unknown_id, Encode, Kind, Rng};
 use crate::error::CoreError;
 use crate::pretok::Splitter;
 
@@ -489,6 +489,12 @@ impl Encode for RankEncoder {
         piece_cache::with_cache(self.uid, |cache| {
             self.splitter.split(text, |a, b| self.encode_piece(&bytes[a..b], &mut parts, cache, out))
         })
+    }
+
+    /// BPE-dropout (`dropout.rs`), piece by piece.
+    fn encode_dropout(&self, text: &str, p: f64, rng: &mut Rng, out: &mut Vec<u32>) -> Result<(), CoreError> {
+        let bytes = text.as_bytes();
+        self.splitter.split(text, |a, b| super::dropout::byte_piece(|k| self.ranks.get(k), &bytes[a..b], p, rng, out))
     }
 
     fn segment_piece(&self, piece: &[u8], out: &mut Vec<u32>) -> Result<(), CoreError> {

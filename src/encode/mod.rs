@@ -16,6 +16,8 @@ mod load;
 mod offsets;
 mod round_trip;
 mod specials;
+pub mod stochastic;
+mod stochastok;
 mod stream;
 mod tokenizer;
 
@@ -23,6 +25,7 @@ pub use batch::Flat;
 pub use offsets::Spans;
 pub use round_trip::RoundTrip;
 pub use specials::{Rule, Specials};
+pub use stochastic::{Draw, Method, Rng};
 pub use stream::{Deltas, StreamDecoder};
 pub use tokenizer::Tokenizer;
 
@@ -153,6 +156,12 @@ pub trait Encode: Send + Sync {
     /// The `k` best segmentations, best first, with their scores.
     fn nbest(&self, _text: &str, _k: usize) -> Result<Vec<(Vec<u32>, f64)>, CoreError> {
         Err(CoreError::Unsupported { operation: "n-best segmentation", kind: self.kind() })
+    }
+
+    /// BPE-dropout (`stochastic.rs`): appends the ids of `text` merged with each candidate
+    /// merge skipped with probability `p` at every step, drawing from `rng`. BPE encoders only.
+    fn encode_dropout(&self, _text: &str, p: f64, _rng: &mut Rng, _out: &mut Vec<u32>) -> Result<(), CoreError> {
+        Err(stochastic::refuse(self.kind(), Draw { method: Method::BpeDropout, p, seed: 0 }))
     }
 
     /// One segmentation drawn at random (subword regularization); the same seed, the same draw.
