@@ -13,6 +13,7 @@ import click
 
 from ..datasets import manifest
 from ..datasets.options import DOCUMENTS, FORMATS, ON_BAD, SPECIALS, TokenizeOptions
+from ..encoding.stochastic import METHODS
 from ..datasets.writer import memory_bound
 from ..datasets.writer import tokenize as run_tokenize
 from ..errors import InputError, Interrupted
@@ -100,6 +101,21 @@ def peak_rss() -> int:
     metavar="I/N",
     help="Write part I of N (from 0): the I-th of N consecutive runs of the inputs; join with tokreg dataset merge.",
 )
+@click.option(
+    "--dropout",
+    type=float,
+    default=0.0,
+    metavar="P",
+    help="A seeded stochastic encoding of strength P (needs --seed): BPE-dropout (Provilkov et al., ACL 2020) "
+    "for BPE, Unigram sampling (Kudo, 2018; P is its alpha) for Unigram; recorded in the manifest.",
+)
+@click.option("--seed", type=int, help="The seed of --dropout: the same seed, the same ids, on any thread count.")
+@click.option(
+    "--stochastic-method",
+    "method",
+    type=click.Choice(METHODS),
+    help="The method of --dropout, e.g. stochastok (Sims et al., arXiv 2506.01687) [default: the version's own].",
+)
 @click.option("--threads", type=int, default=0, show_default=True, help="Encoder threads (0: one per core).")
 @progress_option
 @click.option("--no-record", is_flag=True, help="Do not record the dataset in the registry.")
@@ -122,6 +138,9 @@ def tokenize(
     on_bad_record: str,
     max_document_bytes: str,
     shard_of: Optional[str],
+    dropout: float,
+    seed: Optional[int],
+    method: Optional[str],
     threads: int,
     progress_mode: str,
     no_record: bool,
@@ -141,6 +160,8 @@ def tokenize(
         tokreg tokenize gpt-mini@1 web.jsonl.zst -o data/web --eos '<|endoftext|>'
         tokreg tokenize gpt-mini corpus/ --glob '*.txt' --document paragraph --format npy -o data/books
     """
+    tok = load(ref, db=db)
+    drawn = tok.stochastic_options(dropout, seed, method)
     opts = TokenizeOptions(
         format=fmt,
         document=document,
@@ -155,8 +176,8 @@ def tokenize(
         glob=glob,
         field=field,
         shard_of=parse_shard_of(shard_of),
+        **({"dropout": drawn.p, "seed": drawn.seed, "method": drawn.method} if drawn else {}),
     )
-    tok = load(ref, db=db)
     progress = Progress.for_mode("none" if as_json and progress_mode == "auto" else progress_mode)
     try:
         summary = run_tokenize(tok, list(inputs), out, opts, threads=threads, progress=progress)

@@ -335,6 +335,11 @@ class Tokenizer:
         except UnicodeEncodeError:
             raise self._batch_surrogate(texts) from None
 
+    def stochastic_options(self, dropout: float, seed: Optional[int], method: Optional[str] = None) -> Optional[stochastic.Draw]:
+        """The checked options of a stochastic encoding for this version (`method=None`: its own
+        method), or None for `dropout=0`: what `encode` would draw with, e.g. for a manifest."""
+        return stochastic.draw(self._enc.kind, dropout, seed, method)
+
     def encode_batch_flat(
         self,
         texts: Iterable[str],
