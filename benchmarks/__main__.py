@@ -25,6 +25,7 @@ SUITES = [
     "record",
     "extend",
     "tokenize",
+    "frontier",
 ]
 
 

@@ -15,6 +15,9 @@ from hypothesis import strategies as st
 
 from tokreg import BpeOptions, InputError, Registry, Tokenizer, UnigramOptions, WordPieceOptions
 
+from tokreg import algorithms
+from tokreg.encoding import stochastic
+
 from .conftest import Cli, head_lines, one_error_line, slow, sweep_lines
 
 CASES = {
@@ -25,6 +28,7 @@ CASES = {
 #: The methods each case draws with (the first is the version's own).
 METHODS = {"byte_bpe": ("bpe-dropout", "stochastok"), "char_bpe_eow": ("bpe-dropout", "stochastok")}
 METHODS["unigram"] = ("unigram", "stochastok")
+METHODS_ALL = stochastic.METHODS
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +110,13 @@ def test_special_tokens_stay_whole_and_follow_the_rule(case: tuple[str, Tokenize
 
 def test_what_cannot_be_drawn_is_refused_in_one_line(case: tuple[str, Tokenizer]) -> None:
     name, tok = case
+    for method in METHODS_ALL:  # what show and the version page list is what the core draws
+        listed = method in stochastic.methods(algorithms.of(tok.algorithm, tok.config).model.name)
+        try:
+            tok.encode("the cat", dropout=0.1, seed=1, method=method)
+            assert listed, method
+        except InputError:
+            assert not listed, method
     wrong = "unigram" if name != "unigram" else "bpe-dropout"
     with pytest.raises(InputError, match=f"cannot encode with {wrong}") as e:
         tok.encode("the cat", dropout=0.1, seed=1, method=wrong)
@@ -126,6 +137,7 @@ def test_wordpiece_refuses_every_method(tmp_path: Path) -> None:
         tok = reg.load("w")
     with pytest.raises(InputError, match="WordPiece tokenizers cannot encode with stochastok"):
         tok.encode("the cat", dropout=0.1, seed=1)
+    assert stochastic.methods(algorithms.of(tok.algorithm, tok.config).model.name) == ()
     assert tok.encode("the cat", dropout=0, seed=1) == tok.encode("the cat")
 
 

@@ -185,7 +185,7 @@ impl Encode for Drawing<'_> {
 /// The one-line refusal of a method an algorithm cannot draw.
 pub(crate) fn refuse(kind: Kind, draw: Draw) -> CoreError {
     let why = match draw.method {
-        Method::BpeDropout => "BPE-dropout skips BPE merges, and this encoder applies none",
+        Method::BpeDropout => "tokreg draws BPE-dropout in its own BPE encoders (rank map, merge table), not in this one",
         Method::Unigram => "Unigram sampling needs a Unigram lattice",
         Method::StochasTok => "its tokens do not concatenate to the text (WordPiece joins words and marks pieces)",
     };

@@ -13,13 +13,13 @@ import click
 
 from ..datasets import manifest
 from ..datasets.options import DOCUMENTS, FORMATS, ON_BAD, SPECIALS, TokenizeOptions
-from ..encoding.stochastic import METHODS
 from ..datasets.writer import memory_bound
 from ..datasets.writer import tokenize as run_tokenize
 from ..errors import InputError, Interrupted
 from ..loading import load
 from ..training.progress import Progress
 from .common import db_option, echo_json, open_registry, progress_option
+from .stochastic import stochastic_options
 
 _UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "KI": 1 << 10, "MI": 1 << 20, "GI": 1 << 30}
 
@@ -101,21 +101,7 @@ def peak_rss() -> int:
     metavar="I/N",
     help="Write part I of N (from 0): the I-th of N consecutive runs of the inputs; join with tokreg dataset merge.",
 )
-@click.option(
-    "--dropout",
-    type=float,
-    default=0.0,
-    metavar="P",
-    help="A seeded stochastic encoding of strength P (needs --seed): BPE-dropout (Provilkov et al., ACL 2020) "
-    "for BPE, Unigram sampling (Kudo, 2018; P is its alpha) for Unigram; recorded in the manifest.",
-)
-@click.option("--seed", type=int, help="The seed of --dropout: the same seed, the same ids, on any thread count.")
-@click.option(
-    "--stochastic-method",
-    "method",
-    type=click.Choice(METHODS),
-    help="The method of --dropout, e.g. stochastok (Sims et al., arXiv 2506.01687) [default: the version's own].",
-)
+@stochastic_options
 @click.option("--threads", type=int, default=0, show_default=True, help="Encoder threads (0: one per core).")
 @progress_option
 @click.option("--no-record", is_flag=True, help="Do not record the dataset in the registry.")
@@ -149,7 +135,8 @@ def tokenize(
 ) -> None:
     """Encode a corpus (files, folders, gz/xz/zst, JSON Lines, Parquet, - for stdin) with a
     version into training shards in DIR, with a manifest.json naming the tokenizer's hash, and
-    record the dataset in the registry.
+    record the dataset in the registry. With --dropout and --seed, a seeded stochastic encoding
+    (BPE-dropout, StochasTok or Unigram sampling), recorded in the manifest.
 
     The same command again after an interruption (Ctrl-C, kill -9, a full disk) continues
     after the last complete shard and ends with the bytes of an uninterrupted run. A folder

@@ -44,6 +44,20 @@ PAPERS = {
 }
 #: The method `method=None` picks, by the core encoder's kind.
 _OWN = {"byte_bpe": "bpe-dropout", "char_bpe": "bpe-dropout", "unigram": "unigram"}
+#: The methods a version can draw with, by its model's name (`tokreg show`, the version page);
+#: the core decides (src/encode/stochastic.rs), and tests/test_stochastic.py holds the two equal.
+_METHODS_OF = {
+    "byte_bpe": ("bpe-dropout", "stochastok"),
+    "char_bpe": ("bpe-dropout", "stochastok"),
+    "unigram": ("unigram", "stochastok"),
+    "sp_bpe": ("stochastok",),
+    "hf_bpe": ("stochastok",),
+}
+
+
+def methods(model_name: str) -> tuple[str, ...]:
+    """The stochastic encodings a version of this model can draw (none for WordPiece)."""
+    return _METHODS_OF.get(model_name, ())
 
 
 @dataclass(frozen=True)

@@ -214,7 +214,7 @@ class Tokenizer:
         Unigram, or `method="stochastok"` (Sims et al., 2025) for any algorithm whose tokens
         concatenate. The same seed gives the same ids; `decode` gives the text back."""
         _text(text)
-        drawn = stochastic.draw(self._enc.kind, dropout, seed, method)
+        drawn = self._draw(dropout, seed, method)
         try:
             if drawn is None:
                 ids = self._enc.encode(text, *_rule(allowed_special, disallowed_special))
@@ -275,7 +275,7 @@ class Tokenizer:
         seed and the text alone (not on the thread count or its place in the batch)."""
         if add_special_tokens and as_numpy:
             raise InputError("as_numpy=True gives the ids as encoded; add the template's ids yourself")
-        drawn = stochastic.draw(self._enc.kind, dropout, seed, method)
+        drawn = self._draw(dropout, seed, method)
         if add_special_tokens:
             out = self.encode_batch(
                 texts,
@@ -335,6 +335,11 @@ class Tokenizer:
         except UnicodeEncodeError:
             raise self._batch_surrogate(texts) from None
 
+    def _draw(self, dropout: float, seed: Optional[int], method: Optional[str]) -> Optional[stochastic.Draw]:
+        if dropout == 0.0 and seed is None and method is None:
+            return None  # the default path: no checks beyond one comparison
+        return stochastic.draw(self._enc.kind, dropout, seed, method)
+
     def stochastic_options(self, dropout: float, seed: Optional[int], method: Optional[str] = None) -> Optional[stochastic.Draw]:
         """The checked options of a stochastic encoding for this version (`method=None`: its own
         method), or None for `dropout=0`: what `encode` would draw with, e.g. for a manifest."""
@@ -354,7 +359,7 @@ class Tokenizer:
         """`encode_batch` as two flat buffers, with no Python object per id: `.ids` (uint32)
         and `.offsets` (uint64; text k is `ids[offsets[k]:offsets[k+1]]`), see flat_ids.py.
         `dropout`, `seed`, `method`: a stochastic encoding, as in `encode_batch`."""
-        drawn = stochastic.draw(self._enc.kind, dropout, seed, method)
+        drawn = self._draw(dropout, seed, method)
         if drawn is not None:
             return FlatIds(*self._drawn(texts, threads, allowed_special, disallowed_special, drawn, True))
         flat = self._batch(texts, threads, allowed_special, disallowed_special, self._enc.encode_batch_flat)
