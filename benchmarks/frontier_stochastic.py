@@ -4,8 +4,9 @@ tokreg's Unigram sampling next to SentencePiece's (`enable_sampling=True, alpha`
 StochasTok (no peer ships it). Measured on held-out text (the last 20% of the lines of kjv.txt
 and dr.en.txt; the tokenizers train on the first 80%): tokens per byte (how much a method
 fragments), encode MB/s on one thread, whether two thread counts give the same ids, and whether
-every line decodes back (for the normalizing Unigram: to what its plain encoding decodes to). The peers draw from an unseeded generator: their ids cannot be made
-again, which is the difference this feature is about.
+every line decodes back (for the normalizing Unigram: to what its plain encoding decodes to).
+The peers draw from an unseeded generator: their ids cannot be made again, which is the
+difference this feature is about.
 """
 
 from __future__ import annotations
@@ -51,15 +52,30 @@ def run() -> None:
                 ours, rate = _rate(lambda: tok.encode_batch(held, threads=1, dropout=p, seed=1, method=method), nbytes)
                 again = tok.encode_batch(held, threads=2, dropout=p, seed=1, method=method)
                 back = sum(tok.decode(ids) == line for ids, line in zip(ours, held))
-                rows.append([f"tokreg {method}", p, _per_byte(ours, nbytes), rate, again == ours, f"{back}/{len(held)}"])
+                rows.append(
+                    [f"tokreg {method}", p, _per_byte(ours, nbytes), rate, again == ours, f"{back}/{len(held)}"]
+                )
             hf.model.dropout = p
             theirs, rate = _rate(lambda: [e.ids for e in hf.encode_batch(held, add_special_tokens=False)], nbytes)
             second = [e.ids for e in hf.encode_batch(held, add_special_tokens=False)]
             back = sum(hf.decode(ids) == line for ids, line in zip(theirs, held))
-            rows.append(["HF tokenizers BPE(dropout)", p, _per_byte(theirs, nbytes), rate, second == theirs, f"{back}/{len(held)}"])
+            rows.append(
+                [
+                    "HF tokenizers BPE(dropout)",
+                    p,
+                    _per_byte(theirs, nbytes),
+                    rate,
+                    second == theirs,
+                    f"{back}/{len(held)}",
+                ]
+            )
             hf.model.dropout = None
         headers = ["method", "p", "tokens/byte", "MB/s (1 thread)", "same ids again", "decodes back"]
-        table(f"BPE-dropout and StochasTok, byte-level BPE {VOCAB:,}, {nbytes / 1e6:.1f} MB held-out English", headers, rows)
+        table(
+            f"BPE-dropout and StochasTok, byte-level BPE {VOCAB:,}, {nbytes / 1e6:.1f} MB held-out English",
+            headers,
+            rows,
+        )
         _unigram(folder, train, held, nbytes)
 
 
@@ -71,8 +87,14 @@ def _unigram(folder: str, train: str, held: list[str], nbytes: int) -> None:
         return
     prefix = os.path.join(folder, "uni")
     spm.SentencePieceTrainer.train(
-        input=train, model_prefix=prefix, vocab_size=VOCAB, model_type="unigram", byte_fallback=True,
-        input_sentence_size=200_000, shuffle_input_sentence=False, minloglevel=2,
+        input=train,
+        model_prefix=prefix,
+        vocab_size=VOCAB,
+        model_type="unigram",
+        byte_fallback=True,
+        input_sentence_size=200_000,
+        shuffle_input_sentence=False,
+        minloglevel=2,
     )
     reg = tokreg.Registry(os.path.join(folder, "r.db"))
     reg.import_sentencepiece("uni", prefix + ".model")
@@ -90,6 +112,8 @@ def _unigram(folder: str, train: str, held: list[str], nbytes: int) -> None:
     theirs, rate = _rate(lambda: sp.encode(held, enable_sampling=True, alpha=ALPHA, nbest_size=-1), nbytes)
     second = sp.encode(held, enable_sampling=True, alpha=ALPHA, nbest_size=-1)
     back = sum(sp.decode(ids) == sp.decode(p) for ids, p in zip(theirs, sp.encode(held)))
-    rows.append(["SentencePiece sampling", ALPHA, _per_byte(theirs, nbytes), rate, second == theirs, f"{back}/{len(held)}"])
+    rows.append(
+        ["SentencePiece sampling", ALPHA, _per_byte(theirs, nbytes), rate, second == theirs, f"{back}/{len(held)}"]
+    )
     headers = ["method", "p / alpha", "tokens/byte", "MB/s (1 thread)", "same ids again", "decodes as plain"]
     table(f"Unigram sampling, SentencePiece Unigram {VOCAB:,} imported, same held-out text", headers, rows)

@@ -13,9 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tokreg import BpeOptions, InputError, Registry, Tokenizer, UnigramOptions, WordPieceOptions
-
-from tokreg import algorithms
+from tokreg import BpeOptions, InputError, Registry, Tokenizer, UnigramOptions, WordPieceOptions, algorithms
 from tokreg.encoding import stochastic
 
 from .conftest import Cli, head_lines, one_error_line, slow, sweep_lines
@@ -48,7 +46,9 @@ def case(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
         return request.param, reg.load("t")
 
 
-def test_dropout_zero_in_the_drawn_merge_loop_is_the_encoders_segmentation(case: tuple[str, Tokenizer], lines: list[str]) -> None:
+def test_dropout_zero_in_the_drawn_merge_loop_is_the_encoders_segmentation(
+    case: tuple[str, Tokenizer], lines: list[str]
+) -> None:
     name, tok = case
     if name == "unigram":
         pytest.skip("Unigram sampling has no p = 0")
@@ -102,7 +102,9 @@ def test_special_tokens_stay_whole_and_follow_the_rule(case: tuple[str, Tokenize
     special = CASES[name].special[0]
     text = f"the cat{special}the car"
     for method in METHODS[name]:
-        ids = tok.encode(text, allowed_special="all", dropout=1.0 if method != "unigram" else 0.1, seed=1, method=method)
+        ids = tok.encode(
+            text, allowed_special="all", dropout=1.0 if method != "unigram" else 0.1, seed=1, method=method
+        )
         assert ids.count(tok.special_tokens[special]) == 1
         with pytest.raises(InputError, match="special token"):
             tok.encode(text, dropout=0.1, seed=1, method=method)
@@ -157,7 +159,20 @@ def test_tokenize_records_the_draw_and_refuses_another_seed_on_resume(run: Cli, 
     assert (doc["options"]["dropout"], doc["options"]["seed"], doc["options"]["method"]) == (0.2, 9, "bpe-dropout")
     assert (outs[0] / "shard-00000.bin").read_bytes() == (outs[1] / "shard-00000.bin").read_bytes()
     assert run("dataset", "verify", str(outs[0])).exit_code == 0
-    res = run("tokenize", "t", str(corpus), "-o", str(outs[0]), "--document", "line", "--dropout", "0.2", "--seed", "8", ok=False)
+    res = run(
+        "tokenize",
+        "t",
+        str(corpus),
+        "-o",
+        str(outs[0]),
+        "--document",
+        "line",
+        "--dropout",
+        "0.2",
+        "--seed",
+        "8",
+        ok=False,
+    )
     one_error_line(res, "other options", "seed")
     plain = tmp_path / "plain"
     assert run("tokenize", "t", str(corpus), "-o", str(plain), "--document", "line").exit_code == 0

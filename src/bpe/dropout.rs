@@ -83,7 +83,9 @@ pub(crate) fn merge<S: Copy>(syms: &mut Vec<S>, p: f64, rng: &mut Rng, pair: imp
 pub(crate) fn byte_piece(rank: impl Fn(&[u8]) -> Option<u32>, piece: &[u8], p: f64, rng: &mut Rng, out: &mut Vec<u32>) {
     let mut syms: Vec<(u32, u32)> = (0..piece.len() as u32).map(|i| (i, i + 1)).collect();
     merge(&mut syms, p, rng, |a, b| rank(&piece[a.0 as usize..b.1 as usize]).map(|r| (r, (a.0, b.1))));
-    out.extend(syms.iter().map(|&(s, e)| rank(&piece[s as usize..e as usize]).expect("every byte and merge is a token")));
+    out.extend(
+        syms.iter().map(|&(s, e)| rank(&piece[s as usize..e as usize]).expect("every byte and merge is a token")),
+    );
 }
 
 #[cfg(test)]

@@ -161,7 +161,9 @@ impl Encode for Drawing<'_> {
             Method::BpeDropout => self.inner.encode_dropout(text, self.draw.p, &mut rng, out)?,
             Method::Unigram => {
                 let seed = rng.next_u64();
-                out.extend(self.inner.sample(text, self.draw.p, seed).map_err(|_| refuse(self.inner.kind(), self.draw))?)
+                out.extend(
+                    self.inner.sample(text, self.draw.p, seed).map_err(|_| refuse(self.inner.kind(), self.draw))?,
+                )
             }
             Method::StochasTok => unreachable!("StochasTok expands after encoding"),
         }
@@ -185,7 +187,9 @@ impl Encode for Drawing<'_> {
 /// The one-line refusal of a method an algorithm cannot draw.
 pub(crate) fn refuse(kind: Kind, draw: Draw) -> CoreError {
     let why = match draw.method {
-        Method::BpeDropout => "tokreg draws BPE-dropout in its own BPE encoders (rank map, merge table), not in this one",
+        Method::BpeDropout => {
+            "tokreg draws BPE-dropout in its own BPE encoders (rank map, merge table), not in this one"
+        }
         Method::Unigram => "Unigram sampling needs a Unigram lattice",
         Method::StochasTok => "its tokens do not concatenate to the text (WordPiece joins words and marks pieces)",
     };
@@ -240,7 +244,13 @@ impl Tokenizer {
 
     /// `encode_drawn` for every text, in order, as flat buffers (see `encode_batch`): the
     /// result does not depend on `threads`, as each text's stream depends on the text alone.
-    pub fn encode_batch_drawn<T>(&self, texts: &[T], rule: &Rule, draw: Draw, threads: usize) -> Result<Vec<Flat>, CoreError>
+    pub fn encode_batch_drawn<T>(
+        &self,
+        texts: &[T],
+        rule: &Rule,
+        draw: Draw,
+        threads: usize,
+    ) -> Result<Vec<Flat>, CoreError>
     where
         T: Deref<Target = str> + Sync,
     {

@@ -19,9 +19,9 @@ def stochastic_options(f: Callable[..., Any]) -> Callable[..., Any]:
         help="The method of --dropout: bpe-dropout, stochastok (split tokens into two that concatenate to them; "
         "Sims et al., arXiv 2506.01687) or unigram [default: the version's own].",
     )(f)
-    f = click.option("--seed", type=int, help="The seed of --dropout: the same seed, the same ids, on any thread count.")(
-        f
-    )
+    f = click.option(
+        "--seed", type=int, help="The seed of --dropout: the same seed, the same ids, on any thread count."
+    )(f)
     return click.option(
         "--dropout",
         type=float,

@@ -163,7 +163,9 @@ def tokenize(
         glob=glob,
         field=field,
         shard_of=parse_shard_of(shard_of),
-        **({"dropout": drawn.p, "seed": drawn.seed, "method": drawn.method} if drawn else {}),
+        dropout=drawn.p if drawn else 0.0,
+        seed=drawn.seed if drawn else None,
+        method=drawn.method if drawn else None,
     )
     progress = Progress.for_mode("none" if as_json and progress_mode == "auto" else progress_mode)
     try:

@@ -340,7 +340,9 @@ class Tokenizer:
             return None  # the default path: no checks beyond one comparison
         return stochastic.draw(self._enc.kind, dropout, seed, method)
 
-    def stochastic_options(self, dropout: float, seed: Optional[int], method: Optional[str] = None) -> Optional[stochastic.Draw]:
+    def stochastic_options(
+        self, dropout: float, seed: Optional[int], method: Optional[str] = None
+    ) -> Optional[stochastic.Draw]:
         """The checked options of a stochastic encoding for this version (`method=None`: its own
         method), or None for `dropout=0`: what `encode` would draw with, e.g. for a manifest."""
         return stochastic.draw(self._enc.kind, dropout, seed, method)

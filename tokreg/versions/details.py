@@ -15,8 +15,8 @@ from typing import Any, Optional
 from sqlalchemy import Connection
 
 from .. import algorithms
-from ..encoding import stochastic
 from ..data import JsonValue, LineageEntry, VersionInfo, VersionSummary, json_of
+from ..encoding import stochastic
 from ..store import lineage, reads, refs
 
 
