@@ -1296,6 +1296,20 @@ impl Encoder {
         Ok(PyList::new(py, self.ints.lists(py, &parts)?)?.into_any())
     }
 
+    /// Per token id, how often BPE's merge loop emits it over `texts`, forms it by a merge, and
+    /// merges it into a longer token (LiteToken's final and intermediate frequencies; `encode::trace`).
+    #[pyo3(signature = (texts, threads=0))]
+    #[allow(clippy::type_complexity)]
+    fn trace_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<PyBackedStr>,
+        threads: usize,
+    ) -> PyResult<(Vec<u64>, Vec<u64>, Vec<u64>)> {
+        let t = py.allow_threads(|| self.tok.trace_batch(&texts, threads)).or_raise(py)?;
+        Ok((t.emitted, t.formed, t.consumed))
+    }
+
     /// `encode` with where each token came from: (ids, character spans, byte spans).
     #[pyo3(signature = (text, allowed_special=Some(vec![]), disallowed_special=Some(vec![])))]
     #[allow(clippy::type_complexity)]

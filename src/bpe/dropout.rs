@@ -21,7 +21,14 @@ const NONE: u32 = u32::MAX;
 
 /// Merges `syms` in place with dropout `p`. `pair(a, b)`: the rank and the result of merging
 /// `a` then `b`, if that is a merge; a rank names one pair for a given left symbol.
-pub(crate) fn merge<S: Copy>(syms: &mut Vec<S>, p: f64, rng: &mut Rng, pair: impl Fn(S, S) -> Option<(u32, S)>) {
+/// `merged(a, b, z)` is told of every merge made (`encode/trace.rs` counts them).
+pub(crate) fn merge<S: Copy>(
+    syms: &mut Vec<S>,
+    p: f64,
+    rng: &mut Rng,
+    pair: impl Fn(S, S) -> Option<(u32, S)>,
+    mut merged: impl FnMut(S, S, S),
+) {
     let n = syms.len();
     if n < 2 {
         return;
@@ -50,6 +57,7 @@ pub(crate) fn merge<S: Copy>(syms: &mut Vec<S>, p: f64, rng: &mut Rng, pair: imp
             skipped.push(Reverse((rank, i)));
             continue;
         }
+        merged(syms[i as usize], syms[j as usize], z);
         syms[i as usize] = z;
         alive[j as usize] = false;
         let after = next[j as usize];
@@ -80,12 +88,25 @@ pub(crate) fn merge<S: Copy>(syms: &mut Vec<S>, p: f64, rng: &mut Rng, pair: imp
 
 /// Appends the ids of one byte-level piece merged with dropout: symbols are byte ranges, and a
 /// pair merges when its bytes are a token (`rank`: bytes -> rank, which is the token's id).
-pub(crate) fn byte_piece(rank: impl Fn(&[u8]) -> Option<u32>, piece: &[u8], p: f64, rng: &mut Rng, out: &mut Vec<u32>) {
+/// `merged(a, b, z)` gets the ids of the two tokens and the result of every merge made.
+pub(crate) fn byte_piece(
+    rank: impl Fn(&[u8]) -> Option<u32>,
+    piece: &[u8],
+    p: f64,
+    rng: &mut Rng,
+    out: &mut Vec<u32>,
+    mut merged: impl FnMut(u32, u32, u32),
+) {
+    let id = |s: (u32, u32)| rank(&piece[s.0 as usize..s.1 as usize]).expect("every byte and merge is a token");
     let mut syms: Vec<(u32, u32)> = (0..piece.len() as u32).map(|i| (i, i + 1)).collect();
-    merge(&mut syms, p, rng, |a, b| rank(&piece[a.0 as usize..b.1 as usize]).map(|r| (r, (a.0, b.1))));
-    out.extend(
-        syms.iter().map(|&(s, e)| rank(&piece[s as usize..e as usize]).expect("every byte and merge is a token")),
+    merge(
+        &mut syms,
+        p,
+        rng,
+        |a, b| rank(&piece[a.0 as usize..b.1 as usize]).map(|r| (r, (a.0, b.1))),
+        |a, b, z| merged(id(a), id(b), id(z)),
     );
+    out.extend(syms.iter().map(|&s| id(s)));
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
 
-use crate::encode::{unknown_id, Encode, Kind, Rng};
+use crate::encode::{unknown_id, Encode, Kind, Rng, Trace};
 use crate::error::CoreError;
 use crate::pretok::Splitter;
 
@@ -272,7 +272,18 @@ impl Encode for MergeEncoder {
         let mut syms = Vec::new();
         self.splitter.split(text, |a, b| {
             self.symbols(&text[a..b], &mut syms);
-            super::dropout::merge(&mut syms, p, rng, |x, y| self.pair(x, y));
+            super::dropout::merge(&mut syms, p, rng, |x, y| self.pair(x, y), |_, _, _| {});
+            out.extend_from_slice(&syms);
+        })
+    }
+
+    /// BPE's merge loop, each merge's two tokens counted (`encode::trace`).
+    fn encode_traced(&self, text: &str, trace: &mut Trace, out: &mut Vec<u32>) -> Result<(), CoreError> {
+        let mut syms = Vec::new();
+        let mut rng = Rng::new(0); // p = 0 draws nothing
+        self.splitter.split(text, |a, b| {
+            self.symbols(&text[a..b], &mut syms);
+            super::dropout::merge(&mut syms, 0.0, &mut rng, |x, y| self.pair(x, y), |x, y, z| trace.merged(x, y, z));
             out.extend_from_slice(&syms);
         })
     }

@@ -428,6 +428,16 @@ class Tokenizer:
         except UnicodeEncodeError:
             raise self._batch_surrogate(texts) from None
 
+    def merge_counts(self, texts: Iterable[str], *, threads: int = 0) -> tuple[list[int], list[int], list[int]]:
+        """Per token id, over `texts` encoded by BPE's merge loop (special-token strings as text):
+        how often it is emitted, formed by a merge, and merged into a longer token; the counts of
+        LiteToken's residues (evaluation/residues.py). BPE versions only."""
+        texts = self._texts(texts)
+        try:
+            return self._enc.trace_batch(texts, self._threads(threads))
+        except UnicodeEncodeError:
+            raise self._batch_surrogate(texts) from None
+
     def nbest(self, text: str, k: int) -> list[tuple[list[int], float]]:
         """The `k` most likely segmentations of `text`, best first, with their log probability
         (Unigram only)."""
