@@ -108,6 +108,10 @@ def test_audit_residues_is_stored_shown_and_queryable(trained: tuple[Path, Token
     assert [r["residues"] for r in shown["residues"]] == [report["residue_count"]]
     assert "residues" in run("show", "t").output
     one_error_line(run("audit", "t", "--residues", ok=False), "--text")
+    with Registry(db) as src, Registry(tmp_path / "copy.db") as dst:  # copied with the version
+        src.copy_to(dst, ["t"])
+        copied = dst.residues("t", held)
+    assert copied.stored and copied.residues == Registry(db).residues("t", held).residues
 
 
 @pytest.mark.slow

@@ -57,8 +57,8 @@ from .versions.samples import SAMPLES, Sample, encode_all
 # `extend`, `reproduce`…): a fresh `tokreg train` process pays for every import.
 if TYPE_CHECKING:
     from .evaluation.audit import AuditReport
-    from .evaluation.residues import ResidueReport
     from .evaluation.evaluate import Evaluation
+    from .evaluation.residues import ResidueReport
     from .training.reproduce import Reproduction
     from .versions.ancestry import TokenInfo
     from .versions.copy import Copied

@@ -135,7 +135,9 @@ def run(
         def save(conn: Any) -> datetime:
             evaluations.save_text(
                 conn,
-                TextRow(text.fingerprint, text.name, text.language, text.bytes, text.characters, sum(text.words.values())),
+                TextRow(
+                    text.fingerprint, text.name, text.language, text.bytes, text.characters, sum(text.words.values())
+                ),
             )
             return residues.save(conn, v.id, text.fingerprint, rows)
 
