@@ -214,12 +214,11 @@ class Tokenizer:
         Unigram, or `method="stochastok"` (Sims et al., 2025) for any algorithm whose tokens
         concatenate. The same seed gives the same ids; `decode` gives the text back."""
         _text(text)
-        drawn = self._draw(dropout, seed, method)
         try:
-            if drawn is None:
+            if dropout == 0.0 and seed is None and method is None:  # the default path, unchanged
                 ids = self._enc.encode(text, *_rule(allowed_special, disallowed_special))
             else:
-                ids = self._drawn([text], 1, allowed_special, disallowed_special, drawn, False)[0]
+                ids = self._encode_drawn(text, allowed_special, disallowed_special, dropout, seed, method)
         except UnicodeEncodeError as e:
             raise _surrogate(e) from None
         if pair is not None:
@@ -334,6 +333,22 @@ class Tokenizer:
             return call(texts, allowed, threads, disallowed_special=disallowed)
         except UnicodeEncodeError:
             raise self._batch_surrogate(texts) from None
+
+    def _encode_drawn(
+        self,
+        text: str,
+        allowed_special: Specials,
+        disallowed_special: Specials,
+        dropout: float,
+        seed: Optional[int],
+        method: Optional[str],
+    ) -> list[int]:
+        drawn = stochastic.draw(self._enc.kind, dropout, seed, method)
+        if drawn is None:
+            ids: list[int] = self._enc.encode(text, *_rule(allowed_special, disallowed_special))
+            return ids
+        one: list[int] = self._drawn([text], 1, allowed_special, disallowed_special, drawn, False)[0]
+        return one
 
     def _draw(self, dropout: float, seed: Optional[int], method: Optional[str]) -> Optional[stochastic.Draw]:
         if dropout == 0.0 and seed is None and method is None:
