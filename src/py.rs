@@ -18,7 +18,7 @@ use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyType};
 
 use crate::content;
-use crate::encode::{Flat, Rule, StreamDecoder, Tokenizer};
+use crate::encode::{Draw, Flat, Method, Rule, StreamDecoder, Tokenizer};
 use crate::error::CoreError;
 use crate::pretok::{canonical, Splitter, PATTERNS};
 use crate::{bpe, count, normalize, pool, tokreg_file, unigram, wordpiece};
@@ -1339,20 +1339,54 @@ impl Encoder {
         let (ids, offsets) = py
             .allow_threads(|| {
                 let rule = self.rule(&allowed_special, &disallowed_special)?;
-                let parts = self.tok.encode_batch(&texts, &rule, threads)?;
-                let total: usize = parts.iter().map(|p| p.ids.len()).sum();
-                let mut ids: Vec<u8> = Vec::with_capacity(total * 4);
-                let mut offsets: Vec<u8> = Vec::with_capacity((texts.len() + 1) * 8);
-                offsets.extend_from_slice(&0u64.to_ne_bytes());
-                for part in &parts {
-                    let base = (ids.len() / 4) as u64;
-                    ids.extend(part.ids.iter().flat_map(|i| i.to_ne_bytes()));
-                    offsets.extend(part.ends.iter().flat_map(|&e| (base + e as u64).to_ne_bytes()));
-                }
-                Ok::<_, CoreError>((ids, offsets))
+                Ok::<_, CoreError>(flat_bytes(&self.tok.encode_batch(&texts, &rule, threads)?, texts.len()))
             })
             .or_raise(py)?;
         Ok((PyBytes::new(py, &ids), PyBytes::new(py, &offsets)))
+    }
+
+    /// `encode_batch` drawn by a stochastic method (`encode::stochastic`): `method` is
+    /// bpe-dropout, stochastok or unigram, `p` its strength; each text's draw depends on the
+    /// seed and the text only. With `flat`, the two buffers of `encode_batch_flat`.
+    #[pyo3(signature = (texts, allowed_special, threads, disallowed_special, method, p, seed, flat=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn encode_batch_drawn<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        allowed_special: Option<Vec<String>>,
+        threads: usize,
+        disallowed_special: Option<Vec<String>>,
+        method: &str,
+        p: f64,
+        seed: u64,
+        flat: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let draw = Method::from_name(method).and_then(|m| Draw::new(m, p, seed)).or_raise(py)?;
+        let parts = py
+            .allow_threads(|| {
+                self.tok.encode_batch_drawn(&texts, &self.rule(&allowed_special, &disallowed_special)?, draw, threads)
+            })
+            .or_raise(py)?;
+        if flat {
+            let (ids, offsets) = flat_bytes(&parts, texts.len());
+            return Ok((PyBytes::new(py, &ids), PyBytes::new(py, &offsets)).into_pyobject(py)?.into_any());
+        }
+        Ok(PyList::new(py, self.ints.lists(py, &parts)?)?.into_any())
+    }
+
+    /// Per token id, how often BPE's merge loop emits it over `texts`, forms it by a merge, and
+    /// merges it into a longer token (LiteToken's final and intermediate frequencies; `encode::trace`).
+    #[pyo3(signature = (texts, threads=0))]
+    #[allow(clippy::type_complexity)]
+    fn trace_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<PyBackedStr>,
+        threads: usize,
+    ) -> PyResult<(Vec<u64>, Vec<u64>, Vec<u64>)> {
+        let t = py.allow_threads(|| self.tok.trace_batch(&texts, threads)).or_raise(py)?;
+        Ok((t.emitted, t.formed, t.consumed))
     }
 
     /// `encode` with where each token came from: (ids, character spans, byte spans).
@@ -1414,6 +1448,20 @@ impl Encoder {
     fn sample(&self, py: Python<'_>, text: &str, alpha: f64, seed: u64) -> PyResult<Vec<u32>> {
         py.allow_threads(|| self.tok.sample(text, alpha, seed)).or_raise(py)
     }
+}
+
+/// Flat buffers of a batch's parts: the ids (native-endian u32) and n+1 offsets (native-endian u64).
+fn flat_bytes(parts: &[Flat], n: usize) -> (Vec<u8>, Vec<u8>) {
+    let total: usize = parts.iter().map(|p| p.ids.len()).sum();
+    let mut ids: Vec<u8> = Vec::with_capacity(total * 4);
+    let mut offsets: Vec<u8> = Vec::with_capacity((n + 1) * 8);
+    offsets.extend_from_slice(&0u64.to_ne_bytes());
+    for part in parts {
+        let base = (ids.len() / 4) as u64;
+        ids.extend(part.ids.iter().flat_map(|i| i.to_ne_bytes()));
+        offsets.extend(part.ends.iter().flat_map(|&e| (base + e as u64).to_ne_bytes()));
+    }
+    (ids, offsets)
 }
 
 /// Text from ids given one at a time (`encode::StreamDecoder`): `step(id)` returns the text

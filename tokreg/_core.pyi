@@ -322,6 +322,18 @@ class Encoder:
         *,
         disallowed_special: Optional[list[str]] = ...,
     ) -> tuple[bytes, bytes]: ...
+    def encode_batch_drawn(
+        self,
+        texts: list[str],
+        allowed_special: Optional[list[str]],
+        threads: int,
+        disallowed_special: Optional[list[str]],
+        method: str,
+        p: float,
+        seed: int,
+        flat: bool = False,
+    ) -> Any: ...
+    def trace_batch(self, texts: list[str], threads: int = 0) -> tuple[list[int], list[int], list[int]]: ...
     def encode_with_offsets(
         self, text: str, allowed_special: Optional[list[str]] = ..., disallowed_special: Optional[list[str]] = ...
     ) -> tuple[list[int], list[tuple[int, int]], list[tuple[int, int]]]: ...

@@ -58,6 +58,7 @@ from .versions.samples import SAMPLES, Sample, encode_all
 if TYPE_CHECKING:
     from .evaluation.audit import AuditReport
     from .evaluation.evaluate import Evaluation
+    from .evaluation.residues import ResidueReport
     from .training.reproduce import Reproduction
     from .versions.ancestry import TokenInfo
     from .versions.copy import Copied
@@ -748,6 +749,34 @@ class Registry:
             lambda: self.stored(v),
             lambda: self.load(v),
             rare_below=rare_below,
+            recompute=recompute,
+        )
+
+    def residues(
+        self,
+        ref: Ref,
+        text: PathLike,
+        *,
+        below: Optional[float] = None,
+        min_seen: Optional[int] = None,
+        recompute: bool = False,
+    ) -> ResidueReport:
+        """LiteToken's intermediate merge residues of a BPE version on `text` (arXiv 2602.04706;
+        tokreg/evaluation/residues.py): the tokens BPE's merge loop forms there that are emitted
+        in fewer than `below` (default 0.1) of the times they are formed, among those formed at
+        least `min_seen` (default 10) times. The counts are stored beside the version and read
+        back unless `recompute`."""
+        from .evaluation import evaluate, residues  # on use: see the note at the top-level imports
+
+        v = self.resolve(ref)
+        (loaded,) = evaluate.read_texts([text])
+        return residues.run(
+            self.engine,
+            v,
+            loaded,
+            lambda: self.load(v),
+            below=residues.BELOW if below is None else below,
+            min_seen=residues.MIN_SEEN if min_seen is None else min_seen,
             recompute=recompute,
         )
 

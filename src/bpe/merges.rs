@@ -15,7 +15,7 @@ use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
 
-use crate::encode::{unknown_id, Encode, Kind};
+use crate::encode::{unknown_id, Encode, Kind, Rng, Trace};
 use crate::error::CoreError;
 use crate::pretok::Splitter;
 
@@ -96,6 +96,12 @@ impl MergeEncoder {
     /// The tokens of one word into `syms`: its characters (unknown ones as the unknown token,
     /// or dropped without one), the end-of-word symbol, then the merges.
     fn word(&self, word: &str, syms: &mut Vec<u32>, long: &mut LongWord) {
+        self.symbols(word, syms);
+        self.merge(syms, long);
+    }
+
+    /// One word's symbols before any merge: its characters and the end-of-word symbol.
+    fn symbols(&self, word: &str, syms: &mut Vec<u32>) {
         syms.clear();
         for c in word.chars() {
             if let Some(id) = self.chars.get(&c).copied().or(self.unk) {
@@ -105,7 +111,6 @@ impl MergeEncoder {
         if let Some((eow, _)) = &self.end_of_word {
             syms.push(*eow);
         }
-        self.merge(syms, long);
     }
 
     /// The rank and result of merging `a` then `b`, if that is a learned merge.
@@ -260,6 +265,27 @@ impl Encode for MergeEncoder {
             ids.extend_from_slice(&syms);
         })?;
         Ok(true)
+    }
+
+    /// BPE-dropout (`dropout.rs`), word by word.
+    fn encode_dropout(&self, text: &str, p: f64, rng: &mut Rng, out: &mut Vec<u32>) -> Result<(), CoreError> {
+        let mut syms = Vec::new();
+        self.splitter.split(text, |a, b| {
+            self.symbols(&text[a..b], &mut syms);
+            super::dropout::merge(&mut syms, p, rng, |x, y| self.pair(x, y), |_, _, _| {});
+            out.extend_from_slice(&syms);
+        })
+    }
+
+    /// BPE's merge loop, each merge's two tokens counted (`encode::trace`).
+    fn encode_traced(&self, text: &str, trace: &mut Trace, out: &mut Vec<u32>) -> Result<(), CoreError> {
+        let mut syms = Vec::new();
+        let mut rng = Rng::new(0); // p = 0 draws nothing
+        self.splitter.split(text, |a, b| {
+            self.symbols(&text[a..b], &mut syms);
+            super::dropout::merge(&mut syms, 0.0, &mut rng, |x, y| self.pair(x, y), |x, y, z| trace.merged(x, y, z));
+            out.extend_from_slice(&syms);
+        })
     }
 
     /// A piece is one word: its characters (unknown ones as the unknown token, or dropped as

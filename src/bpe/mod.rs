@@ -5,6 +5,7 @@
 //! encoder, `superword_train` its two stages).
 
 mod corpus;
+mod dropout;
 mod extend;
 pub mod merges;
 mod min_tree;

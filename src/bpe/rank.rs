@@ -14,7 +14,7 @@ use super::min_tree::{MinTree, NONE};
 use super::piece_cache::{self, PieceCache};
 use super::rank_table::RankTable;
 use super::seams::Seams;
-use crate::encode::{unknown_id, Encode, Kind};
+use crate::encode::{unknown_id, Encode, Kind, Rng, Trace};
 use crate::error::CoreError;
 use crate::pretok::Splitter;
 
@@ -495,6 +495,30 @@ impl Encode for RankEncoder {
         let mut parts = FlatParts::new();
         piece_cache::with_cache(self.uid, |cache| {
             self.splitter.split(text, |a, b| self.encode_piece(&bytes[a..b], &mut parts, cache, out))
+        })
+    }
+
+    /// BPE-dropout (`dropout.rs`), piece by piece.
+    fn encode_dropout(&self, text: &str, p: f64, rng: &mut Rng, out: &mut Vec<u32>) -> Result<(), CoreError> {
+        let bytes = text.as_bytes();
+        self.splitter.split(text, |a, b| {
+            super::dropout::byte_piece(|k| self.ranks.get(k), &bytes[a..b], p, rng, out, |_, _, _| {})
+        })
+    }
+
+    /// BPE's merge loop, each merge's two tokens counted (`encode::trace`).
+    fn encode_traced(&self, text: &str, trace: &mut Trace, out: &mut Vec<u32>) -> Result<(), CoreError> {
+        let bytes = text.as_bytes();
+        let mut rng = Rng::new(0); // p = 0 draws nothing
+        self.splitter.split(text, |a, b| {
+            super::dropout::byte_piece(
+                |k| self.ranks.get(k),
+                &bytes[a..b],
+                0.0,
+                &mut rng,
+                out,
+                |x, y, z| trace.merged(x, y, z),
+            )
         })
     }
 

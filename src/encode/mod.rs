@@ -16,15 +16,20 @@ mod load;
 mod offsets;
 mod round_trip;
 mod specials;
+pub mod stochastic;
+mod stochastok;
 mod stream;
 mod tokenizer;
+mod trace;
 
 pub use batch::Flat;
 pub use offsets::Spans;
 pub use round_trip::RoundTrip;
 pub use specials::{Rule, Specials};
+pub use stochastic::{Draw, Method, Rng};
 pub use stream::{Deltas, StreamDecoder};
 pub use tokenizer::Tokenizer;
+pub use trace::Trace;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -156,6 +161,22 @@ pub trait Encode: Send + Sync {
     /// The `k` best segmentations, best first, with their scores.
     fn nbest(&self, _text: &str, _k: usize) -> Result<Vec<(Vec<u32>, f64)>, CoreError> {
         Err(CoreError::Unsupported { operation: "n-best segmentation", kind: self.kind() })
+    }
+
+    /// BPE-dropout (`stochastic.rs`): appends the ids of `text` merged with each candidate
+    /// merge skipped with probability `p` at every step, drawing from `rng`. BPE encoders only.
+    fn encode_dropout(&self, _text: &str, p: f64, _rng: &mut Rng, _out: &mut Vec<u32>) -> Result<(), CoreError> {
+        Err(stochastic::refuse(self.kind(), Draw { method: Method::BpeDropout, p, seed: 0 }))
+    }
+
+    /// Appends the ids of `text` (special tokens as text), telling `trace` of every merge BPE's
+    /// merge loop makes: LiteToken's residue measure (`trace.rs`). BPE only.
+    fn encode_traced(&self, _text: &str, _trace: &mut Trace, _out: &mut Vec<u32>) -> Result<(), CoreError> {
+        Err(CoreError::input(format!(
+            "{} tokenizers are not merged by tokreg's BPE merge loop, so they have no residues to measure \
+             (LiteToken's residues are BPE's)",
+            self.kind()
+        )))
     }
 
     /// One segmentation drawn at random (subword regularization); the same seed, the same draw.

@@ -2,6 +2,8 @@
 //! This is what the binding wraps; every call of its API goes through here, so a rule about
 //! special tokens or ids holds for every algorithm at once.
 
+use std::sync::OnceLock;
+
 use fancy_regex::Regex;
 
 use super::{unknown_id, Encode, Kind, Rule, Specials};
@@ -10,12 +12,14 @@ use crate::error::CoreError;
 pub struct Tokenizer {
     pub(super) encoder: Box<dyn Encode>,
     pub(super) specials: Specials,
+    /// StochasTok's table of token splits, made on first use (`stochastok.rs`).
+    pub(super) splits: OnceLock<super::stochastok::Splits>,
 }
 
 impl Tokenizer {
     /// `specials`: (text, id) of the tokens that `encode` may emit for their text.
     pub fn new(encoder: Box<dyn Encode>, specials: Vec<(String, u32)>) -> Tokenizer {
-        Tokenizer { encoder, specials: Specials::new(specials) }
+        Tokenizer { encoder, specials: Specials::new(specials), splits: OnceLock::new() }
     }
 
     /// The encoder behind the special tokens (for decoding one id at a time).

@@ -86,6 +86,13 @@ def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: b
     )
     click.echo(f"  {'merges':<14}{summary.merges:,}")
     click.echo(f"  {'lossless':<14}{'yes' if info.lossless else 'no (decode(encode(s)) may differ from s)'}")
+    for r in info.residues:
+        click.echo(
+            f"  {'residues':<14}{r.residues:,} of {r.measured:,} tokens measured on {r.text} "
+            f"(LiteToken; tokreg audit --residues)"
+        )
+    if info.stochastic:
+        click.echo(f"  {'stochastic':<14}{', '.join(info.stochastic)} (encode --dropout P --seed N)")
     click.echo(f"  {'created':<14}{ver.created_at.isoformat()}")
     if ver.message:
         click.echo(f"  {'message':<14}{ver.message}")

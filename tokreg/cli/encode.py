@@ -13,6 +13,7 @@ from ..errors import InputError, SpecialTokenError
 from ..files import read_text
 from ..loading import load
 from .common import db_option, echo_json, json_option
+from .stochastic import stochastic_options
 
 
 @click.command()
@@ -27,6 +28,7 @@ from .common import db_option, echo_json, json_option
     is_flag=True,
     help="Print only the number of tokens (no ids are listed). `tokreg count` is corpus counting for training.",
 )
+@stochastic_options
 @json_option
 @db_option
 def encode(
@@ -36,6 +38,9 @@ def encode(
     allow_special: bool,
     special_as_text: bool,
     count_only: bool,
+    dropout: float,
+    seed: Optional[int],
+    method: Optional[str],
     as_json: bool,
     db: Optional[str],
 ) -> None:
@@ -45,10 +50,15 @@ def encode(
     Special-token strings in the text follow the Python API's rule: refused unless you say
     what they are, --allow-special (their ids) or --special-as-text (ordinary text).
 
+    --dropout P --seed N draws a seeded stochastic encoding: BPE-dropout (Provilkov et al.,
+    ACL 2020) for BPE, Unigram sampling (Kudo, ACL 2018) for Unigram, or with
+    --stochastic-method stochastok, StochasTok (Sims et al., arXiv 2506.01687).
+
     \b
     Example:
         tokreg encode gpt-mini@1 "hello world"
         tokreg encode gpt-mini@1 --file README.md --count
+        tokreg encode gpt-mini@1 "unbelievable" --dropout 0.1 --seed 7
     """
     if file is not None and text is not None:
         raise InputError("give TEXT or --file, not both")
@@ -62,10 +72,13 @@ def encode(
     allowed: Specials = "all" if allow_special else frozenset()
     disallowed: Specials = () if special_as_text else "all"
     try:
-        if count_only:
+        if count_only and not dropout:
             n = tok.count(text, allowed_special=allowed, disallowed_special=disallowed)
         else:
-            ids = tok.encode(text, allowed_special=allowed, disallowed_special=disallowed)
+            ids = tok.encode(
+                text, allowed_special=allowed, disallowed_special=disallowed, dropout=dropout, seed=seed, method=method
+            )
+            n = len(ids)
     except SpecialTokenError as e:
         raise InputError(
             f"the text contains the special token {e.token!r}; pass --allow-special to encode it as a special "

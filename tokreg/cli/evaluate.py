@@ -13,6 +13,8 @@ from ..evaluation.audit import AuditedToken, AuditReport
 from ..evaluation.charts import evaluation_png
 from ..evaluation.evaluate import Evaluation
 from ..evaluation.metrics import METRICS, Metric
+from .audit import residue_options
+from .audit import residues as residue_audit
 from .common import db_option, echo_json, json_option, open_registry
 
 #: A cell's mark: True for the best value of its column, "!" for a lossy version's, False for none.
@@ -250,19 +252,38 @@ def _print_audit(r: AuditReport, top: int) -> None:
     "--top", type=click.IntRange(min=0), default=20, show_default=True, help="How many tokens of each list to print."
 )
 @click.option("--recompute", is_flag=True, help="Audit again even when the registry holds an audit.")
+@residue_options
 @json_option
 @db_option
-def audit(ref: str, rare_below: int, top: int, recompute: bool, as_json: bool, db: Optional[str]) -> None:
+def audit(
+    ref: str,
+    rare_below: int,
+    top: int,
+    recompute: bool,
+    residues: bool,
+    text: Optional[str],
+    below: float,
+    min_seen: int,
+    as_json: bool,
+    db: Optional[str],
+) -> None:
     """Find the tokens a model would never see or barely learn (Land & Bartolo 2024): each
     token decoded and encoded again (reachable, only in context, unreachable, undecodable,
     special) and, for trained versions, the tokens that were unused or rare in training.
 
     The audit is stored beside the version (see the audit_view in `tokreg sql`).
 
+    With --residues --text FILE: the intermediate merge residues of a BPE version (trained or
+    imported) on that text, after LiteToken (Sun et al., arXiv 2602.04706): the tokens BPE's
+    merge loop forms there but emits in fewer than R of those times.
+
     \b
     Example:
         tokreg audit gpt-mini@2 --rare 5
+        tokreg audit gpt-mini@2 --residues --text held-out.txt
     """
+    if residues:
+        return residue_audit(ref, text, below, min_seen, top, recompute, as_json, db)
     reg = open_registry(db)
     report = reg.audit(ref, rare_below=rare_below, recompute=recompute)
     if as_json:

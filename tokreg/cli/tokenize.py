@@ -19,6 +19,7 @@ from ..errors import InputError, Interrupted
 from ..loading import load
 from ..training.progress import Progress
 from .common import db_option, echo_json, open_registry, progress_option
+from .stochastic import stochastic_options
 
 _UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "KI": 1 << 10, "MI": 1 << 20, "GI": 1 << 30}
 
@@ -100,6 +101,7 @@ def peak_rss() -> int:
     metavar="I/N",
     help="Write part I of N (from 0): the I-th of N consecutive runs of the inputs; join with tokreg dataset merge.",
 )
+@stochastic_options
 @click.option("--threads", type=int, default=0, show_default=True, help="Encoder threads (0: one per core).")
 @progress_option
 @click.option("--no-record", is_flag=True, help="Do not record the dataset in the registry.")
@@ -122,6 +124,9 @@ def tokenize(
     on_bad_record: str,
     max_document_bytes: str,
     shard_of: Optional[str],
+    dropout: float,
+    seed: Optional[int],
+    method: Optional[str],
     threads: int,
     progress_mode: str,
     no_record: bool,
@@ -130,7 +135,8 @@ def tokenize(
 ) -> None:
     """Encode a corpus (files, folders, gz/xz/zst, JSON Lines, Parquet, - for stdin) with a
     version into training shards in DIR, with a manifest.json naming the tokenizer's hash, and
-    record the dataset in the registry.
+    record the dataset in the registry. With --dropout and --seed, a seeded stochastic encoding
+    (BPE-dropout, StochasTok or Unigram sampling), recorded in the manifest.
 
     The same command again after an interruption (Ctrl-C, kill -9, a full disk) continues
     after the last complete shard and ends with the bytes of an uninterrupted run. A folder
@@ -141,6 +147,8 @@ def tokenize(
         tokreg tokenize gpt-mini@1 web.jsonl.zst -o data/web --eos '<|endoftext|>'
         tokreg tokenize gpt-mini corpus/ --glob '*.txt' --document paragraph --format npy -o data/books
     """
+    tok = load(ref, db=db)
+    drawn = tok.stochastic_options(dropout, seed, method)
     opts = TokenizeOptions(
         format=fmt,
         document=document,
@@ -155,8 +163,10 @@ def tokenize(
         glob=glob,
         field=field,
         shard_of=parse_shard_of(shard_of),
+        dropout=drawn.p if drawn else 0.0,
+        seed=drawn.seed if drawn else None,
+        method=drawn.method if drawn else None,
     )
-    tok = load(ref, db=db)
     progress = Progress.for_mode("none" if as_json and progress_mode == "auto" else progress_mode)
     try:
         summary = run_tokenize(tok, list(inputs), out, opts, threads=threads, progress=progress)

@@ -7,7 +7,7 @@ dtype, with no Python object per id.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 from ..encoding.tokenizer import Specials, Tokenizer
 from ..errors import InputError
@@ -27,6 +27,8 @@ class Encoder:
     prefix: tuple[int, ...]
     suffix: tuple[int, ...]
     dtype: str
+    #: a seeded stochastic encoding: (dropout, seed, method), or None
+    draw: Optional[tuple[float, Optional[int], Optional[str]]] = None
 
     @classmethod
     def of(cls, tok: Tokenizer, opts: TokenizeOptions, dtype: str, threads: int) -> Encoder:
@@ -53,6 +55,7 @@ class Encoder:
             tuple(prefix),
             tuple(suffix),
             dtype,
+            (opts.dropout, opts.seed, opts.method) if opts.dropout else None,
         )
 
     def empty(self) -> tuple[Any, Any]:
@@ -62,8 +65,15 @@ class Encoder:
     def __call__(self, texts: list[str]) -> tuple[Any, Any]:
         """(ids in the dataset's dtype, little-endian; ids per document, int64)."""
         np = numpy()
+        dropout, seed, method = self.draw or (0.0, None, None)
         flat = self.tok.encode_batch_flat(
-            texts, threads=self.threads, allowed_special=self.allowed, disallowed_special=self.disallowed
+            texts,
+            threads=self.threads,
+            allowed_special=self.allowed,
+            disallowed_special=self.disallowed,
+            dropout=dropout,
+            seed=seed,
+            method=method,
         )
         ids = np.frombuffer(flat.ids, dtype=np.uint32)
         offsets = np.frombuffer(flat.offsets, dtype=np.uint64).astype(np.int64)

@@ -36,7 +36,9 @@ class TokenizeOptions:
     `template`: the version's own template around every document instead; `specials`: special-
     token text inside a document is encoded as `text` (default) or turned into its `ids`;
     `shard_tokens`/`shard_bytes`: a shard is closed after the document that reaches it;
-    `shard_of`: (i, n) for part i of n (0-based) of the inputs; `glob`, `field`: as in `tokreg train`."""
+    `shard_of`: (i, n) for part i of n (0-based) of the inputs; `glob`, `field`: as in `tokreg train`;
+    `dropout`, `seed`, `method`: a seeded stochastic encoding (encoding/stochastic.py), recorded
+    only when `dropout` is not 0, so a deterministic run's manifest is what it always was."""
 
     format: str = "megatron"
     document: str = "auto"
@@ -51,6 +53,9 @@ class TokenizeOptions:
     glob: Optional[str] = None
     field: Optional[str] = None
     shard_of: Optional[tuple[int, int]] = None
+    dropout: float = 0.0
+    seed: Optional[int] = None
+    method: Optional[str] = None
 
     def __post_init__(self) -> None:
         for name, allowed in (
@@ -79,6 +84,9 @@ class TokenizeOptions:
         """Every option, as the manifest records it (and a resumed run must match)."""
         out = asdict(self)
         out["shard_of"] = None if self.shard_of is None else list(self.shard_of)
+        if not self.dropout:
+            for key in ("dropout", "seed", "method"):
+                del out[key]
         return out
 
     def document_kind(self, source_format: str, is_stdin: bool) -> str:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Optional, Union
 from .. import _core, algorithms, content
 from ..algorithms import template
 from ..errors import InputError
-from . import trim_offsets
+from . import stochastic, trim_offsets
 from .flat_ids import FlatIds
 from .stream_decoder import StreamDecoder
 
@@ -198,22 +198,40 @@ class Tokenizer:
         disallowed_special: Specials = "all",
         add_special_tokens: bool = False,
         pair: Optional[str] = None,
+        dropout: float = 0.0,
+        seed: Optional[int] = None,
+        method: Optional[str] = None,
     ) -> list[int]:
         """Encodes `text` with tiktoken's special-token rules: an allowed special token becomes
         its id; a disallowed one found in the text is an error (pass it in `allowed_special`,
         or `disallowed_special=()` to encode it as ordinary text). With `add_special_tokens=True`
         the version's template is applied (`[CLS] … [SEP]`, `<s> …`; nothing for a version
         without one), to `text` and, when given, the second text `pair`, as Hugging Face's
-        `encode(text, pair, add_special_tokens=True)` does."""
+        `encode(text, pair, add_special_tokens=True)` does.
+
+        With `dropout=p` and a `seed`, a stochastic encoding (encoding/stochastic.py): BPE-dropout
+        (Provilkov et al., 2020) for BPE, Unigram sampling (Kudo, 2018; p is its alpha) for
+        Unigram, or `method="stochastok"` (Sims et al., 2025) for any algorithm whose tokens
+        concatenate. The same seed gives the same ids; `decode` gives the text back."""
         _text(text)
         try:
-            ids = self._enc.encode(text, *_rule(allowed_special, disallowed_special))
+            if dropout == 0.0 and seed is None and method is None:  # the default path, unchanged
+                ids = self._enc.encode(text, *_rule(allowed_special, disallowed_special))
+            else:
+                ids = self._encode_drawn(text, allowed_special, disallowed_special, dropout, seed, method)
         except UnicodeEncodeError as e:
             raise _surrogate(e) from None
         if pair is not None:
             if not add_special_tokens:
                 raise InputError("pair= is for add_special_tokens=True; encode the two texts one by one otherwise")
-            second = self.encode(pair, allowed_special=allowed_special, disallowed_special=disallowed_special)
+            second = self.encode(
+                pair,
+                allowed_special=allowed_special,
+                disallowed_special=disallowed_special,
+                dropout=dropout,
+                seed=seed,
+                method=method,
+            )
             return self._templated(ids, second)
         return self._templated(ids) if add_special_tokens else ids
 
@@ -243,25 +261,64 @@ class Tokenizer:
         disallowed_special: Specials = "all",
         as_numpy: bool = False,
         add_special_tokens: bool = False,
+        dropout: float = 0.0,
+        seed: Optional[int] = None,
+        method: Optional[str] = None,
     ) -> list[Any]:
         """Encodes many texts in parallel on `threads` threads (0: one per core; the GIL is
         released), with `encode`'s special-token rules; the order is kept and the thread count
         never changes a result. With `as_numpy=True`, one numpy uint32 array per text (views of
         one buffer, no Python object per id; needs numpy); see also `encode_batch_flat`. With
-        `add_special_tokens=True`, each text gets the version's template (lists only)."""
+        `add_special_tokens=True`, each text gets the version's template (lists only). `dropout`,
+        `seed`, `method`: a stochastic encoding, as in `encode`; each text's draw depends on the
+        seed and the text alone (not on the thread count or its place in the batch)."""
         if add_special_tokens and as_numpy:
             raise InputError("as_numpy=True gives the ids as encoded; add the template's ids yourself")
+        drawn = self._draw(dropout, seed, method)
         if add_special_tokens:
             out = self.encode_batch(
-                texts, threads=threads, allowed_special=allowed_special, disallowed_special=disallowed_special
+                texts,
+                threads=threads,
+                allowed_special=allowed_special,
+                disallowed_special=disallowed_special,
+                dropout=dropout,
+                seed=seed,
+                method=method,
             )
             return [self._templated(ids) for ids in out]
         if as_numpy:
             return self.encode_batch_flat(
-                texts, threads=threads, allowed_special=allowed_special, disallowed_special=disallowed_special
+                texts,
+                threads=threads,
+                allowed_special=allowed_special,
+                disallowed_special=disallowed_special,
+                dropout=dropout,
+                seed=seed,
+                method=method,
             ).split_numpy()
+        if drawn is not None:
+            drawn_lists: list[Any] = self._drawn(texts, threads, allowed_special, disallowed_special, drawn, False)
+            return drawn_lists
         encoded: list[Any] = self._batch(texts, threads, allowed_special, disallowed_special, self._enc.encode_batch)
         return encoded
+
+    def _drawn(
+        self,
+        texts: Iterable[str],
+        threads: int,
+        allowed_special: Specials,
+        disallowed_special: Specials,
+        drawn: stochastic.Draw,
+        flat: bool,
+    ) -> Any:
+        """`_batch` for a stochastic encoding (`drawn`), as lists or (with `flat`) two buffers."""
+
+        def call(texts: list[str], allowed: Any, threads: int, *, disallowed_special: Any) -> Any:
+            return self._enc.encode_batch_drawn(
+                texts, allowed, threads, disallowed_special, drawn.method, drawn.p, drawn.seed, flat
+            )
+
+        return self._batch(texts, threads, allowed_special, disallowed_special, call)
 
     def _batch(
         self, texts: Iterable[str], threads: int, allowed_special: Specials, disallowed_special: Specials, call: Any
@@ -277,6 +334,34 @@ class Tokenizer:
         except UnicodeEncodeError:
             raise self._batch_surrogate(texts) from None
 
+    def _encode_drawn(
+        self,
+        text: str,
+        allowed_special: Specials,
+        disallowed_special: Specials,
+        dropout: float,
+        seed: Optional[int],
+        method: Optional[str],
+    ) -> list[int]:
+        drawn = stochastic.draw(self._enc.kind, dropout, seed, method)
+        if drawn is None:
+            ids: list[int] = self._enc.encode(text, *_rule(allowed_special, disallowed_special))
+            return ids
+        one: list[int] = self._drawn([text], 1, allowed_special, disallowed_special, drawn, False)[0]
+        return one
+
+    def _draw(self, dropout: float, seed: Optional[int], method: Optional[str]) -> Optional[stochastic.Draw]:
+        if dropout == 0.0 and seed is None and method is None:
+            return None  # the default path: no checks beyond one comparison
+        return stochastic.draw(self._enc.kind, dropout, seed, method)
+
+    def stochastic_options(
+        self, dropout: float, seed: Optional[int], method: Optional[str] = None
+    ) -> Optional[stochastic.Draw]:
+        """The checked options of a stochastic encoding for this version (`method=None`: its own
+        method), or None for `dropout=0`: what `encode` would draw with, e.g. for a manifest."""
+        return stochastic.draw(self._enc.kind, dropout, seed, method)
+
     def encode_batch_flat(
         self,
         texts: Iterable[str],
@@ -284,9 +369,16 @@ class Tokenizer:
         threads: int = 0,
         allowed_special: Specials = frozenset(),
         disallowed_special: Specials = "all",
+        dropout: float = 0.0,
+        seed: Optional[int] = None,
+        method: Optional[str] = None,
     ) -> FlatIds:
         """`encode_batch` as two flat buffers, with no Python object per id: `.ids` (uint32)
-        and `.offsets` (uint64; text k is `ids[offsets[k]:offsets[k+1]]`), see flat_ids.py."""
+        and `.offsets` (uint64; text k is `ids[offsets[k]:offsets[k+1]]`), see flat_ids.py.
+        `dropout`, `seed`, `method`: a stochastic encoding, as in `encode_batch`."""
+        drawn = self._draw(dropout, seed, method)
+        if drawn is not None:
+            return FlatIds(*self._drawn(texts, threads, allowed_special, disallowed_special, drawn, True))
         flat = self._batch(texts, threads, allowed_special, disallowed_special, self._enc.encode_batch_flat)
         return FlatIds(*flat)
 
@@ -348,6 +440,16 @@ class Tokenizer:
         texts = self._texts(texts)
         try:
             return self._enc.encode_batch(texts, [], self._threads(threads))
+        except UnicodeEncodeError:
+            raise self._batch_surrogate(texts) from None
+
+    def merge_counts(self, texts: Iterable[str], *, threads: int = 0) -> tuple[list[int], list[int], list[int]]:
+        """Per token id, over `texts` encoded by BPE's merge loop (special-token strings as text):
+        how often it is emitted, formed by a merge, and merged into a longer token; the counts of
+        LiteToken's residues (evaluation/residues.py). BPE versions only."""
+        texts = self._texts(texts)
+        try:
+            return self._enc.trace_batch(texts, self._threads(threads))
         except UnicodeEncodeError:
             raise self._batch_surrogate(texts) from None
 

@@ -29,6 +29,8 @@ _BATCH = 5_000
 #: Tables whose rows belong to one version by `version_id` alone, in an order that satisfies
 #: their foreign keys (an audit before its tokens).
 _ROWS = (schema.VersionContent, schema.TrainingRound, schema.Sample, schema.Audit, schema.AuditToken)
+#: Rows of one version measured on a text (`eval_texts`, copied first), runs before their tokens.
+_MEASURED = (schema.ResidueRun, schema.ResidueToken)
 #: The big ones (hundreds of thousands of rows), of plain values only: read as columns and
 #: written through the writer's bulk insert, as a training writes them (writer._bulk_plain).
 _PLAIN = (schema.Token, schema.Merge)
@@ -119,8 +121,10 @@ def copy_version(
     line = _rows(src, table(schema.Lineage), table(schema.Lineage).c.version_id == v.id)
     run = _rows(src, table(schema.TrainingRun), table(schema.TrainingRun).c.version_id == v.id)
     evals = _rows(src, table(schema.Evaluation), table(schema.Evaluation).c.version_id == v.id)
+    measured = {tbl.name: _rows(src, tbl, tbl.c.version_id == v.id) for tbl in _MEASURED}
     et = table(schema.EvalText)
     wanted_texts = {e["text_fingerprint"] for e in evals} | {e["reference"] for e in evals if e["reference"]}
+    wanted_texts |= {r["text_fingerprint"] for r in measured[schema.ResidueRun.name]}
     texts = _rows(src, et, et.c.fingerprint.in_(sorted(wanted_texts))) if wanted_texts else []
     with write_transaction(dst) as conn:
         there = holding(conn, v.name, v.content_hash)
@@ -147,6 +151,8 @@ def copy_version(
         have = set(conn.execute(select(et.c.fingerprint).where(et.c.fingerprint.in_(sorted(wanted_texts)))).scalars())
         _insert(conn, et, [t for t in texts if t["fingerprint"] not in have])
         _insert(conn, table(schema.Evaluation), [{**e, "version_id": vid} for e in evals])
+        for tbl in _MEASURED:
+            _insert(conn, tbl, [{**r, "version_id": vid} for r in measured[tbl.name]])
         missing = None
         for row in line:
             parent = row["parent_id"]

@@ -22,6 +22,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    ForeignKeyConstraint,
     Integer,
     LargeBinary,
     MetaData,
@@ -283,6 +284,36 @@ AuditToken = Table(
     Column("reencoded", JSON(none_as_null=True), nullable=True),
     Column("merge_rank", Integer, nullable=True),
     Column("merge_count", BigInteger, nullable=True),
+)
+
+
+# LiteToken's residue measure of a version on a text (`tokreg audit --residues`,
+# tokreg/evaluation/residues.py): when it was measured ...
+ResidueRun = Table(
+    "residue_runs",
+    metadata,
+    Column("version_id", ForeignKey("versions.id", ondelete="CASCADE"), primary_key=True),
+    Column("text_fingerprint", ForeignKey("eval_texts.fingerprint", ondelete="CASCADE"), primary_key=True),
+    Column("computed_at", DateTime(timezone=True), nullable=False),
+    Column("tokreg_version", String(32), nullable=False),
+)
+
+
+# ... and, for each token BPE's merge loop formed on that text, how often it was emitted (final)
+# and merged into a longer token (intermediate): a residue has final / (final + intermediate) near 0.
+ResidueToken = Table(
+    "residue_tokens",
+    metadata,
+    Column("version_id", Integer, primary_key=True),
+    Column("text_fingerprint", String(80), primary_key=True),
+    Column("token_id", Integer, primary_key=True, autoincrement=False),
+    Column("final", BigInteger, nullable=False),
+    Column("intermediate", BigInteger, nullable=False),
+    ForeignKeyConstraint(
+        ["version_id", "text_fingerprint"],
+        ["residue_runs.version_id", "residue_runs.text_fingerprint"],
+        ondelete="CASCADE",
+    ),
 )
 
 

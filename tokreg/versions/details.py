@@ -16,13 +16,15 @@ from sqlalchemy import Connection
 
 from .. import algorithms
 from ..data import JsonValue, LineageEntry, VersionInfo, VersionSummary, json_of
-from ..store import lineage, reads, refs
+from ..encoding import stochastic
+from ..evaluation.residues import BELOW, MIN_SEEN
+from ..store import lineage, reads, refs, residues
 
 
 @dataclass(frozen=True)
 class VersionDetails(JsonValue):
     """A version as `Registry.show` returns it. Its JSON is the version's (`list --json`), then
-    the summary's keys, then title, score_label, lossless, lineage, derived and, for a trained
+    the summary's keys, then title, score_label, lossless, lineage, derived, stochastic, residues and, for a trained
     version, training_run."""
 
     version: VersionInfo  # with `same_run` filled
@@ -34,6 +36,8 @@ class VersionDetails(JsonValue):
     lineage: tuple[LineageEntry, ...]  # it and its ancestors, nearest first
     derived: tuple[str, ...]  # refs of the versions derived from it, oldest first
     training_run: Optional[dict[str, Any]]  # the recorded run (times as ISO text), when trained
+    stochastic: tuple[str, ...] = ()  # the seeded stochastic encodings it can draw (encoding/stochastic.py)
+    residues: tuple[residues.ResidueSummary, ...] = ()  # its stored residue measures (evaluation/residues.py)
 
     @property
     def ref(self) -> str:
@@ -48,6 +52,19 @@ class VersionDetails(JsonValue):
         out["lossless"] = self.lossless
         out["lineage"] = json_of(self.lineage)
         out["derived"] = list(self.derived)
+        out["stochastic"] = list(self.stochastic)
+        out["residues"] = [
+            {
+                "text": r.text,
+                "text_fingerprint": r.fingerprint,
+                "measured": r.measured,
+                "residues": r.residues,
+                "below": BELOW,
+                "min_seen": MIN_SEEN,
+                "computed_at": r.computed_at.isoformat(),
+            }
+            for r in self.residues
+        ]
         if self.training_run is not None:
             out["training_run"] = json_of(self.training_run)
         return out
@@ -72,4 +89,6 @@ def details(conn: Connection, v: VersionInfo, *, merges: int = 10) -> VersionDet
             if run is None
             else {k: (val.isoformat() if hasattr(val, "isoformat") else val) for k, val in run.items()}
         ),
+        stochastic=stochastic.methods(model.name),
+        residues=tuple(residues.summaries(conn, v.id, BELOW, MIN_SEEN)),
     )
