@@ -62,8 +62,8 @@ def test_generated_text(
     @given(TEXT)
     def run(text: str) -> None:
         # sentencepiece never matches a control or unknown piece in text; tokreg's check (and
-        # HF's added tokens) do, so compare text without them
-        text = text.replace("<unk>", "<u>").replace("</s>", "</>")
+        # HF's added tokens) do, so compare text without them (hypothesis found "<s>" too)
+        text = text.replace("<unk>", "<u>").replace("</s>", "</>").replace("<s>", "<>")
         assert _differing(tok, sp, hf, [text]) == []
 
     run()
