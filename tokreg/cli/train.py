@@ -256,7 +256,7 @@ def train(
         finished = train_run.train(corpus, opts, sizes, progress=opening.guard(progress))
     except (KeyboardInterrupt, Interrupted):
         opening.abandon()
-        raise Interrupted("training interrupted; nothing was written to the registry") from None
+        raise Interrupted("interrupted while training; nothing was written to the registry") from None
     except BaseException:
         opening.abandon()
         raise
