@@ -29,6 +29,8 @@ class Opening:
 
     def _open(self, db: Optional[str], name: str) -> None:
         try:
+            # Imported here, on this thread: loading SQLAlchemy and the store is what this
+            # thread takes off the command's own path.
             from ..registry import Registry
             from ..store.refs import check_name
 
