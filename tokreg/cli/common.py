@@ -47,6 +47,7 @@ def progress_option(f: F) -> F:
 def open_registry(db: Optional[str]) -> Registry:
     """The registry the command works on, remembered so that an interruption is reported from
     what it holds (app.py)."""
+    # On use: a command module that imports this one does not load SQLAlchemy until it opens one.
     from ..registry import Registry
 
     return remember(Registry(db))
