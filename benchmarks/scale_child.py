@@ -60,6 +60,8 @@ class Trained:
     vocab: int
     byte_tokens: Callable[[], int] = lambda: 0
     encoder: Callable[[], Encoder] | None = None
+    #: The vocab reached, read after timing when `vocab` is only the size asked for.
+    reached: Callable[[], int] | None = None
 
 
 def lines(corpus: str) -> Iterator[str]:
@@ -103,7 +105,7 @@ def tokreg_run(algo: str, corpus: str, vocab: int, pattern: str, out: str) -> Tr
         tok = load()
         return _byte_tokens(tok.token_bytes(i) for i in range(tok.vocab_size))
 
-    return Trained(vocab, byte_tokens, lambda: load().encode_ordinary)
+    return Trained(vocab, byte_tokens, lambda: load().encode_ordinary, lambda: int(load().vocab_size))
 
 
 def hf(algo: str, corpus: str, vocab: int, pattern: str, out: str) -> Trained:
@@ -264,6 +266,8 @@ def main() -> None:
         "peak_mb": peak_mb(),
         "vocab": trained.vocab,
     }
+    if trained.reached is not None:
+        result["vocab"] = trained.reached()
     if algo == "bpe":
         t = time.perf_counter()
         result["byte_tokens"] = trained.byte_tokens()

@@ -11,7 +11,7 @@ Corpora: the multilingual mix (the lines of ../langcorp/de.txt, ja.txt and the s
 dr.en.txt, dr.zh-cn.txt taken in turn; its first 1, 6 and 20 MB), the Python standard library's
 source (6 MB), and from `../corpus` (made by `../shared/tools/big-corpus.sh`;
 TOKREG_BIG_CORPUS overrides): the kernel documentation in six languages (kernel-docs/*.txt,
-concatenated), the first 100 MB and the whole 1 GB of kernel.txt, 1 GB of kernel text with
+concatenated), the first 1, 20 and 100 MB and the whole 1 GB of kernel.txt, 1 GB of kernel text with
 randomly varied words (benchmarks/varied.py).
 
 BPE is byte-level on GPT-2's split for every trainer (the options each gets are listed in
@@ -37,6 +37,8 @@ LANG = Path(os.environ.get("TOKREG_LANG_CORPUS", ROOT.parent / "langcorp"))
 TIMEOUT = int(os.environ.get("TOKREG_BENCH_TIMEOUT", "1800"))
 MEMORY_CAP = os.environ.get("TOKREG_BENCH_MEMORY_CAP", "20G")
 BPE_PEERS = ["gigabpe", "fast-bpe-rs", "rustbpe", "bpeasy", "sentencepiece", "hf"]
+#: TOKREG_SCALE_PEERS=gigabpe,rustbpe,fast-bpe-rs: the peers of every table, instead of each table's own.
+PEERS = [p for p in os.environ.get("TOKREG_SCALE_PEERS", "").split(",") if p]
 
 
 def _cap_bytes() -> int:
@@ -162,6 +164,8 @@ def corpora(work: Path, keys: set[str]) -> dict[str, Optional[Path]]:
         "mixed6": _head(mixed, work / "mixed-6mb.txt", 6_000_000) if mixed else None,
         "mixed20": _head(mixed, work / "mixed-20mb.txt", 20_000_000) if mixed else None,
         "source6": source,
+        "kernel1": _head(kernel, work / "kernel-1mb.txt", 1_000_000) if kernel.exists() else None,
+        "kernel20": _head(kernel, work / "kernel-20mb.txt", 20_000_000) if kernel.exists() else None,
         "docs": _concat(docs, work / "kernel-docs.txt") if docs else None,
         "kernel100": _head(kernel, work / "kernel-100mb.txt", 100_000_000) if kernel.exists() else None,
         "kernel1g": kernel if kernel.exists() else None,
@@ -176,14 +180,16 @@ def run() -> None:
     c = corpora(work, {x.split(":")[0] for x in only.split(",")} if only else {"varied1g"})
     plan = [
         ("mixed1", "Byte-level BPE, multilingual mix, first 1 MB", "bpe", BPE_PEERS, 5),
+        ("kernel1", "Byte-level BPE, kernel.txt first 1 MB", "bpe", BPE_PEERS, 5),
         ("mixed6", "Byte-level BPE, multilingual mix, first 6 MB", "bpe", BPE_PEERS, 3),
         ("source6", "Byte-level BPE, Python standard library source", "bpe", BPE_PEERS, 3),
         ("mixed20", "Byte-level BPE, multilingual mix, first 20 MB", "bpe", BPE_PEERS, 3),
+        ("kernel20", "Byte-level BPE, kernel.txt first 20 MB", "bpe", BPE_PEERS, 3),
         ("docs", "Byte-level BPE, kernel documentation in six languages", "bpe", BPE_PEERS, 3),
         ("kernel100", "Byte-level BPE, kernel.txt first 100 MB", "bpe", BPE_PEERS, 2),
         ("kernel100", "WordPiece, kernel.txt first 100 MB", "wordpiece", ["hf"], 1),
         ("kernel100", "Unigram, kernel.txt first 100 MB", "unigram", ["sentencepiece", "hf"], 1),
-        ("kernel1g", "Byte-level BPE, kernel.txt 1 GB", "bpe", ["gigabpe", "sentencepiece", "hf"], 1),
+        ("kernel1g", "Byte-level BPE, kernel.txt 1 GB", "bpe", ["gigabpe", "rustbpe", "sentencepiece", "hf"], 1),
         ("varied1g", "Byte-level BPE, 1 GB of kernel text with randomly varied words", "bpe", ["gigabpe"], 1),
     ]
     # TOKREG_SCALE_ONLY=docs,kernel100:bpe picks corpora (and an algorithm on one);
@@ -198,7 +204,7 @@ def run() -> None:
         if corpus is None:
             print(f"\n({title}: corpus not found, skipped; ../shared/tools/big-corpus.sh {BIG} makes the kernel ones)")
             continue
-        compare(title, algo, corpus, 32_000, ["tokreg", *peers], runs)
+        compare(title, algo, corpus, 32_000, ["tokreg", *(PEERS or peers)], runs)
 
 
 if __name__ == "__main__":

@@ -297,6 +297,16 @@ class Registry:
             trained = train_run.train(corpus, options, sizes, progress=progress)
         except (KeyboardInterrupt, Interrupted):
             raise Interrupted("training interrupted; nothing was written to the registry") from None
+        return self.record_trained(name, trained, message=message)
+
+    def record_trained(
+        self, name: str, trained: Sequence[FinishedVersion], *, message: Optional[str] = None
+    ) -> list[Recorded]:
+        """Records the versions of one training run (`training.train_run.train`, several sizes
+        smallest first) as the next versions of `name`, all or none, a size that gave the same
+        content as a smaller one once: the second half of `train_corpus`, for a caller that
+        trained while this registry was being opened (`tokreg train`)."""
+        check_name(name)
         seen: set[str] = set()
         unique = []
         for v in trained:

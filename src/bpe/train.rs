@@ -30,6 +30,12 @@
 //! the merge is recorded with that token as its result and no new token is added.
 
 use std::cmp::Ordering;
+use std::time::{Duration, Instant};
+
+/// How often the merge loop reports progress at most: each report takes the caller's lock (the
+/// GIL, to check for Ctrl-C), which another thread may be holding (`tokreg train` opens the
+/// registry while it trains), so a report per few merges would keep the loop waiting for it.
+const REPORT_EVERY: Duration = Duration::from_millis(25);
 
 use rustc_hash::FxHashMap;
 
@@ -518,6 +524,7 @@ pub fn train_refusing(
         tc
     };
     let wanted = cfg.target_tokens.saturating_sub(tokens.len()) as u64;
+    let mut reported = Instant::now();
     if pending.first() == Some(&tokens.len()) {
         let size = pending.remove(0);
         taken.insert(size, Snapshot { tokens: size, merges: 0, token_counts: segment_counts(&links, size) });
@@ -655,8 +662,11 @@ pub fn train_refusing(
             taken.insert(size, Snapshot { tokens: size, merges: merges.len(), token_counts });
         }
         let done = merges.len() as u64;
-        if done % 256 == 0 && !progress(done, wanted) {
-            return Err(CoreError::Interrupted);
+        if done % 256 == 0 && reported.elapsed() >= REPORT_EVERY {
+            reported = Instant::now();
+            if !progress(done, wanted) {
+                return Err(CoreError::Interrupted);
+            }
         }
     }
     if !progress(merges.len() as u64, wanted) {

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Callable, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
 import click
 
-from ..registry import Registry
 from .app import REGISTRY
+
+if TYPE_CHECKING:  # imported on use: `tokreg train` opens the registry while it trains (train.py)
+    from ..registry import Registry
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,7 +47,14 @@ def progress_option(f: F) -> F:
 def open_registry(db: Optional[str]) -> Registry:
     """The registry the command works on, remembered so that an interruption is reported from
     what it holds (app.py)."""
-    reg = Registry(db)
+    # On use: a command module that imports this one does not load SQLAlchemy until it opens one.
+    from ..registry import Registry
+
+    return remember(Registry(db))
+
+
+def remember(reg: Registry) -> Registry:
+    """`reg` remembered as the registry of the running command (see `open_registry`)."""
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
         ctx.meta[REGISTRY] = reg

@@ -13,11 +13,12 @@ import click
 
 from .. import algorithms
 from ..algorithms import template
-from ..errors import InputError
-from ..training import budget, round_trip
+from ..errors import InputError, Interrupted
+from ..training import budget, round_trip, train_run
 from ..training.corpus import Corpus
 from ..training.progress import Progress
-from .common import db_option, echo_json, json_option, open_registry, progress_option, say_created
+from .common import db_option, echo_json, json_option, progress_option, remember, say_created
+from .opening import Opening
 
 _COMMON = {
     "vocab_size",
@@ -250,13 +251,23 @@ def train(
         template=spec,
     )
     opts = _options_for(algo, given, common)
-    reg = open_registry(db)
+    # The registry opens on a thread while the core trains (opening.py); what it finds wrong
+    # stops the run at its next progress report.
+    opening = Opening(db, name)
     progress = Progress.for_mode("none" if quiet or (as_json and progress_mode == "auto") else progress_mode)
-    corpus = Corpus.of(inputs, glob=glob, field=field, counts=counts, engine=engine)
     try:
-        recorded = reg.train_corpus(name, corpus, opts, sizes, message=message, progress=progress)
+        corpus = Corpus.of(inputs, glob=glob, field=field, counts=counts, engine=engine)
+        finished = train_run.train(corpus, opts, sizes, progress=opening.guard(progress))
+    except (KeyboardInterrupt, Interrupted):
+        opening.abandon()
+        raise Interrupted("interrupted while training; nothing was written to the registry") from None
+    except BaseException:
+        opening.abandon()
+        raise
     finally:
         progress.clear()
+    reg = remember(opening.registry())
+    recorded = reg.record_trained(name, finished, message=message)
     say_created(reg)
     versions = [r.info for r in recorded]
     if as_json:

@@ -25,7 +25,6 @@ from ..algorithms import template
 from ..data import FinishedVersion, TokenizerData, finish
 from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError
-from ..package_version import __version__
 from . import budget, counting_local, counts_file, round_trip
 from .corpus import Corpus
 
@@ -128,6 +127,10 @@ def train(
     group = uuid.uuid4().hex[:16] if len(wanted) > 1 else None
     text = counted.text if counted.reread is None else counted.reread()
     limit = counted.info.get("memory_limit", options.memory_limit)
+    # Here, not at the top: reading the installed version loads importlib.metadata, which a
+    # `tokreg train` process has loaded by now on its registry thread (cli/opening.py).
+    from ..package_version import __version__
+
     finished = []
     for size, data in zip(wanted, datas):
         recorded = dataclasses.replace(options, vocab_size=size, memory_limit=limit)  # type: ignore[type-var]

@@ -71,13 +71,12 @@ def sized_datas(
     """One TokenizerData per snapshot of a trained run: its tokens (the alphabet as `base_kind`,
     then merged ones, with their counts at that size, then `specials`) and its first merges."""
     datas = []
+    tokens = out.tokens  # a getter: each read converts the core's list anew
+    n_base = out.alphabet_size
     for n_tokens, n_merges, counts_at in out.snapshots:
-        rows = [
-            TokenRow(
-                id=i, bytes=out.tokens[i], kind=base_kind if i < out.alphabet_size else "merged", count=counts_at[i]
-            )
-            for i in range(n_tokens)
-        ]
+        # positional `map`: a third of the time of keyword calls in a comprehension
+        kinds = [base_kind] * min(n_base, n_tokens) + ["merged"] * max(0, n_tokens - n_base)
+        rows = list(map(TokenRow, range(n_tokens), tokens[:n_tokens], kinds, counts_at[:n_tokens]))
         for s in specials:
             rows.append(TokenRow(id=len(rows), bytes=s.encode("utf-8"), kind="special"))
         datas.append(TokenizerData(algorithm="bpe", config=dict(config), tokens=rows, merges=merges[:n_merges]))
@@ -147,7 +146,10 @@ class BpeTrainer(Trainer):
         config = (
             CharBpeConfig(regex, opts.end_of_word_suffix, CHAR_LEVEL_UNK) if opts.char_level else ByteBpeConfig(regex)
         ).to_json()
-        merges = [MergeRow(rank=r, left=a, right=b, result=z, count=c) for r, (a, b, z, c) in enumerate(out.merges)]
+        # Rows made by `map` with positional fields: a third of the time of keyword calls in a
+        # comprehension (a 32k-token version: 64k rows, most of what follows the core's work).
+        learned = out.merges  # a getter: each read converts the core's list anew
+        merges = list(map(MergeRow, range(len(learned)), *zip(*learned))) if learned else []
         datas = sized_datas(out, "char" if opts.char_level else "byte", specials, config, merges)
         info = {
             "train_seconds": out.merge_seconds,
