@@ -357,7 +357,7 @@ def trainers() -> dict[str, Any]:
         "bpe": lambda **kw: _core.train_bpe(pieces, 270, **kw),
         "bpe-char": lambda **kw: _core.train_bpe(words, 30, char_level=True, end_of_word="</w>", **kw),
         "wordpiece": lambda **kw: _core.train_wordpiece(bert, 40, ["[UNK]"], **kw),
-        "unigram": lambda **kw: _core.train_unigram(sp, 20, control_pieces=["<s>"], **kw),
+        "unigram": lambda **kw: _core.train_unigram(sp, 18, control_pieces=["<s>"], **kw),
     }
 
 
