@@ -1,4 +1,4 @@
-"""`tokreg dataset list|show|verify`: the datasets `tokreg tokenize` wrote, as the registry
+"""`tokreg dataset list|show|verify|merge|pin`: the datasets `tokreg tokenize` wrote, as the registry
 records them, and a folder checked against its manifest and its inputs (tokreg/datasets/)."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from typing import Optional
 import click
 
 from ..datasets.merge import merge as run_merge
+from ..datasets.pins import pin as run_pin
 from ..datasets.reader import complete_manifest
 from ..datasets.verify import verify as run_verify
 from ..errors import IntegrityError, NotFoundError
@@ -18,7 +19,7 @@ from .common import db_option, echo_json, echo_table, json_option, open_registry
 
 @click.group()
 def dataset() -> None:
-    """Token datasets: list and show the recorded ones, verify a folder.
+    """Token datasets: list and show the recorded ones, verify, merge and pin folders.
 
     \b
     Example:
@@ -163,4 +164,28 @@ def merge(parts: tuple[str, ...], out: str, no_record: bool, db: Optional[str]) 
     click.echo(
         f"merged {len(parts)} parts into {out}: {t['shards']} shards, {t['tokens']:,} tokens, "
         f"{t['documents']:,} documents; dataset {doc['dataset_hash']}"
+    )
+
+
+@dataset.command()
+@click.argument("folder", type=click.Path(file_okay=False, exists=True))
+@click.option("--name", help="The name the pin goes by [default: the folder's name].")
+@click.option("--dir", "lock_dir", type=click.Path(file_okay=False), help="Write the lockfile here [default: .].")
+@json_option
+def pin(folder: str, name: Optional[str], lock_dir: Optional[str], as_json: bool) -> None:
+    """Pin the complete dataset in FOLDER in ./tokreg.lock: its dataset hash and the hash of the
+    tokenizer that made it. In that project, tokreg.open_dataset(FOLDER or NAME) then refuses
+    the folder unless it holds exactly this dataset, made by exactly this tokenizer.
+
+    \b
+    Example:
+        tokreg dataset pin data/web --name web
+    """
+    p = run_pin(folder, name, lock_dir)
+    if as_json:
+        echo_json({"name": p.name, "path": p.path, "hash": p.hash, "tokenizer": p.tokenizer})
+        return
+    click.echo(
+        f"pinned dataset {p.name} ({p.path})  {p.hash}  made by {p.tokenizer_ref} {p.tokenizer}  "
+        f"in {lock_dir or '.'}/tokreg.lock"
     )

@@ -12,6 +12,7 @@ from typing import Optional
 import click
 
 from ..datasets import manifest
+from ..datasets.engines import ENGINES
 from ..datasets.options import DOCUMENTS, FORMATS, ON_BAD, SPECIALS, TokenizeOptions
 from ..datasets.writer import memory_bound
 from ..datasets.writer import tokenize as run_tokenize
@@ -101,6 +102,19 @@ def peak_rss() -> int:
     help="Write part I of N (from 0): the I-th of N consecutive runs of the inputs; join with tokreg dataset merge.",
 )
 @click.option("--threads", type=int, default=0, show_default=True, help="Encoder threads (0: one per core).")
+@click.option(
+    "--engine",
+    type=click.Choice(ENGINES),
+    default="local",
+    show_default=True,
+    help="Where documents are encoded: this process, or a Ray cluster's CPUs (pip install 'tokreg[ray]'); "
+    "the same bytes either way.",
+)
+@click.option(
+    "--address",
+    metavar="ADDR",
+    help="--engine ray: the cluster (auto, ray://HOST:10001) [default: RAY_ADDRESS, else a local Ray for this run].",
+)
 @progress_option
 @click.option("--no-record", is_flag=True, help="Do not record the dataset in the registry.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
@@ -123,6 +137,8 @@ def tokenize(
     max_document_bytes: str,
     shard_of: Optional[str],
     threads: int,
+    engine: str,
+    address: Optional[str],
     progress_mode: str,
     no_record: bool,
     as_json: bool,
@@ -140,6 +156,7 @@ def tokenize(
     Example:
         tokreg tokenize gpt-mini@1 web.jsonl.zst -o data/web --eos '<|endoftext|>'
         tokreg tokenize gpt-mini corpus/ --glob '*.txt' --document paragraph --format npy -o data/books
+        tokreg tokenize gpt-mini web/ --glob '*.jsonl.zst' -o data/web --engine ray --address auto
     """
     opts = TokenizeOptions(
         format=fmt,
@@ -159,7 +176,9 @@ def tokenize(
     tok = load(ref, db=db)
     progress = Progress.for_mode("none" if as_json and progress_mode == "auto" else progress_mode)
     try:
-        summary = run_tokenize(tok, list(inputs), out, opts, threads=threads, progress=progress)
+        summary = run_tokenize(
+            tok, list(inputs), out, opts, threads=threads, progress=progress, engine=engine, address=address
+        )
     except KeyboardInterrupt:
         kept = manifest.read(out) if os.path.isdir(out) else None
         shards = len(kept["shards"]) if kept else 0

@@ -8,7 +8,8 @@
 The tokenizer the caller expects is required: a dataset made by another one is refused, in
 one line naming both hashes, before any array is opened (`tokenizer=None` opts out in so
 many words). Each file's size is checked against the manifest; `tokreg dataset verify`
-checks their hashes.
+checks their hashes. A dataset pinned in the project's tokreg.lock (pins.py) must hold the
+pinned dataset hash and tokenizer hash; a pinned name stands for its folder.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from typing import Any, Callable, Optional, Union
 from ..content import PREFIX
 from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError, IntegrityError
-from . import manifest
+from ..versions import lockfile
+from . import manifest, pins
 from .formats import layout
 
 Expected = Union[str, Tokenizer, None]
@@ -142,11 +144,24 @@ def complete_manifest(folder: str) -> dict[str, Any]:
 
 
 def open_dataset(
-    folder: Union[str, os.PathLike[str]], *, tokenizer: Expected, resolve: Optional[Resolve] = None
+    folder: Union[str, os.PathLike[str]],
+    *,
+    tokenizer: Expected,
+    resolve: Optional[Resolve] = None,
+    lock: lockfile.LockArg = None,
 ) -> Dataset:
-    """Opens a complete dataset folder made by the tokenizer `tokenizer` names (see the module
-    docstring); InputError when another tokenizer made it."""
+    """Opens a complete dataset folder (or a name pinned in `lock`: None for the project's
+    tokreg.lock, False for none) made by the tokenizer `tokenizer` names (see the module
+    docstring); InputError when another tokenizer made it, IntegrityError when it is not the
+    pinned dataset."""
     where = os.fspath(folder)
+    the_lock = lockfile.lock_of(lock)
+    pinned = pins.find(the_lock, where)
+    if pinned is not None:
+        where = pinned[1]
     doc = complete_manifest(where)
+    if pinned is not None:
+        assert the_lock is not None
+        pins.check(the_lock, pinned[0], where, doc)
     check_tokenizer(doc, where, tokenizer, resolve)
     return Dataset(where, doc)
