@@ -340,3 +340,14 @@ def test_a_pinned_dataset_opens_by_name_and_other_data_there_is_refused(
         assert made["dataset_hash"] in msg and other["dataset_hash"] in msg and "\n" not in msg
     monkeypatch.setenv("TOKREG_LOCK", "off")  # no lockfile, no dataset pin: the new data opens
     assert len(tokreg.open_dataset(web, tokenizer=tok)) == len(lines_of(corpus))
+
+
+def test_plain_text_is_a_document_per_line_by_default_and_the_summary_counts_in_words(
+    tok: Any, run: Cli, corpus: Path, tmp_path: Path
+) -> None:
+    made = tokenize(tok, [corpus], tmp_path / "ds", TokenizeOptions()).manifest
+    assert made["totals"]["documents"] == len(lines_of(corpus))
+    one = tmp_path / "one.txt"
+    one.write_text("In the beginning\n", encoding="utf-8")
+    out = run("tokenize", "mini@1", one, "-o", tmp_path / "one", "--no-record", "--progress", "none").output
+    assert ": 1 shard, " in out and ", 1 document, " in out

@@ -15,6 +15,7 @@ from ..datasets.verify import verify as run_verify
 from ..errors import IntegrityError, NotFoundError
 from ..loading import load
 from .common import db_option, echo_json, echo_table, json_option, open_registry, when
+from .tokenize import counted, totals_line
 
 
 @click.group()
@@ -89,10 +90,7 @@ def show(key: str, as_json: bool, db: Optional[str]) -> None:
     click.echo(f"dataset   {doc['dataset_hash']}")
     click.echo(f"tokenizer {doc['tokenizer']['ref']} {doc['tokenizer']['hash']}")
     click.echo(f"format    {doc['options']['format']}, {doc['dtype']} ids (id bound {doc['id_bound']:,})")
-    click.echo(
-        f"holds     {t['shards']} shards, {t['tokens']:,} tokens, {t['documents']:,} documents, "
-        f"{t['skipped']:,} skipped"
-    )
+    click.echo(f"holds     {totals_line(t)}")
     opts = ", ".join(f"{k}={v}" for k, v in doc["options"].items() if v not in (None, False, 0))
     click.echo(f"options   {opts}")
     for i in doc["inputs"]:
@@ -139,9 +137,10 @@ def verify(folder: str, sample: int, as_json: bool, db: Optional[str]) -> None:
         note = (
             f"; inputs not found, ids not re-encoded: {', '.join(rep.inputs_missing[:3])}"
             if rep.inputs_missing
-            else f"; {rep.reencoded:,} documents encoded again from the inputs gave the same ids"
+            else f"; {counted(rep.reencoded, 'document')} encoded again from the inputs gave the same ids"
         )
-        click.echo(f"ok {rep.dataset_hash}: {rep.files} files match the manifest{note}")
+        verb = "matches" if rep.files == 1 else "match"
+        click.echo(f"ok {rep.dataset_hash}: {counted(rep.files, 'file')} {verb} the manifest{note}")
 
 
 @dataset.command()
@@ -161,10 +160,7 @@ def merge(parts: tuple[str, ...], out: str, no_record: bool, db: Optional[str]) 
     if not no_record:
         open_registry(db).record_dataset(doc, os.path.abspath(out))
     t = doc["totals"]
-    click.echo(
-        f"merged {len(parts)} parts into {out}: {t['shards']} shards, {t['tokens']:,} tokens, "
-        f"{t['documents']:,} documents; dataset {doc['dataset_hash']}"
-    )
+    click.echo(f"merged {len(parts)} parts into {out}: {totals_line(t)}; dataset {doc['dataset_hash']}")
 
 
 @dataset.command()

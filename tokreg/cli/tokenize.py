@@ -34,6 +34,20 @@ def size(text: Optional[str], flag: str) -> int:
     return int(m.group(1)) * _UNITS[(m.group(2) or "").upper()]
 
 
+def counted(n: int, noun: str) -> str:
+    """`1 shard`, `2 shards`, `1,000 tokens`: a count and its noun, singular for one."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
+def totals_line(t: dict[str, int], dtype: str = "") -> str:
+    """A dataset's totals as one line of a summary."""
+    ids = f" ({dtype})" if dtype else ""
+    return (
+        f"{counted(t['shards'], 'shard')}, {counted(t['tokens'], 'token')}{ids}, "
+        f"{counted(t['documents'], 'document')}, {t['skipped']:,} skipped"
+    )
+
+
 def parse_shard_of(text: Optional[str]) -> Optional[tuple[int, int]]:
     if text is None:
         return None
@@ -66,7 +80,9 @@ def peak_rss() -> int:
     type=click.Choice(DOCUMENTS),
     default="auto",
     show_default=True,
-    help="What one document is (auto: record for JSON Lines/Parquet, line for stdin, file otherwise).",
+    help="What one document is. auto: a record of JSON Lines/Parquet, a line of plain text (how plain-text "
+    "corpora are usually laid out; a whole 1 GB file as one document would be refused); file or paragraph "
+    "(blank-line separated) when your documents are those.",
 )
 @click.option("--field", help="JSON Lines / Parquet: the field holding the text [default: text].")
 @click.option("--glob", help="In folders, read only the files whose name matches this pattern.")
@@ -183,7 +199,7 @@ def tokenize(
         kept = manifest.read(out) if os.path.isdir(out) else None
         shards = len(kept["shards"]) if kept else 0
         raise Interrupted(
-            f"interrupted; {out} keeps {shards} complete shard(s) and nothing was written to the registry: "
+            f"interrupted; {out} keeps {counted(shards, 'complete shard')} and nothing was written to the registry: "
             "run the same command again to resume"
         ) from None
     finally:
@@ -216,10 +232,7 @@ def tokenize(
         echo_json(figures)
         return
     what = "already complete" if summary.already_complete else ("resumed and finished" if summary.resumed else "wrote")
-    click.echo(
-        f"{what} {summary.folder}: {totals['shards']} shards, {totals['tokens']:,} tokens ({doc['dtype']}), "
-        f"{totals['documents']:,} documents, {totals['skipped']:,} skipped"
-    )
+    click.echo(f"{what} {summary.folder}: {totals_line(totals, doc['dtype'])}")
     if not summary.already_complete:
         click.echo(
             f"{summary.seconds:,.1f} s, {rate / 1e6:,.1f} MB/s, {figures['tokens_per_s']:,.0f} tokens/s, "

@@ -252,7 +252,7 @@ def documents(sources: list[Source], opts: TokenizeOptions, start: tuple[int, in
     disk_before = 0
     for i, src in enumerate(sources):
         name = f"corpus file {src.path!r}" if src.path else src.name
-        kind = opts.document_kind(src.format, src.path is None and src.texts is None)
+        kind = opts.document_kind(src.format)
         skip_to = -1 if i > start[0] else (start[1] if i == start[0] else 1 << 62)
         try:
             yield from _one(i, src, kind, name, opts, skip_to, disk_before)

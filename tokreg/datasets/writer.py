@@ -221,7 +221,7 @@ def _tokenize(
     folder = os.path.abspath(os.fspath(folder))
     sources = part_of(expand(inputs, glob=opts.glob, field=opts.field), opts.shard_of)
     for s in sources:
-        opts.document_kind(s.format, s.path is None and s.texts is None)  # refuse a mismatch before writing
+        opts.document_kind(s.format)  # refuse a mismatch before writing
     dtype = dtype_for(id_bound(tok), opts.format)
     encoder = Encoder.of(tok, opts, dtype, threads)
     state = resume.prepare(folder, _fresh(tok, ref or tok.ref, opts, dtype, sources))
