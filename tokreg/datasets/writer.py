@@ -13,8 +13,8 @@ larger, up to --max-document-bytes) with its ids at 2-4 bytes per id and the enc
 copy, plus 8 bytes per document of the shard being written (its index). With 4 MiB batches that
 is about 11 x 4 MiB x 3, some 140 MiB, plus the tokenizer; `memory_bound` gives the worst case,
 every batch holding a document of the largest size allowed; a Ray engine adds its window of
-batches in flight (engines.py). Measured: the same peak (324 MB,
-313 of it the loaded cl100k_base) on 100 MB and on 1 GB (docs/benchmarks.md).
+batches in flight (engines.py). Measured (docs/benchmarks.md): 137 MB on 100 MB and 162 MB on
+1 GB of kernel sources in one shard (the difference is that shard's index, 8 bytes a document).
 
 Shards: a shard is closed after the document with which it reaches the shard size, so the
 shard boundaries, and therefore every byte written, depend only on the documents and the
