@@ -7,7 +7,8 @@ import os
 import re
 import resource
 import sys
-from typing import Optional
+from collections.abc import Sequence
+from typing import Callable, Optional
 
 import click
 
@@ -19,7 +20,7 @@ from ..datasets.writer import tokenize as run_tokenize
 from ..errors import InputError, Interrupted
 from ..loading import load
 from ..training.progress import Progress
-from .common import db_option, echo_json, open_registry, progress_option
+from .common import F, db_option, echo_json, open_registry, progress_option
 
 _UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "KI": 1 << 10, "MI": 1 << 20, "GI": 1 << 30}
 
@@ -32,6 +33,17 @@ def size(text: Optional[str], flag: str) -> int:
     if m is None or (m.group(2) or "").upper() not in _UNITS:
         raise InputError(f"{flag} takes a number with an optional unit (e.g. 100M, 512Mi), not {text!r}")
     return int(m.group(1)) * _UNITS[(m.group(2) or "").upper()]
+
+
+def choice(
+    flag: str, choices: Sequence[str], default: str, *, help: str, dest: Optional[str] = None
+) -> Callable[[F], F]:
+    """A `--flag` taking one of `choices`, its default shown in the help."""
+    names = (flag, dest) if dest else (flag,)
+    option: Callable[[F], F] = click.option(
+        *names, type=click.Choice(choices), default=default, show_default=True, help=help
+    )
+    return option
 
 
 def counted(n: int, noun: str) -> str:
@@ -67,19 +79,17 @@ def peak_rss() -> int:
 @click.argument("ref")
 @click.argument("inputs", nargs=-1, required=True)
 @click.option("--output", "-o", "out", required=True, type=click.Path(file_okay=False), help="The dataset folder.")
-@click.option(
+@choice(
     "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    default="megatron",
-    show_default=True,
+    FORMATS,
+    "megatron",
+    dest="fmt",
     help="megatron: .bin/.idx; bin: a flat id stream + .docs; npy: .npy + .docs.npy.",
 )
-@click.option(
+@choice(
     "--document",
-    type=click.Choice(DOCUMENTS),
-    default="auto",
-    show_default=True,
+    DOCUMENTS,
+    "auto",
     help="What one document is. auto: a record of JSON Lines/Parquet, a line of plain text (how plain-text "
     "corpora are usually laid out; a whole 1 GB file as one document would be refused); file or paragraph "
     "(blank-line separated) when your documents are those.",
@@ -89,20 +99,15 @@ def peak_rss() -> int:
 @click.option("--bos", metavar="TOKEN", help="A special token put before every document.")
 @click.option("--eos", metavar="TOKEN", help="A special token put after every document.")
 @click.option("--template", is_flag=True, help="Put the version's own template around every document.")
-@click.option(
-    "--specials",
-    type=click.Choice(SPECIALS),
-    default="text",
-    show_default=True,
-    help="Special-token text inside documents: encoded as text, or as the tokens' ids.",
+@choice(
+    "--specials", SPECIALS, "text", help="Special-token text inside documents: encoded as text, or as the tokens' ids."
 )
 @click.option("--shard-tokens", metavar="N", help="Close a shard after the document reaching N ids [default: 256Mi].")
 @click.option("--shard-bytes", metavar="N", help="Close a shard after the document reaching N bytes of ids.")
-@click.option(
+@choice(
     "--on-bad-record",
-    type=click.Choice(ON_BAD),
-    default="fail",
-    show_default=True,
+    ON_BAD,
+    "fail",
     help="A malformed, non-UTF-8, empty or over-long document: stop with its file and line, or skip and count it.",
 )
 @click.option(
@@ -118,11 +123,10 @@ def peak_rss() -> int:
     help="Write part I of N (from 0): the I-th of N consecutive runs of the inputs; join with tokreg dataset merge.",
 )
 @click.option("--threads", type=int, default=0, show_default=True, help="Encoder threads (0: one per core).")
-@click.option(
+@choice(
     "--engine",
-    type=click.Choice(ENGINES),
-    default="local",
-    show_default=True,
+    ENGINES,
+    "local",
     help="Where documents are encoded: this process, or a Ray cluster's CPUs (pip install 'tokreg[ray]'); "
     "the same bytes either way.",
 )
