@@ -9,11 +9,11 @@ from typing import Optional
 import click
 
 from ..datasets.merge import merge as run_merge
-from ..datasets.pins import pin as run_pin
 from ..datasets.reader import complete_manifest
 from ..datasets.verify import verify as run_verify
 from ..errors import IntegrityError, NotFoundError
 from ..loading import load
+from ..versions.dataset_pins import pin as run_pin
 from .common import db_option, echo_json, echo_table, json_option, open_registry, when
 from .tokenize import counted, totals_line
 

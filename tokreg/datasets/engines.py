@@ -79,7 +79,7 @@ def _on_worker(spec: tuple[bytes, str, str, tuple[Any, ...]], texts: list[str]) 
     content, content_hash, ref, settings = spec
     enc = _COMPILED.get((content_hash, settings))
     if enc is None:
-        from ..encoding.tokenizer import Tokenizer
+        from ..encoding.tokenizer import Tokenizer  # on a worker, on its first batch only
 
         tok = Tokenizer(content, ref=ref, expect_hash=content_hash)
         enc = _COMPILED[(content_hash, settings)] = Encoder(tok, 1, *settings)

@@ -8,8 +8,8 @@
 The tokenizer the caller expects is required: a dataset made by another one is refused, in
 one line naming both hashes, before any array is opened (`tokenizer=None` opts out in so
 many words). Each file's size is checked against the manifest; `tokreg dataset verify`
-checks their hashes. A dataset pinned in the project's tokreg.lock (pins.py) must hold the
-pinned dataset hash and tokenizer hash; a pinned name stands for its folder.
+checks their hashes. Datasets pinned in a project's tokreg.lock are applied in front of this
+(versions/dataset_pins.py), as tokenizer pins are applied by `load`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ from typing import Any, Callable, Optional, Union
 from ..content import PREFIX
 from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError, IntegrityError
-from ..versions import lockfile
-from . import manifest, pins
+from . import manifest
 from .formats import layout
 
 Expected = Union[str, Tokenizer, None]
@@ -148,20 +147,14 @@ def open_dataset(
     *,
     tokenizer: Expected,
     resolve: Optional[Resolve] = None,
-    lock: lockfile.LockArg = None,
+    check: Optional[Callable[[str, dict[str, Any]], None]] = None,
 ) -> Dataset:
-    """Opens a complete dataset folder (or a name pinned in `lock`: None for the project's
-    tokreg.lock, False for none) made by the tokenizer `tokenizer` names (see the module
-    docstring); InputError when another tokenizer made it, IntegrityError when it is not the
-    pinned dataset."""
+    """Opens a complete dataset folder made by the tokenizer `tokenizer` names (see the module
+    docstring); InputError when another tokenizer made it. `check(folder, manifest)`, when
+    given, may refuse the manifest first (a dataset pin does)."""
     where = os.fspath(folder)
-    the_lock = lockfile.lock_of(lock)
-    pinned = pins.find(the_lock, where)
-    if pinned is not None:
-        where = pinned[1]
     doc = complete_manifest(where)
-    if pinned is not None:
-        assert the_lock is not None
-        pins.check(the_lock, pinned[0], where, doc)
+    if check is not None:
+        check(where, doc)
     check_tokenizer(doc, where, tokenizer, resolve)
     return Dataset(where, doc)

@@ -15,7 +15,7 @@ pinned hash. The file is TOML, one `[[pin]]` table per tokenizer:
     registry = "sqlite:////home/me/.local/share/tokreg/registry.db"
     pinned_at = "2026-11-21T10:00:00+00:00"
 
-A project can pin token datasets too (`tokreg dataset pin DIR`; tokreg/datasets/pins.py says
+A project can pin token datasets too (`tokreg dataset pin DIR`; versions/dataset_pins.py says
 what is checked), one `[[dataset]]` table each:
 
     [[dataset]]

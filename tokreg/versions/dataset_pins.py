@@ -15,8 +15,9 @@ import os
 from datetime import datetime, timezone
 from typing import Any, Optional
 
+from ..datasets import reader
 from ..errors import IntegrityError
-from ..versions import lockfile
+from . import lockfile
 
 
 def folder_of(lock: lockfile.Lock, pin: lockfile.DatasetPin) -> str:
@@ -62,9 +63,7 @@ def check(lock: lockfile.Lock, pin: lockfile.DatasetPin, folder: str, doc: dict[
 def pin(folder: str, name: Optional[str] = None, lock_folder: Optional[str] = None) -> lockfile.DatasetPin:
     """Pins the complete dataset in `folder` as `name` (default: the folder's own name) in
     `lock_folder`/tokreg.lock (default: the current directory); returns the pin."""
-    from .reader import complete_manifest  # here: the reader applies these pins
-
-    doc = complete_manifest(folder)
+    doc = reader.complete_manifest(folder)
     where = os.path.abspath(lock_folder or os.getcwd())
     full = os.path.abspath(folder)
     rel = os.path.relpath(full, where)
@@ -78,3 +77,20 @@ def pin(folder: str, name: Optional[str] = None, lock_folder: Optional[str] = No
     )
     lockfile.write_dataset(os.path.join(where, lockfile.FILENAME), p)
     return p
+
+
+def open_dataset(
+    folder: Any, *, tokenizer: reader.Expected, resolve: Optional[reader.Resolve], lock: lockfile.LockArg = None
+) -> reader.Dataset:
+    """`tokreg.open_dataset`: the reader's, with the dataset pins of `lock` (None: the project's
+    tokreg.lock, False: none) applied: a pinned name stands for its folder, and a pinned folder
+    must hold the pinned dataset, made by the pinned tokenizer (IntegrityError otherwise)."""
+    where = os.fspath(folder)
+    the_lock = lockfile.lock_of(lock)
+    pinned = find(the_lock, where)
+    if pinned is None or the_lock is None:
+        return reader.open_dataset(where, tokenizer=tokenizer, resolve=resolve)
+    pin_, folder_ = pinned
+    return reader.open_dataset(
+        folder_, tokenizer=tokenizer, resolve=resolve, check=lambda f, doc: check(the_lock, pin_, f, doc)
+    )
