@@ -12,6 +12,7 @@ import os
 import resource
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +25,23 @@ EOT = "<|endoftext|>"
 CHUNK = 2000
 
 
+def _tok() -> Any:
+    """cl100k_base loaded from the benchmark's registry by its ref, as `tokreg tokenize` loads."""
+    import tokreg
+
+    return tokreg.load("cl100k_base@1", db=os.environ["TOKREG_BENCH_TOKENIZE_DB"])
+
+
 def _docs(path: str) -> list[str]:
     with open(path, encoding="utf-8") as fh:
         return [json.loads(line)["text"] for line in fh]
 
 
 def tokreg_run(path: str, out: str, threads: int) -> tuple[int, str]:
-    from benchmarks.vocabs import tokreg_tok
     from tokreg.datasets.options import TokenizeOptions
     from tokreg.datasets.writer import tokenize
 
-    tok = tokreg_tok("cl100k_base")
+    tok = _tok()
     t0 = time.perf_counter()
     s = tokenize(tok, [path], out, TokenizeOptions(format="bin", eos=EOT, shard_tokens=1 << 40), threads=threads)
     _mark(time.perf_counter() - t0)
@@ -42,11 +49,24 @@ def tokreg_run(path: str, out: str, threads: int) -> tuple[int, str]:
     return len(data) // 4, xxhash.xxh3_128_hexdigest(data)
 
 
+def tokreg_megatron_run(path: str, out: str, threads: int) -> tuple[int, str]:
+    """tokreg's Megatron layout (int32 ids: the same bytes as uint32 for cl100k's ids), for
+    Megatron-Core's reader to read back (untimed)."""
+    from tokreg.datasets.options import TokenizeOptions
+    from tokreg.datasets.writer import tokenize
+
+    tok = _tok()
+    t0 = time.perf_counter()
+    s = tokenize(tok, [path], out, TokenizeOptions(format="megatron", eos=EOT, shard_tokens=1 << 40), threads=threads)
+    _mark(time.perf_counter() - t0)
+    _at_end["documents"] = s.manifest["totals"]["documents"]
+    data = Path(out, s.manifest["shards"][0]["name"] + ".bin").read_bytes()
+    return len(data) // 4, xxhash.xxh3_128_hexdigest(data)
+
+
 def encode_batch_run(path: str, out: str, threads: int) -> tuple[int, str]:
     """The ceiling: documents already in memory, `encode_batch_flat` alone (timed), in batches."""
-    from benchmarks.vocabs import tokreg_tok
-
-    tok = tokreg_tok("cl100k_base")
+    tok = _tok()
     docs = _docs(path)
     eot = tok.special_tokens[EOT]
     parts = []
@@ -78,28 +98,37 @@ def _nanogpt_encode(texts: list[str]) -> list[list[int]]:
     return [ids + [eot] for ids in _enc.encode_ordinary_batch(texts, num_threads=1)]
 
 
+def _chunks(path: str) -> Iterator[list[str]]:
+    with open(path, encoding="utf-8") as fh:
+        docs: list[str] = []
+        for line in fh:
+            docs.append(json.loads(line)["text"])
+            if len(docs) == CHUNK:
+                yield docs
+                docs = []
+        if docs:
+            yield docs
+
+
 def nanogpt_run(path: str, out: str, threads: int) -> tuple[int, str]:
     """nanoGPT's prepare.py, on tiktoken: encode_ordinary with <|endoftext|> appended, in a pool
-    of processes, then every document's ids copied into one memmap (uint32 here)."""
+    of processes, every document's ids appended to one uint32 file as the chunks come back (in
+    bounded memory, unlike keeping every list until the end: 1 GB would not fit)."""
     from multiprocessing import Pool
 
     t0 = time.perf_counter()
-    docs = _docs(path)
-    with Pool(threads, initializer=_nanogpt_init) as pool:
-        encoded = [
-            d
-            for part in pool.imap(_nanogpt_encode, (docs[i : i + CHUNK] for i in range(0, len(docs), CHUNK)))
-            for d in part
-        ]
-    total = sum(map(len, encoded))
-    arr = np.memmap(os.path.join(out, "train.bin"), dtype=np.uint32, mode="w+", shape=(total,))
-    at = 0
-    for ids in encoded:
-        arr[at : at + len(ids)] = ids
-        at += len(ids)
-    arr.flush()
+    total = 0
+    with open(os.path.join(out, "train.bin"), "wb") as fh, Pool(threads, initializer=_nanogpt_init) as pool:
+        for part in pool.imap(_nanogpt_encode, _chunks(path)):
+            flat = np.fromiter((i for ids in part for i in ids), dtype="<u4")
+            fh.write(flat.tobytes())
+            total += len(flat)
     _mark(time.perf_counter() - t0)
-    return total, xxhash.xxh3_128_hexdigest(np.asarray(arr).astype("<u4").tobytes())
+    h = xxhash.xxh3_128()
+    with open(os.path.join(out, "train.bin"), "rb") as fh:
+        while b := fh.read(8 << 20):
+            h.update(b)
+    return total, h.hexdigest()
 
 
 def datasets_run(path: str, out: str, threads: int) -> tuple[int, str]:
@@ -163,6 +192,41 @@ def datatrove_run(path: str, out: str, threads: int) -> tuple[int, str]:
     return len(data) // 4, xxhash.xxh3_128_hexdigest(data)
 
 
+def megatron_run(path: str, out: str, threads: int) -> tuple[int, str]:
+    """Megatron-LM's tools/preprocess_data.py, in the Python TOKREG_BENCH_MEGATRON_PYTHON names,
+    on the source tree TOKREG_BENCH_MEGATRON_LM, with tokreg's HF export of cl100k_base as a
+    HuggingFaceTokenizer (<|endoftext|> its eos, appended by --append-eod); THREADS workers."""
+    import subprocess
+
+    from benchmarks.peers import _hf_file
+
+    python, tree = os.environ.get("TOKREG_BENCH_MEGATRON_PYTHON"), os.environ.get("TOKREG_BENCH_MEGATRON_LM")
+    if not python or not tree:
+        raise ImportError(name="torch and megatron-core: set TOKREG_BENCH_MEGATRON_PYTHON and TOKREG_BENCH_MEGATRON_LM")
+    hf = os.path.join(out, "hf")
+    os.makedirs(hf)
+    Path(hf, "tokenizer.json").write_bytes(Path(_hf_file("cl100k_base")).read_bytes())
+    Path(hf, "tokenizer_config.json").write_text(
+        json.dumps({"tokenizer_class": "PreTrainedTokenizerFast", "eos_token": EOT, "model_max_length": 1 << 40})
+    )
+    t0 = time.perf_counter()
+    subprocess.run(
+        [python, "-W", "ignore", os.path.join(tree, "tools", "preprocess_data.py"), "--input", path,
+         "--output-prefix", os.path.join(out, "mg"), "--tokenizer-type", "HuggingFaceTokenizer",
+         "--tokenizer-model", hf, "--legacy-tokenizer", "--append-eod", "--workers", str(threads),
+         "--log-interval", "100000000"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": tree},
+    )  # fmt: skip
+    _mark(time.perf_counter() - t0)
+    data = Path(out, "mg_text_document.bin").read_bytes()
+    if len(data) and np.frombuffer(data, dtype="<i4").min() < 0:
+        raise ValueError("negative ids")
+    return len(data) // 4, xxhash.xxh3_128_hexdigest(data)
+
+
 _at_end: dict[str, float] = {}
 
 
@@ -179,6 +243,8 @@ RUNS = {
     "nanogpt": nanogpt_run,
     "datasets": datasets_run,
     "datatrove": datatrove_run,
+    "megatron": megatron_run,
+    "tokreg-megatron": tokreg_megatron_run,
 }
 
 
@@ -189,6 +255,9 @@ def main() -> None:
         tokens, digest = RUNS[name](path, out, threads)
     except ImportError as e:
         print(json.dumps({"error": f"not installed ({e.name})"}))
+        return
+    except Exception as e:  # a contender that fails is reported, not fatal to the table
+        print(json.dumps({"error": f"failed ({type(e).__name__}: {e})"[:200]}))
         return
     print(json.dumps({**_at_end, "tokens": tokens, "digest": digest}))
 

@@ -7,6 +7,7 @@ interruption, refusals, the bad-record policy, and the registry's views."""
 from __future__ import annotations
 
 import json
+import shutil
 import struct
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,8 @@ from tokreg import BpeOptions, Registry
 from tokreg.datasets import documents, manifest
 from tokreg.datasets.options import TokenizeOptions, dtype_for
 from tokreg.datasets.writer import id_bound, tokenize
-from tokreg.errors import InputError
+from tokreg.errors import InputError, IntegrityError
+from tokreg.versions import lockfile
 
 from .conftest import Cli, head_lines, one_error_line
 
@@ -313,3 +315,39 @@ def test_every_input_train_reads_gives_the_same_documents(tok: Any, run: Cli, tm
     run("tokenize", "mini@1", "-", "-o", tmp_path / "out-stdin", "--no-record", input="\n".join(texts) + "\n")
     ds = tokreg.open_dataset(tmp_path / "out-stdin", tokenizer=tok.hash)
     assert [ds.document(k).tolist() for k in range(len(ds))] == want
+
+
+def test_a_pinned_dataset_opens_by_name_and_other_data_there_is_refused(
+    tok: Any, run: Cli, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    proj = tmp_path / "proj"
+    web = proj / "data" / "web"
+    made = tokenize(tok, [corpus], web, TokenizeOptions(document="line", eos=EOT)).manifest
+    monkeypatch.chdir(proj)
+    run("pin", "mini@1")
+    run("dataset", "pin", "data/web", "--name", "web")
+    lock = lockfile.read(proj / "tokreg.lock")
+    assert lock.pins["mini"].hash == tok.hash  # the tokenizer's pin is kept beside the dataset's
+    pinned = lock.datasets["web"]
+    assert (pinned.path, pinned.hash, pinned.tokenizer) == ("data/web", made["dataset_hash"], tok.hash)
+    assert len(tokreg.open_dataset("web", tokenizer="mini")) == len(lines_of(corpus))  # the name, the pinned ref
+    shutil.rmtree(web)
+    other = tokenize(tok, [corpus], web, TokenizeOptions(document="line")).manifest  # no --eos: other ids
+    for where in ("web", "data/web", str(web)):
+        with pytest.raises(IntegrityError) as e:
+            tokreg.open_dataset(where, tokenizer=None)
+        msg = str(e.value)
+        assert made["dataset_hash"] in msg and other["dataset_hash"] in msg and "\n" not in msg
+    monkeypatch.setenv("TOKREG_LOCK", "off")  # no lockfile, no dataset pin: the new data opens
+    assert len(tokreg.open_dataset(web, tokenizer=tok)) == len(lines_of(corpus))
+
+
+def test_plain_text_is_a_document_per_line_by_default_and_the_summary_counts_in_words(
+    tok: Any, run: Cli, corpus: Path, tmp_path: Path
+) -> None:
+    made = tokenize(tok, [corpus], tmp_path / "ds", TokenizeOptions()).manifest
+    assert made["totals"]["documents"] == len(lines_of(corpus))
+    one = tmp_path / "one.txt"
+    one.write_text("In the beginning\n", encoding="utf-8")
+    out = run("tokenize", "mini@1", one, "-o", tmp_path / "one", "--no-record", "--progress", "none").output
+    assert ": 1 shard, " in out and ", 1 document, " in out

@@ -5,6 +5,7 @@ bytes of an uninterrupted run. Real processes, forked from one helper (tests/pro
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -120,7 +121,8 @@ def test_ctrl_c_is_one_line_and_the_same_command_finishes(setup: dict[str, str],
     assert first["fired"] and first["status"] == 130, first
     lines = [x for x in first["stderr"].splitlines() if not x.startswith("{")]
     assert len(lines) == 1 and lines[0].startswith("tokreg: error: interrupted;"), first["stderr"]
-    assert "complete shard(s)" in lines[0] and "run the same command again to resume" in lines[0]
+    assert re.search(r"keeps (1 complete shard|\d+ complete shards) and", lines[0]), lines[0]
+    assert "run the same command again to resume" in lines[0]
     assert again["status"] == 0, again["stderr"]
     progress = [json.loads(x) for x in again["stderr"].splitlines() if x.startswith("{")]
     assert progress and {"documents", "tokens", "done", "total"} <= set(progress[-1])

@@ -150,7 +150,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 WINGS: dict[str, set[str]] = {
     "training": {"encoding"},
     "encoding": set(),
-    "versions": {"encoding", "training", "evaluation"},
+    "versions": {"encoding", "training", "evaluation", "datasets"},
     "evaluation": {"encoding", "training"},
     "datasets": {"encoding", "training"},
 }

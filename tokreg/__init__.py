@@ -78,9 +78,9 @@ def open_dataset(folder: Any, *, tokenizer: Any, db: Any = None) -> Any:
     reader.py), refused in one line naming both hashes unless `tokenizer` made it: a ref (loaded
     by `load`, so a pin in tokreg.lock counts), a content hash, a `Tokenizer`, or None (no check)."""
     # Imported on first use, like every public name here (see the module docstring).
-    reader = importlib.import_module(".datasets.reader", __name__)
+    pinned = importlib.import_module(".versions.dataset_pins", __name__)  # dataset pins of tokreg.lock applied
     load_ref = importlib.import_module(".loading", __name__).load
-    return reader.open_dataset(folder, tokenizer=tokenizer, resolve=lambda ref: load_ref(ref, db=db).hash)
+    return pinned.open_dataset(folder, tokenizer=tokenizer, resolve=lambda ref: load_ref(ref, db=db).hash)
 
 
 __getattr__ = lazy.attributes(__name__, _LAZY, globals())

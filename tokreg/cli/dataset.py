@@ -1,4 +1,4 @@
-"""`tokreg dataset list|show|verify`: the datasets `tokreg tokenize` wrote, as the registry
+"""`tokreg dataset list|show|verify|merge|pin`: the datasets `tokreg tokenize` wrote, as the registry
 records them, and a folder checked against its manifest and its inputs (tokreg/datasets/)."""
 
 from __future__ import annotations
@@ -13,12 +13,14 @@ from ..datasets.reader import complete_manifest
 from ..datasets.verify import verify as run_verify
 from ..errors import IntegrityError, NotFoundError
 from ..loading import load
+from ..versions.dataset_pins import pin as run_pin
 from .common import db_option, echo_json, echo_table, json_option, open_registry, when
+from .tokenize import counted, totals_line
 
 
 @click.group()
 def dataset() -> None:
-    """Token datasets: list and show the recorded ones, verify a folder.
+    """Token datasets: list and show the recorded ones, verify, merge and pin folders.
 
     \b
     Example:
@@ -88,10 +90,7 @@ def show(key: str, as_json: bool, db: Optional[str]) -> None:
     click.echo(f"dataset   {doc['dataset_hash']}")
     click.echo(f"tokenizer {doc['tokenizer']['ref']} {doc['tokenizer']['hash']}")
     click.echo(f"format    {doc['options']['format']}, {doc['dtype']} ids (id bound {doc['id_bound']:,})")
-    click.echo(
-        f"holds     {t['shards']} shards, {t['tokens']:,} tokens, {t['documents']:,} documents, "
-        f"{t['skipped']:,} skipped"
-    )
+    click.echo(f"holds     {totals_line(t)}")
     opts = ", ".join(f"{k}={v}" for k, v in doc["options"].items() if v not in (None, False, 0))
     click.echo(f"options   {opts}")
     for i in doc["inputs"]:
@@ -138,9 +137,10 @@ def verify(folder: str, sample: int, as_json: bool, db: Optional[str]) -> None:
         note = (
             f"; inputs not found, ids not re-encoded: {', '.join(rep.inputs_missing[:3])}"
             if rep.inputs_missing
-            else f"; {rep.reencoded:,} documents encoded again from the inputs gave the same ids"
+            else f"; {counted(rep.reencoded, 'document')} encoded again from the inputs gave the same ids"
         )
-        click.echo(f"ok {rep.dataset_hash}: {rep.files} files match the manifest{note}")
+        verb = "matches" if rep.files == 1 else "match"
+        click.echo(f"ok {rep.dataset_hash}: {counted(rep.files, 'file')} {verb} the manifest{note}")
 
 
 @dataset.command()
@@ -160,7 +160,28 @@ def merge(parts: tuple[str, ...], out: str, no_record: bool, db: Optional[str]) 
     if not no_record:
         open_registry(db).record_dataset(doc, os.path.abspath(out))
     t = doc["totals"]
+    click.echo(f"merged {len(parts)} parts into {out}: {totals_line(t)}; dataset {doc['dataset_hash']}")
+
+
+@dataset.command()
+@click.argument("folder", type=click.Path(file_okay=False, exists=True))
+@click.option("--name", help="The name the pin goes by [default: the folder's name].")
+@click.option("--dir", "lock_dir", type=click.Path(file_okay=False), help="Write the lockfile here [default: .].")
+@json_option
+def pin(folder: str, name: Optional[str], lock_dir: Optional[str], as_json: bool) -> None:
+    """Pin the complete dataset in FOLDER in ./tokreg.lock: its dataset hash and the hash of the
+    tokenizer that made it. In that project, tokreg.open_dataset(FOLDER or NAME) then refuses
+    the folder unless it holds exactly this dataset, made by exactly this tokenizer.
+
+    \b
+    Example:
+        tokreg dataset pin data/web --name web
+    """
+    p = run_pin(folder, name, lock_dir)
+    if as_json:
+        echo_json({"name": p.name, "path": p.path, "hash": p.hash, "tokenizer": p.tokenizer})
+        return
     click.echo(
-        f"merged {len(parts)} parts into {out}: {t['shards']} shards, {t['tokens']:,} tokens, "
-        f"{t['documents']:,} documents; dataset {doc['dataset_hash']}"
+        f"pinned dataset {p.name} ({p.path})  {p.hash}  made by {p.tokenizer_ref} {p.tokenizer}  "
+        f"in {lock_dir or '.'}/tokreg.lock"
     )

@@ -7,18 +7,20 @@ import os
 import re
 import resource
 import sys
-from typing import Optional
+from collections.abc import Sequence
+from typing import Callable, Optional
 
 import click
 
 from ..datasets import manifest
+from ..datasets.engines import ENGINES
 from ..datasets.options import DOCUMENTS, FORMATS, ON_BAD, SPECIALS, TokenizeOptions
 from ..datasets.writer import memory_bound
 from ..datasets.writer import tokenize as run_tokenize
 from ..errors import InputError, Interrupted
 from ..loading import load
 from ..training.progress import Progress
-from .common import db_option, echo_json, open_registry, progress_option
+from .common import F, db_option, echo_json, open_registry, progress_option
 from .stochastic import stochastic_options
 
 _UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "KI": 1 << 10, "MI": 1 << 20, "GI": 1 << 30}
@@ -32,6 +34,31 @@ def size(text: Optional[str], flag: str) -> int:
     if m is None or (m.group(2) or "").upper() not in _UNITS:
         raise InputError(f"{flag} takes a number with an optional unit (e.g. 100M, 512Mi), not {text!r}")
     return int(m.group(1)) * _UNITS[(m.group(2) or "").upper()]
+
+
+def choice(
+    flag: str, choices: Sequence[str], default: str, *, help: str, dest: Optional[str] = None
+) -> Callable[[F], F]:
+    """A `--flag` taking one of `choices`, its default shown in the help."""
+    names = (flag, dest) if dest else (flag,)
+    option: Callable[[F], F] = click.option(
+        *names, type=click.Choice(choices), default=default, show_default=True, help=help
+    )
+    return option
+
+
+def counted(n: int, noun: str) -> str:
+    """`1 shard`, `2 shards`, `1,000 tokens`: a count and its noun, singular for one."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
+def totals_line(t: dict[str, int], dtype: str = "") -> str:
+    """A dataset's totals as one line of a summary."""
+    ids = f" ({dtype})" if dtype else ""
+    return (
+        f"{counted(t['shards'], 'shard')}, {counted(t['tokens'], 'token')}{ids}, "
+        f"{counted(t['documents'], 'document')}, {t['skipped']:,} skipped"
+    )
 
 
 def parse_shard_of(text: Optional[str]) -> Optional[tuple[int, int]]:
@@ -53,40 +80,35 @@ def peak_rss() -> int:
 @click.argument("ref")
 @click.argument("inputs", nargs=-1, required=True)
 @click.option("--output", "-o", "out", required=True, type=click.Path(file_okay=False), help="The dataset folder.")
-@click.option(
+@choice(
     "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    default="megatron",
-    show_default=True,
+    FORMATS,
+    "megatron",
+    dest="fmt",
     help="megatron: .bin/.idx; bin: a flat id stream + .docs; npy: .npy + .docs.npy.",
 )
-@click.option(
+@choice(
     "--document",
-    type=click.Choice(DOCUMENTS),
-    default="auto",
-    show_default=True,
-    help="What one document is (auto: record for JSON Lines/Parquet, line for stdin, file otherwise).",
+    DOCUMENTS,
+    "auto",
+    help="What one document is. auto: a record of JSON Lines/Parquet, a line of plain text (how plain-text "
+    "corpora are usually laid out; a whole 1 GB file as one document would be refused); file or paragraph "
+    "(blank-line separated) when your documents are those.",
 )
 @click.option("--field", help="JSON Lines / Parquet: the field holding the text [default: text].")
 @click.option("--glob", help="In folders, read only the files whose name matches this pattern.")
 @click.option("--bos", metavar="TOKEN", help="A special token put before every document.")
 @click.option("--eos", metavar="TOKEN", help="A special token put after every document.")
 @click.option("--template", is_flag=True, help="Put the version's own template around every document.")
-@click.option(
-    "--specials",
-    type=click.Choice(SPECIALS),
-    default="text",
-    show_default=True,
-    help="Special-token text inside documents: encoded as text, or as the tokens' ids.",
+@choice(
+    "--specials", SPECIALS, "text", help="Special-token text inside documents: encoded as text, or as the tokens' ids."
 )
 @click.option("--shard-tokens", metavar="N", help="Close a shard after the document reaching N ids [default: 256Mi].")
 @click.option("--shard-bytes", metavar="N", help="Close a shard after the document reaching N bytes of ids.")
-@click.option(
+@choice(
     "--on-bad-record",
-    type=click.Choice(ON_BAD),
-    default="fail",
-    show_default=True,
+    ON_BAD,
+    "fail",
     help="A malformed, non-UTF-8, empty or over-long document: stop with its file and line, or skip and count it.",
 )
 @click.option(
@@ -103,6 +125,18 @@ def peak_rss() -> int:
 )
 @stochastic_options
 @click.option("--threads", type=int, default=0, show_default=True, help="Encoder threads (0: one per core).")
+@choice(
+    "--engine",
+    ENGINES,
+    "local",
+    help="Where documents are encoded: this process, or a Ray cluster's CPUs (pip install 'tokreg[ray]'); "
+    "the same bytes either way.",
+)
+@click.option(
+    "--address",
+    metavar="ADDR",
+    help="--engine ray: the cluster (auto, ray://HOST:10001) [default: RAY_ADDRESS, else a local Ray for this run].",
+)
 @progress_option
 @click.option("--no-record", is_flag=True, help="Do not record the dataset in the registry.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
@@ -128,6 +162,8 @@ def tokenize(
     seed: Optional[int],
     method: Optional[str],
     threads: int,
+    engine: str,
+    address: Optional[str],
     progress_mode: str,
     no_record: bool,
     as_json: bool,
@@ -146,6 +182,7 @@ def tokenize(
     Example:
         tokreg tokenize gpt-mini@1 web.jsonl.zst -o data/web --eos '<|endoftext|>'
         tokreg tokenize gpt-mini corpus/ --glob '*.txt' --document paragraph --format npy -o data/books
+        tokreg tokenize gpt-mini web/ --glob '*.jsonl.zst' -o data/web --engine ray --address auto
     """
     tok = load(ref, db=db)
     drawn = tok.stochastic_options(dropout, seed, method)
@@ -169,12 +206,14 @@ def tokenize(
     )
     progress = Progress.for_mode("none" if as_json and progress_mode == "auto" else progress_mode)
     try:
-        summary = run_tokenize(tok, list(inputs), out, opts, threads=threads, progress=progress)
+        summary = run_tokenize(
+            tok, list(inputs), out, opts, threads=threads, progress=progress, engine=engine, address=address
+        )
     except KeyboardInterrupt:
         kept = manifest.read(out) if os.path.isdir(out) else None
         shards = len(kept["shards"]) if kept else 0
         raise Interrupted(
-            f"interrupted; {out} keeps {shards} complete shard(s) and nothing was written to the registry: "
+            f"interrupted; {out} keeps {counted(shards, 'complete shard')} and nothing was written to the registry: "
             "run the same command again to resume"
         ) from None
     finally:
@@ -207,10 +246,7 @@ def tokenize(
         echo_json(figures)
         return
     what = "already complete" if summary.already_complete else ("resumed and finished" if summary.resumed else "wrote")
-    click.echo(
-        f"{what} {summary.folder}: {totals['shards']} shards, {totals['tokens']:,} tokens ({doc['dtype']}), "
-        f"{totals['documents']:,} documents, {totals['skipped']:,} skipped"
-    )
+    click.echo(f"{what} {summary.folder}: {totals_line(totals, doc['dtype'])}")
     if not summary.already_complete:
         click.echo(
             f"{summary.seconds:,.1f} s, {rate / 1e6:,.1f} MB/s, {figures['tokens_per_s']:,.0f} tokens/s, "

@@ -80,12 +80,6 @@ class _Hashed:
         self.size += len(b)
         return b
 
-    def readline(self, n: int) -> bytes:
-        b = self.stream.readline(n)
-        self.h.update(b)
-        self.size += len(b)
-        return b
-
 
 class _Cutter:
     """Collects the documents of one input into batches, applying the bad-record policy and
@@ -135,18 +129,42 @@ def _decode(raw: bytes, cut: _Cutter, position: int, what: str) -> Optional[str]
         return None
 
 
-def _lines(stream: _Hashed, limit: int) -> Iterator[tuple[int, bytes, bool]]:
-    """(line number, line without its break, whether it was over `limit` bytes) of a stream;
-    an over-long line is read through, never held whole, and given as b""."""
+def _lines(stream: _Hashed, limit: int) -> Iterator[tuple[int, bytes, bool, int]]:
+    """(line number, line without its break, whether it was over `limit` bytes, the position
+    just after it) of a stream, read in CHUNK-sized pieces (one read and one hash update per
+    piece, not per line); an over-long line is read through, never held whole, and given as b""."""
     n = 0
-    while line := stream.readline(limit + 1):
-        n += 1
-        if len(line) > limit and not line.endswith(b"\n"):
-            while (more := stream.readline(CHUNK)) and not more.endswith(b"\n"):
-                pass
-            yield n, b"", True
-            continue
-        yield n, line[:-1] if line.endswith(b"\n") else line, False
+    pos = 0  # where the next piece starts in the stream
+    carry: list[bytes] = []  # the start of a line that the pieces so far have not ended
+    kept = 0  # bytes in carry
+    over = False  # the line being carried is already over the limit (its bytes dropped)
+    while chunk := stream.read(CHUNK):
+        parts = chunk.split(b"\n")
+        for k in range(len(parts) - 1):
+            part = parts[k]
+            pos += len(part) + 1
+            n += 1
+            if k == 0 and (carry or over):
+                if over or kept + len(part) > limit:
+                    yield n, b"", True, pos
+                else:
+                    yield n, b"".join(carry) + part, False, pos
+                carry, kept, over = [], 0, False
+            elif len(part) > limit:
+                yield n, b"", True, pos
+            else:
+                yield n, part, False, pos
+        last = parts[-1]
+        pos += len(last)
+        if len(parts) > 1:
+            carry, kept, over = [], 0, False
+        if last and not over:
+            carry.append(last)
+            kept += len(last)
+            if kept > limit:
+                carry, kept, over = [], 0, True
+    if carry or over:
+        yield n + 1, (b"" if over else b"".join(carry)), over, pos
 
 
 def _text_documents(stream: _Hashed, kind: str, cut: _Cutter, name: str) -> Iterator[Batch]:
@@ -167,8 +185,7 @@ def _text_documents(stream: _Hashed, kind: str, cut: _Cutter, name: str) -> Iter
         return
     para: list[bytes] = []
     para_start, para_over = 0, False
-    for n, line, over in _lines(stream, limit):
-        pos = stream.size
+    for n, line, over, pos in _lines(stream, limit):
         if kind == "line":
             if over:
                 cut.bad(pos, f"{name} line {n} is a document over --max-document-bytes")
@@ -203,8 +220,7 @@ def _paragraph(para: list[bytes], first: int, over: bool, pos: int, cut: _Cutter
 
 
 def _jsonl_documents(stream: _Hashed, cut: _Cutter, name: str, fld: str) -> Iterator[Batch]:
-    for n, line, over in _lines(stream, cut.opts.max_document_bytes):
-        pos = stream.size
+    for n, line, over, pos in _lines(stream, cut.opts.max_document_bytes):
         if over:
             cut.bad(pos, f"{name} line {n} is a record over --max-document-bytes")
             continue
@@ -252,7 +268,7 @@ def documents(sources: list[Source], opts: TokenizeOptions, start: tuple[int, in
     disk_before = 0
     for i, src in enumerate(sources):
         name = f"corpus file {src.path!r}" if src.path else src.name
-        kind = opts.document_kind(src.format, src.path is None and src.texts is None)
+        kind = opts.document_kind(src.format)
         skip_to = -1 if i > start[0] else (start[1] if i == start[0] else 1 << 62)
         try:
             yield from _one(i, src, kind, name, opts, skip_to, disk_before)

@@ -10,7 +10,12 @@ have no unsigned 32-bit type: there `int32` (as Megatron's own preprocessing doe
 Documents (`document`): `record` (a JSON Lines record's field, a Parquet row), `file` (a whole
 text file), `line` (each non-empty line of a text file, without its line break), `paragraph`
 (runs of non-empty lines separated by blank lines, without the final line break). `auto` is
-`record` for JSON Lines and Parquet, `line` for standard input, `file` for other text files.
+`record` for JSON Lines and Parquet, and `line` for plain text, files and standard input alike:
+one document per line is how plain-text corpora are most often laid out (and what `datasets`'
+text loader reads), and a line never makes one large file one document over the
+--max-document-bytes bound, which `file` would do to a 1 GB corpus.txt. A folder of books or
+source files, one document each, says `--document file`; blank-line-separated documents say
+`--document paragraph`.
 """
 
 from __future__ import annotations
@@ -89,7 +94,7 @@ class TokenizeOptions:
                 del out[key]
         return out
 
-    def document_kind(self, source_format: str, is_stdin: bool) -> str:
+    def document_kind(self, source_format: str) -> str:
         """The kind of document an input of this format gives."""
         if self.document != "auto":
             if source_format != "text" and self.document != "record":
@@ -99,9 +104,7 @@ class TokenizeOptions:
             if source_format == "text" and self.document == "record":
                 raise InputError("--document record is for JSON Lines and Parquet; text files give file|line|paragraph")
             return self.document
-        if source_format != "text":
-            return "record"
-        return "line" if is_stdin else "file"
+        return "record" if source_format != "text" else "line"
 
 
 def dtype_for(id_bound: int, fmt: str) -> str:

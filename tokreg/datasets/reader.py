@@ -8,7 +8,8 @@
 The tokenizer the caller expects is required: a dataset made by another one is refused, in
 one line naming both hashes, before any array is opened (`tokenizer=None` opts out in so
 many words). Each file's size is checked against the manifest; `tokreg dataset verify`
-checks their hashes.
+checks their hashes. Datasets pinned in a project's tokreg.lock are applied in front of this
+(versions/dataset_pins.py), as tokenizer pins are applied by `load`.
 """
 
 from __future__ import annotations
@@ -142,11 +143,18 @@ def complete_manifest(folder: str) -> dict[str, Any]:
 
 
 def open_dataset(
-    folder: Union[str, os.PathLike[str]], *, tokenizer: Expected, resolve: Optional[Resolve] = None
+    folder: Union[str, os.PathLike[str]],
+    *,
+    tokenizer: Expected,
+    resolve: Optional[Resolve] = None,
+    check: Optional[Callable[[str, dict[str, Any]], None]] = None,
 ) -> Dataset:
     """Opens a complete dataset folder made by the tokenizer `tokenizer` names (see the module
-    docstring); InputError when another tokenizer made it."""
+    docstring); InputError when another tokenizer made it. `check(folder, manifest)`, when
+    given, may refuse the manifest first (a dataset pin does)."""
     where = os.fspath(folder)
     doc = complete_manifest(where)
+    if check is not None:
+        check(where, doc)
     check_tokenizer(doc, where, tokenizer, resolve)
     return Dataset(where, doc)

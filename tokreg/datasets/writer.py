@@ -3,7 +3,8 @@
 Three stages overlap, joined by bounded queues (`DEPTH` items each):
 
     reader thread   inputs -> documents (decompress, parse, cut; documents.py)  ~4 MiB batches
-    calling thread  documents -> ids (the core's batch encoder, GIL released; encode.py)
+    calling thread  documents -> ids through the engine (engines.py): here, the core's batch
+                    encoder (GIL released; encode.py), or a Ray cluster's CPUs, in order
     writer thread   ids -> shard files, renamed into place, then the manifest (formats/)
 
 Memory is bounded, whatever the corpus size: at most 2 * DEPTH + 3 batches are alive (in the
@@ -11,12 +12,13 @@ two queues, and one in each stage), each about 4 MiB of text (more only when one
 larger, up to --max-document-bytes) with its ids at 2-4 bytes per id and the encoder's own
 copy, plus 8 bytes per document of the shard being written (its index). With 4 MiB batches that
 is about 11 x 4 MiB x 3, some 140 MiB, plus the tokenizer; `memory_bound` gives the worst case,
-every batch holding a document of the largest size allowed. Measured: the same peak (324 MB,
-313 of it the loaded cl100k_base) on 100 MB and on 1 GB (docs/benchmarks.md).
+every batch holding a document of the largest size allowed; a Ray engine adds its window of
+batches in flight (engines.py). Measured (docs/benchmarks.md): 137 MB on 100 MB and 162 MB on
+1 GB of kernel sources in one shard (the difference is that shard's index, 8 bytes a document).
 
 Shards: a shard is closed after the document with which it reaches the shard size, so the
 shard boundaries, and therefore every byte written, depend only on the documents and the
-options: never on the thread count or the batch size. A resumed run (resume.py) re-reads the
+options: never on the thread count, the batch size or the engine. A resumed run (resume.py) re-reads the
 inputs (hashing them again), drops the documents its complete shards hold, and goes on.
 """
 
@@ -26,6 +28,7 @@ import os
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -37,6 +40,7 @@ from ..training.corpus.sources import Input, Source, expand
 from . import manifest, resume
 from .documents import BATCH_BYTES, Bad, Batch, InputDone, documents
 from .encode import Encoder
+from .engines import Engine, engine_for
 from .formats import ShardWriter, layout
 from .options import TokenizeOptions, dtype_for, shard_limit
 
@@ -182,12 +186,16 @@ def tokenize(
     ref: Optional[str] = None,
     threads: int = 0,
     progress: Optional[Callable[..., None]] = None,
+    engine: str = "local",
+    address: Optional[str] = None,
 ) -> Summary:
     """Encodes `inputs` with `tok` into shards in `folder` (see the module docstring); the
     same call again after an interruption continues where it stopped. A write that fails (a
     full disk, a folder that cannot be written) is one InputError; the folder stays resumable."""
     try:
-        return _tokenize(tok, inputs, folder, opts, ref=ref, threads=threads, progress=progress)
+        return _tokenize(
+            tok, inputs, folder, opts, ref=ref, threads=threads, progress=progress, engine=engine, address=address
+        )
     except OSError as e:  # the inputs' read errors are InputErrors already: this is the folder's
         where = getattr(e, "filename", None) or folder
         raise InputError(
@@ -205,13 +213,15 @@ def _tokenize(
     ref: Optional[str],
     threads: int,
     progress: Optional[Callable[..., None]],
+    engine: str,
+    address: Optional[str],
 ) -> Summary:
     t0 = time.monotonic()
     opts = opts or TokenizeOptions()
     folder = os.path.abspath(os.fspath(folder))
     sources = part_of(expand(inputs, glob=opts.glob, field=opts.field), opts.shard_of)
     for s in sources:
-        opts.document_kind(s.format, s.path is None and s.texts is None)  # refuse a mismatch before writing
+        opts.document_kind(s.format)  # refuse a mismatch before writing
     dtype = dtype_for(id_bound(tok), opts.format)
     encoder = Encoder.of(tok, opts, dtype, threads)
     state = resume.prepare(folder, _fresh(tok, ref or tok.ref, opts, dtype, sources))
@@ -219,7 +229,11 @@ def _tokenize(
         return Summary(folder, state.doc, True, True, time.monotonic() - t0, 0, 0)
     doc = state.doc
     shards = _Shards(folder, doc, opts, state.start)
-    stats = _run(sources, opts, state.start, encoder, shards, progress)
+    eng = engine_for(engine, encoder, address)
+    try:
+        stats = _run(sources, opts, state.start, encoder, eng, shards, progress)
+    finally:
+        eng.close()
     shards.finish(stats["last_end"])
     doc["inputs"] = shards.inputs
     doc["totals"] = {
@@ -238,11 +252,17 @@ def _tokenize(
 _END = object()
 
 
+@dataclass(frozen=True)
+class _Ready:
+    ids: tuple[Any, Any]
+
+
 def _run(
     sources: list[Source],
     opts: TokenizeOptions,
     start: tuple[int, int],
     encoder: Encoder,
+    engine: Engine,
     shards: _Shards,
     progress: Optional[Callable[..., None]],
 ) -> dict[str, Any]:
@@ -297,6 +317,24 @@ def _run(
     writer = threading.Thread(target=write, name="tokreg-dataset-writer", daemon=True)
     reader.start()
     writer.start()
+    # Every item read, in order, with the engine's handle of its ids (None for an InputDone, the
+    # ids themselves for a batch of bad records only): results are taken oldest first, so the
+    # writer sees the batches in the order they were read, whatever the engine.
+    pending: deque[tuple[Any, Any]] = deque()
+
+    def hand_on(keep: int) -> bool:
+        while len(pending) > keep:
+            item, handle = pending.popleft()
+            if handle is None:
+                out = item
+            elif isinstance(handle, _Ready):
+                out = (item, *handle.ids)
+            else:
+                out = (item, *engine.result(handle))
+            if not put(to_write, out):
+                return False
+        return True
+
     try:
         while True:
             item = to_encode.get()
@@ -307,14 +345,15 @@ def _run(
             if item is _END:
                 break
             if isinstance(item, Batch):
-                ids, lengths = encoder(item.texts) if item.texts else encoder.empty()
+                pending.append((item, engine.submit(item.texts) if item.texts else _Ready(encoder.empty())))
                 stats["text"] += item.size
                 stats["docs"] += len(item.texts)
-                if not put(to_write, (item, ids, lengths)):
-                    break
-                continue
-            put(to_write, item)
-        put(to_write, _END)
+            else:
+                pending.append((item, None))
+            if not hand_on(engine.window - 1):
+                break
+        if hand_on(0):
+            put(to_write, _END)
         writer.join()
         if stats["error"] is not None:
             raise stats["error"]

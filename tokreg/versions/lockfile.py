@@ -15,8 +15,20 @@ pinned hash. The file is TOML, one `[[pin]]` table per tokenizer:
     registry = "sqlite:////home/me/.local/share/tokreg/registry.db"
     pinned_at = "2026-11-21T10:00:00+00:00"
 
+A project can pin token datasets too (`tokreg dataset pin DIR`; versions/dataset_pins.py says
+what is checked), one `[[dataset]]` table each:
+
+    [[dataset]]
+    name = "web"
+    path = "data/web"                 # relative to the lockfile's folder (or absolute)
+    hash = "xxh3-128:…"               # the dataset's hash (its manifest's dataset_hash)
+    tokenizer = "xxh3-128:9f2c41…"    # the content hash of the tokenizer that made it
+    tokenizer_ref = "gpt-mini@2"
+    pinned_at = "2026-11-21T10:05:00+00:00"
+
 It is read with `tomllib` on Python 3.11+, else with the small reader below, which knows
-exactly the subset written here (comments, `key = "string"`, `key = integer`, `[[pin]]`).
+exactly the subset written here (comments, `key = "string"`, `key = integer`, `[[pin]]`,
+`[[dataset]]`).
 `TOKREG_LOCK` names a lockfile to use instead of searching, or `off` to ignore lockfiles.
 
 This module finds, reads, writes and applies the file. **The hash is the pin**: a `[[pin]]` is
@@ -51,7 +63,8 @@ import re
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
@@ -83,9 +96,20 @@ class Pin:
 
 
 @dataclass(frozen=True)
+class DatasetPin:
+    name: str
+    path: str
+    hash: str
+    tokenizer: str
+    tokenizer_ref: str
+    pinned_at: str
+
+
+@dataclass(frozen=True)
 class Lock:
     path: Path
     pins: dict[str, Pin]  # name -> pin
+    datasets: dict[str, DatasetPin] = field(default_factory=dict)  # name -> dataset pin
 
     @property
     def folder(self) -> Path:
@@ -151,7 +175,30 @@ def read(path: PathLike) -> Lock:
                 f"keep one, or re-pin with `tokreg pin {pin.name}@N`"
             )
         pins[pin.name] = pin
-    return Lock(path=path, pins=pins)
+    return Lock(path=path, pins=pins, datasets=_datasets(path, doc.get("dataset", [])))
+
+
+def _datasets(path: Path, tables: list[Any]) -> dict[str, DatasetPin]:
+    out: dict[str, DatasetPin] = {}
+    for n, entry in enumerate(tables, 1):
+        try:
+            d = DatasetPin(
+                name=str(entry["name"]),
+                path=str(entry["path"]),
+                hash=str(entry["hash"]),
+                tokenizer=str(entry["tokenizer"]),
+                tokenizer_ref=str(entry.get("tokenizer_ref", "")),
+                pinned_at=str(entry.get("pinned_at", "")),
+            )
+        except (KeyError, TypeError):
+            raise InputError(
+                f"lockfile {str(path)!r}: dataset {n} needs name, path, hash and tokenizer; "
+                "re-pin it with `tokreg dataset pin DIR`"
+            ) from None
+        if d.name in out:
+            raise InputError(f"lockfile {str(path)!r} pins dataset {d.name!r} twice; keep one")
+        out[d.name] = d
+    return out
 
 
 def current(lock: Union[PathLike, bool, None] = None) -> Optional[Lock]:
@@ -183,21 +230,32 @@ def pin_for(lock: Optional[Lock], ref: str) -> Optional[Pin]:
 def write(path: PathLike, pin: Pin) -> Lock:
     """Adds or replaces `pin` in the lockfile at `path` (created if absent); keeps the others."""
     path = Path(path)
-    pins = dict(read(path).pins) if path.exists() else {}
-    pins[pin.name] = pin
-    write_atomic(path, render(pins.values()).encode("utf-8"))
-    return Lock(path=path, pins=pins)
+    old = read(path) if path.exists() else Lock(path, {})
+    pins = {**old.pins, pin.name: pin}
+    write_atomic(path, render(pins.values(), old.datasets.values()).encode("utf-8"))
+    return Lock(path=path, pins=pins, datasets=old.datasets)
 
 
-def render(pins: Iterable[Pin]) -> str:
-    """The lockfile holding `pins` (sorted by name), as `write` writes it."""
+def write_dataset(path: PathLike, pin: DatasetPin) -> Lock:
+    """Adds or replaces the dataset pin `pin` in the lockfile at `path` (created if absent)."""
+    path = Path(path)
+    old = read(path) if path.exists() else Lock(path, {})
+    datasets = {**old.datasets, pin.name: pin}
+    write_atomic(path, render(old.pins.values(), datasets.values()).encode("utf-8"))
+    return Lock(path=path, pins=old.pins, datasets=datasets)
+
+
+def render(pins: Iterable[Pin], datasets: Iterable[DatasetPin] = ()) -> str:
+    """The lockfile holding `pins` and `datasets` (each sorted by name), as `write` writes it."""
     lines = [
         "# tokreg.lock: written by `tokreg pin`; commit it with your project.",
         f"lock_version = {LOCK_VERSION}",
     ]
-    for p in sorted(pins, key=lambda p: p.name):
-        lines += ["", "[[pin]]"]
-        for key, value in asdict(p).items():
+    tables: list[tuple[str, Any]] = [("pin", p) for p in sorted(pins, key=lambda p: p.name)]
+    tables += [("dataset", d) for d in sorted(datasets, key=lambda d: d.name)]
+    for kind, entry in tables:
+        lines += ["", f"[[{kind}]]"]
+        for key, value in asdict(entry).items():
             lines.append(f"{key} = {value}" if isinstance(value, int) else f"{key} = {_quote(value)}")
     return "\n".join(lines) + "\n"
 
@@ -329,13 +387,13 @@ def _parse_subset(text: str) -> dict[str, Any]:
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        if line == "[[pin]]":
+        if line in ("[[pin]]", "[[dataset]]"):
             table = {}
-            doc.setdefault("pin", []).append(table)
+            doc.setdefault(line[2:-2], []).append(table)
             continue
         m = _KEY.match(line)
         if not m:
-            raise ValueError(f"line {n}: expected `key = value` or [[pin]], found {raw!r}")
+            raise ValueError(f"line {n}: expected `key = value`, [[pin]] or [[dataset]], found {raw!r}")
         key, value = m.groups()
         if value.startswith('"'):
             try:
