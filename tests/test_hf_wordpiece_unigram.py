@@ -53,12 +53,14 @@ def test_hf_gives_tokreg_ids(trained: tuple[Registry, Path], name: str, corpus: 
         return
     # Unigram: tokreg breaks exact ties as SentencePiece does (f32 path sums); HF sums in f64 and
     # can break the same tie the other way. Every difference must be such a tie: the same text,
-    # and two segmentations of equal probability.
+    # and two segmentations of equal probability (why tokreg refuses `export --format hf` of a
+    # Unigram). How many lines hold such a tie depends on the trained scores: under 1% with
+    # trainer revision 2, 1.5% for the whitespace-collapsing variant with revision 3.
     score = {i: s for i, s in enumerate(piece_scores(reg, f"{name}@1"))}
     for i in bad:
         assert tok.decode(got[i]) == tok.decode(ours[i])
         assert sum(score[t] for t in got[i]) == pytest.approx(sum(score[t] for t in ours[i]), abs=1e-4)
-    assert len(bad) < len(lines) / 100
+    assert len(bad) < len(lines) / 50
 
 
 def piece_scores(reg: Registry, ref: str) -> list[float]:
