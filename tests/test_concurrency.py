@@ -117,7 +117,7 @@ def _messages(db: str) -> list[str]:
         return sorted(v.message or "" for v in reg.versions("n"))
 
 
-@pytest.mark.parametrize("n", [8, slow(WRITERS)])  # the fast lane: eight writers, `just test`: sixteen
+@pytest.mark.parametrize("n", [4, slow(WRITERS)])  # the fast lane: four writers, `just test`: sixteen
 def test_many_writers_and_four_readers_sqlite(tmp_path: Path, small_corpus: Path, n: int) -> None:
     db = str(tmp_path / "new" / "r.db")
     crowd(db, small_corpus, tmp_path, n)

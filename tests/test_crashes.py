@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from .conftest import slow
 from .procs import run_jobs, state_check
 
 
@@ -68,9 +69,10 @@ def _numbers(result: dict[str, Any], name: str) -> list[int]:
     return [int(ref.split("@")[1]) for ref, _ in json.loads(result["check"])["versions"] if ref.startswith(name + "@")]
 
 
-def test_kill_9_at_any_moment_sqlite(tmp_path: Path, small_corpus: Path) -> None:
-    killed, flat = crash_sweep(str(tmp_path / "r.db"), small_corpus, tmp_path)
-    assert killed >= 20, killed
+@pytest.mark.parametrize("stride", [3, slow(1)])  # the fast lane kills at every third statement
+def test_kill_9_at_any_moment_sqlite(tmp_path: Path, small_corpus: Path, stride: int) -> None:
+    killed, flat = crash_sweep(str(tmp_path / "r.db"), small_corpus, tmp_path, stride=stride)
+    assert killed >= 20 // stride, killed
     last = flat[-1]
     assert last["status"] == 0 and "Traceback" not in last["stderr"]
     nums = _numbers(last, "a")
