@@ -147,10 +147,12 @@ def _compare(mine: Any, ref: Any, lines: list[str], max_length: int) -> tuple[in
 
 
 def _held_out(name: str, count: int | None) -> list[str]:
-    """The first `count` held-out lines, or (None) all of them (of kjv every KJV_STEP-th)."""
+    """The first `count` held-out lines, or (None) every other one (of kjv every 2 * KJV_STEP-th):
+    the sweep of `just test`, within CI's 20 minutes; the conformance table's `live` column
+    (tools/conformance_table.py) compares every line."""
     lines = _lines(name)[TRAIN_LINES:]
     if count is None:
-        return lines[::KJV_STEP] if name == "kjv.txt" else lines
+        return lines[:: 2 * KJV_STEP] if name == "kjv.txt" else lines[::2]
     return lines[:count]
 
 
@@ -168,7 +170,7 @@ def test_to_transformers_is_autotokenizer_over_the_files(
 @pytest.mark.slow
 @pytest.mark.parametrize("corpus", CORPORA)
 @pytest.mark.parametrize("layout", list(LAYOUTS))
-def test_to_transformers_on_every_line(
+def test_to_transformers_on_every_other_line(
     registry: Registry, originals: dict[str, Path], layout: str, corpus: str
 ) -> None:
     tok = _import(registry, layout, originals[layout])
