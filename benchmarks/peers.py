@@ -61,7 +61,11 @@ def _hf_file(vocab: str) -> str:
 
     path = os.path.join(tempfile.gettempdir(), f"tokreg-bench-{os.getuid()}-{vocab}.json")
     if not os.path.exists(path):
-        registry().export(f"{vocab}@1", "hf", path)
+        # Written beside and renamed into place: a benchmark running at the same time never
+        # reads a half-written file.
+        part = f"{path}.{os.getpid()}.part"
+        registry().export(f"{vocab}@1", "hf", part)
+        os.replace(part, path)
     return path
 
 

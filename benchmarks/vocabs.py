@@ -4,7 +4,9 @@ Face tokenizer exported by tokreg."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from functools import cache
 from typing import Any, Optional
@@ -14,23 +16,30 @@ from benchmarks.common import CL100K_SPECIALS, DATA, O200K_SPECIALS
 from tokreg.patterns import BUILTIN
 
 VOCABS = {"cl100k_base": ("cl100k", CL100K_SPECIALS), "o200k_base": ("o200k", O200K_SPECIALS)}
-_DB = os.path.join(tempfile.gettempdir(), f"tokreg-bench-{os.getuid()}.db")
+
+
+@cache
+def _folder() -> str:
+    """This run's own temp folder (removed at exit), so benchmarks running at the same time never
+    share, delete or half-read each other's registry or exported files."""
+    folder = tempfile.mkdtemp(prefix="tokreg-bench-vocabs-")
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
 
 
 @cache
 def registry() -> tokreg.Registry:
-    for suffix in ("", "-wal", "-shm"):
-        if os.path.exists(_DB + suffix):
-            os.remove(_DB + suffix)
-    reg = tokreg.Registry(_DB)
+    reg = tokreg.Registry(db_path(create=False))
     for name, (pattern, specials) in VOCABS.items():
         reg.import_tiktoken(name, DATA / f"{name}.tiktoken", pattern=pattern, specials=specials)
     return reg
 
 
-def db_path() -> str:
-    registry()
-    return _DB
+def db_path(*, create: bool = True) -> str:
+    """The registry's file; with `create`, the registry is made first (the vocabularies imported)."""
+    if create:
+        registry()
+    return os.path.join(_folder(), "registry.db")
 
 
 @cache
@@ -61,6 +70,6 @@ def hf_tok(name: str) -> Optional[Any]:
         from tokenizers import Tokenizer
     except ImportError:
         return None
-    path = os.path.join(tempfile.gettempdir(), f"tokreg-bench-{name}.json")
+    path = os.path.join(_folder(), f"{name}.json")
     registry().export(f"{name}@1", "hf", path)
     return Tokenizer.from_file(path)

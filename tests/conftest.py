@@ -5,6 +5,7 @@ replaced by temp ones (`user_dirs`)."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 import sysconfig
@@ -24,6 +25,54 @@ from . import pg_server
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("TOKREG_TEST_DATA", ROOT.parent / "shared" / "data"))
 CORPORA = ["kjv.txt", "dr.en.txt", "dr.zh-cn.txt"]
+
+
+def _data_digests() -> dict[str, Optional[str]]:
+    """Each file SHA256SUMS lists in the shared data: its sha256 now, or None when it is missing."""
+    sums = DATA / "SHA256SUMS"
+    if not sums.is_file():
+        return {}
+    out: dict[str, Optional[str]] = {}
+    for line in sums.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            name = line.split()[-1]
+            p = DATA / name
+            out[name] = hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
+    return out
+
+
+def _expected_digests() -> dict[str, str]:
+    sums = DATA / "SHA256SUMS"
+    return {x.split()[-1]: x.split()[0] for x in sums.read_text(encoding="utf-8").splitlines() if x.strip()}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The shared data is checked against its SHA256SUMS before any test and again after the last
+    one: a changed corpus makes dozens of unrelated tests fail strangely, so it is named instead."""
+    now = _data_digests()
+    if not now:
+        return
+    expected = _expected_digests()
+    changed = sorted(n for n, d in now.items() if d is not None and d != expected[n])
+    if changed:
+        pytest.exit(
+            f"the shared test data in {DATA} has changed: {', '.join(changed)} "
+            f"{'does' if len(changed) == 1 else 'do'} not match SHA256SUMS "
+            "(restore them: the README there says where each comes from)",
+            returncode=3,
+        )
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    now = _data_digests()
+    if not now:
+        return
+    expected = _expected_digests()
+    changed = sorted(n for n, d in now.items() if d is not None and d != expected[n])
+    if changed:
+        # A test wrote into the shared data: that must fail the run, whatever else passed.
+        print(f"\nERROR: a test changed the shared test data in {DATA}: {', '.join(changed)}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def slow(*values: Any) -> Any:

@@ -140,7 +140,8 @@ def test_ctrl_c_during_start_up_is_one_line(tmp_path: Path, small_corpus: Path) 
     t0 = time.monotonic()
     subprocess.run([sys.executable, "-c", "pass"], check=True)
     python = time.monotonic() - t0  # the interpreter's own start-up, before any tokreg code runs
-    for delay in (python + 0.05, python + 0.15, python + 0.3):
+    caught = 0
+    for delay in (python + 0.05, python + 0.15, python + 0.3, python + 0.5):
         p = subprocess.Popen(
             [sys.executable, "-m", "tokreg", "train", "a", str(small_corpus), "--vocab-size", "300", "-q"],
             env=env,
@@ -156,8 +157,14 @@ def test_ctrl_c_during_start_up_is_one_line(tmp_path: Path, small_corpus: Path) 
         assert "Traceback" not in err, err
         if p.returncode == 0:  # finished before the signal
             continue
+        if "init_import_site" in err:
+            # On a loaded machine the signal can land while the interpreter still imports its own
+            # `site` module, before any line of tokreg runs: Python's to report, not tokreg's.
+            continue
         assert p.returncode == 130 and len(lines) == 1, (p.returncode, err)
         assert lines[0].startswith("tokreg: error: interrupted") and "nothing was" in lines[0]
+        caught += 1
+    assert caught, "no signal landed inside tokreg's start-up"
 
 
 def test_ctrl_c_stops_a_runaway_sqlite_query_at_once(tmp_path: Path, small_corpus: Path) -> None:
