@@ -2,17 +2,18 @@
 
 python := env_var_or_default("PYTHON", "python3")
 
-# Run the test suites: the Rust core alone, then everything through Python.
+# Run the test suites: the Rust core alone, then everything through Python, one pytest worker per
+# core (pytest-xdist; each test module runs whole on one worker, so its fixtures are built once).
 test:
     cargo test --quiet
-    {{python}} -m pytest -q --durations=30
+    {{python}} -m pytest -q -n auto --dist loadfile --durations=30
 
 # The fast lane (under 3 minutes on 2 cores): every test module's CI-sized slice, without the
 # tests marked `slow` (the wheel build, the crash and interrupt sweeps, the whole-corpus and
 # every-code-point comparisons) and without `cargo test` (a minute of its own). `just test`
 # runs all of them.
 test-fast *ARGS:
-    {{python}} -m pytest -q -m "not slow" {{ARGS}}
+    {{python}} -m pytest -q -n auto --dist loadfile -m "not slow" {{ARGS}}
 
 # Lint: formatting (ruff, cargo fmt), ruff, mypy (with the stub checked against the extension), cargo clippy.
 lint:
