@@ -166,6 +166,7 @@ def _fresh(tok: Tokenizer, ref: str, opts: TokenizeOptions, dtype: str, sources:
         "dtype": dtype,
         "id_bound": id_bound(tok),
         "planned": [[s.name, s.size_on_disk] for s in sources],
+        "document_kinds": {f: opts.document_kind(f) for f in sorted({s.format for s in sources})},
         "inputs": [],
         "shards": [],
         "tokreg_version": package_version.__version__,
@@ -224,13 +225,14 @@ def _tokenize(
         opts.document_kind(s.format)  # refuse a mismatch before writing
     dtype = dtype_for(id_bound(tok), opts.format)
     encoder = Encoder.of(tok, opts, dtype, threads)
-    state = resume.prepare(folder, _fresh(tok, ref or tok.ref, opts, dtype, sources))
-    if state.complete:
-        return Summary(folder, state.doc, True, True, time.monotonic() - t0, 0, 0)
-    doc = state.doc
-    shards = _Shards(folder, doc, opts, state.start)
+    # The engine connects first: a cluster that cannot be reached leaves the folder as it was.
     eng = engine_for(engine, encoder, address)
     try:
+        state = resume.prepare(folder, _fresh(tok, ref or tok.ref, opts, dtype, sources))
+        if state.complete:
+            return Summary(folder, state.doc, True, True, time.monotonic() - t0, 0, 0)
+        doc = state.doc
+        shards = _Shards(folder, doc, opts, state.start)
         stats = _run(sources, opts, state.start, encoder, eng, shards, progress)
     finally:
         eng.close()
