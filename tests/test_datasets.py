@@ -368,12 +368,36 @@ def test_a_failed_engine_start_leaves_the_folder_as_it_was(
             raise ConnectionError(f"nothing listens at {kw['address']}")
 
     monkeypatch.setattr(engines, "_ray", lambda: NoCluster)
-    res = run("tokenize", "mini@1", corpus, "-o", tmp_path / "new", "--engine", "ray", "--address", "ray://127.0.0.1:1", ok=False)
+    res = run(
+        "tokenize",
+        "mini@1",
+        corpus,
+        "-o",
+        tmp_path / "new",
+        "--engine",
+        "ray",
+        "--address",
+        "ray://127.0.0.1:1",
+        ok=False,
+    )
     one_error_line(res, "cannot connect to Ray at ray://127.0.0.1:1")
     assert not (tmp_path / "new").exists()
     tokenize(tok, [corpus], tmp_path / "done", TokenizeOptions(shard_tokens=6_000))
     before = files(tmp_path / "done")
-    res = run("tokenize", "mini@1", corpus, "-o", tmp_path / "done", "--shard-tokens", "6000", "--engine", "ray", "--address", "ray://127.0.0.1:1", ok=False)
+    res = run(
+        "tokenize",
+        "mini@1",
+        corpus,
+        "-o",
+        tmp_path / "done",
+        "--shard-tokens",
+        "6000",
+        "--engine",
+        "ray",
+        "--address",
+        "ray://127.0.0.1:1",
+        ok=False,
+    )
     assert files(tmp_path / "done") == before
 
 

@@ -27,12 +27,12 @@ from typing import IO, Any, Callable, Optional, Union
 
 import xxhash
 
+from .._core import count_byte
 from ..errors import InputError
 from ..training.corpus import source_record
 from ..training.corpus.decompress import open_decompressed, read_error
 from ..training.corpus.records import parquet_values, record_text
 from ..training.corpus.sources import Source
-from .._core import count_byte
 from .options import TokenizeOptions
 
 #: Text handed to the encoder at a time (a batch never mixes inputs), and read at a time.

@@ -91,7 +91,8 @@ class Encoder:
         draw = None
         if self.draw is not None:
             d = stochastic.draw(self.tok._enc.kind, *self.draw)
-            draw = (d.method, d.p, d.seed)
+            if d is not None:
+                draw = (d.method, d.p, d.seed)
         itemsize = np.dtype(self.dtype).itemsize
         overrides: list[tuple[int, str]] = []
         while True:

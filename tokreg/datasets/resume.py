@@ -8,11 +8,13 @@ as it always did, and `auto` meant `record` for JSON Lines and Parquet then as n
 text, `auto` meant `file` (a document per file) until tokreg read it as `line`, and nothing in
 such a manifest says which tokreg started it (the version label did not change with the rule),
 so an unfinished one with plain-text inputs is refused, saying so: guessing could mix
-documents of both kinds in one dataset. A complete one is left as it is (nothing is written). The same command run again finds the same identity and
-continues after the last shard the manifest lists: a shard's files are renamed into place
-before the manifest names them, so a shard the manifest does not name (half-written under its
-temporary name, or renamed just before a crash) is removed and written again, with the same
-bytes. A folder holding another identity, or files that are not a dataset's, is refused.
+documents of both kinds in one dataset. A complete one is left as it is (nothing is written).
+
+The same command run again finds the same identity and continues after the last shard the
+manifest lists: a shard's files are renamed into place before the manifest names them, so a
+shard the manifest does not name (half-written under its temporary name, or renamed just
+before a crash) is removed and written again, with the same bytes. A folder holding another
+identity, or files that are not a dataset's, is refused.
 """
 
 from __future__ import annotations
@@ -96,8 +98,8 @@ def prepare(folder: str, fresh: dict[str, Any]) -> Resume:
         elif key == "dtype":
             why = f"holds {was[key]} ids, not {now[key]}"
         elif key == "document_kinds":
-            kinds = ", ".join(f"{f}: {k}" for f, k in sorted(was[key].items()))
-            why = f"was made with other documents ({kinds}, not {', '.join(f'{f}: {k}' for f, k in sorted(now[key].items()))})"
+            was_k, now_k = (", ".join(f"{f}: {k}" for f, k in sorted(d[key].items())) for d in (was, now))
+            why = f"was made with other documents ({was_k}, not {now_k})"
         else:
             why = "was made from other inputs (names or sizes differ)"
         raise InputError(f"dataset folder {folder!r} {why}; give a new folder, or the command that made it")

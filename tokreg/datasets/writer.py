@@ -2,9 +2,11 @@
 
 Three stages overlap, joined by bounded queues (`DEPTH` items each):
 
-    reader thread   inputs -> documents (decompress, parse, cut; documents.py)  ~4 MiB batches
-    calling thread  documents -> ids through the engine (engines.py): here, the core's batch
-                    encoder (GIL released; encode.py), or a Ray cluster's CPUs, in order
+    reader thread   inputs -> ~4 MiB frames of whole lines (decompress, hash; documents.py),
+                    or batches of texts (Parquet rows, whole files)
+    calling thread  frames -> documents -> ids through the engine (engines.py): here, one call
+                    of the core that cuts, encodes and packs a frame (GIL released; encode.py),
+                    or a Ray cluster's CPUs, in order
     writer thread   ids -> shard files, renamed into place, then the manifest (formats/)
 
 Memory is bounded, whatever the corpus size: at most 2 * DEPTH + 3 batches are alive (in the
