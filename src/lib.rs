@@ -16,6 +16,7 @@
 pub mod bpe;
 pub mod content;
 pub mod count;
+pub mod documents;
 pub mod encode;
 pub mod error;
 pub mod hfpipe;

@@ -21,7 +21,7 @@ use crate::content;
 use crate::encode::{Draw, Flat, Method, Rule, StreamDecoder, Tokenizer};
 use crate::error::CoreError;
 use crate::pretok::{canonical, Splitter, PATTERNS};
-use crate::{bpe, count, normalize, pool, tokreg_file, unigram, wordpiece};
+use crate::{bpe, count, documents, normalize, pool, tokreg_file, unigram, wordpiece};
 
 /// The one mapping from core errors to Python exceptions, all from `tokreg.errors`:
 /// `Interrupted` for `CoreError::Interrupted`, `VocabularySizeError` (an `InputError`) for a
@@ -219,6 +219,12 @@ impl Progress {
 
 /// Checks that a pre-tokenizer pattern compiles (raising InputError with the reason if not);
 /// returns its canonical spelling (a known alias of a built-in becomes the built-in).
+/// How many times byte `b` occurs in `data` (line numbers of large buffers), the GIL released.
+#[pyfunction]
+fn count_byte(py: Python<'_>, data: PyBackedBytes, b: u8) -> usize {
+    py.allow_threads(|| documents::count_byte(&data, b))
+}
+
 #[pyfunction]
 fn check_pattern(py: Python<'_>, pattern: &str) -> PyResult<String> {
     Splitter::new(pattern).or_raise(py)?;
@@ -1345,6 +1351,74 @@ impl Encoder {
         Ok((PyBytes::new(py, &ids), PyBytes::new(py, &offsets)))
     }
 
+    /// The documents of `buf` (whole lines, see `documents::cut`) cut and encoded in one call
+    /// with the GIL released, packed as a dataset stores them (`documents::pack`): (ids,
+    /// ids per document as i64, where each document ends in `buf` as i64, the units that are not
+    /// documents as (end, line index, why, size), bytes of document text). `why` is "over",
+    /// "line_over", "not_utf8" (size: the bad byte's offset), "empty" or "python". `draw`: a
+    /// stochastic encoding's (method, p, seed).
+    #[pyo3(signature = (buf, kind, field, limit, skip, overrides, allowed_special, disallowed_special, threads,
+        prefix, suffix, itemsize, draw=None))]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn encode_documents<'py>(
+        &self,
+        py: Python<'py>,
+        buf: PyBackedBytes,
+        kind: &str,
+        field: &str,
+        limit: usize,
+        skip: i64,
+        overrides: Vec<(usize, String)>,
+        allowed_special: Option<Vec<String>>,
+        disallowed_special: Option<Vec<String>>,
+        threads: usize,
+        prefix: Vec<u32>,
+        suffix: Vec<u32>,
+        itemsize: usize,
+        draw: Option<(String, f64, u64)>,
+    ) -> PyResult<(
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+        Vec<(usize, usize, &'static str, usize)>,
+        usize,
+    )> {
+        let kind = documents::Kind::from_name(kind)
+            .ok_or_else(|| CoreError::input(format!("no such kind of document: {kind}")))
+            .or_raise(py)?;
+        let draw = match draw {
+            Some((method, p, seed)) => {
+                Some(Method::from_name(&method).and_then(|m| Draw::new(m, p, seed)).or_raise(py)?)
+            }
+            None => None,
+        };
+        let (ids, lengths, ends, bad, text_bytes) = py
+            .allow_threads(|| {
+                let cut = documents::cut(&buf, kind, field, limit, skip, &overrides);
+                let rule = self.rule(&allowed_special, &disallowed_special)?;
+                let parts = match draw {
+                    Some(d) => self.tok.encode_batch_drawn(&cut.texts, &rule, d, threads)?,
+                    None => self.tok.encode_batch(&cut.texts, &rule, threads)?,
+                };
+                let (ids, lengths) = documents::pack(&parts, &prefix, &suffix, itemsize);
+                let ends: Vec<u8> = cut.ends.iter().flat_map(|&e| (e as i64).to_le_bytes()).collect();
+                let bad: Vec<_> = cut
+                    .bad
+                    .iter()
+                    .map(|b| match b.why {
+                        documents::Why::Over(n) => (b.end, b.line, "over", n),
+                        documents::Why::LineOver => (b.end, b.line, "line_over", 0),
+                        documents::Why::NotUtf8(at) => (b.end, b.line, "not_utf8", at),
+                        documents::Why::Empty => (b.end, b.line, "empty", 0),
+                        documents::Why::Python => (b.end, b.line, "python", 0),
+                    })
+                    .collect();
+                Ok::<_, CoreError>((ids, lengths, ends, bad, cut.text_bytes))
+            })
+            .or_raise(py)?;
+        Ok((PyBytes::new(py, &ids), PyBytes::new(py, &lengths), PyBytes::new(py, &ends), bad, text_bytes))
+    }
+
     /// `encode_batch` drawn by a stochastic method (`encode::stochastic`): `method` is
     /// bpe-dropout, stochastok or unigram, `p` its strength; each text's draw depends on the
     /// seed and the text only. With `flat`, the two buffers of `encode_batch_flat`.
@@ -1500,6 +1574,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     }
     m.add("PATTERNS", patterns)?;
     m.add_function(wrap_pyfunction!(check_pattern, m)?)?;
+    m.add_function(wrap_pyfunction!(count_byte, m)?)?;
     m.add_function(wrap_pyfunction!(content_header, m)?)?;
     m.add_function(wrap_pyfunction!(content_rows, m)?)?;
     m.add_function(wrap_pyfunction!(merges_from_ranks, m)?)?;

@@ -351,3 +351,109 @@ def test_plain_text_is_a_document_per_line_by_default_and_the_summary_counts_in_
     one.write_text("In the beginning\n", encoding="utf-8")
     out = run("tokenize", "mini@1", one, "-o", tmp_path / "one", "--no-record", "--progress", "none").output
     assert ": 1 shard, " in out and ", 1 document, " in out
+
+
+def test_a_failed_engine_start_leaves_the_folder_as_it_was(
+    tok: Any, run: Cli, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tokreg.datasets import engines
+
+    class NoCluster:  # Ray's API as far as a failed connection goes: no Ray cluster needed
+        @staticmethod
+        def is_initialized() -> bool:
+            return False
+
+        @staticmethod
+        def init(**kw: Any) -> None:
+            raise ConnectionError(f"nothing listens at {kw['address']}")
+
+    monkeypatch.setattr(engines, "_ray", lambda: NoCluster)
+    res = run(
+        "tokenize",
+        "mini@1",
+        corpus,
+        "-o",
+        tmp_path / "new",
+        "--engine",
+        "ray",
+        "--address",
+        "ray://127.0.0.1:1",
+        ok=False,
+    )
+    one_error_line(res, "cannot connect to Ray at ray://127.0.0.1:1")
+    assert not (tmp_path / "new").exists()
+    tokenize(tok, [corpus], tmp_path / "done", TokenizeOptions(shard_tokens=6_000))
+    before = files(tmp_path / "done")
+    res = run(
+        "tokenize",
+        "mini@1",
+        corpus,
+        "-o",
+        tmp_path / "done",
+        "--shard-tokens",
+        "6000",
+        "--engine",
+        "ray",
+        "--address",
+        "ray://127.0.0.1:1",
+        ok=False,
+    )
+    assert files(tmp_path / "done") == before
+
+
+def test_the_resolved_document_kind_is_recorded_and_an_older_auto_is_not_guessed(
+    tok: Any, corpus: Path, tmp_path: Path
+) -> None:
+    made = tokenize(tok, [corpus], tmp_path / "ds", TokenizeOptions(shard_tokens=6_000)).manifest
+    assert made["options"]["document"] == "auto" and made["document_kinds"] == {"text": "line"}
+    path = tmp_path / "ds" / "manifest.json"
+    doc = json.loads(path.read_text())
+    doc["document_kinds"] = {"text": "file"}  # as if `auto` had resolved otherwise when it started
+    doc["state"], doc["shards"] = "running", doc["shards"][:1]
+    for f in tmp_path.joinpath("ds").iterdir():
+        if f.name.startswith("shard-") and f.name not in doc["shards"][0]["files"]:
+            f.unlink()
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="other documents \\(text: file, not text: line\\)"):
+        tokenize(tok, [corpus], tmp_path / "ds", TokenizeOptions(shard_tokens=6_000))
+    del doc["document_kinds"]  # a manifest from before the kinds were recorded
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="started with --document auto by an older tokreg") as e:
+        tokenize(tok, [corpus], tmp_path / "ds", TokenizeOptions(shard_tokens=6_000))
+    assert "\n" not in str(e.value)
+    doc["options"]["document"] = "line"  # an explicit choice resolves as it always did: it resumes
+    path.write_text(json.dumps(doc))
+    again = tokenize(tok, [corpus], tmp_path / "ds", TokenizeOptions(document="line", shard_tokens=6_000))
+    assert again.resumed and len(again.manifest["shards"]) == len(made["shards"])
+
+
+def test_json_lines_records_read_as_pythons_json_reads_them(tok: Any, tmp_path: Path) -> None:
+    """The core's JSON scanner takes a record only as Python's json.loads reads it; what it
+    leaves (NaN, a byte-order mark, a duplicate key, escapes, bad records) Python judges."""
+    lines = [
+        b'{"text": "plain"}',
+        b' {"id": [1, {"a": null}], "text": "tab\\there\\nnew line \\u00e9\\ud83d\\ude00 \\"q\\""} ',
+        b'{"text": "first", "text": "last wins"}',
+        b'{"n": NaN, "text": "NaN is Python\'s"}',
+        b'\xef\xbb\xbf{"text": "after a BOM"}',
+        b'{"te\\u0078t": "escaped key"}',
+        b'{"text": "lone \\ud800"}',
+        b'{"text": 5}',
+        b'{"text": "x"} trailing',
+        b"   ",
+        b'{"text": "no end"',
+    ]
+    src = tmp_path / "r.jsonl"
+    src.write_bytes(b"\n".join(lines))
+    ds = tokenize(tok, [src], tmp_path / "ds", TokenizeOptions(on_bad_record="skip", format="npy"))
+    got = tokreg.open_dataset(tmp_path / "ds", tokenizer=tok)
+    want = []
+    for line in lines:
+        try:
+            t = json.loads(line)["text"]
+            if isinstance(t, str) and t and t.encode():
+                want.append(tok.encode_ordinary(t))
+        except (ValueError, KeyError, UnicodeEncodeError):
+            continue
+    assert [got.document(k).tolist() for k in range(len(got))] == want and len(want) == 6
+    assert ds.manifest["totals"]["skipped"] == 4

@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional, final
 __all__ = [
     "PATTERNS",
     "check_pattern",
+    "count_byte",
     "content_header",
     "content_rows",
     "merges_from_ranks",
@@ -37,6 +38,7 @@ __all__ = [
 
 PATTERNS: dict[str, str]
 
+def count_byte(data: bytes, b: int) -> int: ...
 def check_pattern(pattern: str) -> str: ...
 def content_header(content: bytes) -> str: ...
 def content_rows(
@@ -322,6 +324,22 @@ class Encoder:
         *,
         disallowed_special: Optional[list[str]] = ...,
     ) -> tuple[bytes, bytes]: ...
+    def encode_documents(
+        self,
+        buf: bytes,
+        kind: str,
+        field: str,
+        limit: int,
+        skip: int,
+        overrides: list[tuple[int, str]],
+        allowed_special: Optional[list[str]],
+        disallowed_special: Optional[list[str]],
+        threads: int,
+        prefix: list[int],
+        suffix: list[int],
+        itemsize: int,
+        draw: Optional[tuple[str, float, int]] = None,
+    ) -> tuple[bytes, bytes, bytes, list[tuple[int, int, str, int]], int]: ...
     def encode_batch_drawn(
         self,
         texts: list[str],

@@ -27,6 +27,7 @@ from typing import IO, Any, Callable, Optional, Union
 
 import xxhash
 
+from .._core import count_byte
 from ..errors import InputError
 from ..training.corpus import source_record
 from ..training.corpus.decompress import open_decompressed, read_error
@@ -34,9 +35,10 @@ from ..training.corpus.records import parquet_values, record_text
 from ..training.corpus.sources import Source
 from .options import TokenizeOptions
 
-#: Text handed to the encoder at a time (a batch never mixes inputs).
+#: Text handed to the encoder at a time (a batch never mixes inputs), and read at a time.
 BATCH_BYTES = 4 << 20
 CHUNK = 4 << 20
+_FAIL_ADVICE = "fix or remove it, or pass --on-bad-record skip to skip and count such records"
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,7 @@ class InputDone:
     record: dict[str, Any]
 
 
-Item = Union[Batch, InputDone]
+Item = Union[Batch, "Frame", InputDone]
 
 
 class _Hashed:
@@ -91,7 +93,7 @@ class _Cutter:
 
     def bad(self, position: int, reason: str) -> Optional[Batch]:
         if self.opts.on_bad_record == "fail":
-            raise InputError(f"{reason}; fix or remove it, or pass --on-bad-record skip to skip and count such records")
+            raise InputError(f"{reason}; {_FAIL_ADVICE}")
         if position > self.skip_to:
             self.batch.bad.append(Bad(position, reason))
         return None
@@ -129,112 +131,152 @@ def _decode(raw: bytes, cut: _Cutter, position: int, what: str) -> Optional[str]
         return None
 
 
-def _lines(stream: _Hashed, limit: int) -> Iterator[tuple[int, bytes, bool, int]]:
-    """(line number, line without its break, whether it was over `limit` bytes, the position
-    just after it) of a stream, read in CHUNK-sized pieces (one read and one hash update per
-    piece, not per line); an over-long line is read through, never held whole, and given as b""."""
-    n = 0
-    pos = 0  # where the next piece starts in the stream
-    carry: list[bytes] = []  # the start of a line that the pieces so far have not ended
-    kept = 0  # bytes in carry
-    over = False  # the line being carried is already over the limit (its bytes dropped)
-    while chunk := stream.read(CHUNK):
-        parts = chunk.split(b"\n")
-        for k in range(len(parts) - 1):
-            part = parts[k]
-            pos += len(part) + 1
-            n += 1
-            if k == 0 and (carry or over):
-                if over or kept + len(part) > limit:
-                    yield n, b"", True, pos
-                else:
-                    yield n, b"".join(carry) + part, False, pos
-                carry, kept, over = [], 0, False
-            elif len(part) > limit:
-                yield n, b"", True, pos
-            else:
-                yield n, part, False, pos
-        last = parts[-1]
-        pos += len(last)
-        if len(parts) > 1:
-            carry, kept, over = [], 0, False
-        if last and not over:
-            carry.append(last)
-            kept += len(last)
-            if kept > limit:
-                carry, kept, over = [], 0, True
-    if carry or over:
-        yield n + 1, (b"" if over else b"".join(carry)), over, pos
+@dataclass(frozen=True)
+class Frame:
+    """Whole lines of input `source` (`kind` line, paragraph or record), for the core to cut into
+    documents and encode in one call (encode.py; src/documents/): no Python object per document.
+    `start`: where `buf` begins in the input; `line`: the number of its first line (1-based);
+    `skip`: documents ending at or before this position are not given (a resumed run's)."""
+
+    source: int
+    buf: bytes
+    kind: str
+    start: int
+    line: int
+    skip: int
+    name: str
+    field: str
+    limit: int
+    fail: bool
+    disk: int
 
 
-def _text_documents(stream: _Hashed, kind: str, cut: _Cutter, name: str) -> Iterator[Batch]:
+@dataclass(frozen=True)
+class _Over:
+    """A unit over the limit, read through without being held: where it ends, its first line."""
+
+    end: int
+    line: int
+
+
+def _frames(stream: _Hashed, sep: bytes, limit: int) -> Iterator[Union[tuple[bytes, int, int], _Over]]:
+    """(buffer, its position, the number of its first line): the stream in BATCH_BYTES reads,
+    each buffer cut after its last `sep` (a line break; a blank line for paragraphs) so that it
+    holds whole units, the rest carried to the next. A unit that grows over `limit` bytes before
+    its `sep` is read through to it and given as an `_Over`: memory stays bounded."""
+    pos, line, carry = 0, 1, b""
+    extra = len(sep) - 1  # a paragraph's last line break is not part of it
+    while True:
+        chunk = stream.read(BATCH_BYTES)
+        buf = carry + chunk if carry else chunk
+        if not chunk:
+            if buf:
+                yield buf, pos, line
+            return
+        k = buf.rfind(sep)
+        if k < 0:
+            carry = buf
+        else:
+            cut = k + len(sep)
+            whole = buf[:cut]
+            yield whole, pos, line
+            line += count_byte(whole, 10)
+            pos += cut
+            carry = buf[cut:]
+        if len(carry) <= limit + extra:
+            continue
+        first, used, lines = line, len(carry), count_byte(carry, 10)
+        tail = carry[len(carry) - extra :]
+        carry = b""
+        while chunk := stream.read(BATCH_BYTES):
+            look = tail + chunk
+            k = look.find(sep)
+            if k >= 0:
+                upto = k + len(sep) - len(tail)  # in chunk
+                used += upto
+                lines += count_byte(chunk[:upto], 10)
+                carry = chunk[upto:]
+                break
+            used += len(chunk)
+            lines += count_byte(chunk, 10)
+            tail = look[len(look) - extra :]
+        pos += used
+        line += lines
+        yield _Over(pos, first)
+
+
+def _file_document(stream: _Hashed, cut: _Cutter, name: str) -> Iterator[Batch]:
+    """A whole text file as one document (`--document file`), never held past the limit."""
     limit = cut.opts.max_document_bytes
-    if kind == "file":
-        parts: list[bytes] = []
-        kept = 0
-        while chunk := stream.read(CHUNK):
-            if kept <= limit:
-                parts.append(chunk)
-                kept += len(chunk)
-        raw = b"".join(parts)
-        text = _decode(raw, cut, stream.size, f"{name}") if kept <= limit else None
-        if kept > limit:
-            cut.bad(stream.size, f"{name} is a document of {stream.size:,} bytes, over --max-document-bytes")
-        if text is not None and (b := cut.add(stream.size, text, len(raw))) is not None:
-            yield b
+    parts: list[bytes] = []
+    kept = 0
+    while chunk := stream.read(CHUNK):
+        if kept <= limit:
+            parts.append(chunk)
+            kept += len(chunk)
+    if kept > limit:
+        cut.bad(stream.size, f"{name} is a document of {stream.size:,} bytes, over --max-document-bytes")
         return
-    para: list[bytes] = []
-    para_start, para_over = 0, False
-    for n, line, over, pos in _lines(stream, limit):
-        if kind == "line":
-            if over:
-                cut.bad(pos, f"{name} line {n} is a document over --max-document-bytes")
-            elif (
-                line
-                and (text := _decode(line, cut, pos, f"{name} line {n}")) is not None
-                and (b := cut.add(pos, text, len(line))) is not None
-            ):
-                yield b
-            continue
-        if line or over:  # paragraph: blank lines separate documents
-            if not para:
-                para_start, para_over = n, False
-            para.append(line)
-            para_over = para_over or over
-            continue
-        yield from _paragraph(para, para_start, para_over, pos, cut, name)
-        para = []
-    yield from _paragraph(para, para_start, para_over, stream.size, cut, name)
-
-
-def _paragraph(para: list[bytes], first: int, over: bool, pos: int, cut: _Cutter, name: str) -> Iterator[Batch]:
-    if not para:
-        return
-    if over:
-        cut.bad(pos, f"{name} line {first} (a paragraph) holds a line over --max-document-bytes")
-        return
-    raw = b"\n".join(para)
-    text = _decode(raw, cut, pos, f"{name} line {first} (a paragraph)")
-    if text is not None and (b := cut.add(pos, text, len(raw))) is not None:
+    raw = b"".join(parts)
+    text = _decode(raw, cut, stream.size, name)
+    if text is not None and (b := cut.add(stream.size, text, len(raw))) is not None:
         yield b
 
 
-def _jsonl_documents(stream: _Hashed, cut: _Cutter, name: str, fld: str) -> Iterator[Batch]:
-    for n, line, over, pos in _lines(stream, cut.opts.max_document_bytes):
-        if over:
-            cut.bad(pos, f"{name} line {n} is a record over --max-document-bytes")
+def _framed_documents(
+    stream: _Hashed, kind: str, cut: _Cutter, name: str, fld: str, source: int
+) -> Iterator[Union[Batch, Frame]]:
+    opts = cut.opts
+    what = {"record": "is a record", "line": "is a document", "paragraph": "(a paragraph) is a document"}[kind]
+    for got in _frames(stream, b"\n\n" if kind == "paragraph" else b"\n", opts.max_document_bytes):
+        if isinstance(got, _Over):
+            cut.bad(got.end, f"{name} line {got.line} {what} over --max-document-bytes")
+            if (b := cut.flush()) is not None:
+                yield b
             continue
-        if not line.strip():
+        buf, pos, line = got
+        if pos + len(buf) <= cut.skip_to:
             continue
-        try:
-            text = record_text(line, n, name, fld)
-        except InputError as e:
-            cut.bad(pos, str(e).split("; ")[0])
-            continue
-        if not text:
-            cut.bad(pos, f"{name} line {n}: field {fld!r} is an empty document")
-        elif (b := cut.add(pos, text, len(text))) is not None:
-            yield b
+        yield Frame(
+            source, buf, kind, pos, line, cut.skip_to, name, fld, opts.max_document_bytes,
+            opts.on_bad_record == "fail", cut.disk(),
+        )  # fmt: skip
+
+
+def judge(frame: Frame, bad: list[tuple[int, int, str, int]]) -> tuple[list[Bad], list[tuple[int, str]]]:
+    """The units of a frame that the core did not make documents (`Encoder.encode_documents`):
+    each a `Bad` with its reason, or, for a record the core left to Python's JSON parser that it
+    reads, (line index, text) to encode after all. Fails on the first with `--on-bad-record fail`."""
+    out: list[Bad] = []
+    texts: list[tuple[int, str]] = []
+    name, fld, buf = frame.name, frame.field, frame.buf
+    for end, k, why, size in bad:
+        n = frame.line + k
+        at = f"{name} line {n}" + (" (a paragraph)" if frame.kind == "paragraph" else "")
+        if why == "python":
+            raw = buf[buf.rfind(b"\n", 0, end - 1) + 1 : end].rstrip(b"\n")
+            try:
+                text = record_text(raw, n, name, fld)
+                text.encode("utf-8")
+                texts.append((k, text))
+                continue
+            except InputError as e:
+                reason = str(e).split("; ")[0]
+            except UnicodeEncodeError:
+                reason = f"{at}: field {fld!r} is not UTF-8 text (it holds a lone surrogate escape)"
+        elif why == "over":
+            what = "a record" if frame.kind == "record" else "a document"
+            reason = f"{at} is {what} of {size:,} bytes, over --max-document-bytes"
+        elif why == "line_over":
+            reason = f"{at} holds a line over --max-document-bytes"
+        elif why == "not_utf8":
+            reason = f"{at} is not UTF-8 (at byte {size} of the document)"
+        else:
+            reason = f"{at}: field {fld!r} is an empty document"
+        if frame.fail:
+            raise InputError(f"{reason}; {_FAIL_ADVICE}")
+        out.append(Bad(frame.start + end, reason))
+    return out, texts
 
 
 def _parquet_documents(path: str, cut: _Cutter, name: str, fld: str) -> Iterator[Batch]:
@@ -314,10 +356,10 @@ def _one(i: int, src: Source, kind: str, name: str, opts: TokenizeOptions, skip_
     stream = _Hashed(raw)
     cut = _Cutter(i, name, opts, skip_to, lambda: disk0 + pos())
     try:
-        if src.format == "jsonl":
-            yield from _jsonl_documents(stream, cut, name, fld)
+        if kind == "file":
+            yield from _file_document(stream, cut, name)
         else:
-            yield from _text_documents(stream, kind, cut, name)
+            yield from _framed_documents(stream, kind, cut, name, fld, i)
         if (b := cut.flush()) is not None:
             yield b
     finally:

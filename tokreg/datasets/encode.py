@@ -2,20 +2,39 @@
 threads, the GIL released), then the per-document tokens the run asks for (`--bos`, `--eos`
 or the version's template) put around each document's ids, and the ids cast to the dataset's
 dtype, with no Python object per id.
+
+Two kinds of batch (`encode`): a `Frame` of whole lines of text or JSON Lines, which the core
+cuts into documents, encodes and packs in the dataset's dtype in one call with the GIL released
+(no Python object per document either: the hot path, src/documents/), and a `Batch` of Python
+strings (Parquet rows, a whole file, an iterator's texts).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
-from ..encoding.tokenizer import Specials, Tokenizer
+from ..encoding import stochastic
+from ..encoding.tokenizer import Specials, Tokenizer, _rule
 from ..errors import InputError
+from .documents import Bad, Batch, Frame, judge
 from .formats import numpy
 from .options import TokenizeOptions
 
 #: Stands for the document's ids when the template is applied once to learn its two ends.
 _SLOT = -1
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A batch's ids in the dataset's dtype (little-endian), ids per document (int64), where
+    each document ends in its input, its bad records, and its bytes of document text."""
+
+    ids: Any
+    lengths: Any
+    ends: Any
+    bad: list[Bad]
+    text: int
 
 
 @dataclass(frozen=True)
@@ -61,6 +80,33 @@ class Encoder:
     def empty(self) -> tuple[Any, Any]:
         np = numpy()
         return np.zeros(0, dtype=np.dtype(self.dtype).newbyteorder("<")), np.zeros(0, dtype=np.int64)
+
+    def encode(self, item: Union[Batch, Frame]) -> Encoded:
+        """A batch's documents encoded (see the module docstring)."""
+        if isinstance(item, Batch):
+            ids, lengths = self(item.texts) if item.texts else self.empty()
+            return Encoded(ids, lengths, item.ends, item.bad, item.size)
+        np = numpy()
+        allowed, disallowed = _rule(self.allowed, self.disallowed)
+        draw = None
+        if self.draw is not None:
+            d = stochastic.draw(self.tok._enc.kind, *self.draw)
+            if d is not None:
+                draw = (d.method, d.p, d.seed)
+        itemsize = np.dtype(self.dtype).itemsize
+        overrides: list[tuple[int, str]] = []
+        while True:
+            ids, lengths, ends, bad, text = self.tok._enc.encode_documents(
+                item.buf, item.kind, item.field, item.limit, item.skip - item.start, overrides,
+                allowed, disallowed, self.threads, list(self.prefix), list(self.suffix), itemsize, draw,
+            )  # fmt: skip
+            bads, more = judge(item, bad)
+            if not more:  # records Python's parser reads that the core's scanner leaves to it: rare
+                break
+            overrides = sorted(overrides + more)
+        positions = np.frombuffer(ends, dtype="<i8") + item.start
+        dt = np.dtype(self.dtype).newbyteorder("<")
+        return Encoded(np.frombuffer(ids, dtype=dt), np.frombuffer(lengths, dtype="<i8"), positions, bads, text)
 
     def __call__(self, texts: list[str]) -> tuple[Any, Any]:
         """(ids in the dataset's dtype, little-endian; ids per document, int64)."""

@@ -1,11 +1,15 @@
 """Where the encoding stage of `tokenize` runs (`--engine`): this process (`local`, the core's
 batch encoder on `--threads` threads) or the CPUs of a Ray cluster (`ray`, `--address`).
 
-An engine does one thing: it takes batches of documents in order (`submit`) and gives back
-each batch's ids (`result`, in the order submitted), with at most `window` batches in flight.
-Reading the inputs and writing the shards stay in this process (writer.py), so the shard
-boundaries, and every byte written, are the same whatever the engine: the engine never sees
-more than one batch's texts and never decides anything.
+An engine does one thing: it takes batches in order (`submit`: a `Frame` of whole lines, or a
+`Batch` of texts; documents.py) and gives back each batch's `Encoded` ids (`result`, in the
+order submitted), with at most `window` batches in flight. Reading the inputs and writing the
+shards stay in this process (writer.py), so the shard boundaries, and every byte written, are
+the same whatever the engine: the engine never sees more than one batch and decides nothing
+that depends on where it runs (a frame's documents are cut by the same core function).
+
+An engine connects when it is made (`engine_for`): a cluster that cannot be reached is refused
+before the run writes anything in its folder.
 
 Ray: every task encodes one batch on one CPU. The tokenizer travels once, as its hash-checked
 content (`ray.put`); each worker process compiles it once and keeps it (`_on_worker`). The
@@ -21,10 +25,11 @@ implementing the same three members and one line in `engine_for`.
 from __future__ import annotations
 
 import os
-from typing import Any, Optional, Protocol
+from typing import Any, Optional, Protocol, Union
 
 from ..errors import InputError
-from .encode import Encoder
+from .documents import Batch, Frame
+from .encode import Encoded, Encoder
 
 ENGINES = ("local", "ray")
 #: At most this many batches in flight on a Ray cluster (each about documents.BATCH_BYTES of text).
@@ -35,10 +40,10 @@ class Engine(Protocol):
     #: Batches that may be in flight at once (submitted, result not yet taken).
     window: int
 
-    def submit(self, texts: list[str]) -> Any: ...
+    def submit(self, item: Union[Batch, Frame]) -> Any: ...
 
-    def result(self, handle: Any) -> tuple[Any, Any]:
-        """(ids in the dataset's dtype, ids per document) of a submitted batch."""
+    def result(self, handle: Any) -> Encoded:
+        """The ids of a submitted batch."""
         ...
 
     def close(self) -> None: ...
@@ -52,10 +57,10 @@ class LocalEngine:
     def __init__(self, encoder: Encoder):
         self.encoder = encoder
 
-    def submit(self, texts: list[str]) -> Any:
-        return self.encoder(texts)
+    def submit(self, item: Union[Batch, Frame]) -> Any:
+        return self.encoder.encode(item)
 
-    def result(self, handle: Any) -> tuple[Any, Any]:
+    def result(self, handle: Any) -> Encoded:
         return handle  # type: ignore[no-any-return]
 
     def close(self) -> None:
@@ -74,7 +79,7 @@ def _ray() -> Any:
 _COMPILED: dict[Any, Encoder] = {}
 
 
-def _on_worker(spec: tuple[bytes, str, str, tuple[Any, ...]], texts: list[str]) -> tuple[Any, Any]:
+def _on_worker(spec: tuple[bytes, str, str, tuple[Any, ...]], item: Union[Batch, Frame]) -> Encoded:
     """A Ray task: one batch encoded on one CPU, with the encoder compiled once per process."""
     content, content_hash, ref, settings = spec
     enc = _COMPILED.get((content_hash, settings))
@@ -83,7 +88,7 @@ def _on_worker(spec: tuple[bytes, str, str, tuple[Any, ...]], texts: list[str]) 
 
         tok = Tokenizer(content, ref=ref, expect_hash=content_hash)
         enc = _COMPILED[(content_hash, settings)] = Encoder(tok, 1, *settings)
-    return enc(texts)
+    return enc.encode(item)
 
 
 class RayEngine:
@@ -106,12 +111,16 @@ class RayEngine:
         self.spec = ray.put((tok.content, tok.hash, tok.ref, settings))
         self.task = ray.remote(num_cpus=1, max_retries=3)(_on_worker)
 
-    def submit(self, texts: list[str]) -> Any:
-        return self.task.remote(self.spec, texts)
+    def submit(self, item: Union[Batch, Frame]) -> Any:
+        return self.task.remote(self.spec, item)
 
-    def result(self, handle: Any) -> tuple[Any, Any]:
-        ids, lengths = self.ray.get(handle)
-        return ids, lengths
+    def result(self, handle: Any) -> Encoded:
+        try:
+            return self.ray.get(handle)  # type: ignore[no-any-return]
+        except self.ray.exceptions.RayTaskError as e:
+            if isinstance(e.cause, InputError):  # a bad record with --on-bad-record fail: its one line
+                raise InputError(str(e.cause)) from None
+            raise
 
     def close(self) -> None:
         if self.started:

@@ -9,6 +9,7 @@ sees the last complete state or the one before, never half of one.
       "options": {…every TokenizeOptions field…},
       "dtype": "uint16", "id_bound": 8000,
       "planned": [[name, size on disk], …],     # the inputs as found when the run started
+      "document_kinds": {"text": "line", …},   # per input format, what a document is (resolved)
       "inputs": [{name, path, size, xxh3, format, field, compression, whole}, …],   # once read
       "shards": [{"name": "shard-00000", "files": {"shard-00000.bin": {"bytes", "xxh3"}, …},
                   "tokens", "documents", "skipped", "skipped_examples",

@@ -112,6 +112,7 @@ def merge(part_folders: Sequence[str], out: str) -> dict[str, Any]:
         **first,
         "options": {**first["options"], "shard_of": None},
         "planned": planned,
+        **_kinds(parts),
         "inputs": inputs,
         "shards": shards,
         "merged_from": [p[1]["dataset_hash"] for p in parts],
@@ -122,3 +123,13 @@ def merge(part_folders: Sequence[str], out: str) -> dict[str, Any]:
     doc["dataset_hash"] = manifest.dataset_hash(doc)
     manifest.write(out, doc)
     return doc
+
+
+def _kinds(parts: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """The parts' resolved document kinds together (none when a part predates them)."""
+    kinds: dict[str, str] = {}
+    for _, doc in parts:
+        if doc.get("document_kinds") is None:
+            return {"document_kinds": None}
+        kinds.update(doc["document_kinds"])
+    return {"document_kinds": dict(sorted(kinds.items()))}

@@ -19,9 +19,9 @@ from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError
 from ..training.corpus.sources import expand
 from . import manifest
-from .documents import Batch, documents
+from .documents import Batch, Frame, documents
 from .encode import Encoder
-from .formats import layout
+from .formats import layout, numpy
 from .options import TokenizeOptions
 from .reader import complete_manifest
 
@@ -98,16 +98,22 @@ def _reencode(
         raise InputError(f"verify needs tokenizer {doc['tokenizer']['hash']}, was given {tok.hash}")
     encoder = Encoder.of(tok, opts, doc["dtype"], 0)
     sources = expand(paths, field=opts.field)
+    np = numpy()
     for s, (ids, offsets) in zip(doc["shards"], arrays):
-        texts: list[str] = []
+        parts, lengths = [], []
         want = min(sample, s["documents"])
+        n = 0
         for item in documents(sources, opts, (int(s["start"][0]), int(s["start"][1]))):
-            if isinstance(item, Batch):
-                texts.extend(item.texts[: want - len(texts)])
-            if len(texts) >= want:
+            if isinstance(item, (Batch, Frame)):
+                enc = encoder.encode(item)
+                parts.append(enc.ids)
+                lengths.append(enc.lengths)
+                n += len(enc.lengths)
+            if n >= want:
                 break
-        got, lengths = encoder(texts)
-        stored = ids[: int(offsets[len(texts)])]
-        rep.reencoded += len(texts)
-        if len(texts) < want or len(got) != len(stored) or (got != stored).any():
+        k = min(n, want)
+        got = np.concatenate(parts)[: int(np.concatenate(lengths)[:k].sum())] if parts else np.zeros(0)
+        stored = ids[: int(offsets[k])]
+        rep.reencoded += k
+        if k < want or len(got) != len(stored) or (got != stored).any():
             rep.problems.append(f"{s['name']}: its first {want} documents do not encode to its ids again")

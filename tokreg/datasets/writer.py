@@ -2,9 +2,11 @@
 
 Three stages overlap, joined by bounded queues (`DEPTH` items each):
 
-    reader thread   inputs -> documents (decompress, parse, cut; documents.py)  ~4 MiB batches
-    calling thread  documents -> ids through the engine (engines.py): here, the core's batch
-                    encoder (GIL released; encode.py), or a Ray cluster's CPUs, in order
+    reader thread   inputs -> ~4 MiB frames of whole lines (decompress, hash; documents.py),
+                    or batches of texts (Parquet rows, whole files)
+    calling thread  frames -> documents -> ids through the engine (engines.py): here, one call
+                    of the core that cuts, encodes and packs a frame (GIL released; encode.py),
+                    or a Ray cluster's CPUs, in order
     writer thread   ids -> shard files, renamed into place, then the manifest (formats/)
 
 Memory is bounded, whatever the corpus size: at most 2 * DEPTH + 3 batches are alive (in the
@@ -38,8 +40,8 @@ from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError
 from ..training.corpus.sources import Input, Source, expand
 from . import manifest, resume
-from .documents import BATCH_BYTES, Bad, Batch, InputDone, documents
-from .encode import Encoder
+from .documents import BATCH_BYTES, Bad, Batch, Frame, InputDone, documents
+from .encode import Encoded, Encoder
 from .engines import Engine, engine_for
 from .formats import ShardWriter, layout
 from .options import TokenizeOptions, dtype_for, shard_limit
@@ -116,7 +118,7 @@ class _Shards:
             last = min(k, len(ends) - 1)
             upto = int(cum[last])
             sh.write(ids[done_ids:upto], lengths[done_docs : last + 1])
-            end = ends[last]
+            end = int(ends[last])
             mine = [b for b in pending if b.position <= end]
             pending = [b for b in pending if b.position > end]
             self.bad.extend(mine)
@@ -166,6 +168,7 @@ def _fresh(tok: Tokenizer, ref: str, opts: TokenizeOptions, dtype: str, sources:
         "dtype": dtype,
         "id_bound": id_bound(tok),
         "planned": [[s.name, s.size_on_disk] for s in sources],
+        "document_kinds": {f: opts.document_kind(f) for f in sorted({s.format for s in sources})},
         "inputs": [],
         "shards": [],
         "tokreg_version": package_version.__version__,
@@ -224,13 +227,14 @@ def _tokenize(
         opts.document_kind(s.format)  # refuse a mismatch before writing
     dtype = dtype_for(id_bound(tok), opts.format)
     encoder = Encoder.of(tok, opts, dtype, threads)
-    state = resume.prepare(folder, _fresh(tok, ref or tok.ref, opts, dtype, sources))
-    if state.complete:
-        return Summary(folder, state.doc, True, True, time.monotonic() - t0, 0, 0)
-    doc = state.doc
-    shards = _Shards(folder, doc, opts, state.start)
+    # The engine connects first: a cluster that cannot be reached leaves the folder as it was.
     eng = engine_for(engine, encoder, address)
     try:
+        state = resume.prepare(folder, _fresh(tok, ref or tok.ref, opts, dtype, sources))
+        if state.complete:
+            return Summary(folder, state.doc, True, True, time.monotonic() - t0, 0, 0)
+        doc = state.doc
+        shards = _Shards(folder, doc, opts, state.start)
         stats = _run(sources, opts, state.start, encoder, eng, shards, progress)
     finally:
         eng.close()
@@ -254,7 +258,7 @@ _END = object()
 
 @dataclass(frozen=True)
 class _Ready:
-    ids: tuple[Any, Any]
+    ids: Encoded
 
 
 def _run(
@@ -303,10 +307,13 @@ def _run(
                 if isinstance(item, InputDone):
                     shards.inputs.append(item.record)
                     continue
-                batch, ids, lengths = item
-                shards.add(batch.source, batch.ends, ids, lengths, batch.bad)
-                last = max([*batch.ends[-1:], *(b.position for b in batch.bad[-1:])])
-                stats["last_end"] = (batch.source, last)
+                batch, enc = item
+                shards.add(batch.source, enc.ends, enc.ids, enc.lengths, enc.bad)
+                stats["text"] += enc.text
+                stats["docs"] += len(enc.lengths)
+                if len(enc.ends) or enc.bad:
+                    last = max([*(int(e) for e in enc.ends[-1:]), *(b.position for b in enc.bad[-1:])])
+                    stats["last_end"] = (batch.source, last)
                 if progress is not None:
                     progress("tokenize", batch.disk, disk_total, documents=stats["docs"], tokens=shards.written)
         except BaseException as e:
@@ -328,9 +335,9 @@ def _run(
             if handle is None:
                 out = item
             elif isinstance(handle, _Ready):
-                out = (item, *handle.ids)
+                out = (item, handle.ids)
             else:
-                out = (item, *engine.result(handle))
+                out = (item, engine.result(handle))
             if not put(to_write, out):
                 return False
         return True
@@ -344,10 +351,10 @@ def _run(
                 raise stats["error"]
             if item is _END:
                 break
-            if isinstance(item, Batch):
-                pending.append((item, engine.submit(item.texts) if item.texts else _Ready(encoder.empty())))
-                stats["text"] += item.size
-                stats["docs"] += len(item.texts)
+            if isinstance(item, Frame) or (isinstance(item, Batch) and item.texts):
+                pending.append((item, engine.submit(item)))
+            elif isinstance(item, Batch):  # bad records only
+                pending.append((item, _Ready(encoder.encode(item))))
             else:
                 pending.append((item, None))
             if not hand_on(engine.window - 1):

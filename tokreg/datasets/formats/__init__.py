@@ -64,7 +64,7 @@ class ShardWriter:
     def write(self, ids: Any, lengths: Any) -> None:
         """`ids`: a little-endian numpy array of the dtype; `lengths`: ids per document."""
         self.fh.write(memoryview(ids).cast("B"))
-        self.lengths.extend(int(n) for n in lengths)
+        self.lengths.frombytes(self.np.ascontiguousarray(lengths, dtype=self.np.int64).tobytes())
         self.tokens += len(ids)
 
     def finish(self) -> list[str]:

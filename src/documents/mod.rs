@@ -1,0 +1,258 @@
+//! Documents cut from a buffer of whole lines, and encoded in the same call: the hot path of
+//! `tokreg tokenize` (tokreg/datasets/documents.py frames an input into such buffers).
+//!
+//! A buffer holds whole units of its kind (the caller cuts it after a line break, or after a
+//! blank line for paragraphs), except the last buffer of an input, whose final line may lack
+//! its break. The kinds, as tokreg/datasets/options.py documents them:
+//!
+//! - `Line`: each non-empty line, without its `\n`; it ends just after its `\n`;
+//! - `Paragraph`: runs of non-empty lines joined by `\n`, ending just after the blank line
+//!   that closes them (at the buffer's end for the last one);
+//! - `Record`: the string field of each JSON Lines record (json.rs), lines that are blank
+//!   after stripping ASCII whitespace (Python's `bytes.strip`) skipped.
+//!
+//! A unit that cannot be a document is a `Bad` (with its line index in the buffer and where it
+//! ends), never silently dropped: over `limit` bytes, not UTF-8, an empty record field, or
+//! (`Why::Python`) a record the fast JSON scanner leaves to Python's parser, which judges it and
+//! may hand its text back through `overrides`. Units ending at or before `skip` are dropped
+//! (they are in a resumed run's complete shards).
+
+pub mod json;
+
+use std::borrow::Cow;
+
+/// What kind of document a buffer is cut into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Line,
+    Paragraph,
+    Record,
+}
+
+impl Kind {
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Some(match name {
+            "line" => Kind::Line,
+            "paragraph" => Kind::Paragraph,
+            "record" => Kind::Record,
+            _ => return None,
+        })
+    }
+}
+
+/// Why a unit is not a document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Why {
+    /// over the limit: the unit's size in bytes
+    Over(usize),
+    /// a paragraph holding a line over the limit
+    LineOver,
+    /// not UTF-8: the first bad byte's offset in the document
+    NotUtf8(usize),
+    /// a record whose field is the empty string
+    Empty,
+    /// a record for Python's JSON parser to judge
+    Python,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bad {
+    /// where the unit ends in the buffer
+    pub end: usize,
+    /// the index in the buffer of its (first) line
+    pub line: usize,
+    pub why: Why,
+}
+
+/// The documents of a buffer, in order: `texts[k]` ends at `ends[k]` in the buffer.
+#[derive(Debug, Default)]
+pub struct Cut<'a> {
+    pub texts: Vec<Cow<'a, str>>,
+    pub ends: Vec<usize>,
+    pub bad: Vec<Bad>,
+    /// bytes of document text
+    pub text_bytes: usize,
+}
+
+impl<'a> Cut<'a> {
+    fn bad(&mut self, skip: i64, end: usize, line: usize, why: Why) {
+        if end as i64 > skip {
+            self.bad.push(Bad { end, line, why });
+        }
+    }
+
+    fn doc(&mut self, skip: i64, end: usize, line: usize, raw: &'a [u8], limit: usize) {
+        if end as i64 <= skip {
+            return;
+        }
+        if raw.len() > limit {
+            return self.bad(skip, end, line, Why::Over(raw.len()));
+        }
+        match std::str::from_utf8(raw) {
+            Ok(t) => self.text(end, Cow::Borrowed(t)),
+            Err(e) => self.bad(skip, end, line, Why::NotUtf8(e.valid_up_to())),
+        }
+    }
+
+    fn text(&mut self, end: usize, text: Cow<'a, str>) {
+        self.text_bytes += text.len();
+        self.texts.push(text);
+        self.ends.push(end);
+    }
+}
+
+/// Python's `bytes.strip()` whitespace.
+fn blank(line: &[u8]) -> bool {
+    line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c'))
+}
+
+/// Cuts `buf` (see the module docstring). `overrides`: (line index, text) of records whose text
+/// Python's parser gave, taken as they are.
+pub fn cut<'a>(
+    buf: &'a [u8],
+    kind: Kind,
+    field: &str,
+    limit: usize,
+    skip: i64,
+    overrides: &'a [(usize, String)],
+) -> Cut<'a> {
+    let mut out = Cut::default();
+    let mut para: Option<(usize, usize, bool)> = None; // (start, first line, holds a line over)
+    let mut start = 0;
+    let mut line = 0;
+    while start < buf.len() {
+        let (stop, end) = match memchr(b'\n', &buf[start..]) {
+            Some(k) => (start + k, start + k + 1),
+            None => (buf.len(), buf.len()),
+        };
+        let raw = &buf[start..stop];
+        match kind {
+            Kind::Line if raw.is_empty() => {}
+            Kind::Line => out.doc(skip, end, line, raw, limit),
+            Kind::Paragraph if raw.is_empty() => {
+                if let Some((from, first, over)) = para.take() {
+                    paragraph(&mut out, skip, end, first, over, &buf[from..start - 1], limit);
+                }
+            }
+            Kind::Paragraph => {
+                let p = para.get_or_insert((start, line, false));
+                p.2 |= raw.len() > limit;
+            }
+            Kind::Record if blank(raw) => {}
+            Kind::Record if raw.len() > limit => out.bad(skip, end, line, Why::Over(raw.len())),
+            Kind::Record if end as i64 <= skip => {}
+            Kind::Record => match overrides.iter().find(|(l, _)| *l == line) {
+                Some((_, text)) if text.is_empty() => out.bad(skip, end, line, Why::Empty),
+                Some((_, text)) => out.text(end, Cow::Borrowed(text)),
+                None => match json::field_text(raw, field) {
+                    Some(t) if t.is_empty() => out.bad(skip, end, line, Why::Empty),
+                    Some(t) => out.text(end, t),
+                    None => out.bad(skip, end, line, Why::Python),
+                },
+            },
+        }
+        start = end;
+        line += 1;
+    }
+    if let Some((from, first, over)) = para {
+        let upto = if buf.ends_with(b"\n") { buf.len() - 1 } else { buf.len() };
+        paragraph(&mut out, skip, buf.len(), first, over, &buf[from..upto], limit);
+    }
+    out
+}
+
+fn paragraph<'a>(out: &mut Cut<'a>, skip: i64, end: usize, first: usize, over: bool, raw: &'a [u8], limit: usize) {
+    if over {
+        out.bad(skip, end, first, Why::LineOver);
+    } else {
+        out.doc(skip, end, first, raw, limit);
+    }
+}
+
+/// The ids of encoded documents as a dataset stores them: each document's ids between `prefix`
+/// and `suffix`, every id little-endian in `itemsize` bytes (2 or 4; the caller chose a width
+/// that holds every id), and the number of ids of each document (little-endian i64).
+pub fn pack(parts: &[crate::encode::Flat], prefix: &[u32], suffix: &[u32], itemsize: usize) -> (Vec<u8>, Vec<u8>) {
+    let docs: usize = parts.iter().map(|p| p.ends.len()).sum();
+    let ids: usize = parts.iter().map(|p| p.ids.len()).sum::<usize>() + docs * (prefix.len() + suffix.len());
+    let mut out = Vec::with_capacity(ids * itemsize);
+    let mut lengths = Vec::with_capacity(docs * 8);
+    let put = |out: &mut Vec<u8>, s: &[u32]| {
+        if itemsize == 2 {
+            out.extend(s.iter().flat_map(|&i| (i as u16).to_le_bytes()));
+        } else {
+            out.extend(s.iter().flat_map(|&i| i.to_le_bytes()));
+        }
+    };
+    for part in parts {
+        for ids in part.texts() {
+            put(&mut out, prefix);
+            put(&mut out, ids);
+            put(&mut out, suffix);
+            lengths.extend(((prefix.len() + ids.len() + suffix.len()) as i64).to_le_bytes());
+        }
+    }
+    (out, lengths)
+}
+
+/// Where `b` first occurs in `s` (a plain loop the compiler vectorizes well enough here).
+fn memchr(b: u8, s: &[u8]) -> Option<usize> {
+    s.iter().position(|&c| c == b)
+}
+
+/// How many times `b` occurs in `s`.
+pub fn count_byte(s: &[u8], b: u8) -> usize {
+    s.iter().filter(|&&c| c == b).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn docs(buf: &str, kind: Kind, limit: usize, skip: i64) -> (Vec<(String, usize)>, Vec<Bad>) {
+        let c = cut(buf.as_bytes(), kind, "text", limit, skip, &[]);
+        (c.texts.iter().map(|t| t.to_string()).zip(c.ends).collect(), c.bad)
+    }
+
+    fn texts(v: &[(&str, usize)]) -> Vec<(String, usize)> {
+        v.iter().map(|(t, e)| (t.to_string(), *e)).collect()
+    }
+
+    #[test]
+    fn lines_paragraphs_and_records_end_where_the_docstring_says() {
+        let text = "a\n\nbc\nd\n\n\ne";
+        assert_eq!(docs(text, Kind::Line, 99, -1).0, texts(&[("a", 2), ("bc", 6), ("d", 8), ("e", 11)]));
+        assert_eq!(docs(text, Kind::Paragraph, 99, -1).0, texts(&[("a", 3), ("bc\nd", 9), ("e", 11)]));
+        assert_eq!(docs("a\nb\n", Kind::Paragraph, 99, -1).0, texts(&[("a\nb", 4)]));
+        assert_eq!(docs(text, Kind::Line, 99, 6).0, texts(&[("d", 8), ("e", 11)]));
+        let jl = "{\"text\": \"x\\ny\"}\n \t\n{\"text\": \"\"}\n{\"text\": 1}\n{\"text\": \"z\"}";
+        let (d, bad) = docs(jl, Kind::Record, 99, -1);
+        assert_eq!(d, texts(&[("x\ny", 17), ("z", 58)]));
+        assert_eq!(bad.iter().map(|b| (b.line, b.why)).collect::<Vec<_>>(), [(2, Why::Empty), (3, Why::Python)]);
+        let over = [(3, "one".to_string())];
+        let c = cut(jl.as_bytes(), Kind::Record, "text", 99, -1, &over);
+        assert_eq!(c.texts, ["x\ny", "one", "z"]);
+    }
+
+    #[test]
+    fn units_over_the_limit_or_not_utf8_are_bad() {
+        let (d, bad) = docs("ab\n\nabcd\nx\n\nab\nde", Kind::Paragraph, 3, -1);
+        assert_eq!(d, texts(&[("ab", 4)]));
+        assert_eq!(bad, [Bad { end: 12, line: 2, why: Why::LineOver }, Bad { end: 17, line: 5, why: Why::Over(5) }]);
+        let c = cut(b"ok\nno\xff\n", Kind::Line, "", 9, -1, &[]);
+        assert_eq!(c.bad, [Bad { end: 7, line: 1, why: Why::NotUtf8(2) }]);
+        assert_eq!(count_byte(b"a\nb\n", b'\n'), 2);
+    }
+
+    #[test]
+    fn packed_ids_carry_the_documents_ends() {
+        use crate::encode::Flat;
+        let parts = [Flat { ids: vec![1, 2, 3], ends: vec![2, 3] }, Flat { ids: vec![258], ends: vec![0, 1] }];
+        let (ids, lengths) = pack(&parts, &[7], &[], 2);
+        let ids: Vec<u16> = ids.chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+        assert_eq!(ids, [7, 1, 2, 7, 3, 7, 7, 258]);
+        let lengths: Vec<i64> = lengths.chunks(8).map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(lengths, [3, 2, 1, 2]);
+        assert_eq!(pack(&parts, &[], &[9], 4).0.len(), 4 * 8);
+    }
+}
