@@ -1233,8 +1233,7 @@ impl Encoder {
         // the item type), and `buf` keeps it exported, so it stays in place and unchanged by
         // Python, until it drops after the last use of `bytes` below.
         let bytes: &[u8] = unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u8, buf.len_bytes()) };
-        let Some((tok, meta)) = py.allow_threads(|| Tokenizer::thaw(bytes, tag).map(|(t, m)| (t, m.to_vec())))
-        else {
+        let Some((tok, meta)) = py.allow_threads(|| Tokenizer::thaw(bytes, tag).map(|(t, m)| (t, m.to_vec()))) else {
             return Ok(None);
         };
         drop(buf);

@@ -210,8 +210,10 @@ impl RankTable {
             && slots.len().is_power_of_two()
             && mask == slots.len() - 1
             && filter.len().checked_mul(64).is_some_and(|n| n.is_power_of_two() && filter_mask == n - 1);
-        let long_keys_fit =
-            slots.iter().filter(|s| s.len as usize > INLINE).all(|s| s.b.saturating_add(s.len as u64) <= arena.len() as u64);
+        let long_keys_fit = slots
+            .iter()
+            .filter(|s| s.len as usize > INLINE)
+            .all(|s| s.b.saturating_add(s.len as u64) <= arena.len() as u64);
         (shaped && long_keys_fit).then_some(RankTable { pairs, slots, mask, filter, filter_mask, arena, max_len })
     }
 }

@@ -117,4 +117,3 @@ def check(hash_label: str) -> str:
     except OSError:
         return content_cache.KEPT
     return REMOVED
-

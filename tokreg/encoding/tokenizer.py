@@ -210,7 +210,7 @@ class Tokenizer:
         #: tokenizers' offset trimming the import carried (encoding/trim_offsets.py), or None.
         self._trim = trim_offsets.setting(self.config)
         if self.template is not None:
-            template.check_tokens(self.template, self.special_tokens, ref)
+            template.check_tokens(self.template, self.special_tokens, self.ref)
 
     @property
     def content(self) -> bytes:
