@@ -22,7 +22,7 @@ from typing import Optional, Union
 from .content import check_header, header_line
 from .encoding import content_cache
 from .encoding.tokenizer import Tokenizer
-from .versions import lockfile, pinned
+from .versions import lockfile
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -38,6 +38,13 @@ def load(ref: str, *, db: Optional[PathLike] = None) -> Tokenizer:
     pin = lockfile.pin_for(lock, ref)
     if pin is not None:
         assert lock is not None
+        # Built and cached before: the same hash is the same tokenizer, whichever source would
+        # have given it, so no source is looked at (nor versions/pinned.py imported).
+        tok = Tokenizer.cached(pin.hash, pin.ref)
+        if tok is not None:
+            return tok
+        from .versions import pinned
+
         return pinned.load(lock, pin, db)
     where = os.fspath(db) if db is not None else os.environ.get("TOKREG_DB", "")
     if where.startswith(("http://", "https://")):

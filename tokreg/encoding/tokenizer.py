@@ -177,13 +177,15 @@ class Tokenizer:
     def cached(cls, hash_label: str, ref: str, header_line: Optional[str] = None) -> Optional[Tokenizer]:
         """The tokenizer of `hash_label` compiled earlier, in this process or (built_cache.py)
         in another, without reading its content (`content` reads it from the local cache on
-        first use); None when it is not there, or its content is no longer in the local cache.
+        first use); None when no built encoder is cached for it, or its content is not in the
+        local cache (then the content is read from its sources and checked, as for a small
+        vocabulary, which is never built ahead: a damaged content file is found there).
         With `header_line`, only an encoder whose content has that header line is taken."""
+        content_file, built_file = content_cache.path_of(hash_label), built_cache.path_of(hash_label)
+        if content_file is None or built_file is None or not (content_file.is_file() and built_file.is_file()):
+            return None  # as a load without the built cache would: read (and check) the content
         found = _known(hash_label)
         if found is None:
-            content_file = content_cache.path_of(hash_label)
-            if content_file is None or not content_file.is_file():
-                return None
             found = built_cache.get(hash_label)
             if found is None:
                 return None

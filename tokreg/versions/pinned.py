@@ -59,12 +59,8 @@ def sources_for(lock: Lock, pin: Pin, db: Optional[PathLike], extra: Sequence[st
 
 
 def load(lock: Lock, pin: Pin, db: Optional[PathLike]) -> Tokenizer:
-    """The pinned tokenizer, from the first source holding its hash (then cached). Content the
-    local cache holds with its built encoder (encoding/built_cache.py) is not even read: the
-    same hash is the same tokenizer, whichever source would have given it."""
-    tok = Tokenizer.cached(pin.hash, pin.ref)
-    if tok is not None:
-        return tok
+    """The pinned tokenizer, from the first source holding its hash (then cached, with its built
+    encoder: encoding/built_cache.py; `tokreg.load` takes that before calling this)."""
     tried = sources_for(lock, pin, db)
     if db is None and not os.environ.get("TOKREG_DB"):
         tried.append(sources.RegistrySource(None, pin))  # the default location, last
