@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Optional
 
 from .. import _core
-from ..errors import InputError
 from . import content_cache
 
 #: Vocabularies smaller than this build in a few milliseconds: not worth a file.
@@ -87,15 +86,8 @@ def put(hash_label: str, enc: _core.Encoder, header_line: str, *, only_if_absent
     if p is None or enc.id_bound < MIN_TOKENS or (only_if_absent and os.path.lexists(p)):
         return
     data = enc.freeze(_tag(hash_label), header_line.encode())
-    if data is None:
-        return
-    from ..files import write_atomic  # on a write only: it brings tempfile and the compressors
-
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(p, data)
-    except (OSError, InputError):
-        pass
+    if data is not None:
+        content_cache.write_quietly(p, data)
 
 
 #: What `check` found.

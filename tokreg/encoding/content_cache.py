@@ -124,12 +124,17 @@ def _remove(p: Path) -> None:
 def put(hash_label: str, content: bytes) -> None:
     """Stores content under its hash; a cache that cannot be written is simply skipped."""
     p = _path(hash_label)
-    if p is None:
-        return
+    if p is not None:
+        write_quietly(p, content)
+
+
+def write_quietly(p: Path, data: bytes) -> None:
+    """Writes a cache file whole or not at all (a temporary file, then a rename: a reader never
+    sees half of it); a folder that cannot be written is simply skipped."""
     from ..files import write_atomic  # on a write only: it brings tempfile and the compressors
 
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(p, content)
+        write_atomic(p, data)
     except (OSError, InputError):
         pass
