@@ -1,6 +1,7 @@
 """What every benchmark shares: where the data is, a timer, peak memory of a child process,
 the machine's load while a table was measured, and the table printer (which prints that load
-under every table, so a reader can judge a noisy machine)."""
+under every table, with the wall and CPU time the table took, so a reader can judge a noisy
+machine)."""
 
 from __future__ import annotations
 
@@ -137,12 +138,26 @@ def report(**values: Any) -> None:
 
 class _Load:
     """The 1-minute load average, sampled every second by a daemon thread from the first call
-    to `load_since_last_table` on; each table reports the range seen since the one before."""
+    to `take` on; each table reports the range seen since the one before, with the wall time
+    and the CPU time (this process and the children it waited for) spent since then."""
 
     def __init__(self) -> None:
         self.seen: list[float] = []
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
+        self.clocks = self._clocks()
+
+    @staticmethod
+    def _clocks() -> tuple[float, float]:
+        """(wall, CPU of this process and its waited-for children) seconds."""
+        t = os.times()
+        return time.perf_counter(), t.user + t.system + t.children_user + t.children_system
+
+    def spent(self) -> str:
+        """The wall and CPU time since the last call (or the first `start`)."""
+        wall0, cpu0 = self.clocks
+        self.clocks = self._clocks()
+        return f"{self.clocks[0] - wall0:.1f} s wall, {self.clocks[1] - cpu0:.1f} s CPU"
 
     def _run(self) -> None:
         while True:
@@ -152,6 +167,7 @@ class _Load:
 
     def start(self) -> None:
         if self.thread is None:
+            self.clocks = self._clocks()
             self.thread = threading.Thread(target=self._run, daemon=True)
             self.thread.start()
 
@@ -180,7 +196,11 @@ def table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> 
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for r in cells:
         print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |")
-    print(f"\nLoad average (1 min) while measured: {LOAD.take()} on {os.cpu_count()} cores.")
+    print(
+        f"\nLoad average (1 min) while measured: {LOAD.take()} on {os.cpu_count()} cores; "
+        f"the table took {LOAD.spent()} (this process and its children: CPU above wall means "
+        "several cores, CPU well below wall times the cores used means waiting for a busy machine)."
+    )
     sys.stdout.flush()
 
 

@@ -1213,6 +1213,40 @@ impl Encoder {
         })
     }
 
+    /// This encoder's built tables as bytes for `thaw`, with `tag` (what they were built from,
+    /// checked by `thaw`) and `meta` (handed back by `thaw`); None for an algorithm that builds
+    /// from its content fast enough (`encode/frozen.rs`).
+    fn freeze<'py>(&self, py: Python<'py>, tag: &[u8], meta: &[u8]) -> Option<Bound<'py, PyBytes>> {
+        let data = py.allow_threads(|| self.tok.freeze(tag, meta))?;
+        Some(PyBytes::new(py, &data))
+    }
+
+    /// The encoder `freeze` wrote to `data` and its meta, if `data` is intact and carries
+    /// exactly `tag`; None otherwise (the caller then builds from content). `data`: any
+    /// contiguous byte buffer, a memory map of the file included (read in place: a fresh copy
+    /// of tens of megabytes costs more in page faults than building takes).
+    #[staticmethod]
+    fn thaw<'py>(
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+        tag: &[u8],
+    ) -> PyResult<Option<(Encoder, Bound<'py, PyBytes>)>> {
+        let buf = pyo3::buffer::PyBuffer::<u8>::get(data)?;
+        if !buf.is_c_contiguous() || !buf.readonly() {
+            return Ok(None);
+        }
+        // SAFETY: the buffer is read-only, C-contiguous bytes (checked above, and by `get` for
+        // the item type), and `buf` keeps it exported, so it stays in place and unchanged by
+        // Python, until it drops after the last use of `bytes` below.
+        let bytes: &[u8] = unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u8, buf.len_bytes()) };
+        let Some((tok, meta)) = py.allow_threads(|| Tokenizer::thaw(bytes, tag).map(|(t, m)| (t, m.to_vec()))) else {
+            return Ok(None);
+        };
+        drop(buf);
+        let ints = IdInts::new(tok.id_bound());
+        Ok(Some((Encoder { tok, ints }, PyBytes::new(py, &meta))))
+    }
+
     /// "byte_bpe", "char_bpe", "wordpiece", "unigram" or "sp_bpe".
     #[getter]
     fn kind(&self) -> &'static str {

@@ -668,3 +668,55 @@ def test_piece_cache_never_changes_a_result(imported: Imported, encodings: dict[
             assert [e.encode_ordinary(d) for d in docs] == want, round_
         for threads in (1, 2):
             assert fresh[0].encode_batch(docs, [], threads) == want
+
+
+# -- the built-encoder cache (encoding/built_cache.py) ---------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", slow("o200k_base")])
+def test_built_encoder_cache_gives_the_built_ids_and_rebuilds_a_bad_file(
+    imported: Imported, encodings: dict[str, Any], name: str
+) -> None:
+    """Loading put the built encoder beside the content in the module's cache; a later process
+    (here: this one with its in-process encoders forgotten) reads it instead of building, and
+    encodes held-out text (the tail of every corpus) exactly as a freshly built encoder and
+    tiktoken do. A truncated, damaged or foreign file is never used: the load builds from the
+    content and writes the file again."""
+    from tokreg.encoding import built_cache
+    from tokreg.encoding import tokenizer as tokenizer_module
+
+    h = imported.hashes[name]
+    path = built_cache.path_of(h)
+    assert path is not None and path.parent == imported.cache and path.is_file()
+    text = b"".join(data_file(c).read_bytes()[-6_000:] for c in ("kjv.txt", "dr.en.txt", "dr.zh-cn.txt"))
+    held_out = text.decode("utf-8", errors="replace")
+    fresh = imported.toks[name].content
+    built = Tokenizer(fresh, ref="fresh", _hashed=h)._enc  # compiled in this process, not thawed
+    expected = encodings[name].encode_ordinary(held_out)
+    assert built.encode_ordinary(held_out) == expected
+
+    def load_fresh() -> Tokenizer:
+        tokenizer_module._compiled.clear()  # as a new process starts
+        tok = Tokenizer.cached(h, f"{name}@1")
+        return tok if tok is not None else imported.reg.load(f"{name}@1")
+
+    thawed = built_cache.get(h)
+    assert thawed is not None
+    assert thawed[0].encode_ordinary(held_out) == expected
+    tok = load_fresh()
+    assert tok._content is None  # the content was not read
+    assert tok.encode_ordinary(held_out) == expected and tok.special_tokens == SPECIALS[name]
+    assert tok.content == fresh  # read (and checked) on first use
+    good = path.read_bytes()
+    middle = len(good) // 2
+    for bad in (good[:middle], good[:middle] + bytes([good[middle] ^ 1]) + good[middle + 1 :]):
+        path.write_bytes(bad)
+        assert built_cache.get(h) is None
+        assert load_fresh().encode_ordinary(held_out) == expected
+        assert path.read_bytes() == good  # built from content and written again
+    # A file of another content, or written by another build of the core, is not this one's.
+    other = imported.hashes[NAMES[1 - NAMES.index(name)]]
+    path.write_bytes(path.with_name(other[len(PREFIX) :] + ".encoder").read_bytes())
+    assert built_cache.get(h) is None
+    path.write_bytes(good)
+    assert _core.Encoder.thaw(good, built_cache._tag(h).replace(b"\n", b"\nanother core ")) is None

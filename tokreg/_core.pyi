@@ -9,6 +9,8 @@ re-raised unchanged. A `str` holding a lone surrogate raises `UnicodeEncodeError
 
 from typing import Any, Callable, Optional, final
 
+from typing_extensions import Buffer
+
 __all__ = [
     "PATTERNS",
     "check_pattern",
@@ -277,6 +279,9 @@ class Encoder:
         denormalizer: Optional[tuple[bytes, bool, bool, bool]] = None,
         unk_surface: Optional[str] = None,
     ) -> Encoder: ...
+    def freeze(self, tag: bytes, meta: bytes) -> Optional[bytes]: ...
+    @staticmethod
+    def thaw(data: Buffer, tag: bytes) -> Optional[tuple[Encoder, bytes]]: ...
     @property
     def kind(self) -> str: ...
     @property

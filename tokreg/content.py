@@ -155,7 +155,12 @@ def check(
 
 
 def _header_line(algorithm: str, config: dict[str, Any]) -> bytes:
-    return canonical_json({"algorithm": algorithm, "config": config}).encode()
+    return header_line(algorithm, config).encode()
+
+
+def header_line(algorithm: str, config: dict[str, Any]) -> str:
+    """The JSON line content with this algorithm and config starts with (`_core.content_header`)."""
+    return canonical_json({"algorithm": algorithm, "config": config})
 
 
 def check_header(content: bytes, algorithm: str, config: dict[str, Any], expected: str, what: str) -> None:
@@ -182,6 +187,11 @@ def header(content: bytes) -> tuple[str, dict[str, Any]]:
         line = _core.content_header(content)
     except InputError as e:
         raise IntegrityError(f"{e}; expected {FORMAT}") from None
+    return parse_header(line)
+
+
+def parse_header(line: str) -> tuple[str, dict[str, Any]]:
+    """(algorithm, config) from a content's JSON line (`_core.content_header`)."""
     doc = json.loads(line)
     return str(doc["algorithm"]), dict(doc["config"])
 

@@ -4,7 +4,9 @@ ready is short.
 A bare name pinned in the project's `tokreg.lock` is loaded by its hash (versions/pinned.py):
 from the vendored folder beside the lockfile, the on-disk cache (encoding/content_cache.py),
 or else the first registry or server holding that content, checked against the pinned hash
-wherever it comes from, and labelled with the pin's `name@version`. Local content loads
+wherever it comes from, and labelled with the pin's `name@version`. A large byte-level
+vocabulary's built encoder is cached beside its content (encoding/built_cache.py), so a later
+process reads it ready instead of building it, and does not read the content at all. Local content loads
 without opening any registry, importing neither SQLAlchemy nor Alembic. A `name@N` (or an
 unpinned bare name) in a SQLite registry named by `db` or `TOKREG_DB`, its content cached, is
 read the lean way too (store/sqlite_read.py: the version row with the stdlib's sqlite3).
@@ -17,10 +19,10 @@ from __future__ import annotations
 import os
 from typing import Optional, Union
 
-from .content import check_header
+from .content import check_header, header_line
 from .encoding import content_cache
 from .encoding.tokenizer import Tokenizer
-from .versions import lockfile, pinned
+from .versions import lockfile
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -36,6 +38,13 @@ def load(ref: str, *, db: Optional[PathLike] = None) -> Tokenizer:
     pin = lockfile.pin_for(lock, ref)
     if pin is not None:
         assert lock is not None
+        # Built and cached before: the same hash is the same tokenizer, whichever source would
+        # have given it, so no source is looked at (nor versions/pinned.py imported).
+        tok = Tokenizer.cached(pin.hash, pin.ref)
+        if tok is not None:
+            return tok
+        from .versions import pinned
+
         return pinned.load(lock, pin, db)
     where = os.fspath(db) if db is not None else os.environ.get("TOKREG_DB", "")
     if where.startswith(("http://", "https://")):
@@ -46,10 +55,14 @@ def load(ref: str, *, db: Optional[PathLike] = None) -> Tokenizer:
         from .store import sqlite_read
 
         row = sqlite_read.version_row(where, ref)
+        if row is not None:  # built earlier, with the row's algorithm and config: content unread
+            tok = Tokenizer.cached(row.content_hash, row.ref, header_line(row.algorithm, row.config))
+            if tok is not None:
+                return tok
         raw = content_cache.get(row.content_hash) if row is not None else None
         if row is not None and raw is not None:
             check_header(raw, row.algorithm, row.config, row.content_hash, row.ref)
-            return Tokenizer(raw, ref=row.ref, _hashed=row.content_hash)  # get() checked the hash
+            return Tokenizer(raw, ref=row.ref, _hashed=row.content_hash, _cache=True)  # get() checked the hash
     # Imported here, not at the top: the registry brings SQLAlchemy and Alembic, which the
     # cached path above never needs (that is most of a fresh process's start-up time).
     from .registry import load as load_from_registry

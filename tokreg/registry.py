@@ -527,7 +527,7 @@ class Registry:
                 raw = reads.read_version(conn, v, rows=False).content
                 content_cache.put(v.content_hash, raw)
         check_header(raw, v.algorithm, v.config, v.content_hash, v.ref)
-        return Tokenizer(raw, ref=v.ref, expect_hash=v.content_hash)
+        return Tokenizer(raw, ref=v.ref, expect_hash=v.content_hash, _cache=True)
 
     def show(self, ref: Ref, *, merges: int = 10) -> VersionDetails:
         """A version's metadata, training run, token counts by kind, whether it is lossless, its

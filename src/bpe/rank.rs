@@ -14,6 +14,7 @@ use super::min_tree::{MinTree, NONE};
 use super::piece_cache::{self, PieceCache};
 use super::rank_table::RankTable;
 use super::seams::Seams;
+use crate::encode::frozen::{Reader, Writer};
 use crate::encode::{unknown_id, Encode, Kind, Rng, Trace};
 use crate::error::CoreError;
 use crate::pretok::Splitter;
@@ -479,6 +480,67 @@ impl RankEncoder {
     }
 }
 
+/// The encoder as `encode::frozen` writes and reads it: its tables whole, its splitter by its
+/// pattern. The destructuring names every field, so a field added to the encoder fails to
+/// compile here until it is written and read too.
+impl RankEncoder {
+    fn freeze_into(&self, w: &mut Writer) {
+        let RankEncoder { ranks, byte_id, arena, ends, splitter, lens, empty, uid: _, seams } = self;
+        ranks.freeze(w);
+        w.u32s(byte_id);
+        w.bytes(arena);
+        w.u32s(ends);
+        let (pattern, gaps) = splitter.source();
+        w.bytes(pattern.as_bytes());
+        w.u64(u64::from(gaps));
+        w.u32s(lens);
+        w.u64(empty.map_or(u64::MAX, u64::from));
+        seams.freeze(w);
+    }
+
+    /// The encoder `freeze` wrote, whose special tokens are `specials`, if its tables agree:
+    /// every token's bytes lie in the arena, each special token's bytes are its text, and the
+    /// single bytes and one token in every few dozen look up to their own ids (a table built
+    /// by a core that hashes differently would not).
+    pub(crate) fn thaw(r: &mut Reader, specials: &[(String, u32)]) -> Option<RankEncoder> {
+        let ranks = RankTable::thaw(r)?;
+        let byte_id: [u32; 256] = r.u32s()?.try_into().ok()?;
+        let arena = r.bytes()?.to_vec();
+        let ends = r.u32s()?;
+        let pattern = std::str::from_utf8(r.bytes()?).ok()?;
+        let splitter = match r.u64()? {
+            0 => Splitter::new(pattern).ok()?,
+            1 => Splitter::keeping_gaps(pattern).ok()?,
+            _ => return None,
+        };
+        let lens = r.u32s()?;
+        let empty = match r.u64()? {
+            u64::MAX => None,
+            id => Some(u32::try_from(id).ok()?),
+        };
+        let seams = Seams::thaw(r)?;
+        let mut start = 0u32;
+        let spans_fit = lens.len() == ends.len()
+            && ends.last().map_or(arena.is_empty(), |&e| e as usize == arena.len())
+            && lens.iter().zip(&ends).all(|(&len, &end)| {
+                let ok = end.checked_sub(len) == Some(start);
+                start = end;
+                ok
+            });
+        let uid = NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let enc = RankEncoder { ranks, byte_id, arena, ends, splitter, lens, empty, uid, seams };
+        let special = |id: u32| specials.iter().any(|s| s.1 == id);
+        let specials_fit = specials.iter().all(|(s, id)| enc.token_bytes(*id) == Some(s.as_bytes()));
+        let bytes_fit = (0..=255u8).all(|b| enc.ranks.get(&[b]) == Some(enc.byte_id[b as usize]));
+        let sample_fits = (0..enc.lens.len() as u32)
+            .step_by(61)
+            .filter(|&id| enc.lens[id as usize] > 0 && !special(id))
+            .all(|id| enc.token_bytes(id).and_then(|b| enc.ranks.get(b)) == Some(id));
+        let empty_fits = !matches!(enc.empty, Some(id) if enc.lens.get(id as usize) != Some(&0));
+        (spans_fit && specials_fit && bytes_fit && sample_fits && empty_fits).then_some(enc)
+    }
+}
+
 impl Encode for RankEncoder {
     fn kind(&self) -> Kind {
         Kind::ByteBpe
@@ -547,6 +609,11 @@ impl Encode for RankEncoder {
     }
 
     fn concatenates(&self) -> bool {
+        true
+    }
+
+    fn freeze(&self, w: &mut Writer) -> bool {
+        self.freeze_into(w);
         true
     }
 

@@ -22,6 +22,8 @@
 //! piece starts as single bytes, and UTF-8 text merges byte pairs first), and all 65,536 of
 //! them fit a direct array of 256 KB whose hot part stays in L1/L2 cache.
 
+use crate::encode::frozen::{Reader, Writer};
+
 /// One slot: `len == 0` marks it empty (no key is empty: an empty token is not looked up).
 #[derive(Clone, Copy, Default)]
 struct Slot {
@@ -164,6 +166,55 @@ impl RankTable {
             }
             i = (i + 1) & self.mask;
         }
+    }
+}
+
+/// The table as `encode::frozen` writes and reads it: every field, the slots whole. (The
+/// destructuring names every field, so a field added to the table fails to compile here until
+/// it is written and read too.)
+impl RankTable {
+    pub(crate) fn freeze(&self, w: &mut Writer) {
+        let RankTable { pairs, slots, mask, filter, filter_mask, arena, max_len } = self;
+        w.u32s(pairs);
+        w.records(slots, |s| {
+            let mut b = [0u8; 24];
+            b[..8].copy_from_slice(&s.a.to_le_bytes());
+            b[8..16].copy_from_slice(&s.b.to_le_bytes());
+            b[16..20].copy_from_slice(&s.len.to_le_bytes());
+            b[20..].copy_from_slice(&s.rank.to_le_bytes());
+            b
+        });
+        w.u64(*mask as u64);
+        w.u64s(filter);
+        w.u64(*filter_mask as u64);
+        w.bytes(arena);
+        w.u64(*max_len as u64);
+    }
+
+    /// The table `freeze` wrote, if its shape is one `with_capacity` makes and every long key's
+    /// bytes lie in the arena.
+    pub(crate) fn thaw(r: &mut Reader) -> Option<RankTable> {
+        let pairs = r.u32s()?;
+        let slots = r.records(|b: [u8; 24]| Slot {
+            a: u64::from_le_bytes(b[..8].try_into().expect("8 bytes")),
+            b: u64::from_le_bytes(b[8..16].try_into().expect("8 bytes")),
+            len: u32::from_le_bytes(b[16..20].try_into().expect("4 bytes")),
+            rank: u32::from_le_bytes(b[20..].try_into().expect("4 bytes")),
+        })?;
+        let mask = r.usize()?;
+        let filter = r.u64s()?;
+        let filter_mask = r.usize()?;
+        let arena = r.bytes()?.to_vec();
+        let max_len = r.usize()?;
+        let shaped = pairs.len() == 1 << 16
+            && slots.len().is_power_of_two()
+            && mask == slots.len() - 1
+            && filter.len().checked_mul(64).is_some_and(|n| n.is_power_of_two() && filter_mask == n - 1);
+        let long_keys_fit = slots
+            .iter()
+            .filter(|s| s.len as usize > INLINE)
+            .all(|s| s.b.saturating_add(s.len as u64) <= arena.len() as u64);
+        (shaped && long_keys_fit).then_some(RankTable { pairs, slots, mask, filter, filter_mask, arena, max_len })
     }
 }
 

@@ -14,6 +14,8 @@
 //! Shape: the (k, L) of each byte pair, deduplicated, in one array ordered by the pair, and the
 //! start of each pair's run in a table of 65,537 offsets (cl100k: 78,450 entries, 570 KB in all).
 
+use crate::encode::frozen::{Reader, Writer};
+
 pub struct Seams {
     /// `at[p]..at[p + 1]` are pair p's entries (p = first byte << 8 | second byte).
     at: Vec<u32>,
@@ -100,6 +102,35 @@ impl Seams {
                 found(i, i + len)
             }
         })
+    }
+}
+
+/// The index as `encode::frozen` writes and reads it (every field, named, so that a field added
+/// to it fails to compile here until it is written too).
+impl Seams {
+    pub(crate) fn freeze(&self, w: &mut Writer) {
+        let Seams { at, spans, exhaustive } = self;
+        w.u32s(at);
+        w.records(spans, |&(k, len)| {
+            let mut b = [0u8; 4];
+            b[..2].copy_from_slice(&k.to_le_bytes());
+            b[2..].copy_from_slice(&len.to_le_bytes());
+            b
+        });
+        w.u64(u64::from(*exhaustive));
+    }
+
+    /// The index `freeze` wrote, if every pair's run lies in order inside `spans`.
+    pub(crate) fn thaw(r: &mut Reader) -> Option<Seams> {
+        let at = r.u32s()?;
+        let spans = r.records(|b: [u8; 4]| (u16::from_le_bytes([b[0], b[1]]), u16::from_le_bytes([b[2], b[3]])))?;
+        let exhaustive = match r.u64()? {
+            0 => false,
+            1 => true,
+            _ => return None,
+        };
+        let ordered = at.len() == 65537 && at.windows(2).all(|w| w[0] <= w[1]) && at[65536] as usize == spans.len();
+        ordered.then_some(Seams { at, spans, exhaustive })
     }
 }
 

@@ -12,6 +12,7 @@
 //! Adding an algorithm: implement `Encode` in its module, add its `Kind` and its constructor.
 
 mod batch;
+pub mod frozen;
 mod load;
 mod offsets;
 mod round_trip;
@@ -182,6 +183,12 @@ pub trait Encode: Send + Sync {
     /// One segmentation drawn at random (subword regularization); the same seed, the same draw.
     fn sample(&self, _text: &str, _alpha: f64, _seed: u64) -> Result<Vec<u32>, CoreError> {
         Err(CoreError::Unsupported { operation: "sampled segmentation", kind: self.kind() })
+    }
+
+    /// Writes this encoder's built tables for `frozen::thaw` to read back without building them
+    /// (`frozen.rs`); `false` (nothing written) for an encoder that builds fast enough anyway.
+    fn freeze(&self, _w: &mut frozen::Writer) -> bool {
+        false
     }
 }
 

@@ -78,6 +78,15 @@ impl Splitter {
         Regex::new(pattern).map(Splitter::Regex).map_err(|e| CoreError::Pattern(e.to_string()))
     }
 
+    /// (pattern, keeps gaps): what `new` or `keeping_gaps` rebuilds this splitter from.
+    pub fn source(&self) -> (&str, bool) {
+        match self {
+            Splitter::Fast(b) => (b.pattern(), false),
+            Splitter::Regex(re) => (re.as_str(), false),
+            Splitter::RegexWithGaps(re) => (re.as_str(), true),
+        }
+    }
+
     /// Calls `f(start, end)` with the byte range of each piece, in order. A regex can fail on
     /// an input (fancy-regex gives up past its backtracking limit); the official patterns never do.
     pub fn split(&self, text: &str, f: impl FnMut(usize, usize)) -> Result<(), CoreError> {

@@ -33,7 +33,7 @@ def _age(mtime: float) -> str:
 @cache.command(name="list")
 @json_option
 def list_(as_json: bool) -> None:
-    """List the cached contents: hash, size, age.
+    """List the cached contents and built encoders: hash, what, size, age.
 
     \b
     Example:
@@ -43,7 +43,10 @@ def list_(as_json: bool) -> None:
     if as_json:
         echo_json({"folder": str(content_cache.cache_dir()), "files": [e.to_json() for e in found]})
         return
-    echo_table(["hash", "bytes", "age"], [(e.hash or e.path.name, f"{e.size:,}", _age(e.mtime)) for e in found])
+    echo_table(
+        ["hash", "what", "bytes", "age"],
+        [(e.hash or e.path.name, e.what, f"{e.size:,}", _age(e.mtime)) for e in found],
+    )
     click.echo(f"{len(found)} file(s), {sum(e.size for e in found):,} bytes in {content_cache.cache_dir()}")
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
 
@@ -42,24 +43,33 @@ def path_of(hash_label: str) -> Optional[Path]:
     return _path(hash_label)
 
 
-def _read(p: Path) -> Optional[bytes]:
-    """The bytes of a regular file of plausible size at `p`, opened without following a symlink
-    and without blocking on a FIFO; None for anything else."""
+@contextlib.contextmanager
+def open_regular(p: Path) -> Iterator[Optional[int]]:
+    """A descriptor of the regular file of plausible size at `p`, opened without following a
+    symlink and without blocking on a FIFO (closed on leaving); None for anything else."""
     try:
         fd = os.open(p, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
-        return None
+        yield None
+        return
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(MAX_BYTES + 1)
-    except OSError:
-        return None
+        yield fd if stat.S_ISREG(st.st_mode) and st.st_size <= MAX_BYTES else None
     finally:
         os.close(fd)
-    return data
+
+
+def _read(p: Path) -> Optional[bytes]:
+    """The bytes of a regular file of plausible size at `p` (see `open_regular`); None for
+    anything else."""
+    with open_regular(p) as fd:
+        if fd is None:
+            return None
+        try:
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                return fh.read(MAX_BYTES + 1)
+        except OSError:
+            return None
 
 
 def read_regular(p: Path) -> Optional[bytes]:
@@ -114,12 +124,17 @@ def _remove(p: Path) -> None:
 def put(hash_label: str, content: bytes) -> None:
     """Stores content under its hash; a cache that cannot be written is simply skipped."""
     p = _path(hash_label)
-    if p is None:
-        return
+    if p is not None:
+        write_quietly(p, content)
+
+
+def write_quietly(p: Path, data: bytes) -> None:
+    """Writes a cache file whole or not at all (a temporary file, then a rename: a reader never
+    sees half of it); a folder that cannot be written is simply skipped."""
     from ..files import write_atomic  # on a write only: it brings tempfile and the compressors
 
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(p, content)
+        write_atomic(p, data)
     except (OSError, InputError):
         pass

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Optional, Union
 
 from .. import _core, algorithms, content
 from ..algorithms import template
-from ..errors import InputError
-from . import stochastic, trim_offsets
+from ..errors import InputError, NotFoundError
+from . import built_cache, content_cache, stochastic, trim_offsets
 from .flat_ids import FlatIds
 from .stream_decoder import StreamDecoder
 
@@ -42,8 +42,9 @@ if TYPE_CHECKING:
 
 Specials = Union[Literal["all"], Collection[str]]
 
-#: Compiled encoders by content hash, most recently used last (a server may load many).
-_compiled: OrderedDict[str, _core.Encoder] = OrderedDict()
+#: Compiled encoders by content hash, with the content's header line, most recently used last
+#: (a server may load many).
+_compiled: OrderedDict[str, tuple[_core.Encoder, str]] = OrderedDict()
 _compiled_lock = threading.Lock()
 _COMPILED_MAX = 32
 #: Largest k of `nbest` and thread count of `encode_batch`: beyond them is a mistake.
@@ -52,17 +53,40 @@ MAX_THREADS = 256
 _ERROR_HANDLERS = ("strict", "replace", "ignore", "backslashreplace", "surrogateescape")
 
 
-def _compile(hash_label: str, raw: bytes, model: algorithms.Model[Any], config: Any) -> _core.Encoder:
+def _known(hash_label: str) -> Optional[tuple[_core.Encoder, str]]:
+    """The encoder compiled in this process for `hash_label`, with its content's header line."""
     with _compiled_lock:
-        enc = _compiled.get(hash_label)
-        if enc is not None:
+        found = _compiled.get(hash_label)
+        if found is not None:
             _compiled.move_to_end(hash_label)
-            return enc
-    enc = model.compile(raw, config)
+        return found
+
+
+def _keep(hash_label: str, enc: _core.Encoder, header_line: str) -> None:
     with _compiled_lock:
-        _compiled[hash_label] = enc
+        _compiled[hash_label] = (enc, header_line)
         while len(_compiled) > _COMPILED_MAX:
             _compiled.popitem(last=False)
+
+
+def _compile(hash_label: str, raw: bytes, model: algorithms.Model[Any], config: Any, cache: bool) -> _core.Encoder:
+    """The encoder of hash-checked content `raw`: compiled in this process already, else (with
+    `cache`) built by an earlier process (built_cache.py), else built now (and, with `cache`,
+    kept for the next process)."""
+    found = _known(hash_label)
+    if found is not None:
+        if cache:  # compiled in this process before a load asked for the cache (an import, a training)
+            built_cache.put(hash_label, *found, only_if_absent=True)
+        return found[0]
+    header_line = _core.content_header(raw)
+    built = built_cache.get(hash_label) if cache else None
+    if built is not None and built[1] == header_line:
+        enc = built[0]
+    else:
+        enc = model.compile(raw, config)
+        if cache:
+            built_cache.put(hash_label, enc, header_line)
+    _keep(hash_label, enc, header_line)
     return enc
 
 
@@ -125,10 +149,17 @@ class Tokenizer:
     "unigram"), `title` what it is for people ("byte-level BPE")."""
 
     def __init__(
-        self, raw_content: bytes, *, ref: str, expect_hash: Optional[str] = None, _hashed: Optional[str] = None
+        self,
+        raw_content: bytes,
+        *,
+        ref: str,
+        expect_hash: Optional[str] = None,
+        _hashed: Optional[str] = None,
+        _cache: bool = False,
     ):
         """Compiles canonical content bytes; with `expect_hash`, they must hash to it.
-        (`_hashed`: their hash, already computed from these very bytes; see `of_finished`.)"""
+        (`_hashed`: their hash, already computed from these very bytes; see `of_finished`.
+        `_cache`: use and fill the built-encoder cache, as the load paths do.)"""
         if _hashed is not None:
             self.hash = _hashed
         elif expect_hash is not None:
@@ -136,14 +167,44 @@ class Tokenizer:
         else:
             self.hash = content.content_hash(raw_content)
         self.ref = ref
-        #: The hash-checked canonical content this tokenizer was compiled from.
-        self.content = raw_content
+        self._content: Optional[bytes] = raw_content
         self.algorithm, self.config = content.header(raw_content)
         model = algorithms.model_of(self.algorithm, self.config)
         parsed = model.parse_config(self.config)
+        self._setup(model, parsed, _compile(self.hash, raw_content, model, parsed, _cache))
+
+    @classmethod
+    def cached(cls, hash_label: str, ref: str, header_line: Optional[str] = None) -> Optional[Tokenizer]:
+        """The tokenizer of `hash_label` compiled earlier, in this process or (built_cache.py)
+        in another, without reading its content (`content` reads it from the local cache on
+        first use); None when no built encoder is cached for it, or its content is not in the
+        local cache (then the content is read from its sources and checked, as for a small
+        vocabulary, which is never built ahead: a damaged content file is found there).
+        With `header_line`, only an encoder whose content has that header line is taken."""
+        content_file, built_file = content_cache.path_of(hash_label), built_cache.path_of(hash_label)
+        if content_file is None or built_file is None or not (content_file.is_file() and built_file.is_file()):
+            return None  # as a load without the built cache would: read (and check) the content
+        found = _known(hash_label)
+        if found is None:
+            found = built_cache.get(hash_label)
+            if found is None:
+                return None
+            _keep(hash_label, *found)
+        enc, line = found
+        if header_line is not None and line != header_line:
+            return None
+        tok = cls.__new__(cls)
+        tok.hash, tok.ref, tok._content = hash_label, ref, None
+        tok.algorithm, tok.config = content.parse_header(line)
+        model = algorithms.model_of(tok.algorithm, tok.config)
+        tok._setup(model, model.parse_config(tok.config), enc)
+        return tok
+
+    def _setup(self, model: algorithms.Model[Any], parsed: Any, enc: _core.Encoder) -> None:
+        """What every tokenizer holds beside its hash, ref, algorithm and config."""
         self.title = model.title
         self.lossless = model.lossless(parsed)
-        self._enc = _compile(self.hash, raw_content, model, parsed)
+        self._enc = enc
         self.special_tokens: dict[str, int] = dict(self._enc.specials())
         self._special_ids = {i: t for t, i in self.special_tokens.items()}
         #: What `add_special_tokens=True` puts around a text (algorithms/template.py), or None.
@@ -151,7 +212,20 @@ class Tokenizer:
         #: tokenizers' offset trimming the import carried (encoding/trim_offsets.py), or None.
         self._trim = trim_offsets.setting(self.config)
         if self.template is not None:
-            template.check_tokens(self.template, self.special_tokens, ref)
+            template.check_tokens(self.template, self.special_tokens, self.ref)
+
+    @property
+    def content(self) -> bytes:
+        """The hash-checked canonical content this tokenizer was compiled from."""
+        if self._content is None:  # loaded built (`cached`): read now, checked against the hash
+            raw = content_cache.get(self.hash)
+            if raw is None:
+                raise NotFoundError(
+                    f"{self.ref}: its content ({self.hash}) is no longer in the local cache "
+                    f"{content_cache.cache_dir()}; load it again (or run `tokreg sync`)"
+                )
+            self._content = raw
+        return self._content
 
     @classmethod
     def from_data(cls, data: TokenizerData, ref: str) -> Tokenizer:
@@ -171,7 +245,7 @@ class Tokenizer:
         from ..formats import tokreg_file  # on use: see the note at the top-level imports
 
         f = tokreg_file.read(path, expect_hash=expect_hash)
-        return cls(f.content, ref=f.ref, _hashed=f.hash)  # read() made and checked both
+        return cls(f.content, ref=f.ref, _hashed=f.hash, _cache=True)  # read() made and checked both
 
     def __repr__(self) -> str:
         return f"<Tokenizer {self.ref} {self.hash[:22]}… {self.title} vocab={self.vocab_size}>"

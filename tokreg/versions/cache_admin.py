@@ -1,8 +1,10 @@
 """`tokreg cache list|verify|prune`: the local cache of compiled content made visible
-(encoding/content_cache.py owns the files: one per content hash, checked on every read).
+(encoding/content_cache.py owns the content files, one per content hash, checked on every read;
+encoding/built_cache.py the built encoders beside them, `<hash>.encoder`, checked likewise).
 
-`list` gives each file's hash, size and age; `verify` re-hashes every file (a bad one is
-removed, as a load would); `prune` deletes the files cached before a given age, or all of them,
+`list` gives each file's hash, what it holds, size and age; `verify` re-hashes every content
+file and re-reads every built encoder (a bad one, or one an older core wrote, is removed, as a
+load would skip it); `prune` deletes the files cached before a given age, or all of them,
 and the temporary files an interrupted write left. Deleting the cache is always safe: content
 is fetched again from the vendored folder, a registry or `tokreg sync`.
 """
@@ -18,25 +20,34 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..content import PREFIX
-from ..encoding import content_cache
+from ..encoding import built_cache, content_cache
 from ..errors import InputError
 
-_NAME = re.compile(r"^([0-9a-f]{32})\.content$")
+_NAME = re.compile(r"^([0-9a-f]{32})\.(content|encoder)$")
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One file of the cache: its hash (None for a file that is not a cached content), size in
-    bytes, modification time (seconds since the epoch) and, after `verify`, its state."""
+    """One file of the cache: its hash (None for a file that is not tokreg's), what it holds
+    ("content", "encoder": a built encoder, or "" for other files), size in bytes, modification
+    time (seconds since the epoch) and, after `verify`, its state."""
 
     path: Path
     hash: Optional[str]
     size: int
     mtime: float
     state: str = ""
+    what: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"hash": self.hash, "file": str(self.path), "bytes": self.size, "mtime": self.mtime, "state": self.state}
+        return {
+            "hash": self.hash,
+            "what": self.what,
+            "file": str(self.path),
+            "bytes": self.size,
+            "mtime": self.mtime,
+            "state": self.state,
+        }
 
 
 def entries() -> list[Entry]:
@@ -57,17 +68,19 @@ def entries() -> list[Entry]:
             continue
         m = _NAME.match(name)
         size = st.st_size if stat.S_ISREG(st.st_mode) else 0
-        out.append(Entry(p, PREFIX + m.group(1) if m else None, size, st.st_mtime))
-    return sorted(out, key=lambda e: (e.hash is None, e.hash or e.path.name))
+        out.append(Entry(p, PREFIX + m.group(1) if m else None, size, st.st_mtime, what=m.group(2) if m else ""))
+    return sorted(out, key=lambda e: (e.hash is None, e.hash or e.path.name, e.what))
 
 
 def verify() -> list[Entry]:
-    """Every cached content re-hashed: intact, removed (did not hash right), kept (could not be
-    removed) or "not a file"; files that are not cached contents are listed as "other"."""
+    """Every cached content re-hashed and built encoder re-read: intact, removed (did not hash
+    or read right), kept (could not be removed) or "not a file"; files that are not tokreg's
+    are listed as "other"."""
     out = []
     for e in entries():
-        state = content_cache.check(e.hash) if e.hash is not None else "other"
-        out.append(Entry(e.path, e.hash, e.size, e.mtime, state))
+        check = built_cache.check if e.what == "encoder" else content_cache.check
+        state = check(e.hash) if e.hash is not None else "other"
+        out.append(Entry(e.path, e.hash, e.size, e.mtime, state, e.what))
     return out
 
 
@@ -88,7 +101,7 @@ def prune(older_than: Optional[float] = None, *, now: Optional[float] = None) ->
             continue
         except OSError as err:
             raise InputError(f"cannot delete {str(e.path)!r}: {err.strerror}") from None
-        gone.append(Entry(e.path, e.hash, e.size, e.mtime, "removed"))
+        gone.append(Entry(e.path, e.hash, e.size, e.mtime, "removed", e.what))
     return gone
 
 

@@ -59,14 +59,15 @@ def sources_for(lock: Lock, pin: Pin, db: Optional[PathLike], extra: Sequence[st
 
 
 def load(lock: Lock, pin: Pin, db: Optional[PathLike]) -> Tokenizer:
-    """The pinned tokenizer, from the first source holding its hash (then cached)."""
+    """The pinned tokenizer, from the first source holding its hash (then cached, with its built
+    encoder: encoding/built_cache.py; `tokreg.load` takes that before calling this)."""
     tried = sources_for(lock, pin, db)
     if db is None and not os.environ.get("TOKREG_DB"):
         tried.append(sources.RegistrySource(None, pin))  # the default location, last
     raw, source = sources.first(lock, pin, tried)
     if source != sources.Cache.NAME:
         content_cache.put(pin.hash, raw)
-    return Tokenizer(raw, ref=pin.ref, expect_hash=pin.hash)
+    return Tokenizer(raw, ref=pin.ref, expect_hash=pin.hash, _cache=True)
 
 
 @dataclass(frozen=True)
