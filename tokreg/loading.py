@@ -43,7 +43,7 @@ def load(ref: str, *, db: Optional[PathLike] = None) -> Tokenizer:
         tok = Tokenizer.cached(pin.hash, pin.ref)
         if tok is not None:
             return tok
-        from .versions import pinned
+        from .versions import pinned  # here: only a pin not yet built reads the vendored folder or a registry
 
         return pinned.load(lock, pin, db)
     where = os.fspath(db) if db is not None else os.environ.get("TOKREG_DB", "")
