@@ -26,7 +26,7 @@ version; it never branches on an algorithm's name.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Optional, Protocol, TypeVar
 
@@ -103,10 +103,27 @@ class Model(ABC, Generic[C]):
 class LanguagePlan:
     """Which inputs are in which language, for a trainer that counts each language apart
     (`Trainer.languages`): code -> the paths (files, or folders holding them) of its training
-    text, and code -> the path of its development text (empty without a parallel set)."""
+    text, and code -> the path of its development text (empty without a parallel set); or,
+    with `field`, each JSON Lines record's language in that field (`train` then empty)."""
 
     train: dict[str, tuple[str, ...]]
     dev: dict[str, str]
+    field: Optional[str] = None
+
+
+def check_languages(train: Collection[str], dev: Collection[str]) -> None:
+    """Two or more languages, and a parallel text for each of them (or none at all)."""
+    if len(train) < 2:
+        raise InputError(
+            "parity-aware BPE needs inputs in two or more languages: give --lang CODE=PATH for each "
+            "(or --lang-field for JSON Lines records)"
+        )
+    if dev and set(dev) != set(train):
+        missing = sorted(set(train) - set(dev)) or sorted(set(dev) - set(train))
+        raise InputError(
+            f"--parallel needs one text for each language trained on, and the same languages: "
+            f"{', '.join(missing)} is not in both"
+        )
 
 
 class Trainer(ABC):

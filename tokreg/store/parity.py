@@ -77,7 +77,7 @@ def summary(conn: Connection, version_id: int) -> Optional[ParitySummary]:
     rows = conn.execute(select(lt).where(lt.c.version_id == version_id).order_by(lt.c.language)).all()
     if not rows:
         return None
-    chosen = dict(
+    chosen: dict[str, int] = dict(
         conn.execute(
             select(mt.c.language, func.count())
             .where(mt.c.version_id == version_id, mt.c.chosen.is_(True))

@@ -113,6 +113,8 @@ def train(
     plan = trainer.languages(options)
     if plan is not None and not corpus.inputs and corpus.counts is None:
         corpus = dataclasses.replace(corpus, inputs=tuple(p for paths in plan.train.values() for p in paths))
+    if plan is not None and plan.field is None and corpus.counts is None:
+        languages.label(corpus.sources(), plan)  # every input in one language, before reading any
     if corpus.counts is not None:
         if corpus.inputs:
             raise InputError("give either corpus inputs or --from-counts, not both")

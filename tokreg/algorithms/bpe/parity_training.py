@@ -20,8 +20,8 @@ hash as `--algo bpe` would give to the same merges, and it exports to tokenizer.
 language it went to and each language's gain; per language its bytes and tokens.
 
 Inputs carry their language by `--lang CODE=PATH`: PATH an input file, or a folder whose files
-are that language's (a folder per language). Without positional inputs, the `--lang` paths are
-the corpus.
+are that language's (a folder per language); without positional inputs, the `--lang` paths are
+the corpus. Or, for JSON Lines inputs, by a field of each record (`--lang-field lang`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any, Optional
 from ... import _core, patterns
 from ...data import MergeRow, ParityRecord, TokenizerData
 from ...errors import InputError
-from ..interfaces import LanguagePlan, Trainer
+from ..interfaces import LanguagePlan, Trainer, check_languages
 from ..options import Progress, TrainOptions, below_alphabet, flag
 from .model import ByteBpeConfig
 from .training import sized_datas
@@ -74,6 +74,11 @@ class ParityOptions(TrainOptions):
         "language with the most tokens on it gets the next merge. Without it: the fewest bytes per token on its "
         "own training text.",
     )
+    lang_field: str = flag(
+        "",
+        metavar="NAME",
+        help="JSON Lines inputs: the field of each record that holds its language code (instead of --lang).",
+    )
     global_merges: int = flag(
         0, metavar="N", help="The first N merges by the count over all languages (the paper's hybrid variant)."
     )
@@ -109,15 +114,13 @@ class ParityOptions(TrainOptions):
             if code in dev:
                 raise InputError(f"--parallel gives two texts for {code}; give one development text per language")
             dev[code] = os.path.abspath(path)
-        if len(train) < 2:
-            raise InputError("parity-aware BPE needs inputs in two or more languages: give --lang CODE=PATH for each")
-        if dev and set(dev) != set(train):
-            missing = sorted(set(train) - set(dev)) or sorted(set(dev) - set(train))
-            raise InputError(
-                f"--parallel needs one text for each language trained on, and the same languages: "
-                f"{', '.join(missing)} is not in both"
-            )
-        return LanguagePlan({c: tuple(train[c]) for c in sorted(train)}, {c: dev[c] for c in sorted(dev)})
+        dev_sorted = {c: dev[c] for c in sorted(dev)}
+        if self.lang_field:
+            if train:
+                raise InputError("give the languages with --lang or with --lang-field, not both")
+            return LanguagePlan({}, dev_sorted, self.lang_field)  # the languages are known once read
+        check_languages(train, dev)
+        return LanguagePlan({c: tuple(train[c]) for c in sorted(train)}, dev_sorted)
 
 
 class ParityTrainer(Trainer):
