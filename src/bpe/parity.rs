@@ -140,7 +140,7 @@ impl State {
         }
         let s = self.pairs.len();
         self.pairs.push(p);
-        self.counts.extend(std::iter::repeat_n(0, self.langs));
+        self.counts.resize(self.counts.len() + self.langs, 0);
         self.holders.push(Vec::new());
         self.banned.push(false);
         self.slot_of.insert(p, s as u32);
@@ -258,15 +258,15 @@ impl State {
             for p in old.windows(2) {
                 let t = self.slot((p[0], p[1]));
                 before.entry(t).or_insert_with(|| self.counts[t * n..(t + 1) * n].to_vec());
-                for l in 0..n {
-                    self.counts[t * n + l] -= weights[l];
+                for (c, w) in self.counts[t * n..(t + 1) * n].iter_mut().zip(&weights) {
+                    *c -= w;
                 }
             }
             for p in self.words[w].clone().windows(2) {
                 let t = self.slot((p[0], p[1]));
                 before.entry(t).or_insert_with(|| self.counts[t * n..(t + 1) * n].to_vec());
-                for l in 0..n {
-                    self.counts[t * n + l] += weights[l];
+                for (c, w) in self.counts[t * n..(t + 1) * n].iter_mut().zip(&weights) {
+                    *c += w;
                 }
                 if p[0] == z || p[1] == z {
                     self.holders[t].push(w as u32);
@@ -357,8 +357,8 @@ pub fn train_parity(
         for (piece, c) in counts.iter() {
             let w = *word_of.entry(piece).or_insert_with(|| {
                 st.words.push(piece.iter().map(|&b| b as u32).collect());
-                train_w.extend(std::iter::repeat_n(0, n));
-                dev_w.extend(std::iter::repeat_n(0, n));
+                train_w.resize(train_w.len() + n, 0);
+                dev_w.resize(dev_w.len() + n, 0);
                 st.words.len() - 1
             });
             let len = piece.len() as u64;
@@ -381,8 +381,8 @@ pub fn train_parity(
         let syms = std::mem::take(&mut st.words[w]);
         for p in syms.windows(2) {
             let s = st.slot((p[0], p[1]));
-            for l in 0..n {
-                st.counts[s * n + l] += weights[l];
+            for (c, w) in st.counts[s * n..(s + 1) * n].iter_mut().zip(&weights) {
+                *c += w;
             }
             st.holders[s].push(w as u32);
         }
