@@ -568,6 +568,21 @@ struct BpeTrained {
     merge_seconds: f64,
 }
 
+impl BpeTrained {
+    /// A run of the core's merge loop as Python reads it.
+    fn of(trained: bpe::TrainOutput, alphabet_size: usize, distinct_pieces: usize, merge_seconds: f64) -> Self {
+        BpeTrained {
+            merges: trained.merges.iter().map(|m| (m.left, m.right, m.result, m.count)).collect(),
+            snapshots: trained.snapshots.into_iter().map(|s| (s.tokens, s.merges, s.token_counts)).collect(),
+            tokens: trained.tokens,
+            token_counts: trained.token_counts,
+            alphabet_size,
+            distinct_pieces,
+            merge_seconds,
+        }
+    }
+}
+
 #[pymethods]
 impl BpeTrained {
     #[getter]
@@ -743,15 +758,7 @@ fn train_bpe<'py>(
         })
         .map_err(|e| prog.fail(py, e))?;
     py.allow_threads(give_back_memory);
-    Ok(BpeTrained {
-        merges: out.trained.merges.iter().map(|m| (m.left, m.right, m.result, m.count)).collect(),
-        snapshots: out.trained.snapshots.into_iter().map(|s| (s.tokens, s.merges, s.token_counts)).collect(),
-        tokens: out.trained.tokens,
-        token_counts: out.trained.token_counts,
-        alphabet_size: out.alphabet_size,
-        distinct_pieces: out.distinct_pieces,
-        merge_seconds: out.merge_seconds,
-    })
+    Ok(BpeTrained::of(out.trained, out.alphabet_size, out.distinct_pieces, out.merge_seconds))
 }
 
 /// What a parity-aware BPE run records beside its merges: per merge the language it went to
@@ -785,15 +792,7 @@ fn train_parity<'py>(
         .allow_threads(|| bpe::train_parity(&train, &dev, &cfg, &mut |p, d, t| prog.report(p, d, t)))
         .map_err(|e| prog.fail(py, e))?;
     py.allow_threads(give_back_memory);
-    let trained = BpeTrained {
-        merges: out.trained.merges.iter().map(|m| (m.left, m.right, m.result, m.count)).collect(),
-        snapshots: out.trained.snapshots.into_iter().map(|s| (s.tokens, s.merges, s.token_counts)).collect(),
-        tokens: out.trained.tokens,
-        token_counts: out.trained.token_counts,
-        alphabet_size: 256,
-        distinct_pieces: out.distinct_pieces,
-        merge_seconds: out.merge_seconds,
-    };
+    let trained = BpeTrained::of(out.trained, 256, out.distinct_pieces, out.merge_seconds);
     let costs = out.costs.into_iter().map(|c| (c.train_tokens, c.dev_tokens)).collect();
     Ok((trained, (out.chosen, out.gains, out.train_bytes, out.dev_bytes, costs)))
 }
@@ -825,15 +824,7 @@ fn train_superword<'py>(
         })
         .map_err(|e| prog.fail(py, e))?;
     py.allow_threads(give_back_memory);
-    let trained = BpeTrained {
-        merges: out.trained.merges.iter().map(|m| (m.left, m.right, m.result, m.count)).collect(),
-        snapshots: out.trained.snapshots.into_iter().map(|s| (s.tokens, s.merges, s.token_counts)).collect(),
-        tokens: out.trained.tokens,
-        token_counts: out.trained.token_counts,
-        alphabet_size: 256,
-        distinct_pieces: out.distinct_pieces,
-        merge_seconds: out.merge_seconds,
-    };
+    let trained = BpeTrained::of(out.trained, 256, out.distinct_pieces, out.merge_seconds);
     Ok((trained, out.transition, out.stage1_merges, out.distinct_runs))
 }
 

@@ -32,12 +32,12 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ... import _core, patterns
-from ...data import MergeRow, ParityRecord, TokenizerData
+from ...data import ParityRecord, TokenizerData
 from ...errors import InputError
 from ..interfaces import LanguagePlan, Trainer, check_languages
 from ..options import Progress, TrainOptions, below_alphabet, flag
 from .model import ByteBpeConfig
-from .training import sized_datas
+from .training import trained_result
 
 #: The paper, as `--help` cites it.
 PAPER = "parity-aware BPE, Foroutan et al. 2025, arXiv 2508.04796"
@@ -184,9 +184,7 @@ class ParityTrainer(Trainer):
         )
         pattern_name, regex = patterns.resolve(opts.pattern_or_default())
         config = ByteBpeConfig(regex).to_json()
-        learned = out.merges
-        merges = list(map(MergeRow, range(len(learned)), *zip(*learned))) if learned else []
-        datas = sized_datas(out, "byte", specials, config, merges)
+        datas, info = trained_result(out, "byte", specials, config, pattern_name)
         n = len(codes)
         for data, (train_tokens, dev_tokens) in zip(datas, costs):
             m = len(data.merges)
@@ -199,11 +197,6 @@ class ParityTrainer(Trainer):
                 dev_bytes=dev_bytes if dev else None,
                 dev_tokens=dev_tokens if dev else None,
             )
-        info = {
-            "train_seconds": out.merge_seconds,
-            "distinct_pieces": out.distinct_pieces,
-            "extra_config": {"pattern_name": pattern_name},
-        }
         return datas, info
 
 
