@@ -243,7 +243,7 @@ def train(
         tokreg train sp-mini corpus/*.txt --algo unigram --vocab-size 8000 --bos '<s>' --eos '</s>'
         tokreg train gpt-mini corpus/ --glob '*.txt' --vocab-size 8000,16000,32000 --pattern cl100k
         tokreg train super corpus/*.txt --algo superbpe --vocab-size 32000 --transition 28800
-        tokreg train fair --algo parity-bpe --lang en=en/ --lang zh=zh/ --parallel en=dev.en --parallel zh=dev.zh --vocab-size 16000
+        tokreg train fair --algo parity-bpe --lang en=corpus/en/ --lang zh=corpus/zh/ --vocab-size 16000
     """
     sizes = vocab_sizes(vocab_size_text)
     if not inputs and counts is None and not given.get("lang"):
