@@ -574,6 +574,21 @@ struct BpeTrained {
     merge_seconds: f64,
 }
 
+impl BpeTrained {
+    /// A run of the core's merge loop as Python reads it.
+    fn of(trained: bpe::TrainOutput, alphabet_size: usize, distinct_pieces: usize, merge_seconds: f64) -> Self {
+        BpeTrained {
+            merges: trained.merges.iter().map(|m| (m.left, m.right, m.result, m.count)).collect(),
+            snapshots: trained.snapshots.into_iter().map(|s| (s.tokens, s.merges, s.token_counts)).collect(),
+            tokens: trained.tokens,
+            token_counts: trained.token_counts,
+            alphabet_size,
+            distinct_pieces,
+            merge_seconds,
+        }
+    }
+}
+
 #[pymethods]
 impl BpeTrained {
     #[getter]
@@ -749,15 +764,43 @@ fn train_bpe<'py>(
         })
         .map_err(|e| prog.fail(py, e))?;
     py.allow_threads(give_back_memory);
-    Ok(BpeTrained {
-        merges: out.trained.merges.iter().map(|m| (m.left, m.right, m.result, m.count)).collect(),
-        snapshots: out.trained.snapshots.into_iter().map(|s| (s.tokens, s.merges, s.token_counts)).collect(),
-        tokens: out.trained.tokens,
-        token_counts: out.trained.token_counts,
-        alphabet_size: out.alphabet_size,
-        distinct_pieces: out.distinct_pieces,
-        merge_seconds: out.merge_seconds,
-    })
+    Ok(BpeTrained::of(out.trained, out.alphabet_size, out.distinct_pieces, out.merge_seconds))
+}
+
+/// What a parity-aware BPE run records beside its merges: per merge the language it went to
+/// (None: a global merge) and each language's gain (merges × languages, row by row); each
+/// language's training and development bytes; per snapshot asked, then the final state, each
+/// language's (training tokens, development tokens).
+type ParityRecord = (Vec<Option<u32>>, Vec<u64>, Vec<u64>, Vec<u64>, Vec<(Vec<u64>, Vec<u64>)>);
+
+/// Parity-aware BPE (`bpe::train_parity`): one counted training text per language and, with a
+/// parallel set, one counted development text per language in the same order.
+#[pyfunction]
+#[pyo3(signature = (train, dev, max_tokens, min_frequency=0, max_token_bytes=0, snapshots=vec![],
+    global_merges=0, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn train_parity<'py>(
+    py: Python<'py>,
+    train: Vec<PyRef<'py, Counts>>,
+    dev: Vec<PyRef<'py, Counts>>,
+    max_tokens: usize,
+    min_frequency: u64,
+    max_token_bytes: usize,
+    snapshots: Vec<usize>,
+    global_merges: usize,
+    progress: Option<PyObject>,
+) -> PyResult<(BpeTrained, ParityRecord)> {
+    let cfg = bpe::ParityConfig { max_tokens, min_frequency, max_token_bytes, snapshots, global_merges };
+    let mut prog = Progress::new(progress);
+    let train: Vec<&count::Counts> = train.iter().map(|c| &c.inner).collect();
+    let dev: Vec<&count::Counts> = dev.iter().map(|c| &c.inner).collect();
+    let out = py
+        .allow_threads(|| bpe::train_parity(&train, &dev, &cfg, &mut |p, d, t| prog.report(p, d, t)))
+        .map_err(|e| prog.fail(py, e))?;
+    py.allow_threads(give_back_memory);
+    let trained = BpeTrained::of(out.trained, 256, out.distinct_pieces, out.merge_seconds);
+    let costs = out.costs.into_iter().map(|c| (c.train_tokens, c.dev_tokens)).collect();
+    Ok((trained, (out.chosen, out.gains, out.train_bytes, out.dev_bytes, costs)))
 }
 
 /// Superword BPE (SuperBPE) in two stages on counted runs (`bpe::train_superword`): the
@@ -787,15 +830,7 @@ fn train_superword<'py>(
         })
         .map_err(|e| prog.fail(py, e))?;
     py.allow_threads(give_back_memory);
-    let trained = BpeTrained {
-        merges: out.trained.merges.iter().map(|m| (m.left, m.right, m.result, m.count)).collect(),
-        snapshots: out.trained.snapshots.into_iter().map(|s| (s.tokens, s.merges, s.token_counts)).collect(),
-        tokens: out.trained.tokens,
-        token_counts: out.trained.token_counts,
-        alphabet_size: 256,
-        distinct_pieces: out.distinct_pieces,
-        merge_seconds: out.merge_seconds,
-    };
+    let trained = BpeTrained::of(out.trained, 256, out.distinct_pieces, out.merge_seconds);
     Ok((trained, out.transition, out.stage1_merges, out.distinct_runs))
 }
 
@@ -1617,6 +1652,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
     m.add_function(wrap_pyfunction!(extend_bpe, m)?)?;
     m.add_function(wrap_pyfunction!(train_superword, m)?)?;
+    m.add_function(wrap_pyfunction!(train_parity, m)?)?;
     m.add_function(wrap_pyfunction!(extend_wordpiece, m)?)?;
     m.add_function(wrap_pyfunction!(train_wordpiece, m)?)?;
     m.add_function(wrap_pyfunction!(train_unigram, m)?)?;

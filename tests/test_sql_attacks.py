@@ -397,8 +397,8 @@ LEGIT_SQLITE: tuple[tuple[str, Any], ...] = (
     ("SELECT count(*) > 0 FROM pragma_index_list('tokens')", (1,)),
     (
         "SELECT count(*) FROM sqlite_schema WHERE type = 'view'",
-        (6,),
-    ),  # vocab, merges, evaluations, audit, datasets, shards
+        (8,),
+    ),  # vocab, merges, evaluations, audit, datasets, shards, parity, parity merges
     ("SELECT json_object('id', id, 'text', text) FROM vocab WHERE id = 104", ('{"id":104,"text":"h"}',)),
     ("SELECT json_array_length(json_group_array(id)) FROM vocab", (280,)),
     ("SELECT sum(value) FROM json_each('[1, 2, 3]')", (6,)),

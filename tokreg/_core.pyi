@@ -23,6 +23,7 @@ __all__ = [
     "train_bpe",
     "extend_bpe",
     "train_superword",
+    "train_parity",
     "train_wordpiece",
     "extend_wordpiece",
     "train_unigram",
@@ -71,6 +72,19 @@ def train_superword(
     threads: int = 0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
 ) -> tuple[BpeTrained, int, int, int]: ...
+def train_parity(
+    train: list[Counts],
+    dev: list[Counts],
+    max_tokens: int,
+    min_frequency: int = 0,
+    max_token_bytes: int = 0,
+    snapshots: list[int] = ...,
+    global_merges: int = 0,
+    progress: Optional[Callable[[str, int, int], Any]] = None,
+) -> tuple[
+    BpeTrained,
+    tuple[list[Optional[int]], list[int], list[int], list[int], list[tuple[list[int], list[int]]]],
+]: ...
 def extend_bpe(
     base: Encoder,
     counts: Counts,

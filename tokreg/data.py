@@ -113,6 +113,21 @@ class MergeRow:
 
 
 @dataclass(frozen=True)
+class ParityRecord:
+    """What a parity-aware BPE run records of one version beside its merges (algorithms/bpe/
+    parity_training.py; tables parity_languages and parity_merges). `languages` in the order
+    the trainer took them (sorted by code); the lists per merge are in rank order."""
+
+    languages: tuple[str, ...]
+    chosen: list[Optional[int]]  # per merge: index of the language it went to; None: a global merge
+    gains: list[int]  # merges x languages, row by row: the pair's count in each language's training text
+    train_bytes: list[int]  # per language
+    train_tokens: list[int]  # per language, at this version's size
+    dev_bytes: Optional[list[int]] = None  # per language of the parallel set; None without one
+    dev_tokens: Optional[list[int]] = None
+
+
+@dataclass(frozen=True)
 class RoundRow(JsonValue):
     """One recorded training round (`Registry.history`): {"round", "phase", "vocab_size",
     "log_likelihood"} as JSON."""
@@ -135,6 +150,8 @@ class TokenizerData:
     # Where it came from, when derived from a version (`store/lineage.py`): {"parent_ref",
     # "parent_hash", "derivation", "details"}; None: trained or imported from outside.
     lineage: Optional[dict[str, Any]] = None
+    #: Parity-aware BPE: the languages, each merge's language and gains, each language's costs.
+    parity: Optional[ParityRecord] = None
 
     @classmethod
     def from_content(cls, raw: bytes, source: str = "content") -> TokenizerData:

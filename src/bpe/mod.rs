@@ -2,13 +2,15 @@
 //! tiktoken's rank-map encoder (`rank`) used for byte-level vocabularies, the recovery of a
 //! rank map's merges (`recover`), and the merge-table encoder (`merges`) used for classic
 //! character-level BPE with an end-of-word marker; superword BPE (SuperBPE: `superword` runs and
-//! encoder, `superword_train` its two stages).
+//! encoder, `superword_train` its two stages); parity-aware BPE (`parity`: each merge for the
+//! language compressed worst).
 
 mod corpus;
 mod dropout;
 mod extend;
 pub mod merges;
 mod min_tree;
+mod parity;
 mod piece_cache;
 pub mod rank;
 mod rank_table;
@@ -21,6 +23,7 @@ pub mod train;
 pub use corpus::{train_counts, CorpusConfig, CorpusOutput};
 pub use extend::{extend, ExtendConfig, ExtendOutput};
 pub use merges::MergeEncoder;
+pub use parity::{train_parity, Costs, ParityConfig, ParityOutput};
 pub use rank::RankEncoder;
 pub use recover::merges_from_ranks;
 pub use superword::SuperwordEncoder;

@@ -29,11 +29,12 @@ from ..errors import InputError
 if TYPE_CHECKING:
     from ..data import VersionInfo
     from . import bpe, unigram, wordpiece
-    from .bpe import BpeOptions, SuperwordOptions
+    from .bpe import BpeOptions, ParityOptions, SuperwordOptions
     from .interfaces import (
         Algorithm,
         Extender,
         HfCodec,
+        LanguagePlan,
         Model,
         SentencePieceCodec,
         TiktokenCodec,
@@ -61,6 +62,9 @@ _REGISTERED = (
     ("bpe.bundles", "HF_PIPELINE", "bpe.hf_pipe", "HF_BPE"),
     ("wordpiece.bundles", "HF_PIPELINE", "wordpiece.hf_pipe", "HF_WORDPIECE"),
     ("bpe.bundles", "SUPERWORD", "bpe.superword_model", "SUPERWORD"),
+    # Parity-aware BPE's versions are byte-level BPE's (its model owns them first): registered
+    # for its trainer.
+    ("bpe.bundles", "PARITY", "bpe.model", "BYTE_LEVEL"),
 )
 
 #: Public names imported on first use (PEP 562): name -> (module, attribute; None for the module).
@@ -70,6 +74,7 @@ _LAZY: dict[str, tuple[str, Optional[str]]] = {
     "wordpiece": ("wordpiece", None),
     "BpeOptions": ("bpe.training", "BpeOptions"),
     "SuperwordOptions": ("bpe.superword_training", "SuperwordOptions"),
+    "ParityOptions": ("bpe.parity_training", "ParityOptions"),
     "UnigramOptions": ("unigram.training", "UnigramOptions"),
     "WordPieceOptions": ("wordpiece.training", "WordPieceOptions"),
     "Progress": ("options", "Progress"),
@@ -81,6 +86,7 @@ _LAZY: dict[str, tuple[str, Optional[str]]] = {
             "Algorithm",
             "Extender",
             "HfCodec",
+            "LanguagePlan",
             "Model",
             "SentencePieceCodec",
             "TiktokenCodec",
@@ -118,7 +124,9 @@ __all__ = [
     "BpeOptions",
     "Extender",
     "HfCodec",
+    "LanguagePlan",
     "Model",
+    "ParityOptions",
     "Progress",
     "SentencePieceCodec",
     "SuperwordOptions",

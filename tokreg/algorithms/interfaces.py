@@ -26,7 +26,7 @@ version; it never branches on an algorithm's name.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Optional, Protocol, TypeVar
 
@@ -99,6 +99,33 @@ class Model(ABC, Generic[C]):
         """Whether decode(encode(s)) == s for every string."""
 
 
+@dataclass(frozen=True)
+class LanguagePlan:
+    """Which inputs are in which language, for a trainer that counts each language apart
+    (`Trainer.languages`): code -> the paths (files, or folders holding them) of its training
+    text, and code -> the path of its development text (empty without a parallel set); or,
+    with `field`, each JSON Lines record's language in that field (`train` then empty)."""
+
+    train: dict[str, tuple[str, ...]]
+    dev: dict[str, str]
+    field: Optional[str] = None
+
+
+def check_languages(train: Collection[str], dev: Collection[str]) -> None:
+    """Two or more languages, and a parallel text for each of them (or none at all)."""
+    if len(train) < 2:
+        raise InputError(
+            "parity-aware BPE needs inputs in two or more languages: give --lang CODE=PATH for each "
+            "(or --lang-field for JSON Lines records)"
+        )
+    if dev and set(dev) != set(train):
+        missing = sorted(set(train) - set(dev)) or sorted(set(dev) - set(train))
+        raise InputError(
+            f"--parallel needs one text for each language trained on, and the same languages: "
+            f"{', '.join(missing)} is not in both"
+        )
+
+
 class Trainer(ABC):
     """Trains versions of an algorithm from a counted corpus. The run around it (reading,
     counting, the run record) is the training wing's."""
@@ -124,6 +151,23 @@ class Trainer(ABC):
     ) -> tuple[list[TokenizerData], dict[str, Any]]:
         """Trains on counts: one TokenizerData per size in `sizes` (ascending), config set,
         without their runs, and what the run records of the training (`train_seconds`, ...)."""
+
+    def languages(self, options: TrainOptions) -> Optional[LanguagePlan]:
+        """For a trainer that counts each language apart (parity-aware BPE): which inputs are in
+        which language. None (every other trainer): the corpus is counted as one."""
+        return None
+
+    def train_languages(
+        self,
+        train: dict[str, _core.Counts],
+        dev: dict[str, _core.Counts],
+        options: TrainOptions,
+        sizes: Sequence[int],
+        progress: Optional[Progress] = None,
+    ) -> tuple[list[TokenizerData], dict[str, Any]]:
+        """`train_counts` for a trainer with `languages`: the counts of each language's training
+        text and (with a parallel set) development text, by language code."""
+        raise InputError(f"{type(self).__name__} trains on one corpus; it has no languages")
 
 
 class Extender(ABC, Generic[C]):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import click
 
 from .. import algorithms
 from ..errors import InputError
 from ..evaluation.charts import rounds_png, rounds_text
+from ..versions.details import parity_json
 from .common import db_option, echo_json, echo_table, json_option, open_registry, when
 from .derived import lineage_line
 
@@ -154,6 +155,8 @@ def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: b
                 ["rank", "left", "right", "result", "count"],
                 [[m.rank, repr(m.left), repr(m.right), repr(m.result), m.count] for m in st.first_stage2],
             )
+    if info.parity is not None:
+        _show_parity(parity_json(info.parity))
     if summary.top_pieces:
         label = str(info.score_label)
         click.echo(f"  highest {label}:")
@@ -202,5 +205,30 @@ def log(name: str, as_json: bool, db: Optional[str]) -> None:
                 (r.hash or "")[:25],
             ]
             for r in rows
+        ],
+    )
+
+
+def _show_parity(p: dict[str, Any]) -> None:
+    """A parity-aware BPE version's languages (`parity_view` in `tokreg sql`)."""
+    over = (
+        f"Gini {p['gini']:.4f}, premium spread {p['spread']:.3f} on the parallel set"
+        if p["parallel"]
+        else "no parallel set: the worst language was the one with the fewest bytes per token"
+    )
+    extra = f"; {p['global_merges']:,} global merges first" if p["global_merges"] else ""
+    click.echo(f"  parity-aware BPE (arXiv 2508.04796): {over}{extra}")
+    echo_table(
+        ["language", "merges", "train bytes/token", "dev bytes", "dev tokens", "premium"],
+        [
+            [
+                c["language"],
+                c["merges"],
+                f"{c['train_bytes_per_token']:.3f}",
+                "" if c["dev_bytes"] is None else c["dev_bytes"],
+                "" if c["dev_tokens"] is None else c["dev_tokens"],
+                "" if c["premium"] is None else f"{c['premium']:.3f}",
+            ]
+            for c in p["languages"]
         ],
     )

@@ -54,7 +54,7 @@ def _spec(name: str) -> str:
 def _given(name: str, value: Any) -> bool:
     """Whether the user gave the option: not None, and for a plain on-flag not False (an on/off
     pair such as --strip-accents/--keep-accents is given when it is True or False)."""
-    return value is not None and (value is not False or "/" in _spec(name))
+    return value is not None and value != () and (value is not False or "/" in _spec(name))
 
 
 def _option(name: str, owners: list[tuple[str, dataclasses.Field[Any], type]]) -> Any:
@@ -62,7 +62,7 @@ def _option(name: str, owners: list[tuple[str, dataclasses.Field[Any], type]]) -
     _, f, kind = owners[0]
     meta = f.metadata
     spec = _spec(name)
-    defaults = [d for _, fld, _ in owners if (d := fld.default) not in (None, False, "")]
+    defaults = [d for _, fld, _ in owners if (d := fld.default) not in (None, False, "", ())]
     shown = " / ".join(str(d) for d in defaults)
     helps = list(dict.fromkeys(fld.metadata["help"] for _, fld, _ in owners))
     if len(helps) == 1:
@@ -75,6 +75,8 @@ def _option(name: str, owners: list[tuple[str, dataclasses.Field[Any], type]]) -
         pass  # an on/off pair: None when neither is given
     elif base is bool:
         attrs.update(is_flag=True, default=False)
+    elif typing.get_origin(base) is tuple:  # a repeatable option (--lang de=de.txt --lang ja=ja.txt)
+        attrs.update(multiple=True, type=str, default=())
     elif meta["choices"]:
         # A flag several algorithms share (--normalization) offers every owner's choices;
         # `_options_for` checks the value against the chosen algorithm's own.
@@ -227,6 +229,13 @@ def train(
     --algo superbpe trains superword tokens (SuperBPE, Liu et al. 2025, arXiv 2503.13423): byte-level
     BPE up to --transition, then merges across spaces within runs of --max-words pre-tokens.
 
+    --algo parity-bpe trains parity-aware BPE (Foroutan et al. 2025, arXiv 2508.04796): each merge
+    goes to the language compressed worst so far (most tokens on the --parallel texts, or fewest
+    bytes per token on its own training text), not to the most frequent pair overall. Inputs carry
+    their language with --lang CODE=PATH (a file, or a folder per language). The result is a
+    plain byte-level BPE version (exports to tokenizer.json and .tiktoken), with each merge's
+    language and per-language gain recorded.
+
     \b
     Example:
         tokreg train web web.jsonl.zst --field text --vocab-size 32000 --memory-limit 4G
@@ -234,9 +243,10 @@ def train(
         tokreg train sp-mini corpus/*.txt --algo unigram --vocab-size 8000 --bos '<s>' --eos '</s>'
         tokreg train gpt-mini corpus/ --glob '*.txt' --vocab-size 8000,16000,32000 --pattern cl100k
         tokreg train super corpus/*.txt --algo superbpe --vocab-size 32000 --transition 28800
+        tokreg train fair --algo parity-bpe --lang en=corpus/en/ --lang zh=corpus/zh/ --vocab-size 16000
     """
     sizes = vocab_sizes(vocab_size_text)
-    if not inputs and counts is None:
+    if not inputs and counts is None and not given.get("lang"):
         raise click.UsageError("give corpus INPUTS (files, folders, -) or --from-counts FILE")
     spec = template.spec(template_spec, bos=bos, eos=eos)
     special += tuple(t for t in template.spec_tokens(spec, None, None) if t not in special)

@@ -215,3 +215,15 @@ def spread(premiums: Sequence[float]) -> float:
     all; it does not depend on which language is the reference."""
     values = [p for p in premiums if p > 0]
     return max(values) / min(values) if values else 0.0
+
+
+def gini(values: Sequence[float]) -> float:
+    """The Gini coefficient of per-language costs (0.0: every language pays the same; towards
+    1.0: one language pays everything): the mean absolute difference over all ordered pairs,
+    divided by twice the mean. Foroutan et al. (arXiv 2508.04796) report it over the token
+    counts of a parallel set."""
+    xs = [float(v) for v in values]
+    if len(xs) < 2 or sum(xs) <= 0:
+        return 0.0
+    mean = sum(xs) / len(xs)
+    return sum(abs(a - b) for a in xs for b in xs) / (2 * len(xs) ** 2 * mean)

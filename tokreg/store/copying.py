@@ -4,7 +4,8 @@ row locked), so a Ctrl-C or kill -9 leaves the destination without it or with al
 
 Every row that describes the version is copied as it is (ids remapped): the version row (hash,
 sha256, config, source, created_at, message), its canonical content, tokens, merges, training
-rounds, training run, samples, lineage, audit and audited tokens, evaluations and the texts
+rounds, training run, samples, lineage, audit and audited tokens, parity-aware BPE's languages
+and per-merge gains, evaluations and the texts
 they were measured on. The destination keeps `name@N` when N was never used there for that
 name; otherwise the version gets the next number. Either way an `origins` row names the source
 registry, the version's `name@N` there and its hash.
@@ -28,7 +29,15 @@ from .schema import table
 _BATCH = 5_000
 #: Tables whose rows belong to one version by `version_id` alone, in an order that satisfies
 #: their foreign keys (an audit before its tokens).
-_ROWS = (schema.VersionContent, schema.TrainingRound, schema.Sample, schema.Audit, schema.AuditToken)
+_ROWS = (
+    schema.VersionContent,
+    schema.TrainingRound,
+    schema.Sample,
+    schema.Audit,
+    schema.AuditToken,
+    schema.ParityLanguage,
+    schema.ParityMerge,
+)
 #: Rows of one version measured on a text (`eval_texts`, copied first), runs before their tokens.
 _MEASURED = (schema.ResidueRun, schema.ResidueToken)
 #: The big ones (hundreds of thousands of rows), of plain values only: read as columns and

@@ -52,7 +52,16 @@ MAX_VALUE_BYTES = 256 << 20
 #: Rows fetched from the database at a time.
 BATCH = 1000
 #: tokreg's views (made by the migrations).
-VIEWS = ("vocab", "merges_view", "evaluations_view", "audit_view", "datasets_view", "shards")
+VIEWS = (
+    "vocab",
+    "merges_view",
+    "evaluations_view",
+    "audit_view",
+    "datasets_view",
+    "shards",
+    "parity_view",
+    "parity_merges_view",
+)
 #: Everything of tokreg's a statement may read: its tables and views.
 RELATIONS: frozenset[str] = frozenset(Base.metadata.tables) | {"alembic_version"} | frozenset(VIEWS)
 

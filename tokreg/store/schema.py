@@ -18,6 +18,7 @@ from __future__ import annotations
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     Column,
     DateTime,
     Float,
@@ -312,6 +313,40 @@ ResidueToken = Table(
     ForeignKeyConstraint(
         ["version_id", "text_fingerprint"],
         ["residue_runs.version_id", "residue_runs.text_fingerprint"],
+        ondelete="CASCADE",
+    ),
+)
+
+
+# Parity-aware BPE (`--algo parity-bpe`, arXiv 2508.04796): each language of a version's run,
+# its training text's bytes and tokens at the version's size, and (with a parallel set, else
+# NULL) its development text's bytes and tokens, the cost the trainer compared across languages.
+ParityLanguage = Table(
+    "parity_languages",
+    metadata,
+    Column("version_id", ForeignKey("versions.id", ondelete="CASCADE"), primary_key=True),
+    Column("language", String(64), primary_key=True),
+    Column("train_bytes", BigInteger, nullable=False),
+    Column("train_tokens", BigInteger, nullable=False),
+    Column("dev_bytes", BigInteger, nullable=True),
+    Column("dev_tokens", BigInteger, nullable=True),
+)
+
+
+# ... and per merge and language: the pair's count in that language's training text when the
+# merge was made (its gain there, in tokens), and whether the merge went to that language (no
+# row is chosen for a merge made by the count over all languages, `--global-merges`).
+ParityMerge = Table(
+    "parity_merges",
+    metadata,
+    Column("version_id", Integer, primary_key=True),
+    Column("rank", Integer, primary_key=True, autoincrement=False),
+    Column("language", String(64), primary_key=True),
+    Column("gain", BigInteger, nullable=False),
+    Column("chosen", Boolean, nullable=False),
+    ForeignKeyConstraint(
+        ["version_id", "language"],
+        ["parity_languages.version_id", "parity_languages.language"],
         ondelete="CASCADE",
     ),
 )

@@ -27,11 +27,13 @@ from sqlalchemy import Connection, Engine, func, insert, inspect, select, update
 
 from ..data import FinishedVersion, VersionInfo, texts
 from ..errors import Interrupted
-from . import lineage
+from . import lineage, parity
 from .engine import fresh, write_transaction
 from .refs import check_name, resolve
 from .schema import (
     Merge,
+    ParityLanguage,
+    ParityMerge,
     Sample,
     Token,
     TrainingRound,
@@ -157,6 +159,11 @@ def _insert(
     merge_attrs = {"rank": "rank", "left_id": "left", "right_id": "right", "result_id": "result", "count": "count"}
     merge_attrs.update(score="score", left_count="left_count", right_count="right_count", stage="stage")
     _bulk_plain(conn, table(Merge), vid, _columns(data.merges, merge_attrs))
+    if data.parity is not None:
+        languages, per_merge = parity.columns(data.parity)
+        _bulk_plain(conn, table(ParityLanguage), vid, languages)
+        if per_merge["rank"]:
+            _bulk_plain(conn, table(ParityMerge), vid, per_merge)
     _bulk(
         conn,
         table(TrainingRound),

@@ -25,7 +25,7 @@ from ..algorithms import template
 from ..data import FinishedVersion, TokenizerData, finish
 from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError
-from . import budget, counting_local, counts_file, round_trip
+from . import budget, counting_local, counts_file, languages, round_trip
 from .corpus import Corpus
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -110,6 +110,11 @@ def train(
     algorithms.check_vocab_size(wanted[0])
     options = dataclasses.replace(options, vocab_size=wanted[-1])  # type: ignore[type-var]
     trainer.check(options, wanted)
+    plan = trainer.languages(options)
+    if plan is not None and not corpus.inputs and corpus.counts is None:
+        corpus = dataclasses.replace(corpus, inputs=tuple(p for paths in plan.train.values() for p in paths))
+    if plan is not None and plan.field is None and corpus.counts is None:
+        languages.label(corpus.sources(), plan)  # every input in one language, before reading any
     if corpus.counts is not None:
         if corpus.inputs:
             raise InputError("give either corpus inputs or --from-counts, not both")
@@ -121,7 +126,11 @@ def train(
             f"no piece fits --memory-limit {counted.info.get('memory_limit', 0) >> 20}M for training; raise it"
         )
     t1 = time.perf_counter()
-    datas, info = trainer.train_counts(counted.counts, options, wanted, progress)
+    if plan is not None and corpus.counts is None:
+        by_language, dev = languages.count(corpus, plan, options, progress)
+        datas, info = trainer.train_languages(by_language, dev, options, wanted, progress)
+    else:
+        datas, info = trainer.train_counts(counted.counts, options, wanted, progress)
     parsed = template.parse(options.template)  # once for every size
     train_seconds = info.get("train_seconds", time.perf_counter() - t1)
     group = uuid.uuid4().hex[:16] if len(wanted) > 1 else None

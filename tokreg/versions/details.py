@@ -17,15 +17,16 @@ from sqlalchemy import Connection
 from .. import algorithms
 from ..data import JsonValue, LineageEntry, VersionInfo, VersionSummary, json_of
 from ..encoding import stochastic
+from ..evaluation.metrics import gini, spread
 from ..evaluation.residues import BELOW, MIN_SEEN
-from ..store import lineage, reads, refs, residues
+from ..store import lineage, parity, reads, refs, residues
 
 
 @dataclass(frozen=True)
 class VersionDetails(JsonValue):
     """A version as `Registry.show` returns it. Its JSON is the version's (`list --json`), then
-    the summary's keys, then title, score_label, lossless, lineage, derived, stochastic, residues and, for a trained
-    version, training_run."""
+    the summary's keys, then title, score_label, lossless, lineage, derived, stochastic, residues, parity (parity-aware
+    BPE) and, for a trained version, training_run."""
 
     version: VersionInfo  # with `same_run` filled
     config: dict[str, Any]  # as people read it (`display_config`: a normalizer's rules by hash)
@@ -38,6 +39,7 @@ class VersionDetails(JsonValue):
     training_run: Optional[dict[str, Any]]  # the recorded run (times as ISO text), when trained
     stochastic: tuple[str, ...] = ()  # the seeded stochastic encodings it can draw (encoding/stochastic.py)
     residues: tuple[residues.ResidueSummary, ...] = ()  # its stored residue measures (evaluation/residues.py)
+    parity: Optional[parity.ParitySummary] = None  # parity-aware BPE: its languages and their costs
 
     @property
     def ref(self) -> str:
@@ -65,6 +67,8 @@ class VersionDetails(JsonValue):
             }
             for r in self.residues
         ]
+        if self.parity is not None:
+            out["parity"] = parity_json(self.parity)
         if self.training_run is not None:
             out["training_run"] = json_of(self.training_run)
         return out
@@ -91,4 +95,31 @@ def details(conn: Connection, v: VersionInfo, *, merges: int = 10) -> VersionDet
         ),
         stochastic=stochastic.methods(model.name),
         residues=tuple(residues.summaries(conn, v.id, BELOW, MIN_SEEN)),
+        parity=parity.summary(conn, v.id),
     )
+
+
+def parity_json(p: parity.ParitySummary) -> dict[str, Any]:
+    """A parity-aware version's languages as `show --json` and the version page give them: each
+    language's costs and merges, and over the parallel set (when there is one) each premium,
+    their spread and the Gini coefficient of the development tokens."""
+    premiums = p.premiums()
+    return {
+        "parallel": p.parallel,
+        "global_merges": p.global_merges,
+        "gini": gini([c.dev_tokens or 0 for c in p.languages]) if p.parallel else None,
+        "spread": spread(list(premiums.values())) if premiums else None,
+        "languages": [
+            {
+                "language": c.language,
+                "merges": c.merges,
+                "train_bytes": c.train_bytes,
+                "train_tokens": c.train_tokens,
+                "train_bytes_per_token": round(c.bytes_per_token, 4),
+                "dev_bytes": c.dev_bytes,
+                "dev_tokens": c.dev_tokens,
+                "premium": round(premiums[c.language], 4) if premiums else None,
+            }
+            for c in p.languages
+        ],
+    }

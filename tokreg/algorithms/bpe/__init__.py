@@ -6,6 +6,8 @@
                    written as tokenizer.json where HF can hold it (hf_sentencepiece.py)
     SUPERWORD      trained (`--algo superbpe`, SuperBPE: superword_model.py, superword_training.py);
                    exported as tokreg files only
+    PARITY         trained (`--algo parity-bpe`, parity-aware BPE: parity_training.py) as plain
+                   byte-level versions (BYTE_LEVEL's model and codecs), with a record per language
     HF_PIPELINE    imported from tokenizer.json files whose HF pipeline tokreg runs step by step
                    (hf_pipe.py), and written back as they came
 
@@ -21,7 +23,8 @@ from typing import TYPE_CHECKING
 from ... import lazy
 
 if TYPE_CHECKING:
-    from .bundles import BYTE_LEVEL, CHAR_LEVEL, HF_PIPELINE, SENTENCEPIECE, SUPERWORD
+    from .bundles import BYTE_LEVEL, CHAR_LEVEL, HF_PIPELINE, PARITY, SENTENCEPIECE, SUPERWORD
+    from .parity_training import ParityOptions
     from .superword_training import SuperwordOptions
     from .training import BpeOptions
 
@@ -32,11 +35,23 @@ _LAZY = {
     "HF_PIPELINE": "bundles",
     "SENTENCEPIECE": "bundles",
     "SUPERWORD": "bundles",
+    "PARITY": "bundles",
     "BpeOptions": "training",
     "SuperwordOptions": "superword_training",
+    "ParityOptions": "parity_training",
 }
 
-__all__ = ["BYTE_LEVEL", "BpeOptions", "CHAR_LEVEL", "HF_PIPELINE", "SENTENCEPIECE", "SUPERWORD", "SuperwordOptions"]
+__all__ = [
+    "BYTE_LEVEL",
+    "BpeOptions",
+    "CHAR_LEVEL",
+    "HF_PIPELINE",
+    "PARITY",
+    "ParityOptions",
+    "SENTENCEPIECE",
+    "SUPERWORD",
+    "SuperwordOptions",
+]
 
 
 __getattr__ = lazy.attributes(__name__, _LAZY, globals())

@@ -9,6 +9,7 @@ from . import hf_pipe, model
 from .extend import ByteLevelExtender, CharLevelExtender
 from .hf import ByteLevelHf, CharLevelHf
 from .hf_sentencepiece import SpBpeHf
+from .parity_training import TRAINER as PARITY_TRAINER
 from .sentencepiece import SpBpeModelFile
 from .superword_model import SUPERWORD as SUPERWORD_MODEL
 from .superword_model import NoHf, NoTiktoken
@@ -23,5 +24,7 @@ CHAR_LEVEL = Algorithm(model.CHAR_LEVEL, trainer=TRAINER, extender=CharLevelExte
 SENTENCEPIECE = Algorithm(model.SENTENCEPIECE, hf=SpBpeHf(), sentencepiece=SpBpeModelFile())
 HF_PIPELINE = Algorithm(hf_pipe.HF_BPE, hf=hf_pipe.HfPipelineBpeHf())
 SUPERWORD = Algorithm(SUPERWORD_MODEL, trainer=SUPERWORD_TRAINER, hf=NoHf(), tiktoken=NoTiktoken())
+# Parity-aware BPE trains plain byte-level versions: byte-level BPE's model and codecs, its own trainer.
+PARITY = Algorithm(model.BYTE_LEVEL, trainer=PARITY_TRAINER, hf=ByteLevelHf(), tiktoken=TiktokenRanks())
 
-__all__ = ["BYTE_LEVEL", "CHAR_LEVEL", "HF_PIPELINE", "SENTENCEPIECE", "SUPERWORD"]
+__all__ = ["BYTE_LEVEL", "CHAR_LEVEL", "HF_PIPELINE", "PARITY", "SENTENCEPIECE", "SUPERWORD"]

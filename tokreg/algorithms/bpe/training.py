@@ -83,6 +83,25 @@ def sized_datas(
     return datas
 
 
+def trained_result(
+    out: _core.BpeTrained, base_kind: str, specials: Sequence[str], config: dict[str, Any], pattern_name: str
+) -> tuple[list[TokenizerData], dict[str, Any]]:
+    """What `Trainer.train_counts` returns for a run of the core's BPE merge loop (plain or
+    parity-aware): one TokenizerData per size (`sized_datas`), its merges with their counts,
+    and what the run records of the training."""
+    # Rows made by `map` with positional fields: a third of the time of keyword calls in a
+    # comprehension (a 32k-token version: 64k rows, most of what follows the core's work).
+    learned = out.merges  # a getter: each read converts the core's list anew
+    merges = list(map(MergeRow, range(len(learned)), *zip(*learned))) if learned else []
+    datas = sized_datas(out, base_kind, specials, config, merges)
+    info = {
+        "train_seconds": out.merge_seconds,
+        "distinct_pieces": out.distinct_pieces,
+        "extra_config": {"pattern_name": pattern_name},
+    }
+    return datas, info
+
+
 class BpeTrainer(Trainer):
     options_type = BpeOptions
 
@@ -146,17 +165,7 @@ class BpeTrainer(Trainer):
         config = (
             CharBpeConfig(regex, opts.end_of_word_suffix, CHAR_LEVEL_UNK) if opts.char_level else ByteBpeConfig(regex)
         ).to_json()
-        # Rows made by `map` with positional fields: a third of the time of keyword calls in a
-        # comprehension (a 32k-token version: 64k rows, most of what follows the core's work).
-        learned = out.merges  # a getter: each read converts the core's list anew
-        merges = list(map(MergeRow, range(len(learned)), *zip(*learned))) if learned else []
-        datas = sized_datas(out, "char" if opts.char_level else "byte", specials, config, merges)
-        info = {
-            "train_seconds": out.merge_seconds,
-            "distinct_pieces": out.distinct_pieces,
-            "extra_config": {"pattern_name": pattern_name},
-        }
-        return datas, info
+        return trained_result(out, "char" if opts.char_level else "byte", specials, config, pattern_name)
 
 
 TRAINER = BpeTrainer()
