@@ -260,6 +260,7 @@ def render(pins: Iterable[Pin], datasets: Iterable[DatasetPin] = ()) -> str:
 
 
 def new_pin(name: str, version: int, content_hash: str, sha256: str, registry: str) -> Pin:
+    from datetime import datetime, timezone  # here: reading a lockfile (every load) needs no clock
 
     return Pin(
         name=name,
