@@ -1324,6 +1324,22 @@ impl Encoder {
         Ok((r.lines, r.lost_lines, r.tokens, r.unknown, r.bytes, r.skipped))
     }
 
+    /// `round_trip` of the whole text `counts` were counted from, found from its distinct
+    /// pieces (`encode::round_trip`), the same six numbers; `None` when the pieces cannot stand
+    /// for the lines (measure the lines then).
+    #[pyo3(signature = (counts, specials, threads=0))]
+    fn round_trip_pieces(
+        &self,
+        py: Python<'_>,
+        counts: PyRef<'_, Counts>,
+        specials: Vec<u32>,
+        threads: usize,
+    ) -> PyResult<Option<(u64, u64, u64, u64, u64, u64)>> {
+        let counts = &counts.inner;
+        let r = py.allow_threads(|| self.tok.round_trip_pieces(counts, &specials, threads)).or_raise(py)?;
+        Ok(r.map(|r| (r.lines, r.lost_lines, r.tokens, r.unknown, r.bytes, r.skipped)))
+    }
+
     /// `encode_batch` as two flat buffers and no Python object per id: the ids of every text
     /// one after another (native-endian u32), and n+1 offsets into them (native-endian u64):
     /// text k is ids[offsets[k]:offsets[k+1]].

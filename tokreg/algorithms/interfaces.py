@@ -125,6 +125,12 @@ class Trainer(ABC):
         """Trains on counts: one TokenizerData per size in `sizes` (ascending), config set,
         without their runs, and what the run records of the training (`train_seconds`, ...)."""
 
+    def encodes_by_pieces(self, options: TrainOptions) -> bool:
+        """Whether a version trained with `options` encodes a line as its counted pieces, each
+        on its own, as counting cut them: then what it loses of its corpus is measured on the
+        distinct pieces rather than on every line (training/round_trip.py)."""
+        return False
+
 
 class Extender(ABC, Generic[C]):
     """Grows a version of an algorithm: by training on a new corpus (`tokreg extend`), or by

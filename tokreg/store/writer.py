@@ -29,7 +29,9 @@ from ..data import FinishedVersion, VersionInfo, texts
 from ..errors import Interrupted
 from . import lineage
 from .engine import fresh, write_transaction
-from .refs import check_name, resolve
+from .interruptions import interrupted_line
+from .names import check_name
+from .refs import resolve
 from .schema import (
     Merge,
     Sample,
@@ -223,17 +225,8 @@ def interrupted(engine: Engine, name: str, content_hash: str, created_at: dateti
     try:
         done = written(engine, name, content_hash, created_at)
     except Exception:  # the registry cannot be asked right now; say so rather than guess
-        return Interrupted(
-            f"interrupted while writing the next version of {name}; either it was written whole or not at all "
-            f"(a write is all-or-nothing): `tokreg list {name}` shows which"
-        )
-    if done is not None:
-        return Interrupted(
-            f"interrupted after {done.ref} ({done.content_hash}) was written to the registry; it is complete"
-        )
-    return Interrupted(
-        f"interrupted before {name}'s new version was written; nothing was written, the registry is unchanged"
-    )
+        return interrupted_line(name, None, asked=False)
+    return interrupted_line(name, None if done is None else (done.ref, done.content_hash))
 
 
 def record(
