@@ -26,9 +26,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
 
-from ..data import FinishedVersion, Recorded, VersionInfo, texts
+from ..data import FinishedVersion, Recorded, VersionInfo
 from ..errors import Interrupted
 from ..versions.samples import SAMPLES, encode_all
+from . import bulk_rows
 from .interruptions import interrupted_line
 from .names import check_name
 from .revisions import HEAD
@@ -51,8 +52,6 @@ RUN_COLUMNS = (
     "counting",
 )
 _JSON = frozenset({"config", "corpus_files", "counting"})
-_TOKEN_COLUMNS = ("id", "bytes", "kind", "count", "score", "text")
-_MERGE_COLUMNS = ("rank", "left_id", "right_id", "result_id", "count", "score", "left_count", "right_count", "stage")
 
 
 def stored_time(t: datetime) -> str:
@@ -219,22 +218,8 @@ def _insert(
         "VALUES (?, NULL, NULL, NULL, 'trained', NULL)",
         (vid,),
     )
-    tokens = data.tokens
-    rows = zip(
-        *(
-            [t.id for t in tokens],
-            [t.bytes for t in tokens],
-            [t.kind for t in tokens],
-            [t.count for t in tokens],
-            [t.score for t in tokens],
-            texts(tokens),
-        )
-    )
-    _many(conn, "tokens", vid, _TOKEN_COLUMNS, rows)
-    merges = (
-        (m.rank, m.left, m.right, m.result, m.count, m.score, m.left_count, m.right_count, m.stage) for m in data.merges
-    )
-    _many(conn, "merges", vid, _MERGE_COLUMNS, merges)
+    for name_, columns in bulk_rows.of_version(data):
+        bulk_rows.insert(conn.execute, name_, vid, columns)
     rounds = ((r.round, r.phase, r.vocab_size, r.log_likelihood) for r in data.rounds)
     _many(conn, "training_rounds", vid, ("round", "phase", "vocab_size", "log_likelihood"), rounds)
     if data.run is not None:
