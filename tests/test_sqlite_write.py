@@ -37,7 +37,7 @@ def _dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
 @pytest.fixture(scope="module")
 def runs() -> list[list[Any]]:
     """Two runs on a slice of two corpora: one of two sizes (a run group), one of one size."""
-    corpus = Corpus.of([corpus_slice(data_file("dr.en.txt"), 60_000), corpus_slice(data_file("dr.zh-cn.txt"), 30_000)])
+    corpus = Corpus.of([corpus_slice(data_file("dr.en.txt"), 30_000), corpus_slice(data_file("dr.zh-cn.txt"), 15_000)])
     opts = BpeOptions(vocab_size=400, pattern="gpt2")
     return [train_run.train(corpus, opts, [300, 400]), train_run.train(corpus, BpeOptions(vocab_size=350))]
 
