@@ -18,6 +18,7 @@ or a database error of any kind (the registry names it properly).
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sqlite3
@@ -159,22 +160,22 @@ class SqliteRecorder:
         self._pending = (name, unique[-1].content_hash, when)
         items = [(v, encode_all(Tokenizer.of_finished(v, ref=name))) for v in unique]
         conn = self._conn
+        paused = gc.isenabled()
+        gc.disable()  # as writer.py: the rows are many fresh tuples that cannot form cycles
         conn.execute("BEGIN IMMEDIATE")
         try:
             infos: list[VersionInfo] = []
             for version, samples in items:
-                group = (version.run or {}).get("run_group")
-                same = tuple(
-                    i.ref
-                    for i, (w, _) in zip(infos, items)
-                    if group is not None and (w.run or {}).get("run_group") == group
-                )
+                same = version.same_run([(i, w) for i, (w, _) in zip(infos, items)])
                 infos.append(_insert(conn, name, version, when, message, samples, same))
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+        finally:
+            if paused:
+                gc.enable()
         return [Recorded(info, v) for info, v in zip(infos, unique)]
 
 

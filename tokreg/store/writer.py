@@ -228,12 +228,7 @@ def record_all(
         with write_transaction(engine) as conn:
             out: list[VersionInfo] = []
             for version, samples in items:
-                group = (version.run or {}).get("run_group")
-                same_run = tuple(
-                    v.ref
-                    for v, (w, _) in zip(out, items)
-                    if group is not None and (w.run or {}).get("run_group") == group
-                )
+                same_run = version.same_run([(v, w) for v, (w, _) in zip(out, items)])
                 out.append(_insert(conn, name, version, created_at, message, samples, same_run))
             return out
     except KeyboardInterrupt:
