@@ -547,6 +547,10 @@ struct CountStats {
     spilled_runs: u64,
 }
 
+/// A round trip's totals as Python sees them: (lines, lost lines, tokens, unknown ids, bytes,
+/// lines that are not UTF-8).
+type RoundTripTotals = (u64, u64, u64, u64, u64, u64);
+
 /// A BPE merge as Python sees it: (left, right, result, pair count when chosen).
 type PyBpeMerge = (u32, u32, u32, u64);
 
@@ -1319,7 +1323,7 @@ impl Encoder {
         segments: Vec<PyBackedBytes>,
         specials: Vec<u32>,
         threads: usize,
-    ) -> PyResult<(u64, u64, u64, u64, u64, u64)> {
+    ) -> PyResult<RoundTripTotals> {
         let r = py.allow_threads(|| self.tok.round_trip(&segments, &specials, threads)).or_raise(py)?;
         Ok((r.lines, r.lost_lines, r.tokens, r.unknown, r.bytes, r.skipped))
     }
@@ -1334,7 +1338,7 @@ impl Encoder {
         counts: PyRef<'_, Counts>,
         specials: Vec<u32>,
         threads: usize,
-    ) -> PyResult<Option<(u64, u64, u64, u64, u64, u64)>> {
+    ) -> PyResult<Option<RoundTripTotals>> {
         let counts = &counts.inner;
         let r = py.allow_threads(|| self.tok.round_trip_pieces(counts, &specials, threads)).or_raise(py)?;
         Ok(r.map(|r| (r.lines, r.lost_lines, r.tokens, r.unknown, r.bytes, r.skipped)))
