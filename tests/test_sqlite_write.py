@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 from tokreg import BpeOptions, Registry
-from tokreg.cli.opening import Opening
+from tokreg.cli.opening import Opening, samples_of
 from tokreg.store import sqlite_write
 from tokreg.store.schema import TrainingRun, table
 from tokreg.training import train_run
 from tokreg.training.corpus import Corpus
 
-from .conftest import corpus_slice, data_file
+from .conftest import corpus_slice
 
 
 def _dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
@@ -35,9 +35,9 @@ def _dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
 
 
 @pytest.fixture(scope="module")
-def runs() -> list[list[Any]]:
-    """Two runs on a slice of two corpora: one of two sizes (a run group), one of one size."""
-    corpus = Corpus.of([corpus_slice(data_file("dr.en.txt"), 30_000), corpus_slice(data_file("dr.zh-cn.txt"), 15_000)])
+def runs(tmp_path_factory: pytest.TempPathFactory) -> list[list[Any]]:
+    """Two runs on a slice of the shared corpora: one of two sizes (a run group), one of one size."""
+    corpus = Corpus.of([corpus_slice(tmp_path_factory.mktemp("lean") / "slice.txt", 15_000)])
     opts = BpeOptions(vocab_size=400, pattern="gpt2")
     return [train_run.train(corpus, opts, [300, 400]), train_run.train(corpus, BpeOptions(vocab_size=350))]
 
@@ -45,7 +45,7 @@ def runs() -> list[list[Any]]:
 def test_the_lean_write_stores_what_the_registry_stores(tmp_path: Path, runs: list[list[Any]]) -> None:
     full, lean = tmp_path / "full.db", tmp_path / "lean.db"
     Registry(lean, create=True).close()
-    rec = sqlite_write.open_file(str(lean))
+    rec = sqlite_write.open_file(str(lean), samples_of)
     assert rec is not None
     with Registry(full, create=True) as reg:
         for i, run in enumerate(runs):
@@ -67,15 +67,15 @@ def test_it_records_the_run_columns_of_the_schema() -> None:
 
 
 def test_only_an_existing_registry_at_the_newest_schema_is_taken(tmp_path: Path) -> None:
-    assert sqlite_write.open_file(str(tmp_path / "none.db")) is None
-    assert sqlite_write.open_file("postgresql://nobody@localhost/none") is None
+    assert sqlite_write.open_file(str(tmp_path / "none.db"), samples_of) is None
+    assert sqlite_write.open_file("postgresql://nobody@localhost/none", samples_of) is None
     (tmp_path / "other.db").write_bytes(b"not a database")
-    assert sqlite_write.open_file(str(tmp_path / "other.db")) is None
+    assert sqlite_write.open_file(str(tmp_path / "other.db"), samples_of) is None
     old = tmp_path / "old.db"
     Registry(old, create=True).close()
     with sqlite3.connect(old) as conn:
         conn.execute("UPDATE alembic_version SET version_num = '0010'")
-    assert sqlite_write.open_file(str(old)) is None
+    assert sqlite_write.open_file(str(old), samples_of) is None
 
 
 def test_train_opens_an_existing_registry_without_sqlalchemy(tmp_path: Path) -> None:

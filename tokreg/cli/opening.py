@@ -19,6 +19,18 @@ from typing import Any, Callable, Optional, Protocol
 
 from ..data import FinishedVersion, Recorded
 from ..errors import Interrupted
+from ..store.names import check_name
+from ..store.sqlite_write import open_file
+
+
+def samples_of(version: FinishedVersion, name: str) -> list[tuple[str, list[int]]]:
+    """The sample strings with the ids `version` encodes them to, stored with it (as
+    `Registry` stores them)."""
+    # On use: `tokreg train` imports this module before it trains, and needs these to record.
+    from ..encoding.tokenizer import Tokenizer
+    from ..versions.samples import SAMPLES, encode_all
+
+    return list(zip(SAMPLES, encode_all(Tokenizer.of_finished(version, ref=name))))
 
 
 class Recorder(Protocol):
@@ -51,11 +63,8 @@ class Opening:
 
     def _open(self, db: Optional[str], name: str) -> None:
         try:
-            from ..store.names import check_name
-            from ..store.sqlite_write import open_file
-
             check_name(name)
-            lean = open_file(db)
+            lean = open_file(db, samples_of)
             if lean is not None:
                 self._registry = lean
                 return

@@ -25,16 +25,15 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ..data import FinishedVersion, Recorded, VersionInfo
 from ..errors import Interrupted
-from ..versions.samples import SAMPLES, encode_all
 from . import bulk_rows
 from .interruptions import interrupted_line
 from .names import check_name
 from .revisions import HEAD
-from .sqlite_files import BUSY_SECONDS, existing_ancestor, read_only_media
+from .sqlite_files import BUSY_SECONDS, default_path, existing_ancestor, read_only_media
 from .sqlite_read import file_of
 
 #: The columns of `training_runs` a run record fills (schema.py's, checked by a test).
@@ -80,12 +79,15 @@ def _writable(path: Path) -> bool:
     return all(os.access(p, os.W_OK) for p in sides if p.exists())
 
 
-def open_file(db: Optional[str]) -> Optional[SqliteRecorder]:
+#: (version, name) -> the sample strings with their ids (versions/samples.py), which the
+#: caller makes: encoding is a wing above the store.
+Samples = Callable[[FinishedVersion, str], list[tuple[str, list[int]]]]
+
+
+def open_file(db: Optional[str], samples: Samples) -> Optional[SqliteRecorder]:
     """A recorder into the SQLite registry `db` (or TOKREG_DB, or the default), checked
     writable by a write rolled back, or None when this lean write cannot take it exactly."""
     if db is None:
-        from .sqlite_files import default_path
-
         db = os.environ.get("TOKREG_DB") or str(default_path())
     found = file_of(db)
     if found is None or not _writable(Path(found)):
@@ -108,7 +110,7 @@ def open_file(db: Optional[str]) -> Optional[SqliteRecorder]:
     except sqlite3.Error:
         conn.close()
         return None
-    return SqliteRecorder(conn, Path(found))
+    return SqliteRecorder(conn, Path(found), samples)
 
 
 class SqliteRecorder:
@@ -118,8 +120,9 @@ class SqliteRecorder:
     #: It never creates a registry (open_file takes existing ones only).
     created = False
 
-    def __init__(self, conn: sqlite3.Connection, path: Path):
+    def __init__(self, conn: sqlite3.Connection, path: Path, samples: Samples):
         self._conn = conn
+        self._samples = samples
         self.where = str(path)
         self._pending: Optional[tuple[str, str, str]] = None
 
@@ -151,14 +154,12 @@ class SqliteRecorder:
     ) -> list[Recorded]:
         """The versions of one training run as the next versions of `name`, all or none, a size
         that gave the same content as a smaller one once (as `Registry.record_trained`)."""
-        from ..encoding.tokenizer import Tokenizer
-
         check_name(name)
         unique = list({v.content_hash: v for v in reversed(trained)}.values())[::-1]
         created_at = created_at or datetime.now(timezone.utc)
         when = stored_time(created_at)
         self._pending = (name, unique[-1].content_hash, when)
-        items = [(v, encode_all(Tokenizer.of_finished(v, ref=name))) for v in unique]
+        items = [(v, self._samples(v, name)) for v in unique]
         conn = self._conn
         paused = gc.isenabled()
         gc.disable()  # as writer.py: the rows are many fresh tuples that cannot form cycles
@@ -185,7 +186,7 @@ def _insert(
     version: FinishedVersion,
     when: str,
     message: Optional[str],
-    samples: list[list[int]],
+    samples: list[tuple[str, list[int]]],
     same_run: tuple[str, ...],
 ) -> VersionInfo:
     data = version.data
@@ -230,7 +231,7 @@ def _insert(
             f"INSERT INTO training_runs ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
             (vid, *run.values()),
         )
-    samples_rows = ((i, s, json.dumps(ids)) for i, (s, ids) in enumerate(zip(SAMPLES, samples)))
+    samples_rows = ((i, s, json.dumps(ids)) for i, (s, ids) in enumerate(samples))
     _many(conn, "samples", vid, ("position", "text", "ids"), samples_rows)
     return VersionInfo(
         id=vid,

@@ -175,18 +175,18 @@ def train(
 def _measured(
     version: FinishedVersion,
     pieces: Optional[_core.Counts],
-    text: Callable[[], Optional[tuple[list[bytes], bool]]],
+    read_kept: Callable[[], Optional[tuple[list[bytes], bool]]],
     threads: int,
 ) -> FinishedVersion:
     """`version` with what it loses of the corpus (round_trip.py): measured on the counted
-    `pieces` when given and they stand for the lines, else on the `text` kept (if any)."""
+    `pieces` when given and they stand for the lines, else on the text kept (`read_kept`, if any)."""
     tok: Optional[Tokenizer] = None
     if pieces is not None:
         tok = Tokenizer.of_finished(version, ref="trained")
         measured = round_trip.measure_pieces(tok, pieces, threads=threads)
         if measured is not None:
             return dataclasses.replace(version, round_trip=measured)
-    kept = text()
+    kept = read_kept()
     if kept is None:
         return version
     segments, whole = kept

@@ -53,7 +53,7 @@ class Sample(JsonValue):
 
 def stored(conn: Connection, v: VersionInfo) -> list[Sample]:
     """The samples of `v` with their tokens' bytes, read from the rows (nothing is compiled)."""
-    from ..store import reads
+    from ..store import reads  # on use: the lean write imports SAMPLES without SQLAlchemy
 
     found = reads.samples(conn, v)
     rows = reads.tokens_by_id(conn, v, {i for _, ids in found for i in ids})
