@@ -553,6 +553,10 @@ struct CountStats {
     spilled_runs: u64,
 }
 
+/// A round trip's totals as Python sees them: (lines, lost lines, tokens, unknown ids, bytes,
+/// lines that are not UTF-8).
+type RoundTripTotals = (u64, u64, u64, u64, u64, u64);
+
 /// A BPE merge as Python sees it: (left, right, result, pair count when chosen).
 type PyBpeMerge = (u32, u32, u32, u64);
 
@@ -1394,9 +1398,25 @@ impl Encoder {
         segments: Vec<PyBackedBytes>,
         specials: Vec<u32>,
         threads: usize,
-    ) -> PyResult<(u64, u64, u64, u64, u64, u64)> {
+    ) -> PyResult<RoundTripTotals> {
         let r = py.allow_threads(|| self.tok.round_trip(&segments, &specials, threads)).or_raise(py)?;
         Ok((r.lines, r.lost_lines, r.tokens, r.unknown, r.bytes, r.skipped))
+    }
+
+    /// `round_trip` of the whole text `counts` were counted from, found from its distinct
+    /// pieces (`encode::round_trip`), the same six numbers; `None` when the pieces cannot stand
+    /// for the lines (measure the lines then).
+    #[pyo3(signature = (counts, specials, threads=0))]
+    fn round_trip_pieces(
+        &self,
+        py: Python<'_>,
+        counts: PyRef<'_, Counts>,
+        specials: Vec<u32>,
+        threads: usize,
+    ) -> PyResult<Option<RoundTripTotals>> {
+        let counts = &counts.inner;
+        let r = py.allow_threads(|| self.tok.round_trip_pieces(counts, &specials, threads)).or_raise(py)?;
+        Ok(r.map(|r| (r.lines, r.lost_lines, r.tokens, r.unknown, r.bytes, r.skipped)))
     }
 
     /// `encode_batch` as two flat buffers and no Python object per id: the ids of every text

@@ -28,8 +28,8 @@ from typing import Any, Callable, Optional
 
 import pytest
 
-from tokreg import BpeOptions, Registry, Tokenizer, UnigramOptions, WordPieceOptions
-from tokreg.training import round_trip
+from tokreg import BpeOptions, Registry, Tokenizer, UnigramOptions, WordPieceOptions, algorithms
+from tokreg.training import round_trip, train_run
 from tokreg.training.corpus import Corpus
 from tokreg.training.corpus.sources import expand
 
@@ -190,3 +190,31 @@ def test_plain_files_are_read_again_as_keep_would_have_kept_them(tmp_path: Path)
     (tmp_path / "c.txt.gz").write_bytes(gzip.compress(b"five\nsix\n"))
     packed = expand([tmp_path / "a.txt", tmp_path / "c.txt.gz"])
     assert round_trip.reread(packed, limit=12) == ([b"one\ntwo", b"five\n"], False)
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k"])
+def test_byte_level_bpe_is_measured_on_its_pieces_as_on_its_lines(tmp_path: Path, pattern: str) -> None:
+    """A byte-level BPE is measured on the distinct pieces its corpus was counted into: the
+    same numbers as its lines give (line breaks of every kind, runs of spaces and tabs, a last
+    line without a break, a special token's text, CJK)."""
+    lines = data_file("dr.zh-cn.txt").read_text(encoding="utf-8").splitlines(keepends=True)[:80]
+    lines += ["a  b\t\tc   \r\n", "\n", "\r\n", "   \n", "x<|endoftext|>y\n", "tail without a break  "]
+    path = tmp_path / "c.txt"
+    path.write_bytes("".join(lines).encode("utf-8"))
+    options = BpeOptions(vocab_size=600, pattern=pattern, special=("<|endoftext|>",))
+    counted = train_run.count(Corpus.of([path]), options)
+    tok = Tokenizer.of_finished(train_run.train(Corpus.of([path]), options)[0], ref="t")
+    by_pieces = round_trip.measure_pieces(tok, counted.counts)
+    assert by_pieces is not None and by_pieces == round_trip.measure(tok, [path.read_bytes()], whole=True)
+
+
+def test_lines_that_are_not_utf8_are_measured_on_the_lines(reg: Registry, tmp_path: Path) -> None:
+    """The pieces cannot say which lines a non-UTF-8 byte spoils: those corpora are measured
+    line by line, and the lines that are not UTF-8 are counted as skipped."""
+    path = tmp_path / "bytes.txt"
+    path.write_bytes(b"one two\nthree \xff four\nfive\n")
+    reported = reg.train_corpus("bytes", Corpus.of([path]), BpeOptions(vocab_size=270))[-1].version.round_trip
+    assert reported is not None and (reported.lines, reported.skipped, reported.bytes) == (2, 1, 26)
+    assert not algorithms.trainer_for(BpeOptions(vocab_size=300, max_piece_bytes=4)).encodes_by_pieces(
+        BpeOptions(vocab_size=300, max_piece_bytes=4)
+    )

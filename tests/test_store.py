@@ -15,8 +15,9 @@ from sqlalchemy import create_engine, inspect, text
 from tokreg import BpeOptions, Registry
 from tokreg.data import MergeRow, TokenizerData, TokenRow, texts
 from tokreg.store import migrate
-from tokreg.store.engine import default_path, locate
+from tokreg.store.engine import locate
 from tokreg.store.schema import Base
+from tokreg.store.sqlite_files import default_path
 
 from .conftest import Cli
 

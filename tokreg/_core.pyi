@@ -327,6 +327,9 @@ class Encoder:
     def round_trip(
         self, segments: list[bytes], specials: list[int], threads: int = 0
     ) -> tuple[int, int, int, int, int, int]: ...
+    def round_trip_pieces(
+        self, counts: Counts, specials: list[int], threads: int = 0
+    ) -> Optional[tuple[int, int, int, int, int, int]]: ...
     def count_batch(
         self,
         texts: list[str],

@@ -245,6 +245,14 @@ class FinishedVersion:
     def run(self) -> Optional[dict[str, Any]]:
         return self.data.run
 
+    def same_run(self, written: Sequence[tuple[VersionInfo, FinishedVersion]]) -> tuple[str, ...]:
+        """The refs, among `written` (the versions written before this one in its transaction,
+        each with what it was written from), of those trained in this version's run."""
+        group = (self.run or {}).get("run_group")
+        if group is None:
+            return ()
+        return tuple(info.ref for info, v in written if (v.run or {}).get("run_group") == group)
+
     @property
     def vocab_size(self) -> int:
         return len(self.data.tokens)

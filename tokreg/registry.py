@@ -45,8 +45,8 @@ from .errors import InputError, IntegrityError, Interrupted, TokregError
 from .files import write_atomic
 from .store import aliases, by_hash, engine, lineage, migrate, probe, reads, refs, writable, writer
 from .store import datasets as dataset_rows
+from .store.names import check_name
 from .store.readonly_sql import DEFAULT_TIMEOUT, Rows, grant_read, query_rows
-from .store.refs import check_name
 from .training import train_run
 from .training.corpus import Corpus
 from .training.corpus.sources import Input

@@ -176,6 +176,7 @@ impl Counter {
             let end = cut(&self.tail, LONG_LINE);
             let rest = self.tail.split_off(end);
             let line = std::mem::replace(&mut self.tail, rest);
+            self.stats.cut_lines += 1;
             self.count_block(&line)?;
         }
         Ok(())

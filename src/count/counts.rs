@@ -40,6 +40,10 @@ pub struct CountStats {
     pub lines: u64,
     /// Runs written to disk while counting (0: it fitted in memory).
     pub spilled_runs: u64,
+    /// Lines longer than `LONG_LINE` cut while counting (each cut counts as a line break):
+    /// known only to the counter that counted them (not kept in the binary form, which reads
+    /// 0), for measuring a version on the pieces rather than the lines (`encode::round_trip`).
+    pub cut_lines: u64,
 }
 
 impl CountStats {
@@ -50,6 +54,7 @@ impl CountStats {
         self.input_bytes += o.input_bytes;
         self.lines += o.lines;
         self.spilled_runs += o.spilled_runs;
+        self.cut_lines += o.cut_lines;
     }
 }
 
@@ -122,6 +127,11 @@ impl Counts {
     pub fn piece(&self, i: usize) -> &[u8] {
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
         &self.bytes[start..self.ends[i]]
+    }
+
+    /// The count of piece i.
+    pub fn count(&self, i: usize) -> u64 {
+        self.counts[i]
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> + '_ {
@@ -287,6 +297,7 @@ impl Counts {
             input_bytes: st(3)?,
             lines: st(4)?,
             spilled_runs: st(5)?,
+            cut_lines: 0,
         };
         let mut ends = Vec::with_capacity(n);
         let mut end = 0usize;

@@ -4,10 +4,16 @@
 //! counted. `tokreg train` measures each trained version on its own corpus this way
 //! (`tokreg/training/round_trip.py`), so it must cost little beside training: no Python object
 //! per line or id, and the lines spread over the threads.
+//!
+//! A byte-level BPE encodes a line piece by piece, each piece on its own, so the measure of a
+//! corpus also follows from its distinct counted pieces (`round_trip_pieces`): every line comes
+//! back iff every piece does, and its tokens are the pieces' tokens times their counts. That
+//! costs the distinct pieces, not the whole text (a fifth of it for 20 MB of prose).
 
 use rayon::prelude::*;
 
 use super::Tokenizer;
+use crate::count::Counts;
 use crate::error::CoreError;
 use crate::pool;
 
@@ -94,6 +100,74 @@ impl Tokenizer {
     }
 }
 
+/// Distinct pieces per parallel task.
+const TASK_PIECES: usize = 4096;
+
+impl Tokenizer {
+    /// `round_trip` of the whole text `counts` were counted from (every line of it, none
+    /// skipped), found from the distinct pieces: each encoded once as encoding segments a
+    /// piece (`Encode::segment_piece`), decoded back and compared; its tokens and unknown ids
+    /// weighted by its count. `None` when the pieces cannot stand for the lines, and the
+    /// caller measures the lines: an encoder that does not encode piece by piece, counts that
+    /// lost text (pieces dropped by the budget, long lines cut, a pattern leaving gaps, so the
+    /// pieces do not add up to the bytes read), a piece that is not UTF-8 (its line would be
+    /// skipped), or a piece that does not come back (which lines lose it, the lines tell).
+    pub fn round_trip_pieces(
+        &self,
+        counts: &Counts,
+        specials: &[u32],
+        threads: usize,
+    ) -> Result<Option<RoundTrip>, CoreError> {
+        let stats = &counts.stats;
+        if stats.dropped_pieces > 0 || stats.cut_lines > 0 {
+            return Ok(None);
+        }
+        // (tokens, unknown, bytes) of pieces a..b; None at the first piece that cannot stand
+        // for its lines.
+        type Sums = Option<(u64, u64, u64)>;
+        let measure = |a: usize, b: usize| -> Result<Sums, CoreError> {
+            let (mut tokens, mut unknown, mut bytes) = (0u64, 0u64, 0u64);
+            let mut ids = Vec::new();
+            for i in a..b {
+                let piece = counts.piece(i);
+                let n = counts.count(i);
+                if std::str::from_utf8(piece).is_err() {
+                    return Ok(None);
+                }
+                ids.clear();
+                match self.encoder().segment_piece(piece, &mut ids) {
+                    Ok(()) => {}
+                    Err(CoreError::Unsupported { .. }) => return Ok(None),
+                    Err(e) => return Err(e),
+                }
+                if self.decode_bytes(&ids)? != piece {
+                    return Ok(None);
+                }
+                tokens += n * ids.len() as u64;
+                unknown += n * ids.iter().filter(|i| specials.contains(i)).count() as u64;
+                bytes += n * piece.len() as u64;
+            }
+            Ok(Some((tokens, unknown, bytes)))
+        };
+        let join = |x: Sums, y: Sums| Some((x?.0 + y?.0, x?.1 + y?.1, x?.2 + y?.2));
+        let starts: Vec<usize> = (0..counts.len()).step_by(TASK_PIECES).collect();
+        let task = |&a: &usize| measure(a, (a + TASK_PIECES).min(counts.len()));
+        let sums = if threads == 1 || starts.len() <= 1 {
+            starts.iter().map(task).try_fold(Some((0, 0, 0)), |acc, s| Ok::<_, CoreError>(join(acc, s?)))?
+        } else {
+            pool::install(threads, || {
+                starts.par_iter().map(task).try_reduce(|| Some((0, 0, 0)), |x, y| Ok(join(x, y)))
+            })??
+        };
+        Ok(match sums {
+            Some((tokens, unknown, bytes)) if bytes == stats.input_bytes => {
+                Some(RoundTrip { lines: stats.lines, lost_lines: 0, tokens, unknown, bytes, skipped: 0 })
+            }
+            _ => None,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,5 +201,28 @@ mod tests {
         }
         let some = t.encode_ordinary("ab").unwrap()[0];
         assert!(t.round_trip(&segments, &[some], 2).unwrap().unknown > 0);
+    }
+
+    #[test]
+    fn the_pieces_give_the_lines_totals_or_nothing() {
+        use crate::count::{count_inputs, Splitting};
+        use crate::pretok::{Splitter, GPT2};
+
+        let t = tok();
+        let count = |inputs: &[&[u8]]| count_inputs(inputs, Splitting::Pieces(Splitter::new(GPT2).unwrap())).unwrap();
+        let text: Vec<u8> =
+            (0..3000).flat_map(|i| ["ab ab\n", "\n", "x<s>ab  \r\n", "abab\tab", "  ab\n"][i % 5].bytes()).collect();
+        let inputs: [&[u8]; 3] = [&text, b"", b"ab ab"];
+        let lines = t.round_trip(&inputs, &[300], 1).unwrap();
+        for threads in [0, 1, 2] {
+            let pieces = t.round_trip_pieces(&count(&inputs), &[300], threads).unwrap();
+            assert_eq!(pieces, Some(lines), "threads {threads}");
+        }
+        // A line that is not UTF-8 is skipped by the lines' measure: the pieces cannot say which.
+        assert_eq!(t.round_trip_pieces(&count(&[b"ab\xff ab\n"]), &[], 1).unwrap(), None);
+        // Counts that lost text (here: none read) cannot stand for it.
+        let mut lost = count(&inputs);
+        lost.stats.input_bytes += 1;
+        assert_eq!(t.round_trip_pieces(&lost, &[], 1).unwrap(), None);
     }
 }

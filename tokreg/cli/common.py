@@ -15,8 +15,11 @@ from .app import REGISTRY
 
 if TYPE_CHECKING:  # imported on use: `tokreg train` opens the registry while it trains (train.py)
     from ..registry import Registry
+    from .opening import Recorder
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: What a command remembers as its registry: a `Registry`, or `tokreg train`'s lean recorder.
+R = TypeVar("R")
 
 
 def db_option(f: F) -> F:
@@ -53,7 +56,7 @@ def open_registry(db: Optional[str]) -> Registry:
     return remember(Registry(db))
 
 
-def remember(reg: Registry) -> Registry:
+def remember(reg: R) -> R:
     """`reg` remembered as the registry of the running command (see `open_registry`)."""
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
@@ -61,7 +64,7 @@ def remember(reg: Registry) -> Registry:
     return reg
 
 
-def say_created(reg: Registry) -> None:
+def say_created(reg: Recorder) -> None:
     """The note a write prints when it created the registry (on stderr: stdout may be JSON)."""
     if reg.created:
         click.echo(f"created a new registry at {reg.where}", err=True)

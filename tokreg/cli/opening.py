@@ -1,7 +1,9 @@
 """A registry opened on a thread while the command does its own work: `tokreg train` counts and
-trains in the core (which lets go of the GIL) while this thread imports SQLAlchemy and the store,
-opens the registry and asks whether it can be written; in a fresh process that is most of what
-a small corpus costs besides training.
+trains in the core (which lets go of the GIL) while this thread opens the registry and asks
+whether it can be written. An existing SQLite registry at the newest schema is opened with the
+standard library alone (store/sqlite_write.py), which records the run without SQLAlchemy;
+anything else imports SQLAlchemy and the store and opens a `Registry` (in a fresh process that
+is most of what a small corpus costs besides training).
 
 The answer still comes before anything is written, and, for a long run, early: `guard` wraps the
 run's progress callback, which the core calls every few hundredths of a second, so a registry
@@ -12,29 +14,64 @@ same one-line error the command would have given before training.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from collections.abc import Sequence
+from typing import Any, Callable, Optional, Protocol
 
-if TYPE_CHECKING:
-    from ..registry import Registry
+from ..data import FinishedVersion, Recorded
+from ..errors import Interrupted
+from ..store.names import check_name
+from ..store.sqlite_write import open_file
+
+
+def samples_of(version: FinishedVersion, name: str) -> list[tuple[str, list[int]]]:
+    """The sample strings with the ids `version` encodes them to, stored with it (as
+    `Registry` stores them)."""
+    # On use: `tokreg train` imports this module before it trains, and needs these to record.
+    from ..encoding.tokenizer import Tokenizer
+    from ..versions.samples import SAMPLES, encode_all
+
+    return list(zip(SAMPLES, encode_all(Tokenizer.of_finished(version, ref=name))))
+
+
+class Recorder(Protocol):
+    """What `tokreg train` asks of the registry it records into: a `Registry`, or the lean
+    SQLite recorder (`store.sqlite_write.SqliteRecorder`)."""
+
+    created: bool
+
+    @property
+    def where(self) -> str: ...
+
+    def record_trained(
+        self, name: str, trained: Sequence[FinishedVersion], *, message: Optional[str] = None
+    ) -> list[Recorded]: ...
+
+    def interruption(self) -> Interrupted: ...
+
+    def close(self) -> None: ...
 
 
 class Opening:
-    """`Registry(db)`, checked writable for a version of `name`, made on its own thread."""
+    """`Registry(db)` (or the lean SQLite recorder), checked writable for a version of `name`,
+    made on its own thread."""
 
     def __init__(self, db: Optional[str], name: str):
-        self._registry: Optional[Registry] = None
+        self._registry: Optional[Recorder] = None
         self.error: Optional[BaseException] = None
         self._thread = threading.Thread(target=self._open, args=(db, name), name="tokreg-open", daemon=True)
         self._thread.start()
 
     def _open(self, db: Optional[str], name: str) -> None:
         try:
+            check_name(name)
+            lean = open_file(db, samples_of)
+            if lean is not None:
+                self._registry = lean
+                return
             # Imported here, on this thread: loading SQLAlchemy and the store is what this
             # thread takes off the command's own path.
             from ..registry import Registry
-            from ..store.refs import check_name
 
-            check_name(name)
             reg = Registry(db)
             try:
                 reg.check_writable()
@@ -55,7 +92,7 @@ class Opening:
 
         return report
 
-    def registry(self) -> Registry:
+    def registry(self) -> Recorder:
         """The opened registry, once the thread is done; its error if it failed."""
         self._thread.join()
         if self.error is not None:

@@ -14,7 +14,8 @@ from sqlalchemy import Connection, delete, insert, select, update
 from ..data import AliasMove, LogEntry, VersionInfo
 from ..errors import InputError, NotFoundError
 from . import lineage
-from .refs import alias_target, aliases_of, all_versions, check_name, resolve
+from .names import check_name
+from .refs import alias_target, aliases_of, all_versions, resolve
 from .schema import Alias, AliasEvent, Version, table
 
 ALIAS_RE = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,99}$")

@@ -30,17 +30,11 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 from sqlalchemy.pool import NullPool
 
 from ..errors import InputError, ReadOnlyError
+from .sqlite_files import BUSY_SECONDS, default_path, read_only_media
 
-#: How long a SQLite writer waits for another writer's transaction before giving up.
-BUSY_SECONDS = 300
 #: Looks like a URL scheme ("postgres:", "::x"), but without the "//" of a URL: neither a path nor a URL.
 _SCHEME_LIKE = re.compile(r"^(:|[A-Za-z][A-Za-z0-9+.\-]+:)")
 _BACKENDS = ("sqlite", "postgresql")
-
-
-def default_path() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "tokreg" / "registry.db"
 
 
 @dataclass(frozen=True)
@@ -126,22 +120,6 @@ def _sqlite_connect_immutable(dbapi_conn: Any, _record: Any) -> None:
 
 def _sqlite_begin(conn: Connection) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("tokreg_write") else "BEGIN")
-
-
-def existing_ancestor(p: Path) -> Path:
-    """`p`, or its nearest folder that exists."""
-    while not p.exists() and p != p.parent:
-        p = p.parent
-    return p
-
-
-def read_only_media(path: Path) -> bool:
-    """Whether the file system that holds (or would hold) `path` is mounted read-only."""
-    folder = existing_ancestor(path.parent)
-    try:
-        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
-    except (OSError, AttributeError):  # no statvfs (Windows)
-        return False
 
 
 def unwritable_by_anyone(path: Path) -> bool:

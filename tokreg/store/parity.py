@@ -1,15 +1,14 @@
-"""Parity-aware BPE's record as rows (`parity_languages`, `parity_merges`; migration 0012): what
-the writer inserts for a trained version (`columns`), and what `show` and the version page read
-back (`summary`)."""
+"""Parity-aware BPE's record read back from its rows (`parity_languages`, `parity_merges`;
+migration 0012) for `show` and the version page (`summary`); the writers insert them through
+bulk_rows.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Optional
 
 from sqlalchemy import Connection, func, select
 
-from ..data import ParityRecord
 from .schema import ParityLanguage, ParityMerge, table
 
 
@@ -48,27 +47,6 @@ class ParitySummary:
             return {}
         least = min(c.dev_tokens or 0 for c in self.languages)
         return {c.language: (c.dev_tokens or 0) / least if least else 0.0 for c in self.languages}
-
-
-def columns(rec: ParityRecord) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
-    """(parity_languages, parity_merges) columns of one version, without version_id."""
-    codes = list(rec.languages)
-    n = len(codes)
-    langs: dict[str, list[Any]] = {
-        "language": codes,
-        "train_bytes": list(rec.train_bytes),
-        "train_tokens": list(rec.train_tokens),
-        "dev_bytes": list(rec.dev_bytes) if rec.dev_bytes is not None else [None] * n,
-        "dev_tokens": list(rec.dev_tokens) if rec.dev_tokens is not None else [None] * n,
-    }
-    m = len(rec.chosen)
-    merges: dict[str, list[Any]] = {
-        "rank": [r for r in range(m) for _ in codes],
-        "language": codes * m,
-        "gain": list(rec.gains[: m * n]),
-        "chosen": [rec.chosen[r] == i for r in range(m) for i in range(n)],
-    }
-    return langs, merges
 
 
 def summary(conn: Connection, version_id: int) -> Optional[ParitySummary]:

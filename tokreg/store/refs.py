@@ -18,19 +18,8 @@ from ..data import VersionInfo
 from ..errors import InputError, NotFoundError
 from .schema import Alias, TrainingRun, Version, table
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 #: A bare hex string at least this long is also tried as a hash prefix.
 _HEX_RE = re.compile(r"^[0-9a-f]{6,64}$")
-
-
-def check_name(name: str) -> str:
-    if not isinstance(name, str) or not NAME_RE.match(name):
-        raise InputError(
-            f"tokenizer name {name!r} is not valid: use letters, digits, '.', '_' and '-', starting "
-            "with a letter or digit (no '@', which separates the version)"
-        )
-    return name
-
 
 _FIELDS = (
     "id",

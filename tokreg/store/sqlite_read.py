@@ -16,15 +16,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 from typing import Any, NamedTuple, Optional
 from urllib.parse import quote
 
+from .names import NAME_RE
 from .revisions import HEAD
-
-#: store/refs.py's NAME_RE: a ref whose name does not match it is not looked up here.
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 
 
 class Row(NamedTuple):
@@ -36,7 +33,7 @@ class Row(NamedTuple):
     content_hash: str
 
 
-def _file(db: str) -> Optional[str]:
+def file_of(db: str) -> Optional[str]:
     """The SQLite file `db` names when it is a plain path to an existing regular file."""
     if "://" in db or ":" in db.split(os.sep, 1)[0] or not db.strip():
         return None
@@ -48,9 +45,9 @@ def version_row(db: str, ref: str) -> Optional[Row]:
     """The row of `ref` (`name@N`, or a bare name meaning its latest version) in the SQLite
     registry file `db`, read-only, or None when this lean read cannot answer exactly."""
     name, at, number = ref.strip().partition("@")
-    if not _NAME.match(name) or (at and not (number.isdigit() and number.isascii())):
+    if not NAME_RE.match(name) or (at and not (number.isdigit() and number.isascii())):
         return None
-    path = _file(db)
+    path = file_of(db)
     if path is None:
         return None
     try:

@@ -13,7 +13,8 @@ from sqlalchemy import Engine, inspect, text
 from sqlalchemy.exc import DBAPIError
 
 from ..errors import InputError, ReadOnlyError
-from .engine import Location, error_line, existing_ancestor, read_only_media
+from .engine import Location, error_line
+from .sqlite_files import existing_ancestor, read_only_media
 
 #: What training and importing insert into or update (PostgreSQL privileges checked before the work).
 WRITTEN_TABLES = (

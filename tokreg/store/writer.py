@@ -19,17 +19,17 @@ import gc
 import json
 from collections.abc import Sequence
 from datetime import datetime, timezone
-from itertools import chain
-from operator import attrgetter
 from typing import Any, Optional
 
 from sqlalchemy import Connection, Engine, func, insert, inspect, select, update
 
-from ..data import FinishedVersion, VersionInfo, texts
+from ..data import FinishedVersion, VersionInfo
 from ..errors import Interrupted
-from . import lineage, parity
+from . import bulk_rows, lineage
 from .engine import fresh, write_transaction
-from .refs import check_name, resolve
+from .interruptions import interrupted_line
+from .names import check_name
+from .refs import resolve
 from .schema import (
     Merge,
     ParityLanguage,
@@ -45,45 +45,13 @@ from .schema import (
 )
 
 _BATCH = 20_000
-#: Columns that may be None in every row of a version (counts and scores of an imported
-#: vocabulary): then they are left out of its INSERTs (see `_bulk_plain`), and read NULL.
-_NULLABLE = frozenset({"count", "score", "left_count", "right_count", "stage"})
-#: Parameters per multi-row INSERT: far below SQLite's 32,766 and PostgreSQL's 65,535.
-_PARAMS = 4_000
 
 
 def _bulk_plain(conn: Connection, tbl: Any, version_id: int, columns: dict[str, list[Any]]) -> None:
-    """Inserts one version's rows, given as `columns` (each table column's values in row
-    order, plain ints, floats, str, bytes or None), straight through the driver, many rows per
-    statement (`INSERT ... VALUES (...), (...), ...`).
-
-    Binding a value is what a row costs, more than SQLite's B-trees (tokens and merges are
-    400k rows for a 200k-token version; into an in-memory table without any index they took
-    0.8 s of CPU, into the registry's tables about as much): SQLAlchemy's per-row processing
-    cost most, so the rows go to the driver as they are; the driver's executemany runs the
-    statement once per row, so a few hundred rows share one statement; and every bound value
-    costs, a None or bytes most (the sqlite3 module looks for an adapter for each), so
-    `version_id`, the same in every row, is written into the statement as a number, and a
-    column that is None in every row (counts and scores of an imported vocabulary) is left
-    out, so it takes its default, NULL. For a 200k-token import: 1.2 -> 0.5 s of CPU."""
-    names = [c for c, values in columns.items() if c not in _NULLABLE or values.count(None) < len(values)]
-    rows = list(zip(*(columns[c] for c in names)))
+    """Inserts one version's rows of `tbl`, given as `columns` (each column's values in row
+    order), straight through the driver, many rows per statement (bulk_rows.py)."""
     mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
-    one = "(" + ", ".join([str(int(version_id))] + [mark for _ in names]) + ")"
-    head = f"INSERT INTO {tbl.name} ({', '.join(['version_id', *names])}) VALUES "
-    per = max(1, _PARAMS // len(names))
-    full = head + ", ".join([one] * per)
-    whole = len(rows) - len(rows) % per
-    for i in range(0, whole, per):
-        conn.exec_driver_sql(full, tuple(chain.from_iterable(rows[i : i + per])))
-    if whole < len(rows):
-        rest = rows[whole:]
-        conn.exec_driver_sql(head + ", ".join([one] * len(rest)), tuple(chain.from_iterable(rest)))
-
-
-def _columns(objs: Sequence[Any], attrs: dict[str, str]) -> dict[str, list[Any]]:
-    """Each column (key) as the list of its attribute (value) of every object."""
-    return {column: list(map(attrgetter(attr), objs)) for column, attr in attrs.items()}
+    bulk_rows.insert(conn.exec_driver_sql, tbl.name, version_id, columns, mark)
 
 
 def _bulk(conn: Connection, tbl: Any, rows: list[dict[str, Any]]) -> None:
@@ -154,16 +122,9 @@ def _insert(
     vid = res.inserted_primary_key[0]
     conn.execute(insert(table(VersionContent)).values(version_id=vid, content=version.content))
     lineage.write(conn, vid, data, version.content_hash)
-    tokens = _columns(data.tokens, {"id": "id", "bytes": "bytes", "kind": "kind", "count": "count", "score": "score"})
-    _bulk_plain(conn, table(Token), vid, {**tokens, "text": texts(data.tokens)})
-    merge_attrs = {"rank": "rank", "left_id": "left", "right_id": "right", "result_id": "result", "count": "count"}
-    merge_attrs.update(score="score", left_count="left_count", right_count="right_count", stage="stage")
-    _bulk_plain(conn, table(Merge), vid, _columns(data.merges, merge_attrs))
-    if data.parity is not None:
-        languages, per_merge = parity.columns(data.parity)
-        _bulk_plain(conn, table(ParityLanguage), vid, languages)
-        if per_merge["rank"]:
-            _bulk_plain(conn, table(ParityMerge), vid, per_merge)
+    bulk_tables = {"tokens": Token, "merges": Merge, "parity_languages": ParityLanguage, "parity_merges": ParityMerge}
+    for name_, columns in bulk_rows.of_version(data):
+        _bulk_plain(conn, table(bulk_tables[name_]), vid, columns)
     _bulk(
         conn,
         table(TrainingRound),
@@ -230,17 +191,8 @@ def interrupted(engine: Engine, name: str, content_hash: str, created_at: dateti
     try:
         done = written(engine, name, content_hash, created_at)
     except Exception:  # the registry cannot be asked right now; say so rather than guess
-        return Interrupted(
-            f"interrupted while writing the next version of {name}; either it was written whole or not at all "
-            f"(a write is all-or-nothing): `tokreg list {name}` shows which"
-        )
-    if done is not None:
-        return Interrupted(
-            f"interrupted after {done.ref} ({done.content_hash}) was written to the registry; it is complete"
-        )
-    return Interrupted(
-        f"interrupted before {name}'s new version was written; nothing was written, the registry is unchanged"
-    )
+        return interrupted_line(name, None, asked=False)
+    return interrupted_line(name, None if done is None else (done.ref, done.content_hash))
 
 
 def record(
@@ -279,12 +231,7 @@ def record_all(
         with write_transaction(engine) as conn:
             out: list[VersionInfo] = []
             for version, samples in items:
-                group = (version.run or {}).get("run_group")
-                same_run = tuple(
-                    v.ref
-                    for v, (w, _) in zip(out, items)
-                    if group is not None and (w.run or {}).get("run_group") == group
-                )
+                same_run = version.same_run([(v, w) for v, (w, _) in zip(out, items)])
                 out.append(_insert(conn, name, version, created_at, message, samples, same_run))
             return out
     except KeyboardInterrupt:

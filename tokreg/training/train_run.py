@@ -18,9 +18,9 @@ import time
 import uuid
 from collections.abc import Sequence
 from datetime import datetime, timezone
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
-from .. import algorithms
+from .. import _core, algorithms
 from ..algorithms import template
 from ..data import FinishedVersion, TokenizerData, finish
 from ..encoding.tokenizer import Tokenizer
@@ -134,7 +134,16 @@ def train(
     parsed = template.parse(options.template)  # once for every size
     train_seconds = info.get("train_seconds", time.perf_counter() - t1)
     group = uuid.uuid4().hex[:16] if len(wanted) > 1 else None
-    text = counted.text if counted.reread is None else counted.reread()
+    # Measured on the counted pieces when they stand for the lines (round_trip.py); else on
+    # the text kept while counting, read once for every size, and only then.
+    by_pieces = trainer.encodes_by_pieces(options) and (counted.text is not None or counted.reread is not None)
+    text: list[Optional[tuple[list[bytes], bool]]] = []
+
+    def kept_text() -> Optional[tuple[list[bytes], bool]]:
+        if not text:
+            text.append(counted.text if counted.reread is None else counted.reread())
+        return text[0]
+
     limit = counted.info.get("memory_limit", options.memory_limit)
     # Here, not at the top: reading the installed version loads importlib.metadata, which a
     # `tokreg train` process has loaded by now on its registry thread (cli/opening.py).
@@ -167,16 +176,30 @@ def train(
                 "reproducible": counted.reproducible,
             },
         }
-        finished.append(_measured(_finish(data, parsed, run), text, options.threads))
+        version = _finish(data, parsed, run)
+        finished.append(_measured(version, counted.counts if by_pieces else None, kept_text, options.threads))
     return finished
 
 
-def _measured(version: FinishedVersion, text: Optional[tuple[list[bytes], bool]], threads: int) -> FinishedVersion:
-    """`version` with what it loses of the corpus text (round_trip.py)."""
-    if text is None:
+def _measured(
+    version: FinishedVersion,
+    pieces: Optional[_core.Counts],
+    read_kept: Callable[[], Optional[tuple[list[bytes], bool]]],
+    threads: int,
+) -> FinishedVersion:
+    """`version` with what it loses of the corpus (round_trip.py): measured on the counted
+    `pieces` when given and they stand for the lines, else on the text kept (`read_kept`, if any)."""
+    tok: Optional[Tokenizer] = None
+    if pieces is not None:
+        tok = Tokenizer.of_finished(version, ref="trained")
+        measured = round_trip.measure_pieces(tok, pieces, threads=threads)
+        if measured is not None:
+            return dataclasses.replace(version, round_trip=measured)
+    kept = read_kept()
+    if kept is None:
         return version
-    segments, whole = text
-    tok = Tokenizer.of_finished(version, ref="trained")
+    segments, whole = kept
+    tok = tok or Tokenizer.of_finished(version, ref="trained")
     return dataclasses.replace(version, round_trip=round_trip.measure(tok, segments, whole=whole, threads=threads))
 
 

@@ -17,12 +17,14 @@ tokenizers:
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING
 
 from ..data import JsonValue, VersionInfo
-from ..encoding.tokenizer import Tokenizer
-from ..store import reads
+
+if TYPE_CHECKING:  # the lean write (store/sqlite_write.py) imports SAMPLES without SQLAlchemy
+    from sqlalchemy import Connection
+
+    from ..encoding.tokenizer import Tokenizer
 
 SAMPLES: tuple[str, ...] = (
     "The quick brown fox jumps over the lazy dog. Hello, world!",
@@ -51,6 +53,8 @@ class Sample(JsonValue):
 
 def stored(conn: Connection, v: VersionInfo) -> list[Sample]:
     """The samples of `v` with their tokens' bytes, read from the rows (nothing is compiled)."""
+    from ..store import reads  # on use: the lean write imports SAMPLES without SQLAlchemy
+
     found = reads.samples(conn, v)
     rows = reads.tokens_by_id(conn, v, {i for _, ids in found for i in ids})
     return [Sample(t, tuple(ids), tuple(rows[i].bytes if i in rows else b"" for i in ids)) for t, ids in found]

@@ -117,7 +117,7 @@ class RegistrySource:
     def _open(self) -> tuple[Any, Any]:
         """(where, read-only engine) of this registry; Miss when it cannot be opened."""
         if self.location is None:
-            from ..store.engine import default_path  # the store only once a registry is asked
+            from ..store.sqlite_files import default_path  # the store only once a registry is asked
 
             self.location = str(default_path())
         if not _local_sqlite(self.location):

@@ -134,6 +134,12 @@ class BpeTrainer(Trainer):
             return None
         return "character-level BPE needs UTF-8 text (convert the file, or drop --char-level to train byte-level)"
 
+    def encodes_by_pieces(self, options: TrainOptions) -> bool:
+        """Byte-level: a line is encoded piece by piece, as the pattern cuts it (unless the
+        counter also cut long pieces, which encoding does not)."""
+        assert isinstance(options, BpeOptions)
+        return not options.char_level and options.max_piece_bytes == 0
+
     def train_counts(
         self, counts: _core.Counts, options: TrainOptions, sizes: Sequence[int], progress: Optional[Progress] = None
     ) -> tuple[list[TokenizerData], dict[str, Any]]:
