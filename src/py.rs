@@ -358,11 +358,7 @@ impl Counter {
         let splitter = Splitter::new(pattern).or_raise(py)?;
         let split = count::Splitting::Words(Box::new(move |line: &str, emit: &mut dyn FnMut(&str)| {
             // The official patterns never fail; a custom regex that gives up counts nothing more of the line.
-            let mut key = String::new();
-            let _ = bpe::superword::runs(line, &splitter, max_words, |r| {
-                bpe::superword::run_key(&mut key, line, r);
-                emit(&key)
-            });
+            let _ = bpe::superword::count_runs(line, &splitter, max_words, emit);
         }));
         Ok(Counter::make(split, 0, table_budget, spill_dir, threads))
     }

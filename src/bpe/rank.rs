@@ -151,6 +151,14 @@ impl RankEncoder {
 
     /// Appends the ids of one pre-tokenized piece.
     #[inline]
+    /// Calls `f` with a function that appends the ids of one piece (as `segment_piece` does),
+    /// holding this thread's piece cache and one scratch area for the whole call: for callers
+    /// that cut the text themselves and segment many pieces (superword BPE's runs).
+    pub fn with_pieces<T>(&self, f: impl FnOnce(&mut dyn FnMut(&[u8], &mut Vec<u32>)) -> T) -> T {
+        let mut parts = FlatParts::new();
+        piece_cache::with_cache(self.uid, |cache| f(&mut |piece, out| self.encode_piece(piece, &mut parts, cache, out)))
+    }
+
     fn encode_piece(&self, piece: &[u8], parts: &mut FlatParts, cache: &mut PieceCache, out: &mut Vec<u32>) {
         if let Some(id) = self.ranks.get(piece) {
             out.push(id);

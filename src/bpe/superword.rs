@@ -38,15 +38,26 @@ pub fn runs(
     text: &str,
     splitter: &Splitter,
     max_words: usize,
+    f: impl FnMut(&[(usize, usize)]),
+) -> Result<(), CoreError> {
+    runs_in(text, splitter, max_words, &mut Vec::new(), f)
+}
+
+/// `runs`, holding the run being cut in `run` (a buffer the caller keeps across lines).
+fn runs_in(
+    text: &str,
+    splitter: &Splitter,
+    max_words: usize,
+    run: &mut Vec<(usize, usize)>,
     mut f: impl FnMut(&[(usize, usize)]),
 ) -> Result<(), CoreError> {
     let max_words = max_words.max(1);
     let bytes = text.as_bytes();
-    let mut run: Vec<(usize, usize)> = Vec::with_capacity(max_words);
+    run.clear();
     splitter.split(text, |a, b| {
         if bytes[a..b].iter().any(|&c| c == b'\n' || c == b'\r') {
             if !run.is_empty() {
-                f(&run);
+                f(run);
                 run.clear();
             }
             f(&[(a, b)]);
@@ -54,57 +65,138 @@ pub fn runs(
         }
         run.push((a, b));
         if run.len() == max_words {
-            f(&run);
+            f(run);
             run.clear();
         }
     })?;
     if !run.is_empty() {
-        f(&run);
+        f(run);
     }
     Ok(())
 }
 
+/// Calls `emit` with the counting key of each run of `line` (the counter's word split). The
+/// key and the run are built in buffers each thread keeps, so a line allocates nothing.
+pub fn count_runs(
+    line: &str,
+    splitter: &Splitter,
+    max_words: usize,
+    emit: &mut dyn FnMut(&str),
+) -> Result<(), CoreError> {
+    thread_local! {
+        static BUFFERS: std::cell::RefCell<(String, Vec<(usize, usize)>)> = const {
+            std::cell::RefCell::new((String::new(), Vec::new()))
+        };
+    }
+    BUFFERS.with(|b| {
+        let (key, run) = &mut *b.borrow_mut();
+        runs_in(line, splitter, max_words, run, |r| {
+            run_key(key, line, r);
+            emit(key)
+        })
+    })
+}
+
 /// The counting key of one run (see the module's comment), written into `key` (cleared first).
 pub fn run_key(key: &mut String, text: &str, run: &[(usize, usize)]) {
-    use std::fmt::Write;
     key.clear();
     for (i, &(a, b)) in run.iter().enumerate() {
         if i > 0 {
             key.push(',');
         }
-        let _ = write!(key, "{}", b - a);
+        push_decimal(key, b - a);
     }
     key.push(';');
     key.push_str(&text[run[0].0..run[run.len() - 1].1]);
 }
 
-/// The pieces of a counted run's key, or an error naming a damaged key.
-pub fn parse_key(key: &[u8]) -> Result<Vec<&[u8]>, CoreError> {
+/// Appends `n` in decimal (what `write!` gives, without its formatting machinery: keys are
+/// built for every run of the corpus).
+fn push_decimal(key: &mut String, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[at..] {
+        key.push(d as char);
+    }
+}
+
+/// Calls `f` with each piece of a counted run's key, in order, or gives an error naming a
+/// damaged key (then `f` may have seen some of its pieces).
+pub fn for_each_piece<'a>(key: &'a [u8], mut f: impl FnMut(&'a [u8])) -> Result<(), CoreError> {
     let bad = || CoreError::input("a superword count is damaged (count the corpus again)");
     let semi = key.iter().position(|&c| c == b';').ok_or_else(bad)?;
     let (lens, rest) = (&key[..semi], &key[semi + 1..]);
-    let mut pieces = Vec::new();
     let mut at = 0usize;
     for len in lens.split(|&c| c == b',') {
-        let n: usize = std::str::from_utf8(len).ok().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+        if len.is_empty() || len.len() > 9 || !len.iter().all(u8::is_ascii_digit) {
+            return Err(bad());
+        }
+        let n = len.iter().fold(0usize, |n, &d| n * 10 + (d - b'0') as usize);
         if n == 0 || at + n > rest.len() {
             return Err(bad());
         }
-        pieces.push(&rest[at..at + n]);
+        f(&rest[at..at + n]);
         at += n;
     }
     if at != rest.len() {
         return Err(bad());
     }
-    Ok(pieces)
+    Ok(())
 }
 
-/// Stage-2 merges: pair key (left << 32 | right) -> (rank, result).
-pub type StageTwo = FxHashMap<u64, (u32, u32)>;
+/// The pieces of a counted run's key, or an error naming a damaged key.
+pub fn parse_key(key: &[u8]) -> Result<Vec<&[u8]>, CoreError> {
+    let mut pieces = Vec::new();
+    for_each_piece(key, |p| pieces.push(p))?;
+    Ok(pieces)
+}
 
 #[inline]
 fn pair(l: u32, r: u32) -> u64 {
     (l as u64) << 32 | r as u64
+}
+
+/// Stage-2 merges: (left, right) -> (rank, result), and a bit per token that is the left of
+/// some merge, so that most pairs of a run are ruled out without a hash lookup.
+#[derive(Default)]
+pub struct StageTwo {
+    map: FxHashMap<u64, (u32, u32)>,
+    lefts: Vec<u64>,
+}
+
+impl StageTwo {
+    /// Adds `left + right -> result` at `rank`, unless the pair already has a (lower) rank.
+    pub fn insert(&mut self, left: u32, right: u32, rank: u32, result: u32) {
+        self.map.entry(pair(left, right)).or_insert((rank, result));
+        let (word, bit) = (left as usize / 64, left % 64);
+        if self.lefts.len() <= word {
+            self.lefts.resize(word + 1, 0);
+        }
+        self.lefts[word] |= 1 << bit;
+    }
+
+    /// The (rank, result) of the merge of `left` and `right`, if there is one.
+    #[inline]
+    pub fn get(&self, left: u32, right: u32) -> Option<(u32, u32)> {
+        let word = self.lefts.get(left as usize / 64)?;
+        if word >> (left % 64) & 1 == 0 {
+            return None;
+        }
+        self.map.get(&pair(left, right)).copied()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
 }
 
 /// Runs of at most this many ids are merged by scanning; longer ones through a heap.
@@ -118,16 +210,29 @@ pub fn apply_stage_two(merges: &StageTwo, ids: &mut Vec<u32>) {
         return;
     }
     if ids.len() <= SCAN {
+        // Each pair's (rank, result) kept beside it (NONE: not a merge), on the stack, so a
+        // join looks up only the two pairs it makes.
+        let none = (NONE, NONE);
+        let mut ranks = [none; SCAN];
+        let mut n = ids.len() - 1;
+        for (i, r) in ranks[..n].iter_mut().enumerate() {
+            *r = merges.get(ids[i], ids[i + 1]).unwrap_or(none);
+        }
         loop {
-            let best = (0..ids.len() - 1)
-                .filter_map(|i| merges.get(&pair(ids[i], ids[i + 1])).map(|&(r, z)| (r, i, z)))
-                .min_by_key(|&(r, i, _)| (r, i));
-            match best {
-                Some((_, i, z)) => {
-                    ids[i] = z;
-                    ids.remove(i + 1);
-                }
-                None => return,
+            // The lowest rank, the leftmost on a tie (`min_by_key` keeps the first minimum).
+            let Some((i, &(r, z))) = ranks[..n].iter().enumerate().min_by_key(|&(_, &(r, _))| r) else { return };
+            if r == NONE {
+                return;
+            }
+            ids[i] = z;
+            ids.remove(i + 1);
+            ranks.copy_within(i + 1..n, i);
+            n -= 1;
+            if i > 0 {
+                ranks[i - 1] = merges.get(ids[i - 1], ids[i]).unwrap_or(none);
+            }
+            if i < n {
+                ranks[i] = merges.get(ids[i], ids[i + 1]).unwrap_or(none);
             }
         }
     }
@@ -139,7 +244,7 @@ pub fn apply_stage_two(merges: &StageTwo, ids: &mut Vec<u32>) {
     prev[0] = NONE;
     let mut heap = BinaryHeap::new();
     for i in 0..n - 1 {
-        if let Some(&(r, _)) = merges.get(&pair(ids[i], ids[i + 1])) {
+        if let Some((r, _)) = merges.get(ids[i], ids[i + 1]) {
             heap.push(Reverse((r, i as u32)));
         }
     }
@@ -150,7 +255,7 @@ pub fn apply_stage_two(merges: &StageTwo, ids: &mut Vec<u32>) {
             continue;
         }
         let j = j as usize;
-        let Some(&(rank, z)) = merges.get(&pair(ids[i], ids[j])) else { continue };
+        let Some((rank, z)) = merges.get(ids[i], ids[j]) else { continue };
         if rank != r {
             continue;
         }
@@ -162,12 +267,12 @@ pub fn apply_stage_two(merges: &StageTwo, ids: &mut Vec<u32>) {
         }
         if prev[i] != NONE {
             let h = prev[i] as usize;
-            if let Some(&(r2, _)) = merges.get(&pair(ids[h], z)) {
+            if let Some((r2, _)) = merges.get(ids[h], z) {
                 heap.push(Reverse((r2, h as u32)));
             }
         }
         if next[i] != NONE {
-            if let Some(&(r2, _)) = merges.get(&pair(z, ids[next[i] as usize])) {
+            if let Some((r2, _)) = merges.get(z, ids[next[i] as usize]) {
                 heap.push(Reverse((r2, i as u32)));
             }
         }
@@ -205,7 +310,7 @@ impl SuperwordEncoder {
             if full.token_bytes(z).is_none() || full.token_bytes(l).is_none() || full.token_bytes(r).is_none() {
                 return Err(CoreError::input(format!("superword merge {rank} names a token that does not exist")));
             }
-            map.entry(pair(l, r)).or_insert((rank as u32, z));
+            map.insert(l, r, rank as u32, z);
         }
         if max_words == 0 {
             return Err(CoreError::input("a superword version needs max_words of at least 1"));
@@ -222,18 +327,16 @@ impl Encode for SuperwordEncoder {
     fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> Result<(), CoreError> {
         let bytes = text.as_bytes();
         let mut ids = Vec::new();
-        let mut failed = None;
-        runs(text, &self.splitter, self.max_words, |run| {
-            ids.clear();
-            for &(a, b) in run {
-                if let Err(e) = self.stage1.segment_piece(&bytes[a..b], &mut ids) {
-                    failed.get_or_insert(e);
+        self.stage1.with_pieces(|piece| {
+            runs(text, &self.splitter, self.max_words, |run| {
+                ids.clear();
+                for &(a, b) in run {
+                    piece(&bytes[a..b], &mut ids);
                 }
-            }
-            apply_stage_two(&self.stage2, &mut ids);
-            out.extend_from_slice(&ids);
-        })?;
-        failed.map_or(Ok(()), Err)
+                apply_stage_two(&self.stage2, &mut ids);
+                out.extend_from_slice(&ids);
+            })
+        })
     }
 
     fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError> {
@@ -280,8 +383,8 @@ mod tests {
     fn stage_two_merges_by_rank_then_leftmost_and_the_heap_agrees_with_the_scan() {
         // 1+1 -> 5 (rank 0), 5+2 -> 6 (rank 1)
         let mut m = StageTwo::default();
-        m.insert(pair(1, 1), (0, 5));
-        m.insert(pair(5, 2), (1, 6));
+        m.insert(1, 1, 0, 5);
+        m.insert(5, 2, 1, 6);
         let mut ids = vec![1, 1, 1, 2];
         apply_stage_two(&m, &mut ids);
         assert_eq!(ids, [5, 1, 2]);

@@ -10,15 +10,18 @@
 
 use std::time::Instant;
 
-use rustc_hash::FxHashMap;
-
-use super::superword::parse_key;
+use super::superword::for_each_piece;
 use super::train::{train, Merge, TrainConfig, TrainOutput, Words};
 use super::RankEncoder;
 use crate::count::Counts;
-use crate::encode::Encode;
 use crate::error::CoreError;
 use crate::pretok::Splitter;
+
+#[inline]
+fn hash(p: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(p)
+}
 
 pub struct SuperwordConfig {
     /// Tokens to reach in all (256 bytes + both stages' new tokens).
@@ -59,24 +62,32 @@ pub fn train_superword(
         )));
     }
     // 1. stage 1 on the pieces, each piece counted as often as the runs it is in; each run
-    //    kept as its pieces' indices (`runs`, `ends`), so keys are parsed once
-    let mut index: FxHashMap<&[u8], u32> = FxHashMap::default();
+    //    kept as its pieces' indices (`runs`, `ends`), so keys are parsed once. The index is a
+    //    table of piece numbers whose bytes are read from `pieces` (no key stored twice).
+    let mut index: hashbrown::HashTable<u32> = hashbrown::HashTable::new();
     let mut pieces: Vec<(&[u8], u64)> = Vec::new();
     let mut runs: Vec<u32> = Vec::new();
     let mut ends: Vec<usize> = Vec::with_capacity(counts.len());
     for (key, count) in counts.iter() {
-        for p in parse_key(key)? {
-            let i = *index.entry(p).or_insert_with(|| {
-                pieces.push((p, 0));
-                (pieces.len() - 1) as u32
-            });
+        for_each_piece(key, |p| {
+            let h = hash(p);
+            let i = match index.find(h, |&i| pieces[i as usize].0 == p) {
+                Some(&i) => i,
+                None => {
+                    let i = pieces.len() as u32;
+                    pieces.push((p, 0));
+                    index.insert_unique(h, i, |&j| hash(pieces[j as usize].0));
+                    i
+                }
+            };
             pieces[i as usize].1 += count;
             runs.push(i);
-        }
+        })?;
         ends.push(runs.len());
     }
     drop(index);
     let mut words = Words::default();
+    words.arena.reserve(pieces.iter().map(|p| p.0.len()).sum());
     for &(p, c) in &pieces {
         words.push(p.iter().map(|&b| b as u32), c);
     }
@@ -95,20 +106,31 @@ pub fn train_superword(
     })?;
     let mut starts: Vec<usize> = Vec::with_capacity(pieces.len() + 1);
     let mut flat: Vec<u32> = Vec::new();
-    for &(p, _) in &pieces {
-        starts.push(flat.len());
-        enc.segment_piece(p, &mut flat)?;
-    }
+    enc.with_pieces(|segment| {
+        for &(p, _) in &pieces {
+            starts.push(flat.len());
+            segment(p, &mut flat);
+        }
+    });
     starts.push(flat.len());
     let distinct_pieces = pieces.len();
     drop(pieces);
-    // 3. stage 2 on the runs
+    // 3. stage 2 on the runs. A run that is one token after stage 1 has no pair: no merge can
+    //    change it, so it stays out of the merge loop and its count goes straight to its
+    //    token's use counts (`alone`), as the loop would have counted it.
     let mut words = Words::default();
+    let mut alone: Vec<(u32, u64)> = Vec::new();
     let mut at = 0;
     for ((_, count), &end) in counts.iter().zip(&ends) {
-        let segs = runs[at..end].iter().flat_map(|&i| flat[starts[i as usize]..starts[i as usize + 1]].iter().copied());
-        words.push(segs, count);
+        let run = &runs[at..end];
         at = end;
+        let (a, b) = (starts[run[0] as usize], starts[run[0] as usize + 1]);
+        if run.len() == 1 && b - a == 1 {
+            alone.push((flat[a], count));
+            continue;
+        }
+        let segs = run.iter().flat_map(|&i| flat[starts[i as usize]..starts[i as usize + 1]].iter().copied());
+        words.push(segs, count);
     }
     drop((runs, ends, flat, starts));
     let tc = TrainConfig {
@@ -119,6 +141,12 @@ pub fn train_superword(
     };
     let stage1_merges = first.merges.len();
     let mut second = train(first.tokens, words, &tc, &mut |d, t| progress("stage 2", d, t))?;
+    for &(id, count) in &alone {
+        second.token_counts[id as usize] += count;
+        for s in second.snapshots.iter_mut() {
+            s.token_counts[id as usize] += count;
+        }
+    }
     let mut merges: Vec<Merge> = first.merges;
     merges.append(&mut second.merges);
     for s in second.snapshots.iter_mut() {
@@ -140,6 +168,7 @@ mod tests {
     use super::*;
     use crate::bpe::superword::{run_key, runs, SuperwordEncoder};
     use crate::count::{count_inputs, Splitting};
+    use crate::encode::Encode;
     use crate::pretok::GPT2;
 
     fn counted(text: &str, max_words: usize) -> Counts {
