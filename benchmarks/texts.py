@@ -1,4 +1,4 @@
-"""The inputs of the peer benchmark (`versus`): natural texts by language, code, adversarial
+r"""The inputs of the peer benchmark (`versus`): natural texts by language, code, adversarial
 runs, and the stream of distinct documents.
 
 Natural texts come from the shared data and the kernel corpus built by
