@@ -1,11 +1,14 @@
-"""The inputs of the peer benchmark (`versus`): natural texts by language, code, adversarial
+r"""The inputs of the peer benchmark (`versus`): natural texts by language, code, adversarial
 runs, and the stream of distinct documents.
 
 Natural texts come from the shared data and the kernel corpus built by
 `shared/tools/big-corpus.sh` (`/work/corpus`, or `TOKREG_BENCH_CORPUS`); an input whose file is
 absent is left out with a note. There is no German text in either, so the European-language
 input is Italian (the kernel's Italian documentation), which has what German would add over
-English: accented letters and longer words.
+English: accented letters and longer words. Classical Chinese is the Tang and Song poems of
+Debian's fortunes-zh (110 KB), made once with
+`apt-get download fortunes-zh && dpkg-deb -x fortunes-zh_*.deb x && cat x/usr/share/games/fortunes/{tang300,song100}
+| sed 's/\x1b\[[0-9;]*m//g' | grep -v '^%$' > $CORPUS/classical-zh.txt`.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ def natural() -> dict[str, str]:
         "Chinese: dr.zh-cn.txt": _read(DATA / "dr.zh-cn.txt"),
         "Chinese: kernel docs zh_CN": _read(docs / "zh_CN.txt"),
         "Chinese (trad.): kernel docs zh_TW": _read(docs / "zh_TW.txt"),
+        "Chinese (classical): Tang and Song poems": _read(CORPUS / "classical-zh.txt"),
         "Code: Linux kernel source": _read(CORPUS / "kernel.txt"),
         "Code: Python stdlib": stdlib_source(NATURAL_BYTES),
     }

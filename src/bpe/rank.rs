@@ -160,7 +160,21 @@ impl RankEncoder {
     }
 
     fn encode_piece(&self, piece: &[u8], parts: &mut FlatParts, cache: &mut PieceCache, out: &mut Vec<u32>) {
-        if let Some(id) = self.ranks.get(piece) {
+        // Whether the piece is one token: a short piece asks the thread's whole-token table
+        // first (it stays in L2 cache; the rank table's slots live in L3 or memory).
+        let whole = if piece.len() <= piece_cache::TOKEN_KEY {
+            match cache.token(piece) {
+                Ok(id) => (id != piece_cache::NO_TOKEN).then_some(id),
+                Err(slot) => {
+                    let id = self.ranks.get(piece);
+                    cache.set_token(slot, piece, id.unwrap_or(piece_cache::NO_TOKEN));
+                    id
+                }
+            }
+        } else {
+            self.ranks.get(piece)
+        };
+        if let Some(id) = whole {
             out.push(id);
             return;
         }
