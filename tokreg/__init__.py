@@ -16,7 +16,8 @@ The public API is this list:
   `diff`, `pin`, `verify`, `export`, `reproduce`, `check_writable`, `grant_read`; `evaluate` (an
   `evaluate.Evaluation`) and `audit` (an `audit.AuditReport`), stored beside the versions;
   `Registry.read_only(db)` opens one that cannot write
-- `BpeOptions`, `WordPieceOptions`, `UnigramOptions`, `SuperwordOptions` (SuperBPE) — the options of a
+- `BpeOptions`, `WordPieceOptions`, `UnigramOptions`, `SuperwordOptions` (SuperBPE), `PickyOptions`
+  (PickyBPE) — the options of a
   training run, per algorithm
 - `open_dataset(folder, tokenizer=REF_OR_HASH)` — a dataset `tokreg tokenize` wrote, as memory-mapped
   numpy arrays, refused when another tokenizer made it (tokreg/datasets/)
@@ -36,7 +37,7 @@ from . import lazy
 from .errors import InputError, IntegrityError, Interrupted, NotFoundError, ReadOnlyError, TokregError
 
 if TYPE_CHECKING:
-    from .algorithms import BpeOptions, SuperwordOptions, UnigramOptions, WordPieceOptions
+    from .algorithms import BpeOptions, PickyOptions, SuperwordOptions, UnigramOptions, WordPieceOptions
     from .encoding.tokenizer import Tokenizer
     from .loading import load
     from .package_version import __version__
@@ -51,6 +52,7 @@ _LAZY = {
     "WordPieceOptions": "algorithms",
     "UnigramOptions": "algorithms",
     "SuperwordOptions": "algorithms",
+    "PickyOptions": "algorithms",
     "__version__": "package_version",
 }
 
@@ -62,6 +64,7 @@ __all__ = [
     "WordPieceOptions",
     "UnigramOptions",
     "SuperwordOptions",
+    "PickyOptions",
     "TokregError",
     "InputError",
     "NotFoundError",

@@ -20,6 +20,7 @@ __all__ = [
     "train_bpe",
     "extend_bpe",
     "train_superword",
+    "train_picky",
     "train_wordpiece",
     "extend_wordpiece",
     "train_unigram",
@@ -67,6 +68,16 @@ def train_superword(
     threads: int = 0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
 ) -> tuple[BpeTrained, int, int, int]: ...
+def train_picky(
+    counts: Counts,
+    max_tokens: int,
+    threshold: float,
+    min_frequency: int = 0,
+    max_token_bytes: int = 0,
+    progress: Optional[Callable[[str, int, int], Any]] = None,
+) -> tuple[
+    list[bytes], list[bool], list[int], list[tuple[int, int, int, int]], list[tuple[int, int, float, int]], float
+]: ...
 def extend_bpe(
     base: Encoder,
     counts: Counts,
@@ -197,6 +208,10 @@ class Encoder:
     def byte_bpe(content: bytes, pattern: str, keep_gaps: bool = False) -> Encoder: ...
     @staticmethod
     def superword_bpe(content: bytes, pattern: str, transition: int, stage1_merges: int, max_words: int) -> Encoder: ...
+    @staticmethod
+    def residue_free_bpe(content: bytes, pattern: str, removed: list[int], keep_gaps: bool = False) -> Encoder: ...
+    @staticmethod
+    def picky_bpe(content: bytes, pattern: str, removals: list[tuple[int, int]]) -> Encoder: ...
     @staticmethod
     def char_bpe(
         content: bytes,

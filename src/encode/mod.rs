@@ -45,6 +45,7 @@ pub enum Kind {
     Unigram,
     SpBpe,
     SuperwordBpe,
+    PickyBpe,
 }
 
 impl Kind {
@@ -57,6 +58,7 @@ impl Kind {
             Kind::Unigram => "unigram",
             Kind::SpBpe => "sp_bpe",
             Kind::SuperwordBpe => "superword_bpe",
+            Kind::PickyBpe => "picky_bpe",
         }
     }
 }
@@ -71,6 +73,7 @@ impl fmt::Display for Kind {
             Kind::Unigram => "Unigram",
             Kind::SpBpe => "SentencePiece BPE",
             Kind::SuperwordBpe => "superword BPE",
+            Kind::PickyBpe => "PickyBPE",
         })
     }
 }

@@ -1,4 +1,4 @@
-"""How the commands that derive a version (`extend`, `add-tokens`) and `show`/`log` print a
+"""How the commands that derive a version (`extend`, `add-tokens`, `drop-residues`) and `show`/`log` print a
 version's lineage: where it came from and what its derivation recorded."""
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ def lineage_line(line: Lineage) -> str:
     notes = []
     if "added" in d:
         notes.append(f"+{d['added']:,} tokens")
+    if "removed" in d:
+        notes.append(f"-{d['removed']:,} residues, left as holes")
     if "ids_preserved" in d:
         notes.append("ids kept" if d["ids_preserved"] else "ids NOT kept")
     if d.get("specials_renumbered"):

@@ -28,7 +28,14 @@ from .schema import table
 _BATCH = 5_000
 #: Tables whose rows belong to one version by `version_id` alone, in an order that satisfies
 #: their foreign keys (an audit before its tokens).
-_ROWS = (schema.VersionContent, schema.TrainingRound, schema.Sample, schema.Audit, schema.AuditToken)
+_ROWS = (
+    schema.VersionContent,
+    schema.TrainingRound,
+    schema.Removal,
+    schema.Sample,
+    schema.Audit,
+    schema.AuditToken,
+)
 #: Rows of one version measured on a text (`eval_texts`, copied first), runs before their tokens.
 _MEASURED = (schema.ResidueRun, schema.ResidueToken)
 #: The big ones (hundreds of thousands of rows), of plain values only: read as columns and

@@ -32,6 +32,7 @@ from .engine import fresh, write_transaction
 from .refs import check_name, resolve
 from .schema import (
     Merge,
+    Removal,
     Sample,
     Token,
     TrainingRound,
@@ -140,7 +141,7 @@ def _insert(
             number=number,
             algorithm=data.algorithm,
             config=data.config,
-            vocab_size=len(data.tokens),
+            vocab_size=data.vocab_size,
             content_hash=version.content_hash,
             sha256=version.sha256,
             source=data.source,
@@ -171,6 +172,15 @@ def _insert(
             for r in data.rounds
         ],
     )
+    _bulk(
+        conn,
+        table(Removal),
+        [
+            {"version_id": vid, "event": r.event, "after_rank": r.after, "token_id": r.token_id, "ios": r.ios}
+            | {"count": r.count}
+            for r in data.removals
+        ],
+    )
     if data.run is not None:
         run = {k: v for k, v in data.run.items() if k in table(TrainingRun).c}
         conn.execute(insert(table(TrainingRun)).values(version_id=vid, **run))
@@ -185,7 +195,7 @@ def _insert(
         number=number,
         algorithm=data.algorithm,
         config=json.loads(json.dumps(data.config)),  # as read back: decoded anew, tuples as lists
-        vocab_size=len(data.tokens),
+        vocab_size=data.vocab_size,
         content_hash=version.content_hash,
         sha256=version.sha256,
         source=data.source,

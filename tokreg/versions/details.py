@@ -18,13 +18,13 @@ from .. import algorithms
 from ..data import JsonValue, LineageEntry, VersionInfo, VersionSummary, json_of
 from ..encoding import stochastic
 from ..evaluation.residues import BELOW, MIN_SEEN
-from ..store import lineage, reads, refs, residues
+from ..store import lineage, reads, refs, removals, residues
 
 
 @dataclass(frozen=True)
 class VersionDetails(JsonValue):
     """A version as `Registry.show` returns it. Its JSON is the version's (`list --json`), then
-    the summary's keys, then title, score_label, lossless, lineage, derived, stochastic, residues and, for a trained
+    the summary's keys, then title, score_label, lossless, lineage, derived, stochastic, residues, removals (PickyBPE only) and, for a trained
     version, training_run."""
 
     version: VersionInfo  # with `same_run` filled
@@ -38,6 +38,7 @@ class VersionDetails(JsonValue):
     training_run: Optional[dict[str, Any]]  # the recorded run (times as ISO text), when trained
     stochastic: tuple[str, ...] = ()  # the seeded stochastic encodings it can draw (encoding/stochastic.py)
     residues: tuple[residues.ResidueSummary, ...] = ()  # its stored residue measures (evaluation/residues.py)
+    removals: Optional[removals.RemovalSummary] = None  # PickyBPE's removal events (store/removals.py)
 
     @property
     def ref(self) -> str:
@@ -65,6 +66,8 @@ class VersionDetails(JsonValue):
             }
             for r in self.residues
         ]
+        if self.removals is not None:
+            out["removals"] = self.removals.to_json()
         if self.training_run is not None:
             out["training_run"] = json_of(self.training_run)
         return out
@@ -91,4 +94,5 @@ def details(conn: Connection, v: VersionInfo, *, merges: int = 10) -> VersionDet
         ),
         stochastic=stochastic.methods(model.name),
         residues=tuple(residues.summaries(conn, v.id, BELOW, MIN_SEEN)),
+        removals=removals.summary(conn, v.id, first=merges),
     )

@@ -1,4 +1,4 @@
-"""BPE, in five flavours, each an `Algorithm` of the parts it has (bundles.py):
+"""BPE, in seven flavours, each an `Algorithm` of the parts it has (bundles.py):
 
     BYTE_LEVEL     trained (GPT-2 style), extended; tokenizer.json and .tiktoken both ways
     CHAR_LEVEL     trained (`--char-level`, Sennrich et al.), extended; tokenizer.json both ways
@@ -6,6 +6,10 @@
                    written as tokenizer.json where HF can hold it (hf_sentencepiece.py)
     SUPERWORD      trained (`--algo superbpe`, SuperBPE: superword_model.py, superword_training.py);
                    exported as tokreg files only
+    PICKY          trained (`--algo picky`, PickyBPE: picky_model.py, picky_training.py);
+                   exported as tokreg files only
+    RESIDUE_FREE   derived from byte-level BPE by `tokreg drop-residues` (residue_free_model.py,
+                   versions/no_residues.py); exported as tokreg files only
     HF_PIPELINE    imported from tokenizer.json files whose HF pipeline tokreg runs step by step
                    (hf_pipe.py), and written back as they came
 
@@ -21,7 +25,8 @@ from typing import TYPE_CHECKING
 from ... import lazy
 
 if TYPE_CHECKING:
-    from .bundles import BYTE_LEVEL, CHAR_LEVEL, HF_PIPELINE, SENTENCEPIECE, SUPERWORD
+    from .bundles import BYTE_LEVEL, CHAR_LEVEL, HF_PIPELINE, PICKY, RESIDUE_FREE, SENTENCEPIECE, SUPERWORD
+    from .picky_training import PickyOptions
     from .superword_training import SuperwordOptions
     from .training import BpeOptions
 
@@ -32,11 +37,25 @@ _LAZY = {
     "HF_PIPELINE": "bundles",
     "SENTENCEPIECE": "bundles",
     "SUPERWORD": "bundles",
+    "PICKY": "bundles",
+    "RESIDUE_FREE": "bundles",
+    "PickyOptions": "picky_training",
     "BpeOptions": "training",
     "SuperwordOptions": "superword_training",
 }
 
-__all__ = ["BYTE_LEVEL", "BpeOptions", "CHAR_LEVEL", "HF_PIPELINE", "SENTENCEPIECE", "SUPERWORD", "SuperwordOptions"]
+__all__ = [
+    "BYTE_LEVEL",
+    "BpeOptions",
+    "CHAR_LEVEL",
+    "HF_PIPELINE",
+    "PICKY",
+    "PickyOptions",
+    "RESIDUE_FREE",
+    "SENTENCEPIECE",
+    "SUPERWORD",
+    "SuperwordOptions",
+]
 
 
 __getattr__ = lazy.attributes(__name__, _LAZY, globals())
