@@ -36,8 +36,8 @@ def _replay(data: TokenizerData, text: str) -> list[int]:
     cfg = data.config
     byte_id = {t.bytes: t.id for t in data.tokens if len(t.bytes) == 1 and t.kind != "special"}
     events: list[tuple[str, int, int, int]] = []
-    after = {}
-    for k, (rank, token) in enumerate(cfg["removals"]):
+    after: dict[int, list[int]] = {}
+    for rank, token in cfg["removals"]:
         after.setdefault(rank, []).append(token)
     for m in data.merges:
         events.append(("merge", m.left, m.right, m.result))
@@ -152,7 +152,9 @@ def test_cli_show_and_version_page(run: Cli, db_path: Path, tmp_path: Path) -> N
     out = run("show", "p@1").output
     assert "PickyBPE removals:" in out and "IoS threshold tau = 0.8" in out, out
     one_error_line(run("export", "p@1", "--format", "tiktoken", "-o", tmp_path / "t.tiktoken", ok=False), "PickyBPE")
-    one_error_line(run("train", "q", corpus, "--algo", "picky", "--vocab-size", "300,400", ok=False), "one --vocab-size")
+    one_error_line(
+        run("train", "q", corpus, "--algo", "picky", "--vocab-size", "300,400", ok=False), "one --vocab-size"
+    )
     _, rows = Registry(db_path).sql("SELECT count(*) FROM removals r JOIN versions v ON v.id = r.version_id")
     assert rows[0][0] > 0
     run("train", "b", corpus, "--vocab-size", 500, "-q")

@@ -283,9 +283,7 @@ impl Encode for PickyEncoder {
     fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError> {
         let mut out = Vec::new();
         for &id in ids {
-            out.extend_from_slice(
-                self.token_bytes(id).ok_or_else(|| crate::encode::unknown_id(id, self.bytes.len()))?,
-            );
+            out.extend_from_slice(self.token_bytes(id).ok_or_else(|| crate::encode::unknown_id(id, self.bytes.len()))?);
         }
         Ok(out)
     }

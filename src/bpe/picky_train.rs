@@ -176,7 +176,7 @@ pub fn train_picky(
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<PickyOutput, CoreError> {
     let t0 = Instant::now();
-    if !(cfg.threshold > 0.0) {
+    if cfg.threshold.is_nan() || cfg.threshold <= 0.0 {
         return Err(CoreError::input(format!("the IoS threshold must be above 0, not {}", cfg.threshold)));
     }
     let base = alphabet.len();
@@ -337,10 +337,9 @@ mod tests {
     fn without_removals_the_merges_are_plain_bpe() {
         let Some(text) = crate::test_data::read("kjv.txt") else { return };
         let (a, w) = words(&text.as_bytes()[..200_000]);
-        let plain = train(a.clone(), w.clone(), &TrainConfig { target_tokens: 700, ..Default::default() }, &mut |_, _| {
-            true
-        })
-        .unwrap();
+        let plain =
+            train(a.clone(), w.clone(), &TrainConfig { target_tokens: 700, ..Default::default() }, &mut |_, _| true)
+                .unwrap();
         let picky = train_picky(a, w, &cfg(700, 2.0), &mut |_, _| true).unwrap();
         assert!(picky.removals.is_empty());
         assert_eq!(picky.merges, plain.merges);
@@ -361,7 +360,8 @@ mod tests {
             assert_eq!(joined, out.tokens[r.token as usize]);
         }
         // the corpus runs out of pairs before the vocabulary is full: " abcd" and " xy" are tokens
-        let kept: Vec<&[u8]> = (0..out.tokens.len()).filter(|&i| out.present[i] && i >= 256).map(|i| &out.tokens[i][..]).collect();
+        let kept: Vec<&[u8]> =
+            (0..out.tokens.len()).filter(|&i| out.present[i] && i >= 256).map(|i| &out.tokens[i][..]).collect();
         assert!(kept.contains(&b" abcd".as_slice()) && kept.len() <= 3, "{kept:?}");
     }
 }

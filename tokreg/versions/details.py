@@ -24,8 +24,8 @@ from ..store import lineage, reads, refs, removals, residues
 @dataclass(frozen=True)
 class VersionDetails(JsonValue):
     """A version as `Registry.show` returns it. Its JSON is the version's (`list --json`), then
-    the summary's keys, then title, score_label, lossless, lineage, derived, stochastic, residues, removals (PickyBPE only) and, for a trained
-    version, training_run."""
+    the summary's keys, then title, score_label, lossless, lineage, derived, stochastic, residues,
+    removals (PickyBPE only) and, for a trained version, training_run."""
 
     version: VersionInfo  # with `same_run` filled
     config: dict[str, Any]  # as people read it (`display_config`: a normalizer's rules by hash)

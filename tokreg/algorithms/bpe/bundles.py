@@ -9,7 +9,6 @@ from . import hf_pipe, model
 from .extend import ByteLevelExtender, CharLevelExtender
 from .hf import ByteLevelHf, CharLevelHf
 from .hf_sentencepiece import SpBpeHf
-from .sentencepiece import SpBpeModelFile
 from .picky_model import PICKY as PICKY_MODEL
 from .picky_model import NoHf as PickyNoHf
 from .picky_model import NoTiktoken as PickyNoTiktoken
@@ -17,6 +16,7 @@ from .picky_training import TRAINER as PICKY_TRAINER
 from .residue_free_model import RESIDUE_FREE as RESIDUE_FREE_MODEL
 from .residue_free_model import NoHf as ResidueFreeNoHf
 from .residue_free_model import NoTiktoken as ResidueFreeNoTiktoken
+from .sentencepiece import SpBpeModelFile
 from .superword_model import SUPERWORD as SUPERWORD_MODEL
 from .superword_model import NoHf, NoTiktoken
 from .superword_training import TRAINER as SUPERWORD_TRAINER

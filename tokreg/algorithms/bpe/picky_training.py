@@ -72,7 +72,7 @@ class PickyTrainer(Trainer):
             raise InputError("--algo picky trains one --vocab-size per run (removals differ by size; run it per size)")
         if min(sizes) < 256 + specials:
             raise below_alphabet(min(sizes), f"PickyBPE needs at least {256 + specials} (256 bytes + specials)")
-        if not 0 < opts.threshold:
+        if opts.threshold <= 0:
             raise InputError(f"--threshold must be above 0 (the paper's runs: 0.6 to 0.9), not {opts.threshold}")
         if patterns.resolve(opts.pattern_or_default())[0] == "whitespace":
             raise InputError("PickyBPE here is byte-level: choose gpt2, cl100k, o200k or a regex for --pattern")

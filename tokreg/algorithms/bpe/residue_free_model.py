@@ -59,7 +59,9 @@ class ResidueFreeBpe(Model[ResidueFreeConfig]):
         exact_keys(raw, {"byte_level", "model", "pattern", "removed"}, self.title, GAPS_KEYS | template.KEYS)
         removed = raw["removed"]
         if not isinstance(removed, list) or not all(isinstance(i, int) and i >= 0 for i in removed):
-            raise InputError(f"this {self.title} version's config has a setting of the wrong type; the version is damaged")
+            raise InputError(
+                f"this {self.title} version's config has a setting of the wrong type; the version is damaged"
+            )
         return ResidueFreeConfig(str(raw["pattern"]), tuple(removed), gaps_of(raw, self.title))
 
     def display_config(self, raw: Mapping[str, Any]) -> dict[str, Any]:
