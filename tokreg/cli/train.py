@@ -227,6 +227,11 @@ def train(
     --algo superbpe trains superword tokens (SuperBPE, Liu et al. 2025, arXiv 2503.13423): byte-level
     BPE up to --transition, then merges across spaces within runs of --max-words pre-tokens.
 
+    --algo picky trains PickyBPE (Chizhov et al. 2024, arXiv 2409.04599): byte-level BPE that,
+    after each merge, removes a part of the pair whose Intersection over Self f(pair)/f(part) is
+    above --threshold, splitting it back into its parents; the removals are recorded beside the
+    merges and encoding replays both in order.
+
     \b
     Example:
         tokreg train web web.jsonl.zst --field text --vocab-size 32000 --memory-limit 4G
@@ -234,6 +239,7 @@ def train(
         tokreg train sp-mini corpus/*.txt --algo unigram --vocab-size 8000 --bos '<s>' --eos '</s>'
         tokreg train gpt-mini corpus/ --glob '*.txt' --vocab-size 8000,16000,32000 --pattern cl100k
         tokreg train super corpus/*.txt --algo superbpe --vocab-size 32000 --transition 28800
+        tokreg train picky corpus/*.txt --algo picky --vocab-size 8000 --threshold 0.9
     """
     sizes = vocab_sizes(vocab_size_text)
     if not inputs and counts is None:

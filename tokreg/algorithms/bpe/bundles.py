@@ -9,16 +9,15 @@ from . import hf_pipe, model
 from .extend import ByteLevelExtender, CharLevelExtender
 from .hf import ByteLevelHf, CharLevelHf
 from .hf_sentencepiece import SpBpeHf
+from .no_export import NoHf, NoTiktoken
 from .picky_model import PICKY as PICKY_MODEL
-from .picky_model import NoHf as PickyNoHf
-from .picky_model import NoTiktoken as PickyNoTiktoken
+from .picky_model import refusal as picky_refusal
 from .picky_training import TRAINER as PICKY_TRAINER
 from .residue_free_model import RESIDUE_FREE as RESIDUE_FREE_MODEL
-from .residue_free_model import NoHf as ResidueFreeNoHf
-from .residue_free_model import NoTiktoken as ResidueFreeNoTiktoken
+from .residue_free_model import refusal as residue_free_refusal
 from .sentencepiece import SpBpeModelFile
 from .superword_model import SUPERWORD as SUPERWORD_MODEL
-from .superword_model import NoHf, NoTiktoken
+from .superword_model import refusal as superword_refusal
 from .superword_training import TRAINER as SUPERWORD_TRAINER
 from .tiktoken import TiktokenRanks
 from .training import TRAINER
@@ -29,8 +28,10 @@ BYTE_LEVEL = Algorithm(
 CHAR_LEVEL = Algorithm(model.CHAR_LEVEL, trainer=TRAINER, extender=CharLevelExtender(), hf=CharLevelHf())
 SENTENCEPIECE = Algorithm(model.SENTENCEPIECE, hf=SpBpeHf(), sentencepiece=SpBpeModelFile())
 HF_PIPELINE = Algorithm(hf_pipe.HF_BPE, hf=hf_pipe.HfPipelineBpeHf())
-SUPERWORD = Algorithm(SUPERWORD_MODEL, trainer=SUPERWORD_TRAINER, hf=NoHf(), tiktoken=NoTiktoken())
-PICKY = Algorithm(PICKY_MODEL, trainer=PICKY_TRAINER, hf=PickyNoHf(), tiktoken=PickyNoTiktoken())
-RESIDUE_FREE = Algorithm(RESIDUE_FREE_MODEL, hf=ResidueFreeNoHf(), tiktoken=ResidueFreeNoTiktoken())
+SUPERWORD = Algorithm(
+    SUPERWORD_MODEL, trainer=SUPERWORD_TRAINER, hf=NoHf(superword_refusal), tiktoken=NoTiktoken(superword_refusal)
+)
+PICKY = Algorithm(PICKY_MODEL, trainer=PICKY_TRAINER, hf=NoHf(picky_refusal), tiktoken=NoTiktoken(picky_refusal))
+RESIDUE_FREE = Algorithm(RESIDUE_FREE_MODEL, hf=NoHf(residue_free_refusal), tiktoken=NoTiktoken(residue_free_refusal))
 
 __all__ = ["BYTE_LEVEL", "CHAR_LEVEL", "HF_PIPELINE", "PICKY", "RESIDUE_FREE", "SENTENCEPIECE", "SUPERWORD"]

@@ -24,10 +24,9 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ... import _core
-from ...data import TokenizerData
 from ...errors import InputError
 from .. import template
-from ..interfaces import HfCodec, Model, TiktokenCodec, exact_keys
+from ..interfaces import Model, exact_keys
 
 #: The paper, as `--help` and refusals cite it.
 PAPER = "PickyBPE, Chizhov et al. 2024, arXiv 2409.04599"
@@ -86,40 +85,11 @@ class PickyBpe(Model[PickyConfig]):
         return True
 
 
-def _refusal(ref: str, fmt: str) -> InputError:
+def refusal(ref: str, fmt: str) -> InputError:
     return InputError(
         f"{ref} is PickyBPE ({PAPER}), whose removal events (a token split back into its parents "
         f"between merges) a {fmt} file cannot express; nothing was written (export it as tokreg)"
     )
-
-
-class NoHf(HfCodec):
-    """tokenizer.json: merges only, nothing splits a token again; refused in one line."""
-
-    writes = False
-
-    def reads(self, model_type: str, doc: Mapping[str, Any]) -> bool:
-        return False
-
-    def read(self, doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> TokenizerData:
-        raise _refusal(where, "tokenizer.json")
-
-    def write(self, data: TokenizerData, ref: str) -> bytes:
-        raise _refusal(ref, "tokenizer.json")
-
-
-class NoTiktoken(TiktokenCodec):
-    """.tiktoken: one rank map; refused in one line."""
-
-    writes = False
-
-    def read(
-        self, ranks: dict[bytes, int], where: str, *, pattern: str, specials: dict[str, int] | None = None
-    ) -> TokenizerData:
-        raise _refusal(where, ".tiktoken")
-
-    def write(self, data: TokenizerData, ref: str) -> bytes:
-        raise _refusal(ref, ".tiktoken")
 
 
 PICKY = PickyBpe()

@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ... import _core
-from ...data import TokenizerData
 from ...errors import InputError
 from .. import template
-from ..interfaces import HfCodec, Model, TiktokenCodec, exact_keys
+from ..interfaces import Model, exact_keys
 from .model import GAPS_KEYS, gaps_json, gaps_of
 
 WHAT = "byte-level BPE without its residues (LiteToken, arXiv 2602.04706; PickyBPE's removals, arXiv 2409.04599)"
@@ -74,40 +73,11 @@ class ResidueFreeBpe(Model[ResidueFreeConfig]):
         return True
 
 
-def _refusal(ref: str, fmt: str) -> InputError:
+def refusal(ref: str, fmt: str) -> InputError:
     return InputError(
         f"{ref} is {WHAT}: its removed tokens are formed by merges but never emitted, which a {fmt} file "
         "cannot express; nothing was written (export it as tokreg)"
     )
-
-
-class NoHf(HfCodec):
-    """tokenizer.json: refused in one line."""
-
-    writes = False
-
-    def reads(self, model_type: str, doc: Mapping[str, Any]) -> bool:
-        return False
-
-    def read(self, doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> TokenizerData:
-        raise _refusal(where, "tokenizer.json")
-
-    def write(self, data: TokenizerData, ref: str) -> bytes:
-        raise _refusal(ref, "tokenizer.json")
-
-
-class NoTiktoken(TiktokenCodec):
-    """.tiktoken: refused in one line."""
-
-    writes = False
-
-    def read(
-        self, ranks: dict[bytes, int], where: str, *, pattern: str, specials: dict[str, int] | None = None
-    ) -> TokenizerData:
-        raise _refusal(where, ".tiktoken")
-
-    def write(self, data: TokenizerData, ref: str) -> bytes:
-        raise _refusal(ref, ".tiktoken")
 
 
 RESIDUE_FREE = ResidueFreeBpe()
