@@ -84,7 +84,7 @@ class Registry:
     differs from the recorded one is a `PinLabelWarning`), in every method that takes a REF:
     `resolve`, `load`, `stored`, `show`, `history`, `samples`, `tokens`, `token`, `lineage`,
     `evaluations`, `diff`, `verify`, `export`, `reproduce`, `evaluate`, `audit`, `tag`,
-    `remove`, and the base of `extend` and `add_tokens`. The one exception is `pin` itself,
+    `remove`, and the base of `extend`, `add_tokens` and `drop_residues`. The one exception is `pin` itself,
     which writes the pin: a bare name pins the latest version, so re-pinning moves it.
     `name@N`, aliases and hash prefixes are never affected. `lock` says
     which lockfile: None (the default) finds the project's (or `TOKREG_LOCK`) once per call,
