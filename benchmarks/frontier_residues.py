@@ -1,9 +1,15 @@
 """Intermediate merge residues (issue 28, item 3; LiteToken, arXiv 2602.04706), measured by
 `tokreg audit --residues` on held-out English (the last 20% of the lines of kjv.txt and
-dr.en.txt): tokreg's byte-level BPE trained on the first 80% at two sizes, and the imported
-cl100k_base and o200k_base. A residue: a token BPE's merge loop forms at least MIN_SEEN times
-on the text but emits in fewer than BELOW of those times (F1 / (F1 + F2) < BELOW). Also the
-time of the measure (one traced encode of the text, two threads).
+dr.en.txt): tokreg's byte-level BPE trained on the first 80% at two sizes; PickyBPE (Chizhov et
+al., arXiv 2409.04599; `--algo picky`) at the same sizes with the paper's IoS thresholds; each
+BPE version without the residues measured on its training text (`tokreg drop-residues`); and
+the imported cl100k_base and o200k_base. A residue: a token BPE's merge loop forms at least
+MIN_SEEN times on the text but emits in fewer than BELOW of those times (F1 / (F1 + F2) <
+BELOW). Also tokens per byte of the held-out text, each against plain BPE of the size asked and
+against plain BPE of the same actual vocabulary size (a run can stop short: the 3.4 MB training
+text runs out of pairs before 32k; a residue-free version has fewer tokens), the training CPU
+time of the process (counting included) and the time of the measure (one traced encode, two
+threads).
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from benchmarks.common import DATA, held_out_split, need_data, table, text_lines
 from tokreg.evaluation.residues import BELOW, MIN_SEEN
 
 SIZES = (8000, 32000)
+#: PickyBPE's IoS thresholds: the authors' default 0.9 and a lower one of the paper's range.
+TAUS = (0.9, 0.7)
 
 
 def run() -> None:
@@ -27,37 +35,83 @@ def run() -> None:
         held_path = os.path.join(folder, "held.txt")
         with open(held_path, "w", encoding="utf-8") as fh:
             fh.write("\n".join(held) + "\n")
+        held_lines = [x + "\n" for x in held]
+        nbytes = sum(len(x.encode()) for x in held_lines)
         reg = tokreg.Registry(os.path.join(folder, "r.db"))
-        refs = []
+        refs: list[tuple[str, str, float, int]] = []  # label, ref, train CPU s, size of plain BPE to compare with
+
+        def timed(f: Any) -> tuple[Any, float]:
+            t = time.process_time()
+            out = f()
+            return out, time.process_time() - t
+
         for size in SIZES:
-            t = time.perf_counter()
-            reg.train(f"bpe{size}", [train], tokreg.BpeOptions(vocab_size=size))
-            refs.append((f"tokreg byte-level BPE {size:,}", f"bpe{size}", time.perf_counter() - t))
+            v, s = timed(lambda: reg.train(f"bpe{size}", [train], tokreg.BpeOptions(vocab_size=size)))
+            refs.append((f"tokreg byte-level BPE {size:,}", v.ref, s, size))
+            for tau in TAUS:
+                opts = tokreg.PickyOptions(vocab_size=size, threshold=tau)
+                v, s = timed(lambda: reg.train(f"picky{size}-{tau}", [train], opts))
+                refs.append((f"PickyBPE {size:,}, tau {tau}", v.ref, s, size))
+            v, s = timed(lambda: reg.drop_residues(f"bpe{size}", f"bpe{size}-nr", train))
+            refs.append((f"BPE {size:,} without its training-text residues", v.ref, s, size))
         for name in ("cl100k_base", "o200k_base"):
             path = DATA / f"{name}.tiktoken"
             if path.exists():
                 reg.import_tiktoken(name, path, preset=name)
-                refs.append((f"{name} (imported)", name, 0.0))
+                refs.append((f"{name} (imported)", name, 0.0, 0))
         rows: list[list[Any]] = []
-        for label, ref, train_s in refs:
+        measured: dict[str, tuple[int, float]] = {}  # ref -> (residues, tokens per byte)
+
+        def measure(ref: str) -> tuple[Any, float, float]:
             t = time.perf_counter()
             r = reg.residues(ref, held_path)
             measure_s = time.perf_counter() - t
+            tok = reg.load(ref)
+            per_byte = sum(map(len, tok.encode_ordinary_batch(held_lines))) / nbytes
+            measured[ref.partition("@")[0]] = (len(r.residues), per_byte)
+            return r, per_byte, measure_s
+
+        def same_size(n: int) -> tuple[int, float]:
+            """Plain BPE with the same vocabulary size (trained when not yet there)."""
+            ref = f"bpe{n}"
+            if ref not in measured:
+                reg.train(ref, [train], tokreg.BpeOptions(vocab_size=n))
+                measure(ref)
+            return measured[ref]
+
+        for label, ref, train_s, size in refs:
+            r, per_byte, measure_s = measure(ref)
+            asked = measured.get(f"bpe{size}") if ref.partition("@")[0] != f"bpe{size}" else None
+            equal = same_size(r.vocab_size) if size and asked else None
             rows.append(
                 [
                     label,
                     f"{r.vocab_size:,}",
-                    f"{r.measured:,}",
                     f"{len(r.residues):,}",
                     f"{100 * len(r.residues) / r.vocab_size:.2f}%",
-                    f"{100 * len(r.residues) / max(r.measured, 1):.1f}%",
+                    f"{per_byte:.4f}",
+                    f"{asked[0] / max(len(r.residues), 1):.1f}x, {100 * (per_byte / asked[1] - 1):+.2f}%"
+                    if asked
+                    else "",
+                    f"{equal[0] / max(len(r.residues), 1):.1f}x, {100 * (per_byte / equal[1] - 1):+.2f}%"
+                    if equal
+                    else "",
                     f"{train_s:.1f}" if train_s else "",
                     f"{measure_s:.2f}",
                 ]
             )
-        nbytes = sum(len(x.encode()) + 1 for x in held)
         table(
             f"Residues (F1/(F1+F2) < {BELOW}, formed >= {MIN_SEEN} times) on {nbytes / 1e6:.1f} MB of held-out English",
-            ["vocabulary", "tokens", "measured", "residues", "of vocab", "of measured", "train s", "measure s"],
+            [
+                "vocabulary",
+                "tokens",
+                "residues",
+                "of vocab",
+                "tokens/byte",
+                "vs BPE asked: fewer residues, tokens/byte",
+                "vs BPE of equal size",
+                "train CPU s",
+                "measure s",
+            ],
             rows,
         )

@@ -834,6 +834,42 @@ fn train_superword<'py>(
     Ok((trained, out.transition, out.stage1_merges, out.distinct_runs))
 }
 
+/// (tokens, in the vocabulary, counts, merges (left, right, result, count), removals (after
+/// rank, token, IoS, count), seconds) of a PickyBPE run.
+type PickyTrained = (Vec<Vec<u8>>, Vec<bool>, Vec<u64>, Vec<PyBpeMerge>, Vec<(usize, u32, f64, u64)>, f64);
+
+/// PickyBPE (Chizhov et al., arXiv 2409.04599) on counted byte-level pieces (`bpe::train_picky`).
+#[pyfunction]
+#[pyo3(signature = (counts, max_tokens, threshold, min_frequency=0, max_token_bytes=0, progress=None))]
+fn train_picky<'py>(
+    py: Python<'py>,
+    counts: PyRef<'py, Counts>,
+    max_tokens: usize,
+    threshold: f64,
+    min_frequency: u64,
+    max_token_bytes: usize,
+    progress: Option<PyObject>,
+) -> PyResult<PickyTrained> {
+    let cfg = bpe::PickyConfig { target_tokens: max_tokens, threshold, min_frequency, max_token_bytes };
+    let mut prog = Progress::new(progress);
+    let counts = &counts.inner;
+    let out = py
+        .allow_threads(|| {
+            let (alphabet, words) = bpe::train::byte_words(counts);
+            bpe::train_picky(alphabet, words, &cfg, &mut |d, t| prog.report("merge", d, t))
+        })
+        .map_err(|e| prog.fail(py, e))?;
+    py.allow_threads(give_back_memory);
+    Ok((
+        out.tokens,
+        out.present,
+        out.token_counts,
+        out.merges.iter().map(|m| (m.left, m.right, m.result, m.count)).collect(),
+        out.removals.iter().map(|r| (r.after, r.token, r.ios, r.count)).collect(),
+        out.merge_seconds,
+    ))
+}
+
 /// Continued BPE training: up to `max_new` merges learned on counted pieces after `base`'s
 /// own segmentation of them; the base's ids and merges are untouched (see `bpe::extend`).
 #[pyfunction]
@@ -1081,6 +1117,26 @@ impl Encoder {
         max_words: usize,
     ) -> PyResult<Encoder> {
         Encoder::build(py, || Tokenizer::superword_bpe(content, pattern, transition, stage1_merges, max_words))
+    }
+
+    /// Byte-level BPE without the tokens `removed` (`bpe::residue_free`).
+    #[staticmethod]
+    #[pyo3(signature = (content, pattern, removed, keep_gaps=false))]
+    fn residue_free_bpe(
+        py: Python<'_>,
+        content: &[u8],
+        pattern: &str,
+        removed: Vec<u32>,
+        keep_gaps: bool,
+    ) -> PyResult<Encoder> {
+        Encoder::build(py, || Tokenizer::residue_free_bpe(content, pattern, keep_gaps, &removed))
+    }
+
+    /// PickyBPE: merges and removals replayed in order (`bpe::picky`).
+    #[staticmethod]
+    #[pyo3(signature = (content, pattern, removals))]
+    fn picky_bpe(py: Python<'_>, content: &[u8], pattern: &str, removals: Vec<(u32, u32)>) -> PyResult<Encoder> {
+        Encoder::build(py, || Tokenizer::picky_bpe(content, pattern, &removals))
     }
 
     /// Classic character-level BPE over a merge table.
@@ -1669,6 +1725,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(extend_bpe, m)?)?;
     m.add_function(wrap_pyfunction!(train_superword, m)?)?;
     m.add_function(wrap_pyfunction!(train_parity, m)?)?;
+    m.add_function(wrap_pyfunction!(train_picky, m)?)?;
     m.add_function(wrap_pyfunction!(extend_wordpiece, m)?)?;
     m.add_function(wrap_pyfunction!(train_wordpiece, m)?)?;
     m.add_function(wrap_pyfunction!(train_unigram, m)?)?;

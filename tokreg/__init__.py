@@ -17,7 +17,7 @@ The public API is this list:
   `evaluate.Evaluation`) and `audit` (an `audit.AuditReport`), stored beside the versions;
   `Registry.read_only(db)` opens one that cannot write
 - `BpeOptions`, `WordPieceOptions`, `UnigramOptions`, `SuperwordOptions` (SuperBPE), `ParityOptions`
-  (parity-aware BPE) — the options of a training run, per algorithm
+  (parity-aware BPE), `PickyOptions` (PickyBPE) — the options of a training run, per algorithm
 - `open_dataset(folder, tokenizer=REF_OR_HASH)` — a dataset `tokreg tokenize` wrote, as memory-mapped
   numpy arrays, refused when another tokenizer made it (tokreg/datasets/)
 - `TokregError` and its subclasses — every error tokreg raises on purpose
@@ -36,7 +36,14 @@ from . import lazy
 from .errors import InputError, IntegrityError, Interrupted, NotFoundError, ReadOnlyError, TokregError
 
 if TYPE_CHECKING:
-    from .algorithms import BpeOptions, ParityOptions, SuperwordOptions, UnigramOptions, WordPieceOptions
+    from .algorithms import (
+        BpeOptions,
+        ParityOptions,
+        PickyOptions,
+        SuperwordOptions,
+        UnigramOptions,
+        WordPieceOptions,
+    )
     from .encoding.tokenizer import Tokenizer
     from .loading import load
     from .package_version import __version__
@@ -52,6 +59,7 @@ _LAZY = {
     "UnigramOptions": "algorithms",
     "SuperwordOptions": "algorithms",
     "ParityOptions": "algorithms",
+    "PickyOptions": "algorithms",
     "__version__": "package_version",
 }
 
@@ -64,6 +72,7 @@ __all__ = [
     "UnigramOptions",
     "SuperwordOptions",
     "ParityOptions",
+    "PickyOptions",
     "TokregError",
     "InputError",
     "NotFoundError",

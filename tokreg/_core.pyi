@@ -24,6 +24,7 @@ __all__ = [
     "extend_bpe",
     "train_superword",
     "train_parity",
+    "train_picky",
     "train_wordpiece",
     "extend_wordpiece",
     "train_unigram",
@@ -84,6 +85,16 @@ def train_parity(
 ) -> tuple[
     BpeTrained,
     tuple[list[Optional[int]], list[int], list[int], list[int], list[tuple[list[int], list[int]]]],
+]: ...
+def train_picky(
+    counts: Counts,
+    max_tokens: int,
+    threshold: float,
+    min_frequency: int = 0,
+    max_token_bytes: int = 0,
+    progress: Optional[Callable[[str, int, int], Any]] = None,
+) -> tuple[
+    list[bytes], list[bool], list[int], list[tuple[int, int, int, int]], list[tuple[int, int, float, int]], float
 ]: ...
 def extend_bpe(
     base: Encoder,
@@ -215,6 +226,10 @@ class Encoder:
     def byte_bpe(content: bytes, pattern: str, keep_gaps: bool = False) -> Encoder: ...
     @staticmethod
     def superword_bpe(content: bytes, pattern: str, transition: int, stage1_merges: int, max_words: int) -> Encoder: ...
+    @staticmethod
+    def residue_free_bpe(content: bytes, pattern: str, removed: list[int], keep_gaps: bool = False) -> Encoder: ...
+    @staticmethod
+    def picky_bpe(content: bytes, pattern: str, removals: list[tuple[int, int]]) -> Encoder: ...
     @staticmethod
     def char_bpe(
         content: bytes,

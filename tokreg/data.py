@@ -128,6 +128,19 @@ class ParityRecord:
 
 
 @dataclass(frozen=True)
+class RemovalRow(JsonValue):
+    """One PickyBPE removal event (Chizhov et al., arXiv 2409.04599): the `event`-th removal,
+    right after merge rank `after`, took `token_id` out of the vocabulary (split back into its
+    parents); `ios` was its Intersection over Self then, `count` its occurrences."""
+
+    event: int
+    after: int
+    token_id: int
+    ios: Optional[float] = None
+    count: Optional[int] = None
+
+
+@dataclass(frozen=True)
 class RoundRow(JsonValue):
     """One recorded training round (`Registry.history`): {"round", "phase", "vocab_size",
     "log_likelihood"} as JSON."""
@@ -146,6 +159,7 @@ class TokenizerData:
     merges: list[MergeRow] = field(default_factory=list)  # in rank order
     run: Optional[dict[str, Any]] = None  # the training run, when trained
     rounds: list[RoundRow] = field(default_factory=list)  # Unigram: EM / prune history
+    removals: list[RemovalRow] = field(default_factory=list)  # PickyBPE: removal events in order
     source: str = "train"
     # Where it came from, when derived from a version (`store/lineage.py`): {"parent_ref",
     # "parent_hash", "derivation", "details"}; None: trained or imported from outside.
@@ -180,6 +194,12 @@ class TokenizerData:
     def hashes(self) -> tuple[str, str]:
         """(xxh3-128 label, sha256 label) of the canonical content."""
         return digest(self.content())
+
+    @property
+    def vocab_size(self) -> int:
+        """Tokens a segmentation can end with: all but those removed for good (kind `removed`:
+        PickyBPE's, and a residue-free version's holes)."""
+        return sum(t.kind != "removed" for t in self.tokens)
 
     @property
     def special_tokens(self) -> dict[str, int]:

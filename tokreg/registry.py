@@ -84,7 +84,7 @@ class Registry:
     differs from the recorded one is a `PinLabelWarning`), in every method that takes a REF:
     `resolve`, `load`, `stored`, `show`, `history`, `samples`, `tokens`, `token`, `lineage`,
     `evaluations`, `diff`, `verify`, `export`, `reproduce`, `evaluate`, `audit`, `tag`,
-    `remove`, and the base of `extend` and `add_tokens`. The one exception is `pin` itself,
+    `remove`, and the base of `extend`, `add_tokens` and `drop_residues`. The one exception is `pin` itself,
     which writes the pin: a bare name pins the latest version, so re-pinning moves it.
     `name@N`, aliases and hash prefixes are never affected. `lock` says
     which lockfile: None (the default) finds the project's (or `TOKREG_LOCK`) once per call,
@@ -404,6 +404,35 @@ class Registry:
         added = extending.add_tokens(stored, tokens, special=special, check_text=check_text)
         kind = ("special token" if special else "token") + ("s" if len(tokens) > 1 else "")
         return self._record(name, [added], message or f"added {len(tokens)} {kind} to {stored.info.ref}")[0].info
+
+    def drop_residues(
+        self,
+        base: Ref,
+        name: str,
+        text: PathLike,
+        *,
+        below: Optional[float] = None,
+        min_seen: Optional[int] = None,
+        message: Optional[str] = None,
+    ) -> VersionInfo:
+        """Records `base` (byte-level BPE) without the residues measured on `text` as the next
+        version of `name` (versions/no_residues.py): each residue (LiteToken, arXiv
+        2602.04706; `residues` has the measure) is split into its parents where it would be
+        emitted (PickyBPE's removal, arXiv 2409.04599); every other id is kept, the removed
+        ones are holes."""
+        stored = self._derivable(base, name)
+        from .evaluation import evaluate, residues  # on use: see the note at the top-level imports
+        from .versions import no_residues
+
+        (loaded,) = evaluate.read_texts([text])
+        derived = no_residues.drop_residues(
+            stored,
+            loaded,
+            below=residues.BELOW if below is None else below,
+            min_seen=residues.MIN_SEEN if min_seen is None else min_seen,
+        )
+        n = derived.data.lineage["details"]["removed"] if derived.data.lineage else 0
+        return self._record(name, [derived], message or f"dropped {n:,} residues of {stored.info.ref}")[0].info
 
     def _derivable(self, base: Ref, name: str) -> StoredVersion:
         """The base version (pins apply), read and hash-checked, once `name` is known to be free

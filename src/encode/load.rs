@@ -54,6 +54,35 @@ impl Tokenizer {
         Ok(Tokenizer::new(Box::new(encoder), specials))
     }
 
+    /// Byte-level BPE (as `byte_bpe`) whose tokens `removed` are never emitted: each is split
+    /// into its parents (`bpe::residue_free`); every other id and segmentation is kept.
+    pub fn residue_free_bpe(
+        content: &[u8],
+        pattern: &str,
+        keep_gaps: bool,
+        removed: &[u32],
+    ) -> Result<Tokenizer, CoreError> {
+        let splitter = splitter(pattern, keep_gaps)?;
+        let c = content::parse(content)?;
+        let (ordinary, specials) = byte_level_tokens(&c)?;
+        let inner = RankEncoder::new(ordinary, specials.clone(), splitter)?;
+        let encoder = crate::bpe::ResidueFree::new(Box::new(inner), &c.merges, removed)?;
+        Ok(Tokenizer::new(Box::new(encoder), specials))
+    }
+
+    /// PickyBPE (`bpe::picky`): the content's merges with `removals` ((rank of the merge each
+    /// follows, token), in order) replayed on each piece of `pattern`; tokens of kind `removed`
+    /// are the ones no segmentation ends with.
+    pub fn picky_bpe(content: &[u8], pattern: &str, removals: &[(u32, u32)]) -> Result<Tokenizer, CoreError> {
+        let c = content::parse(content)?;
+        let (ordinary, specials) = byte_level_tokens(&c)?;
+        let removed: std::collections::HashSet<u32> =
+            c.tokens.iter().filter(|t| t.kind == "removed").map(|t| t.id).collect();
+        let tokens = ordinary.into_iter().map(|(id, b)| (id, b, removed.contains(&id))).collect();
+        let encoder = crate::bpe::PickyEncoder::new(tokens, &c.merges, removals, Splitter::new(pattern)?)?;
+        Ok(Tokenizer::new(Box::new(encoder), specials))
+    }
+
     /// Classic character-level BPE over the content's merge table. `unk_token` names the
     /// special token that characters outside the alphabet become (none: they are dropped).
     pub fn char_bpe(

@@ -46,6 +46,7 @@ pub enum Kind {
     Unigram,
     SpBpe,
     SuperwordBpe,
+    PickyBpe,
 }
 
 impl Kind {
@@ -58,6 +59,7 @@ impl Kind {
             Kind::Unigram => "unigram",
             Kind::SpBpe => "sp_bpe",
             Kind::SuperwordBpe => "superword_bpe",
+            Kind::PickyBpe => "picky_bpe",
         }
     }
 }
@@ -72,6 +74,7 @@ impl fmt::Display for Kind {
             Kind::Unigram => "Unigram",
             Kind::SpBpe => "SentencePiece BPE",
             Kind::SuperwordBpe => "superword BPE",
+            Kind::PickyBpe => "PickyBPE",
         })
     }
 }

@@ -29,7 +29,7 @@ from ..errors import InputError
 if TYPE_CHECKING:
     from ..data import VersionInfo
     from . import bpe, unigram, wordpiece
-    from .bpe import BpeOptions, ParityOptions, SuperwordOptions
+    from .bpe import BpeOptions, ParityOptions, PickyOptions, SuperwordOptions
     from .interfaces import (
         Algorithm,
         Extender,
@@ -50,7 +50,8 @@ if TYPE_CHECKING:
 
 #: Every algorithm tokreg encodes, registered once each: (the module and name of its `Algorithm`,
 #: the module and name of its `Model`). Their models' `owns` tests never overlap (five are stored
-#: as "bpe": byte-level, character-level, SentencePiece, HF-pipeline and superword BPE, told apart
+#: as "bpe": byte-level, character-level, SentencePiece, HF-pipeline, superword, PickyBPE and
+#: residue-free BPE, told apart
 #: by their config). The model's own place is named so that loading a version imports its model module
 #: alone (`model_of`), not the trainers and file codecs an `Algorithm` bundles.
 _REGISTERED = (
@@ -65,6 +66,8 @@ _REGISTERED = (
     # Parity-aware BPE's versions are byte-level BPE's (its model owns them first): registered
     # for its trainer.
     ("bpe.bundles", "PARITY", "bpe.model", "BYTE_LEVEL"),
+    ("bpe.bundles", "PICKY", "bpe.picky_model", "PICKY"),
+    ("bpe.bundles", "RESIDUE_FREE", "bpe.residue_free_model", "RESIDUE_FREE"),
 )
 
 #: Public names imported on first use (PEP 562): name -> (module, attribute; None for the module).
@@ -75,6 +78,7 @@ _LAZY: dict[str, tuple[str, Optional[str]]] = {
     "BpeOptions": ("bpe.training", "BpeOptions"),
     "SuperwordOptions": ("bpe.superword_training", "SuperwordOptions"),
     "ParityOptions": ("bpe.parity_training", "ParityOptions"),
+    "PickyOptions": ("bpe.picky_training", "PickyOptions"),
     "UnigramOptions": ("unigram.training", "UnigramOptions"),
     "WordPieceOptions": ("wordpiece.training", "WordPieceOptions"),
     "Progress": ("options", "Progress"),
@@ -130,6 +134,7 @@ __all__ = [
     "Progress",
     "SentencePieceCodec",
     "SuperwordOptions",
+    "PickyOptions",
     "TiktokenCodec",
     "TrainOptions",
     "Trainer",

@@ -152,7 +152,6 @@ class Trainer(ABC):
         """Trains on counts: one TokenizerData per size in `sizes` (ascending), config set,
         without their runs, and what the run records of the training (`train_seconds`, ...)."""
 
-<<<<<<< HEAD
     def languages(self, options: TrainOptions) -> Optional[LanguagePlan]:
         """For a trainer that counts each language apart (parity-aware BPE): which inputs are in
         which language. None (every other trainer): the corpus is counted as one."""
@@ -169,13 +168,12 @@ class Trainer(ABC):
         """`train_counts` for a trainer with `languages`: the counts of each language's training
         text and (with a parallel set) development text, by language code."""
         raise InputError(f"{type(self).__name__} trains on one corpus; it has no languages")
-=======
+
     def encodes_by_pieces(self, options: TrainOptions) -> bool:
         """Whether a version trained with `options` encodes a line as its counted pieces, each
         on its own, as counting cut them: then what it loses of its corpus is measured on the
         distinct pieces rather than on every line (training/round_trip.py)."""
         return False
->>>>>>> s5-t25
 
 
 class Extender(ABC, Generic[C]):

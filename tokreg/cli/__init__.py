@@ -17,6 +17,7 @@ COMMANDS = {
     "train": ("train", "train"),
     "extend": ("extend", "extend"),
     "add-tokens": ("add_tokens", "add_tokens"),
+    "drop-residues": ("drop_residues", "drop_residues"),
     "count": ("count", "count"),
     "list": ("browse", "list_"),
     "show": ("browse", "show"),

@@ -7,8 +7,8 @@ from typing import Optional
 
 import click
 
-from .common import db_option, echo_json, json_option, open_registry, say_created
-from .derived import echo_derived
+from .common import db_option, json_option, open_registry
+from .derived import echo_created
 
 
 @click.command(name="add-tokens")
@@ -47,9 +47,4 @@ def add_tokens(
     """
     reg = open_registry(db)
     v = reg.add_tokens(base, name, list(tokens), special=special, check_text=check_text, message=message)
-    say_created(reg)
-    chain = reg.lineage(v)
-    if as_json:
-        echo_json({**v.to_json(), "lineage": [e.to_json() for e in chain]})
-        return
-    echo_derived(v, chain[0].lineage)
+    echo_created(reg, v, as_json)

@@ -157,6 +157,20 @@ def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: b
             )
     if info.parity is not None:
         _show_parity(parity_json(info.parity))
+    if info.removals is not None:
+        rm = info.removals
+        tau = ver.config.get("threshold")
+        click.echo(
+            f"  PickyBPE removals: {rm.events:,} events ({rm.removed_tokens:,} tokens out for good)"
+            + (f", IoS threshold tau = {tau}" if tau is not None else "")
+        )
+        echo_table(
+            ["event", "after merge", "id", "token", "IoS", "count"],
+            [
+                [r.event, r.after_rank, r.token_id, repr(r.token), f"{r.ios:.3f}" if r.ios is not None else "", r.count]
+                for r in rm.first
+            ],
+        )
     if summary.top_pieces:
         label = str(info.score_label)
         click.echo(f"  highest {label}:")

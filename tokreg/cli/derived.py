@@ -1,11 +1,17 @@
-"""How the commands that derive a version (`extend`, `add-tokens`) and `show`/`log` print a
+"""How the commands that derive a version (`extend`, `add-tokens`, `drop-residues`) and `show`/`log` print a
 version's lineage: where it came from and what its derivation recorded."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from ..data import Lineage, VersionInfo
+from .common import echo_json, say_created
+
+if TYPE_CHECKING:
+    from ..registry import Registry
 
 
 def lineage_line(line: Lineage) -> str:
@@ -19,6 +25,8 @@ def lineage_line(line: Lineage) -> str:
     notes = []
     if "added" in d:
         notes.append(f"+{d['added']:,} tokens")
+    if "removed" in d:
+        notes.append(f"-{d['removed']:,} residues, left as holes")
     if "ids_preserved" in d:
         notes.append("ids kept" if d["ids_preserved"] else "ids NOT kept")
     if d.get("specials_renumbered"):
@@ -36,3 +44,14 @@ def echo_derived(v: VersionInfo, line: Lineage) -> None:
     d = line.details or {}
     if d.get("first_new_id") is not None:
         click.echo(f"  new ids from {d['first_new_id']:,}")
+
+
+def echo_created(reg: Registry, v: VersionInfo, as_json: bool) -> None:
+    """What a deriving command prints once its version is written: its lineage (JSON), or the
+    ref, hash and lineage line."""
+    say_created(reg)
+    chain = reg.lineage(v)
+    if as_json:
+        echo_json({**v.to_json(), "lineage": [e.to_json() for e in chain]})
+        return
+    echo_derived(v, chain[0].lineage)

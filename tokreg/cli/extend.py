@@ -9,8 +9,8 @@ import click
 
 from ..training import budget
 from ..training.progress import Progress
-from .common import db_option, echo_json, json_option, open_registry, say_created
-from .derived import echo_derived
+from .common import db_option, json_option, open_registry
+from .derived import echo_created
 
 
 @click.command()
@@ -99,9 +99,4 @@ def extend(
         )
     finally:
         progress.clear()
-    say_created(reg)
-    chain = reg.lineage(v)
-    if as_json:
-        echo_json({**v.to_json(), "lineage": [e.to_json() for e in chain]})
-        return
-    echo_derived(v, chain[0].lineage)
+    echo_created(reg, v, as_json)

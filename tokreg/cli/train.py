@@ -235,6 +235,10 @@ def train(
     their language with --lang CODE=PATH (a file, or a folder per language). The result is a
     plain byte-level BPE version (exports to tokenizer.json and .tiktoken), with each merge's
     language and per-language gain recorded.
+    --algo picky trains PickyBPE (Chizhov et al. 2024, arXiv 2409.04599): byte-level BPE that,
+    after each merge, removes a part of the pair whose Intersection over Self f(pair)/f(part) is
+    above --threshold, splitting it back into its parents; the removals are recorded beside the
+    merges and encoding replays both in order.
 
     \b
     Example:
@@ -244,6 +248,7 @@ def train(
         tokreg train gpt-mini corpus/ --glob '*.txt' --vocab-size 8000,16000,32000 --pattern cl100k
         tokreg train super corpus/*.txt --algo superbpe --vocab-size 32000 --transition 28800
         tokreg train fair --algo parity-bpe --lang en=corpus/en/ --lang zh=corpus/zh/ --vocab-size 16000
+        tokreg train picky corpus/*.txt --algo picky --vocab-size 8000 --threshold 0.9
     """
     sizes = vocab_sizes(vocab_size_text)
     if not inputs and counts is None and not given.get("lang"):

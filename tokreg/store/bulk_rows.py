@@ -25,7 +25,7 @@ from ..data import ParityRecord, TokenizerData, texts
 
 #: Columns that may be None in every row of a version (counts and scores of an imported
 #: vocabulary): then they are left out of its INSERTs, and read NULL.
-NULLABLE = frozenset({"count", "score", "left_count", "right_count", "stage"})
+NULLABLE = frozenset({"count", "score", "left_count", "right_count", "stage", "ios"})
 #: Parameters per multi-row INSERT: far below SQLite's 32,766 and PostgreSQL's 65,535.
 PARAMS = 4_000
 
@@ -64,15 +64,18 @@ def _columns(objs: Sequence[Any], attrs: dict[str, str]) -> dict[str, list[Any]]
 _TOKENS = {"id": "id", "bytes": "bytes", "kind": "kind", "count": "count", "score": "score"}
 _MERGES = {"rank": "rank", "left_id": "left", "right_id": "right", "result_id": "result", "count": "count"}
 _MERGES.update(score="score", left_count="left_count", right_count="right_count", stage="stage")
+_REMOVALS = {"event": "event", "after_rank": "after", "token_id": "token_id", "ios": "ios", "count": "count"}
 
 
 def of_version(data: TokenizerData) -> list[tuple[str, dict[str, list[Any]]]]:
-    """(table, columns) of the bulk rows of a version: its tokens and its merges, and a
-    parity-aware run's languages and per-merge gains (migration 0012)."""
+    """(table, columns) of the bulk rows of a version: its tokens and its merges, PickyBPE's
+    removal events, and a parity-aware run's languages and per-merge gains."""
     out = [
         ("tokens", {**_columns(data.tokens, _TOKENS), "text": texts(data.tokens)}),
         ("merges", _columns(data.merges, _MERGES)),
     ]
+    if data.removals:
+        out.append(("removals", _columns(data.removals, _REMOVALS)))
     if data.parity is not None:
         languages, per_merge = _parity(data.parity)
         out.append(("parity_languages", languages))

@@ -32,6 +32,7 @@ _BATCH = 5_000
 _ROWS = (
     schema.VersionContent,
     schema.TrainingRound,
+    schema.Removal,
     schema.Sample,
     schema.Audit,
     schema.AuditToken,

@@ -4,7 +4,8 @@ model). Written by the writer in the version's own transaction; read by `show`, 
 
 Derivations: `trained` and `imported` (no parent), `reimported` (an import whose content is
 that of a version already in the registry: that version is its parent), `extended` (continued
-training on a new corpus), `added_tokens` (user tokens appended).
+training on a new corpus), `added_tokens` (user tokens appended), `dropped_residues` (residues
+split into their parents, versions/no_residues.py).
 """
 
 from __future__ import annotations

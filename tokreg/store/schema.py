@@ -159,6 +159,21 @@ TrainingRound = Table(
 )
 
 
+# PickyBPE (Chizhov et al., arXiv 2409.04599): each removal event, in order; right after the
+# merge of rank `after`, `token_id` left the vocabulary, split back into its parents; `ios` was
+# its Intersection over Self and `count` its occurrences then.
+Removal = Table(
+    "removals",
+    metadata,
+    Column("version_id", ForeignKey("versions.id", ondelete="CASCADE"), primary_key=True),
+    Column("event", Integer, primary_key=True, autoincrement=False),
+    Column("after_rank", Integer, nullable=False),
+    Column("token_id", Integer, nullable=False),
+    Column("ios", Float, nullable=True),
+    Column("count", BigInteger, nullable=True),
+)
+
+
 # The highest version number a name has used: numbers only grow, even after `tokreg rm`.
 VersionNumber = Table(
     "version_numbers",

@@ -34,6 +34,7 @@ from .schema import (
     Merge,
     ParityLanguage,
     ParityMerge,
+    Removal,
     Sample,
     Token,
     TrainingRound,
@@ -110,7 +111,7 @@ def _insert(
             number=number,
             algorithm=data.algorithm,
             config=data.config,
-            vocab_size=len(data.tokens),
+            vocab_size=data.vocab_size,
             content_hash=version.content_hash,
             sha256=version.sha256,
             source=data.source,
@@ -122,7 +123,13 @@ def _insert(
     vid = res.inserted_primary_key[0]
     conn.execute(insert(table(VersionContent)).values(version_id=vid, content=version.content))
     lineage.write(conn, vid, data, version.content_hash)
-    bulk_tables = {"tokens": Token, "merges": Merge, "parity_languages": ParityLanguage, "parity_merges": ParityMerge}
+    bulk_tables = {
+        "tokens": Token,
+        "merges": Merge,
+        "removals": Removal,
+        "parity_languages": ParityLanguage,
+        "parity_merges": ParityMerge,
+    }
     for name_, columns in bulk_rows.of_version(data):
         _bulk_plain(conn, table(bulk_tables[name_]), vid, columns)
     _bulk(
@@ -153,7 +160,7 @@ def _insert(
         number=number,
         algorithm=data.algorithm,
         config=json.loads(json.dumps(data.config)),  # as read back: decoded anew, tuples as lists
-        vocab_size=len(data.tokens),
+        vocab_size=data.vocab_size,
         content_hash=version.content_hash,
         sha256=version.sha256,
         source=data.source,

@@ -19,14 +19,14 @@ from ..data import JsonValue, LineageEntry, VersionInfo, VersionSummary, json_of
 from ..encoding import stochastic
 from ..evaluation.metrics import gini, spread
 from ..evaluation.residues import BELOW, MIN_SEEN
-from ..store import lineage, parity, reads, refs, residues
+from ..store import lineage, parity, reads, refs, removals, residues
 
 
 @dataclass(frozen=True)
 class VersionDetails(JsonValue):
     """A version as `Registry.show` returns it. Its JSON is the version's (`list --json`), then
-    the summary's keys, then title, score_label, lossless, lineage, derived, stochastic, residues, parity (parity-aware
-    BPE) and, for a trained version, training_run."""
+    the summary's keys, then title, score_label, lossless, lineage, derived, stochastic, residues,
+    parity (parity-aware BPE), removals (PickyBPE) and, for a trained version, training_run."""
 
     version: VersionInfo  # with `same_run` filled
     config: dict[str, Any]  # as people read it (`display_config`: a normalizer's rules by hash)
@@ -40,6 +40,7 @@ class VersionDetails(JsonValue):
     stochastic: tuple[str, ...] = ()  # the seeded stochastic encodings it can draw (encoding/stochastic.py)
     residues: tuple[residues.ResidueSummary, ...] = ()  # its stored residue measures (evaluation/residues.py)
     parity: Optional[parity.ParitySummary] = None  # parity-aware BPE: its languages and their costs
+    removals: Optional[removals.RemovalSummary] = None  # PickyBPE's removal events (store/removals.py)
 
     @property
     def ref(self) -> str:
@@ -69,6 +70,8 @@ class VersionDetails(JsonValue):
         ]
         if self.parity is not None:
             out["parity"] = parity_json(self.parity)
+        if self.removals is not None:
+            out["removals"] = self.removals.to_json()
         if self.training_run is not None:
             out["training_run"] = json_of(self.training_run)
         return out
@@ -96,6 +99,7 @@ def details(conn: Connection, v: VersionInfo, *, merges: int = 10) -> VersionDet
         stochastic=stochastic.methods(model.name),
         residues=tuple(residues.summaries(conn, v.id, BELOW, MIN_SEEN)),
         parity=parity.summary(conn, v.id),
+        removals=removals.summary(conn, v.id, first=merges),
     )
 
 

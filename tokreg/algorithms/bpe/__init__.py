@@ -1,4 +1,4 @@
-"""BPE, in five flavours, each an `Algorithm` of the parts it has (bundles.py):
+"""BPE, in seven flavours, each an `Algorithm` of the parts it has (bundles.py):
 
     BYTE_LEVEL     trained (GPT-2 style), extended; tokenizer.json and .tiktoken both ways
     CHAR_LEVEL     trained (`--char-level`, Sennrich et al.), extended; tokenizer.json both ways
@@ -8,6 +8,10 @@
                    exported as tokreg files only
     PARITY         trained (`--algo parity-bpe`, parity-aware BPE: parity_training.py) as plain
                    byte-level versions (BYTE_LEVEL's model and codecs), with a record per language
+    PICKY          trained (`--algo picky`, PickyBPE: picky_model.py, picky_training.py);
+                   exported as tokreg files only
+    RESIDUE_FREE   derived from byte-level BPE by `tokreg drop-residues` (residue_free_model.py,
+                   versions/no_residues.py); exported as tokreg files only
     HF_PIPELINE    imported from tokenizer.json files whose HF pipeline tokreg runs step by step
                    (hf_pipe.py), and written back as they came
 
@@ -23,8 +27,9 @@ from typing import TYPE_CHECKING
 from ... import lazy
 
 if TYPE_CHECKING:
-    from .bundles import BYTE_LEVEL, CHAR_LEVEL, HF_PIPELINE, PARITY, SENTENCEPIECE, SUPERWORD
+    from .bundles import BYTE_LEVEL, CHAR_LEVEL, HF_PIPELINE, PARITY, PICKY, RESIDUE_FREE, SENTENCEPIECE, SUPERWORD
     from .parity_training import ParityOptions
+    from .picky_training import PickyOptions
     from .superword_training import SuperwordOptions
     from .training import BpeOptions
 
@@ -36,6 +41,9 @@ _LAZY = {
     "SENTENCEPIECE": "bundles",
     "SUPERWORD": "bundles",
     "PARITY": "bundles",
+    "PICKY": "bundles",
+    "RESIDUE_FREE": "bundles",
+    "PickyOptions": "picky_training",
     "BpeOptions": "training",
     "SuperwordOptions": "superword_training",
     "ParityOptions": "parity_training",
@@ -48,6 +56,9 @@ __all__ = [
     "HF_PIPELINE",
     "PARITY",
     "ParityOptions",
+    "PICKY",
+    "PickyOptions",
+    "RESIDUE_FREE",
     "SENTENCEPIECE",
     "SUPERWORD",
     "SuperwordOptions",

@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ... import _core
-from ...data import TokenizerData
 from ...errors import InputError
 from .. import template
-from ..interfaces import HfCodec, Model, TiktokenCodec, exact_keys
+from ..interfaces import Model, exact_keys
 
 #: The paper, as `--help` and refusals cite it.
 PAPER = "SuperBPE, Liu et al. 2025, arXiv 2503.13423"
@@ -76,40 +75,11 @@ class SuperwordBpe(Model[SuperwordConfig]):
         return True
 
 
-def _refusal(ref: str, fmt: str) -> InputError:
+def refusal(ref: str, fmt: str) -> InputError:
     return InputError(
         f"{ref} is superword BPE ({PAPER}), whose two stages (merges within pieces, then merges across "
         f"the pieces of runs) a {fmt} file cannot express; nothing was written (export it as tokreg)"
     )
-
-
-class NoHf(HfCodec):
-    """tokenizer.json: one merge list over one pre-tokenization; refused in one line."""
-
-    writes = False
-
-    def reads(self, model_type: str, doc: Mapping[str, Any]) -> bool:
-        return False
-
-    def read(self, doc: Mapping[str, Any], model: Mapping[str, Any], where: str) -> TokenizerData:
-        raise _refusal(where, "tokenizer.json")
-
-    def write(self, data: TokenizerData, ref: str) -> bytes:
-        raise _refusal(ref, "tokenizer.json")
-
-
-class NoTiktoken(TiktokenCodec):
-    """.tiktoken: one rank map over one pre-tokenization; refused in one line."""
-
-    writes = False
-
-    def read(
-        self, ranks: dict[bytes, int], where: str, *, pattern: str, specials: dict[str, int] | None = None
-    ) -> TokenizerData:
-        raise _refusal(where, ".tiktoken")
-
-    def write(self, data: TokenizerData, ref: str) -> bytes:
-        raise _refusal(ref, ".tiktoken")
 
 
 SUPERWORD = SuperwordBpe()

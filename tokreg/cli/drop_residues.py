@@ -1,0 +1,58 @@
+"""`tokreg drop-residues`: a byte-level BPE version without its residues, every other id kept
+(one `Registry.drop_residues` call; versions/no_residues.py)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import click
+
+from .common import db_option, json_option, open_registry
+from .derived import echo_created
+
+
+@click.command()
+@click.argument("base")
+@click.argument("name")
+@click.option(
+    "--text",
+    "text",
+    type=click.Path(dir_okay=False),
+    required=True,
+    metavar="FILE",
+    help="The text whose residues are dropped (e.g. the training corpus; measure on held-out text after).",
+)
+@click.option("--below", type=float, metavar="R", help="A residue: F1/(F1+F2) below R [default: 0.1].")
+@click.option("--min-seen", type=int, metavar="N", help="Judge only tokens formed at least N times [default: 10].")
+@click.option("--message", "-m", help="A note stored with the version.")
+@json_option
+@db_option
+def drop_residues(
+    base: str,
+    name: str,
+    text: str,
+    below: Optional[float],
+    min_seen: Optional[int],
+    message: Optional[str],
+    as_json: bool,
+    db: Optional[str],
+) -> None:
+    """Record BASE (byte-level BPE) without its residues on FILE as the next version of NAME.
+
+    A residue (LiteToken, Sun et al. 2026, arXiv 2602.04706; `tokreg audit --residues`) is a
+    token the merge loop forms on FILE but seldom emits. The new version removes them as PickyBPE
+    removes a token (Chizhov et al. 2024, arXiv 2409.04599): where BASE would emit one, it emits
+    the token's parents (their own parents if removed too). Residues stay steps of the merge
+    loop, so every other id is kept and every line that emitted no residue encodes as before;
+    the removed ids are left as holes (kind 'removed'), not renumbered, so a model or dataset
+    made with BASE still matches. Recorded in the lineage (`tokreg show`, `tokreg log`).
+    Exports to tokenizer.json and .tiktoken are refused (they cannot express it).
+
+    \b
+    Example:
+        tokreg drop-residues gpt-mini@1 gpt-mini --text corpus.txt
+        tokreg audit gpt-mini@2 --residues --text held-out.txt
+    """
+    reg = open_registry(db)
+    v = reg.drop_residues(base, name, text, below=below, min_seen=min_seen, message=message)
+    echo_created(reg, v, as_json)
