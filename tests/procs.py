@@ -96,6 +96,8 @@ def _install_hook(hook: dict[str, Any], marker: str) -> None:
             fire()
 
     at = hook["at"]
+    if at in ("statement", "write", "commit", "after_commit"):
+        _hook_lean_write(at, n, seen, count, fire)
     if at == "statement":
         event.listen(Engine, "before_cursor_execute", count)
     elif at == "write":
@@ -130,6 +132,56 @@ def _install_hook(hook: dict[str, Any], marker: str) -> None:
         tokreg.training.progress.Progress.__call__ = report  # type: ignore[method-assign]
     else:
         raise ValueError(f"unknown hook point {at!r}")
+
+
+def _hook_lean_write(at: str, n: int, seen: dict[str, Any], count: Any, fire: Any) -> None:
+    """The same hook points on `tokreg train`'s lean write (store/sqlite_write.py), which talks
+    to SQLite through the sqlite3 module rather than SQLAlchemy: its connections are wrapped so
+    that each statement counts before it runs, as SQLAlchemy's events count them."""
+    import sqlite3
+    import types
+
+    import tokreg.store.sqlite_write as lean
+
+    class Hooked:
+        def __init__(self, real: sqlite3.Connection) -> None:
+            self._real = real
+            self._writing = False
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._real, name)
+
+        def __enter__(self) -> Any:
+            self._real.__enter__()
+            return self
+
+        def __exit__(self, *exc: Any) -> Any:
+            return self._real.__exit__(*exc)
+
+        def _run(self, method: str, sql: str, *args: Any) -> Any:
+            word = sql.lstrip().split(None, 1)[0].upper()
+            if at == "statement" or (at == "write" and self._writing) or (at == "commit" and word == "COMMIT"):
+                count()
+            self._writing = self._writing or word == "BEGIN"
+            out = getattr(self._real, method)(sql, *args)
+            if word in ("COMMIT", "ROLLBACK"):
+                self._writing = False
+            if at == "after_commit" and word == "COMMIT":
+                seen["commits"] += 1
+                if seen["commits"] >= n:
+                    fire()
+            return out
+
+        def execute(self, sql: str, *args: Any) -> Any:
+            return self._run("execute", sql, *args)
+
+        def executemany(self, sql: str, *args: Any) -> Any:
+            return self._run("executemany", sql, *args)
+
+    def connect(*args: Any, **kwargs: Any) -> Hooked:
+        return Hooked(sqlite3.connect(*args, **kwargs))
+
+    lean.sqlite3 = types.SimpleNamespace(connect=connect, Error=sqlite3.Error, Connection=sqlite3.Connection)  # type: ignore[assignment]
 
 
 def _child(job: dict[str, Any], out_path: str, err_path: str) -> None:

@@ -85,8 +85,9 @@ def test_ctrl_c_at_every_moment_of_a_training_sqlite(tmp_path: Path, small_corpu
 def test_ctrl_c_at_every_moment_of_a_training_postgres(pg_db: str, small_corpus: Path, tmp_path: Path) -> None:
     # Every fifth statement and fewer moments: the SQLite test takes them all; this one checks that
     # what is asked of the database after an interruption is answered right by PostgreSQL too.
+    # (Tokens and merges go in as a few multi-row INSERTs, so every fifth statement is a handful.)
     counts = sweep(pg_db, small_corpus, tmp_path, stride=5, moments=2)
-    assert counts["nothing"] >= 10 and counts["written"] >= 1 and counts["finished"] >= 1, counts
+    assert counts["nothing"] >= 7 and counts["written"] >= 1 and counts["finished"] >= 1, counts
 
 
 @pytest.mark.slow
