@@ -153,11 +153,11 @@ class _Load:
         t = os.times()
         return time.perf_counter(), t.user + t.system + t.children_user + t.children_system
 
-    def spent(self) -> str:
-        """The wall and CPU time since the last call (or the first `start`)."""
+    def spent(self) -> tuple[float, float]:
+        """The wall and CPU seconds since the last call (or the first `start`)."""
         wall0, cpu0 = self.clocks
         self.clocks = self._clocks()
-        return f"{self.clocks[0] - wall0:.1f} s wall, {self.clocks[1] - cpu0:.1f} s CPU"
+        return self.clocks[0] - wall0, self.clocks[1] - cpu0
 
     def _run(self) -> None:
         while True:
@@ -196,11 +196,17 @@ def table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> 
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for r in cells:
         print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |")
-    print(
-        f"\nLoad average (1 min) while measured: {LOAD.take()} on {os.cpu_count()} cores; "
-        f"the table took {LOAD.spent()} (this process and its children: CPU above wall means "
-        "several cores, CPU well below wall times the cores used means waiting for a busy machine)."
-    )
+    load = LOAD.take()
+    wall, cpu = LOAD.spent()
+    if wall < 0.5:
+        # Printed right after the one above: measured in the same runs, nothing of its own to time.
+        print("\nMeasured in the same runs as the table above (its load average and times cover this one).")
+    else:
+        print(
+            f"\nLoad average (1 min) while measured: {load} on {os.cpu_count()} cores; "
+            f"the table took {wall:.1f} s wall, {cpu:.1f} s CPU (this process and its children: CPU above wall "
+            "means several cores, CPU well below wall times the cores used means waiting for a busy machine)."
+        )
     sys.stdout.flush()
 
 
