@@ -37,6 +37,7 @@ from ...errors import InputError
 from ..interfaces import LanguagePlan, Trainer, check_languages
 from ..options import Progress, TrainOptions, below_alphabet, flag
 from .model import ByteBpeConfig
+from .pattern_options import PatternOptions
 from .training import trained_result
 
 #: The paper, as `--help` cites it.
@@ -55,7 +56,7 @@ def _pairs(entries: Sequence[str], flag_name: str) -> list[tuple[str, str]]:
 
 
 @dataclass(frozen=True)
-class ParityOptions(TrainOptions):
+class ParityOptions(PatternOptions):
     """Options of a parity-aware BPE run (`--algo parity-bpe`)."""
 
     run_name = "parity-bpe"
@@ -96,13 +97,10 @@ class ParityOptions(TrainOptions):
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> ParityOptions:
-        d = {k: v for k, v in d.items() if k != "pattern_name"}  # recorded beside the options, derived
+        d = dict(d)
         d["lang"] = tuple(d.get("lang", ()))
         d["parallel"] = tuple(d.get("parallel", ()))
         return super().from_json(d)
-
-    def pattern_or_default(self) -> str:
-        return self.pattern or "cl100k"
 
     def plan(self) -> LanguagePlan:
         """The languages: codes sorted (the core breaks ties between languages by this order)."""

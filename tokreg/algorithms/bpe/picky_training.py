@@ -20,6 +20,7 @@ from ...data import MergeRow, RemovalRow, TokenizerData, TokenRow
 from ...errors import InputError
 from ..interfaces import Trainer
 from ..options import Progress, TrainOptions, below_alphabet, flag
+from .pattern_options import PatternOptions
 from .picky_model import PAPER, REMOVED, PickyConfig
 
 #: The authors' default and the paper's most used tau.
@@ -27,7 +28,7 @@ DEFAULT_THRESHOLD = 0.9
 
 
 @dataclass(frozen=True)
-class PickyOptions(TrainOptions):
+class PickyOptions(PatternOptions):
     """Options of a PickyBPE run (`--algo picky`)."""
 
     run_name = "picky"
@@ -50,14 +51,6 @@ class PickyOptions(TrainOptions):
     memory_limit: Optional[int] = None
     max_piece_bytes: int = 0
     sample_bytes: int = 0
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> PickyOptions:
-        d = {k: v for k, v in d.items() if k != "pattern_name"}
-        return super().from_json(d)
-
-    def pattern_or_default(self) -> str:
-        return self.pattern or "cl100k"
 
 
 class PickyTrainer(Trainer):

@@ -19,6 +19,7 @@ from ...data import MergeRow, TokenizerData
 from ...errors import InputError
 from ..interfaces import Trainer
 from ..options import Progress, TrainOptions, below_alphabet, flag
+from .pattern_options import PatternOptions
 from .superword_model import PAPER, SuperwordConfig
 from .training import sized_datas
 
@@ -27,7 +28,7 @@ DEFAULT_SHARE = 0.9
 
 
 @dataclass(frozen=True)
-class SuperwordOptions(TrainOptions):
+class SuperwordOptions(PatternOptions):
     """Options of a superword BPE run (`--algo superbpe`)."""
 
     run_name = "superbpe"
@@ -55,14 +56,6 @@ class SuperwordOptions(TrainOptions):
     memory_limit: Optional[int] = None
     max_piece_bytes: int = 0
     sample_bytes: int = 0
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> SuperwordOptions:
-        d = {k: v for k, v in d.items() if k != "pattern_name"}  # recorded beside the options, derived
-        return super().from_json(d)
-
-    def pattern_or_default(self) -> str:
-        return self.pattern or "cl100k"
 
     def transition_for(self, sizes: Sequence[int]) -> int:
         """t in tokens (the 256 bytes and stage 1's), the special tokens left out."""
