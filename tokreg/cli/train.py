@@ -297,9 +297,10 @@ def train(
         by_kind = collections.Counter(t.kind for t in trained.data.tokens)
         kinds = ", ".join(f"{n:,} {k}" for k, n in sorted(by_kind.items()))
         click.echo(f"{v.ref}  {v.content_hash}")
+        model = algorithms.of(v.algorithm, v.config).model
         n_merges = len(trained.data.merges)
         merges = f", {n_merges:,} merges" if n_merges else ""
-        click.echo(f"  {algorithms.of(v.algorithm, v.config).model.title}, {v.vocab_size:,} tokens ({kinds}){merges}")
+        click.echo(f"  {model.title}, {v.vocab_size:,} tokens ({kinds}){merges}")
         if run:
             dropped = (run.get("counting") or {}).get("dropped_pieces") or 0
             note = f"; {dropped:,} rare pieces dropped to fit the memory limit" if dropped else ""
@@ -307,7 +308,7 @@ def train(
                 f"  corpus {run['corpus_bytes'] / 1e6:,.1f} MB in {len(run['corpus_files'])} file(s), "
                 f"trained in {run['total_seconds']:.2f} s{note}"
             )
-        loss = round_trip.summary(trained.round_trip)
+        loss = round_trip.summary(trained.round_trip, model.lossy_by_design(model.parse_config(v.config)))
         if loss:
             click.echo(f"  {loss}")
     if len(versions) > 1:
