@@ -299,7 +299,7 @@ def train(
         click.echo(f"{v.ref}  {v.content_hash}")
         n_merges = len(trained.data.merges)
         merges = f", {n_merges:,} merges" if n_merges else ""
-        click.echo(f"  {algorithms.of(v.algorithm, v.config).model.title}, {v.vocab_size:,} tokens ({kinds}){merges}")
+        click.echo(f"  {algorithms.model_of(v.algorithm, v.config).title}, {v.vocab_size:,} tokens ({kinds}){merges}")
         if run:
             dropped = (run.get("counting") or {}).get("dropped_pieces") or 0
             note = f"; {dropped:,} rare pieces dropped to fit the memory limit" if dropped else ""
