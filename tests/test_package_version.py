@@ -34,7 +34,13 @@ def _dist(folder: Path, name: str, meta: str) -> None:
     [
         # The first folder on the path that has a tokreg distribution decides, as importlib's.
         ({"a": [("tokreg-9.1.dist-info", "Metadata-Version: 2.1\nName: tokreg\nVersion: 9.1\n\nVersion: 0\n")]}, "9.1"),
-        ({"a": [("other-1.0.dist-info", "Name: other\nVersion: 1.0\n")], "b": [("Tokreg-2.0.dist-info", "Version: 2.0\n")]}, "2.0"),
+        (
+            {
+                "a": [("other-1.0.dist-info", "Name: other\nVersion: 1.0\n")],
+                "b": [("Tokreg-2.0.dist-info", "Version: 2.0\n")],
+            },
+            "2.0",
+        ),
         ({"a": [("tokreg.egg-info", "Metadata-Version: 2.4\nversion: 1.0\n")]}, "1.0"),
         # What it does not read the way importlib.metadata does is asked of it (None).
         ({"a": [("tokreg-1.0.dist-info", "Name: tokreg\n")]}, None),

@@ -3,9 +3,9 @@
 Read from the installed distribution's METADATA, found on `sys.path` as `importlib.metadata`
 finds it (the first `tokreg-*.dist-info` or `tokreg*.egg-info` folder in path order), without
 importing `importlib.metadata`: that import (email, zipfile, csv, ...) cost a fresh `tokreg
-train` process more CPU than counting a megabyte of text. Anything this does not read exactly as `importlib.metadata.version`
-would (an egg-info file, a zip on the path, metadata without a Version) is asked of it instead;
-tests/test_package_version.py compares the two.
+train` process more CPU than counting a megabyte of text. Anything this does not read exactly
+as `importlib.metadata.version` would (an egg-info file, a zip on the path, metadata without a
+Version) is asked of it instead; tests/test_package_version.py compares the two.
 """
 
 from __future__ import annotations
