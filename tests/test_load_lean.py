@@ -125,5 +125,32 @@ def test_the_model_alone_is_the_algorithms_model() -> None:
 
     registered = algorithms._REGISTERED
     assert len(registered) == len(algorithms.ALGORITHMS)
-    for (_, _, module, name), algo in zip(registered, algorithms.ALGORITHMS):
+    for (_, _, module, name, _), algo in zip(registered, algorithms.ALGORITHMS):
         assert getattr(importlib.import_module(f"tokreg.algorithms.{module}"), name) is algo.model
+
+
+def test_the_trainer_alone_is_the_algorithms_trainer() -> None:
+    """`trainer_for` and `option_types` (what training and `tokreg train` use, importing the
+    trainer modules only) find the trainers the algorithms bundle, in the same order."""
+    import importlib
+
+    from tokreg import algorithms
+
+    for (*_, module), algo in zip(algorithms._REGISTERED, algorithms.ALGORITHMS):
+        trainer = None if module is None else importlib.import_module(f"tokreg.algorithms.{module}").TRAINER
+        assert trainer is algo.trainer
+    bundled = [a.trainer for a in algorithms.ALGORITHMS if a.trainer is not None]
+    assert list(algorithms._trainers()) == list(dict.fromkeys(bundled))
+    assert algorithms.option_types() == list(dict.fromkeys(t.options_type for t in bundled))
+
+
+def test_training_imports_no_file_codec() -> None:
+    """`tokreg train`'s command and trainer lookup import the trainers, not the bundles of
+    file codecs (tokenizer.json, tiktoken, SentencePiece, vocab.txt)."""
+    code = (
+        "import sys, tokreg.cli.train; from tokreg import algorithms, BpeOptions; "
+        "algorithms.trainer_for(BpeOptions(vocab_size=300)); "
+        "print([m for m in sys.modules if m.endswith(('.bundles', '.hf', '.tiktoken', '.vocab_txt'))])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

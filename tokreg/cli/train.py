@@ -297,7 +297,7 @@ def train(
         by_kind = collections.Counter(t.kind for t in trained.data.tokens)
         kinds = ", ".join(f"{n:,} {k}" for k, n in sorted(by_kind.items()))
         click.echo(f"{v.ref}  {v.content_hash}")
-        model = algorithms.of(v.algorithm, v.config).model
+        model = algorithms.model_of(v.algorithm, v.config)
         n_merges = len(trained.data.merges)
         merges = f", {n_merges:,} merges" if n_merges else ""
         click.echo(f"  {model.title}, {v.vocab_size:,} tokens ({kinds}){merges}")

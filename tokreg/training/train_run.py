@@ -13,6 +13,7 @@ pruning rounds of the larger ones, so only the run reproduces it).
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 import time
 import uuid
@@ -126,6 +127,31 @@ def train(
             f"no piece fits --memory-limit {counted.info.get('memory_limit', 0) >> 20}M for training; raise it"
         )
     t1 = time.perf_counter()
+    # What follows the core's work makes the versions' rows (a 32k-token version: 64k objects
+    # and as many tuples), none of which can form a cycle: Python's cyclic collector would
+    # walk them again and again as they pile up (5-10% of a small corpus' run), for nothing.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _trained(corpus, options, wanted, counted, plan, trainer, started, t0, t1, progress)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _trained(
+    corpus: Corpus,
+    options: algorithms.TrainOptions,
+    wanted: list[int],
+    counted: counting_local.Counted,
+    plan: Optional[algorithms.LanguagePlan],
+    trainer: algorithms.Trainer,
+    started: datetime,
+    t0: float,
+    t1: float,
+    progress: Optional[algorithms.Progress],
+) -> list[FinishedVersion]:
+    """`train` from its counts on: train every size and finish each version."""
     if plan is not None and corpus.counts is None:
         by_language, dev = languages.count(corpus, plan, options, progress)
         datas, info = trainer.train_languages(by_language, dev, options, wanted, progress)
@@ -145,8 +171,8 @@ def train(
         return text[0]
 
     limit = counted.info.get("memory_limit", options.memory_limit)
-    # Here, not at the top: reading the installed version loads importlib.metadata, which a
-    # `tokreg train` process has loaded by now on its registry thread (cli/opening.py).
+    # Here, not at the top: it reads the installed distribution's METADATA (package_version.py),
+    # which only a run that gets this far needs.
     from ..package_version import __version__
 
     finished = []

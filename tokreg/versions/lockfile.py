@@ -67,7 +67,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from ..errors import InputError, IntegrityError, NotFoundError, TokregError
+from ..errors import InputError, IntegrityError, NotFoundError, PinLabelWarning, TokregError
 from ..files import write_atomic
 
 if TYPE_CHECKING:
@@ -114,10 +114,6 @@ class Lock:
     def folder(self) -> Path:
         """The project folder: the lockfile's own (where the vendored folder sits)."""
         return self.path.parent
-
-
-class PinLabelWarning(UserWarning):
-    """A registry holds the pinned content under another `name@N` than the lockfile records."""
 
 
 def find(start: Optional[PathLike] = None) -> Optional[Path]:
