@@ -115,10 +115,17 @@ def train(
         corpus = dataclasses.replace(corpus, inputs=tuple(p for paths in plan.train.values() for p in paths))
     if plan is not None and plan.field is None and corpus.counts is None:
         languages.label(corpus.sources(), plan)  # every input in one language, before reading any
+    by_language: Optional[tuple[dict[str, _core.Counts], dict[str, _core.Counts]]] = None
     if corpus.counts is not None:
         if corpus.inputs:
             raise InputError("give either corpus inputs or --from-counts, not both")
         counted = from_counts(corpus.counts, options)
+    elif plan is not None:
+        if corpus.engine is not None:
+            raise InputError(f"--dask does not apply to --algo {options.run_name}: it counts each language here")
+        whole, train_counts, dev_counts = languages.count_corpus(corpus, plan, options, progress)
+        by_language = (train_counts, dev_counts)
+        counted = whole or count(corpus, options, progress=progress)  # --lang-field: the record counted apart
     else:
         counted = count(corpus, options, progress=progress)
     if len(counted.counts) == 0:
@@ -126,9 +133,8 @@ def train(
             f"no piece fits --memory-limit {counted.info.get('memory_limit', 0) >> 20}M for training; raise it"
         )
     t1 = time.perf_counter()
-    if plan is not None and corpus.counts is None:
-        by_language, dev = languages.count(corpus, plan, options, progress)
-        datas, info = trainer.train_languages(by_language, dev, options, wanted, progress)
+    if by_language is not None:
+        datas, info = trainer.train_languages(*by_language, options, wanted, progress)
     else:
         datas, info = trainer.train_counts(counted.counts, options, wanted, progress)
     parsed = template.parse(options.template)  # once for every size
