@@ -585,7 +585,7 @@ mod tests {
         let cf = ParityConfig { window: 4, alpha: 1, ..cfg(300) };
         let win = train_parity(&[&en, &de], &[&den, &dde], &cf, &mut |_, _, _| true).unwrap();
         assert!(longest(&win.chosen) <= 3, "{:?}", win.chosen);
-        assert!(win.chosen.iter().any(|&c| c == Some(0)) && win.chosen.iter().any(|&c| c == Some(1)));
+        assert!(win.chosen.contains(&Some(0)) && win.chosen.contains(&Some(1)));
         // alpha 2 of 2 languages allows every merge: the plain parity run
         let cf = ParityConfig { window: 4, alpha: 2, ..cfg(300) };
         let loose = train_parity(&[&en, &de], &[&den, &dde], &cf, &mut |_, _, _| true).unwrap();

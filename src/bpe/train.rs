@@ -553,9 +553,11 @@ pub fn train_refusing(
             compact_at = (2 * heap.v.len()).max(1 << 16);
         }
         let popped = heap.pop(&Order { tokens: &tokens, heads: &heads, pairs: &pairs });
-        if popped.is_none_or(|(count, s)| count == counts[s as usize].max(0) as u64 && count < floor)
-            && floor > cfg.min_frequency
-        {
+        let below = match popped {
+            None => true,
+            Some((count, s)) => count == counts[s as usize].max(0) as u64 && count < floor,
+        };
+        if below && floor > cfg.min_frequency {
             // Every pair left in the heap is below the floor; one out of it may be better.
             floor = cfg.min_frequency;
             heap.v.clear();
