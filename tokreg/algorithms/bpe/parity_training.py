@@ -94,9 +94,7 @@ class ParityOptions(PatternOptions):
         help="The paper's moving-window variant: a language that won more than --window-alpha / (number of "
         "languages) of the last W parity merges waits behind the others (0: off; the paper's W is 100).",
     )
-    window_alpha: int = flag(
-        2, metavar="A", help="The moving window's share: A / (number of languages) of its merges."
-    )
+    window_alpha: int = flag(2, metavar="A", help="The moving window's share: A / (number of languages) of its merges.")
     pattern: str = flag(
         "", metavar="NAME|REGEX", help="Pre-tokenizer: gpt2, cl100k, o200k or a regex [default: cl100k]."
     )
