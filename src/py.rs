@@ -777,7 +777,7 @@ type ParityRecord = (Vec<Option<u32>>, Vec<u64>, Vec<u64>, Vec<u64>, Vec<(Vec<u6
 /// parallel set, one counted development text per language in the same order.
 #[pyfunction]
 #[pyo3(signature = (train, dev, max_tokens, min_frequency=0, max_token_bytes=0, snapshots=vec![],
-    global_merges=0, progress=None))]
+    global_merges=0, window=0, alpha=2, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn train_parity<'py>(
     py: Python<'py>,
@@ -788,9 +788,11 @@ fn train_parity<'py>(
     max_token_bytes: usize,
     snapshots: Vec<usize>,
     global_merges: usize,
+    window: usize,
+    alpha: usize,
     progress: Option<PyObject>,
 ) -> PyResult<(BpeTrained, ParityRecord)> {
-    let cfg = bpe::ParityConfig { max_tokens, min_frequency, max_token_bytes, snapshots, global_merges };
+    let cfg = bpe::ParityConfig { max_tokens, min_frequency, max_token_bytes, snapshots, global_merges, window, alpha };
     let mut prog = Progress::new(progress);
     let train: Vec<&count::Counts> = train.iter().map(|c| &c.inner).collect();
     let dev: Vec<&count::Counts> = dev.iter().map(|c| &c.inner).collect();

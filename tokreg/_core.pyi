@@ -81,6 +81,8 @@ def train_parity(
     max_token_bytes: int = 0,
     snapshots: list[int] = ...,
     global_merges: int = 0,
+    window: int = 0,
+    alpha: int = 2,
     progress: Optional[Callable[[str, int, int], Any]] = None,
 ) -> tuple[
     BpeTrained,

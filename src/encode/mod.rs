@@ -162,6 +162,15 @@ pub trait Encode: Send + Sync {
         Err(CoreError::Unsupported { operation: "continued BPE training", kind: self.kind() })
     }
 
+    /// Appends the ids of one counted key of a corpus, as this encoder's trainer counts it,
+    /// exactly as encoding its text would segment it, and returns that text: by default the key
+    /// is a piece (`segment_piece`); a superword run's key holds its pieces' lengths before the
+    /// text. What the round trip over counted pieces (`round_trip.rs`) is measured with.
+    fn segment_counted<'k>(&self, key: &'k [u8], out: &mut Vec<u32>) -> Result<&'k [u8], CoreError> {
+        self.segment_piece(key, out)?;
+        Ok(key)
+    }
+
     /// The `k` best segmentations, best first, with their scores.
     fn nbest(&self, _text: &str, _k: usize) -> Result<Vec<(Vec<u32>, f64)>, CoreError> {
         Err(CoreError::Unsupported { operation: "n-best segmentation", kind: self.kind() })

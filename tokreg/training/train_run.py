@@ -116,10 +116,17 @@ def train(
         corpus = dataclasses.replace(corpus, inputs=tuple(p for paths in plan.train.values() for p in paths))
     if plan is not None and plan.field is None and corpus.counts is None:
         languages.label(corpus.sources(), plan)  # every input in one language, before reading any
+    by_language: Optional[tuple[dict[str, _core.Counts], dict[str, _core.Counts]]] = None
     if corpus.counts is not None:
         if corpus.inputs:
             raise InputError("give either corpus inputs or --from-counts, not both")
         counted = from_counts(corpus.counts, options)
+    elif plan is not None:
+        if corpus.engine is not None:
+            raise InputError(f"--dask does not apply to --algo {options.run_name}: it counts each language here")
+        whole, train_counts, dev_counts = languages.count_corpus(corpus, plan, options, progress)
+        by_language = (train_counts, dev_counts)
+        counted = whole or count(corpus, options, progress=progress)  # --lang-field: the record counted apart
     else:
         counted = count(corpus, options, progress=progress)
     if len(counted.counts) == 0:
@@ -133,7 +140,7 @@ def train(
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _trained(corpus, options, wanted, counted, plan, trainer, started, t0, t1, progress)
+        return _trained(corpus, options, wanted, counted, by_language, trainer, started, t0, t1, progress)
     finally:
         if paused:
             gc.enable()
@@ -144,7 +151,7 @@ def _trained(
     options: algorithms.TrainOptions,
     wanted: list[int],
     counted: counting_local.Counted,
-    plan: Optional[algorithms.LanguagePlan],
+    by_language: Optional[tuple[dict[str, _core.Counts], dict[str, _core.Counts]]],
     trainer: algorithms.Trainer,
     started: datetime,
     t0: float,
@@ -152,9 +159,8 @@ def _trained(
     progress: Optional[algorithms.Progress],
 ) -> list[FinishedVersion]:
     """`train` from its counts on: train every size and finish each version."""
-    if plan is not None and corpus.counts is None:
-        by_language, dev = languages.count(corpus, plan, options, progress)
-        datas, info = trainer.train_languages(by_language, dev, options, wanted, progress)
+    if by_language is not None:
+        datas, info = trainer.train_languages(*by_language, options, wanted, progress)
     else:
         datas, info = trainer.train_counts(counted.counts, options, wanted, progress)
     parsed = template.parse(options.template)  # once for every size
