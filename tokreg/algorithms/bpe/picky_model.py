@@ -6,6 +6,10 @@ apart by `"model": "picky"` in its config:
     {"byte_level": true, "model": "picky", "pattern": REGEX,
      "removals": [[RANK, ID], ...], "threshold": TAU}
 
+plus, for a run with the residue rule, "residue_below": R, "residue_min_seen": N and
+"residue_cost": K (recorded, so the hash covers them; encoding does not read them: the residues
+that left are removal events after the last merge like any other).
+
 `removals` are the removal events, in order: token ID left the vocabulary right after the merge
 of rank RANK, its occurrences split into its parents (each parent that was itself removed by
 then into its own parents). Encoding replays the merges and removals in that order on each piece
@@ -88,7 +92,11 @@ class PickyBpe(Model[PickyConfig]):
             raise InputError(
                 f"this {self.title} version's config has a setting of the wrong type; the version is damaged"
             )
-        rule = (float(below), int(seen), float(cost)) if below is not None and seen is not None and cost is not None else None
+        rule = (
+            (float(below), int(seen), float(cost))
+            if below is not None and seen is not None and cost is not None
+            else None
+        )
         return PickyConfig(str(raw["pattern"]), tuple((a, b) for a, b in removals), tau, rule)
 
     def display_config(self, raw: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,13 @@ pieces of the pattern whose merge loop, after each merge, removes a part of the 
 Intersection over Self IoS(x) = f(pair) / f(x) is above the threshold tau, splitting its
 occurrences back into its parents (src/bpe/picky_train.rs). A removal frees a vocabulary slot.
 
+Its residue rule (`residue_below` R > 0): LiteToken's intermediate merge residues (arXiv
+2602.04706) judged on the training words during the run. A token whose F1 / (F1 + F2) falls
+below R (seen at least `residue_min_seen` times) stays a merge step; the run makes merges until
+the vocabulary, less the residues whose F1 is within `residue_cost` K times the last merge's
+count (Scaffold-BPE's budget, arXiv 2404.17808), holds the size asked; then the cheapest
+residues (fewest F1, then lowest id) leave, one removal event each after the last merge.
+
 Token ids: the tokens in the final vocabulary (the 256 bytes, then merged tokens in the order
 they were made), then special tokens, then the tokens removed for good (kind `removed`, never
 emitted; the merges and removals name them). Each removal is recorded (`removals` table, rank of
