@@ -6,8 +6,8 @@ BELOW). The target: residues reduced at least 5x with tokens per byte within 1% 
 English (the last 20% of the lines of kjv.txt and dr.en.txt held out, the first 80% to train,
 3.4 MB), at two sizes: tokreg's byte-level BPE; PickyBPE (Chizhov et al., arXiv 2409.04599;
 `--algo picky`) with the paper's IoS thresholds; PickyBPE's residue rule (`--residue-below R
---residue-cost K`, IoS off: LiteToken's ratio judged during training, Scaffold-BPE's budget) at
-several (R, K); each BPE version without the residues measured on its training text (`tokreg
+--residue-cost K`: LiteToken's ratio judged during training, Scaffold-BPE's budget) at several
+(R, K), IoS off or at tau 0.7; each BPE version without the residues measured on its training text (`tokreg
 drop-residues`); the imported cl100k_base and o200k_base. Then 32k on a larger corpus (the first
 12 MB of kernel.txt of ../shared/tools/big-corpus.sh, TOKREG_BENCH_KERNEL; 80/20 by lines) when
 it is there. Each row against plain BPE of the size asked and against plain BPE of the same
@@ -31,14 +31,16 @@ from tokreg.evaluation.residues import BELOW, MIN_SEEN
 SIZES = (8000, 32000)
 #: PickyBPE's IoS thresholds: the authors' default 0.9 and a lower one of the paper's range.
 TAUS = (0.9, 0.7)
-#: The residue rule's (R, K): K = 1 keeps compression level; the larger K, the more leave.
-RULES = ((0.1, 1.0), (0.1, 3.0), (0.3, 5.0), (0.1, 1e9))
+#: The residue rule's (tau, R, K), tau 2 turning IoS off: K = 1 keeps compression level; the
+#: larger K, the more leave; with tau 0.7 PickyBPE's removals go with it.
+RULES = ((2.0, 0.1, 1.0), (2.0, 0.1, 3.0), (0.7, 0.1, 4.0), (2.0, 0.3, 5.0), (2.0, 0.1, 1e9))
 KERNEL = Path(os.environ.get("TOKREG_BENCH_KERNEL", "/work/bigcorp/kernel.txt"))
 KERNEL_BYTES = 12_000_000
 
 
-def _rule(below: float, cost: float) -> str:
-    return f"R {below}, " + ("every candidate" if cost >= 1e9 else f"K {cost:g}")
+def _rule(tau: float, below: float, cost: float) -> str:
+    with_ios = f"tau {tau}, " if tau <= 1 else ""
+    return with_ios + f"R {below}, " + ("every candidate" if cost >= 1e9 else f"K {cost:g}")
 
 
 def _section(
@@ -64,10 +66,10 @@ def _section(
             opts = tokreg.PickyOptions(vocab_size=size, threshold=tau)
             v, s = timed(lambda: reg.train(f"picky{size}-{tau}", [train], opts))
             refs.append((f"PickyBPE {size:,}, tau {tau}", v.ref, s, size))
-        for below, cost in RULES:
-            opts = tokreg.PickyOptions(vocab_size=size, threshold=2.0, residue_below=below, residue_cost=cost)
-            v, s = timed(lambda: reg.train(f"rule{size}-{below}-{min(cost, 1e6):.0f}", [train], opts))
-            refs.append((f"residue rule {size:,}, {_rule(below, cost)}", v.ref, s, size))
+        for tau, below, cost in RULES:
+            opts = tokreg.PickyOptions(vocab_size=size, threshold=tau, residue_below=below, residue_cost=cost)
+            v, s = timed(lambda: reg.train(f"rule{size}-{tau}-{below}-{min(cost, 1e6):.0f}", [train], opts))
+            refs.append((f"residue rule {size:,}, {_rule(tau, below, cost)}", v.ref, s, size))
         v, s = timed(lambda: reg.drop_residues(f"bpe{size}", f"bpe{size}-nr", train))
         refs.append((f"BPE {size:,} without its training-text residues", v.ref, s, size))
     if slug == "en":
