@@ -837,12 +837,13 @@ fn train_superword<'py>(
 }
 
 /// (tokens, in the vocabulary, counts, merges (left, right, result, count), removals (after
-/// rank, token, IoS, count), seconds) of a PickyBPE run.
-type PickyTrained = (Vec<Vec<u8>>, Vec<bool>, Vec<u64>, Vec<PyBpeMerge>, Vec<(usize, u32, f64, u64)>, f64);
+/// rank, token, IoS, count, residue ratio), seconds) of a PickyBPE run.
+type PickyTrained = (Vec<Vec<u8>>, Vec<bool>, Vec<u64>, Vec<PyBpeMerge>, Vec<(usize, u32, Option<f64>, u64, f64)>, f64);
 
 /// PickyBPE (Chizhov et al., arXiv 2409.04599) on counted byte-level pieces (`bpe::train_picky`).
 #[pyfunction]
-#[pyo3(signature = (counts, max_tokens, threshold, min_frequency=0, max_token_bytes=0, progress=None))]
+#[pyo3(signature = (counts, max_tokens, threshold, min_frequency=0, max_token_bytes=0, residue_below=0.0, residue_min_seen=0, residue_cost=1.0, progress=None))]
+#[allow(clippy::too_many_arguments)]
 fn train_picky<'py>(
     py: Python<'py>,
     counts: PyRef<'py, Counts>,
@@ -850,9 +851,20 @@ fn train_picky<'py>(
     threshold: f64,
     min_frequency: u64,
     max_token_bytes: usize,
+    residue_below: f64,
+    residue_min_seen: u64,
+    residue_cost: f64,
     progress: Option<PyObject>,
 ) -> PyResult<PickyTrained> {
-    let cfg = bpe::PickyConfig { target_tokens: max_tokens, threshold, min_frequency, max_token_bytes };
+    let cfg = bpe::PickyConfig {
+        target_tokens: max_tokens,
+        threshold,
+        min_frequency,
+        max_token_bytes,
+        residue_below,
+        residue_min_seen,
+        residue_cost,
+    };
     let mut prog = Progress::new(progress);
     let counts = &counts.inner;
     let out = py
@@ -867,7 +879,7 @@ fn train_picky<'py>(
         out.present,
         out.token_counts,
         out.merges.iter().map(|m| (m.left, m.right, m.result, m.count)).collect(),
-        out.removals.iter().map(|r| (r.after, r.token, r.ios, r.count)).collect(),
+        out.removals.iter().map(|r| (r.after, r.token, r.ios, r.count, r.ratio)).collect(),
         out.merge_seconds,
     ))
 }

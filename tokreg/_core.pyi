@@ -94,9 +94,17 @@ def train_picky(
     threshold: float,
     min_frequency: int = 0,
     max_token_bytes: int = 0,
+    residue_below: float = 0.0,
+    residue_min_seen: int = 0,
+    residue_cost: float = 1.0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
 ) -> tuple[
-    list[bytes], list[bool], list[int], list[tuple[int, int, int, int]], list[tuple[int, int, float, int]], float
+    list[bytes],
+    list[bool],
+    list[int],
+    list[tuple[int, int, int, int]],
+    list[tuple[int, int, Optional[float], int, float]],
+    float,
 ]: ...
 def extend_bpe(
     base: Encoder,
