@@ -158,6 +158,9 @@ impl RankTable {
             return None;
         }
         let mut i = h & self.mask;
+        // At most one pass over the slots: a table read in place from a file that something
+        // changed after its checksum (`encode::table`) may have no empty slot left.
+        let mut left = self.mask;
         loop {
             let s = &self.slots[i];
             if s.len == n as u32 && s.a == a {
@@ -173,9 +176,10 @@ impl RankTable {
                     return Some(s.rank);
                 }
             }
-            if s.len == 0 {
+            if s.len == 0 || left == 0 {
                 return None;
             }
+            left -= 1;
             i = (i + 1) & self.mask;
         }
     }

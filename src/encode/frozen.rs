@@ -14,16 +14,24 @@
 //! | 8 | `checksum` of every byte after this field |
 //! | … | the body: the caller's tag, the caller's meta, the encoder's kind, the special tokens, then the encoder's own tables (`Encode::freeze`) |
 //!
-//! Each table is a u64 count and then its records, copied whole: reading one back is one
-//! pass over its bytes, with no hashing, sorting or probing per token.
+//! Each table is a u64 count, zeros up to the next multiple of 64 bytes (`ALIGN`), and then its
+//! records whole, in the layout the encoder keeps them in memory (format 2; format 1 had no
+//! padding and was copied out). So `thaw` reads every table in place (`table.rs`): the
+//! encoder borrows its tables from the bytes it was given, which it keeps alive, and nothing is
+//! copied, hashed, sorted or probed per token. A memory map of the cache file is such bytes:
+//! then the tables are the page cache's (tokreg/encoding/built_cache.py says what keeps that
+//! safe). A table is copied only where the bytes are not aligned, or on a big-endian machine.
 //!
 //! Trust: the bytes are checked, never believed. `thaw` gives `None` (the caller then builds
 //! from content, as if nothing had been cached) unless the magic, the format, the caller's tag
-//! (the content hash and the build of the core the tables came from), the checksum, every
-//! table's shape and a sample of lookups (each must give back the id it was built from) all
-//! hold. The checksum finds any damage by accident (a truncated write, a flipped byte); like
+//! (the content hash and size, and the build of the core the tables came from), the checksum,
+//! every table's shape and a sample of lookups (each must give back the id it was built from)
+//! all hold. The checksum finds any damage by accident (a truncated write, a flipped byte); like
 //! any cache that is not rebuilt from its source, it does not stop someone who may write the
-//! cache folder and recomputes the checksum.
+//! cache folder and recomputes the checksum. What the tables hold is trusted no further than
+//! memory safety needs: every read of them is bounds-checked (a long key's offset into the
+//! arena, a pair's run of spans), so tables changed after the checksum give wrong answers or an
+//! error, never a read outside them.
 //!
 //! Only byte-level BPE freezes (`Encode::freeze`); the other encoders build from content in a
 //! few milliseconds and say no.

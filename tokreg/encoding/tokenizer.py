@@ -19,9 +19,9 @@ between special tokens is encoded as if it were a text of its own.
 
 from __future__ import annotations
 
+import _thread  # the lock alone: `threading` costs a fresh process a millisecond to import
 import math
 import os
-import threading
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -48,7 +48,7 @@ Specials = Union[Literal["all"], Collection[str]]
 #: Compiled encoders by content hash, with the content's header line, most recently used last
 #: (a server may load many).
 _compiled: OrderedDict[str, tuple[_core.Encoder, str]] = OrderedDict()
-_compiled_lock = threading.Lock()
+_compiled_lock = _thread.allocate_lock()
 _COMPILED_MAX = 32
 #: Largest k of `nbest` and thread count of `encode_batch`: beyond them is a mistake.
 MAX_NBEST = 10_000
@@ -233,15 +233,18 @@ class Tokenizer:
     lossless: bool
     _trim: Optional[bool]
 
-    def __getattr__(self, name: str) -> Any:
-        """`title`, `lossless`, `template`, `_trim` of a tokenizer loaded built (`cached`), on
-        first use: its config was read by its model when that encoder was built and cached, so
-        a load that only encodes need not import the model module (nor dataclasses) again."""
-        if name not in ("title", "lossless", "template", "_trim") or "_enc" not in self.__dict__:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        model = algorithms.model_of(self.algorithm, self.config)
-        self._configure(model, model.parse_config(self.config))
-        return self.__dict__[name]
+    if not TYPE_CHECKING:  # hidden from type checkers, so that a misspelt attribute stays an error
+
+        def __getattr__(self, name: str) -> Any:
+            """`title`, `lossless`, `template`, `_trim` of a tokenizer loaded built (`cached`),
+            on first use: its config was read by its model when that encoder was built and
+            cached, so a load that only encodes need not import the model module (nor
+            dataclasses) again."""
+            if name not in ("title", "lossless", "template", "_trim") or "_enc" not in self.__dict__:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            model = algorithms.model_of(self.algorithm, self.config)
+            self._configure(model, model.parse_config(self.config))
+            return self.__dict__[name]
 
     @property
     def content(self) -> bytes:

@@ -410,8 +410,10 @@ def _as_written(text: str) -> Optional[dict[str, Any]]:
         if not eq or not key or not _BARE.issuperset(key) or key in table:
             return None
         if value[:1] == '"':
+            if "\x7f" in value:  # raw DEL: JSON allows it in a string, TOML does not
+                return None
             try:
-                table[key] = json.loads(value)
+                table[key] = json.loads(value)  # strict: a raw control character fails, as in TOML
             except ValueError:
                 return None
             if not isinstance(table[key], str):
