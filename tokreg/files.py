@@ -10,7 +10,7 @@ from typing import IO, Any, Optional, Union
 
 from .errors import InputError
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]  # not a string: typing would compile it at import
 
 
 def read_input(path: PathLike, hint: str = "give the file", what: str = "file") -> bytes:

@@ -26,7 +26,7 @@ from .encoding import content_cache
 from .encoding.tokenizer import Tokenizer
 from .versions import lockfile
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]  # not a string: typing would compile it at import
 
 
 def load(ref: str, *, db: Optional[PathLike] = None) -> Tokenizer:

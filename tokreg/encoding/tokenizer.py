@@ -130,20 +130,26 @@ def _rule(allowed_special: Specials, disallowed_special: Specials) -> tuple[Opti
     return (None if allowed is None else sorted(allowed)), (None if disallowed is None else sorted(disallowed))
 
 
-class Encoding(NamedTuple):
+# Named tuples declared by the call, with their types as objects: the class syntax would hand
+# typing strings to compile (`from __future__ import annotations`), and a fresh process's first
+# compile costs more than the rest of what loading imports (versions/lockfile.py says more).
+
+
+class Encoding(
+    NamedTuple(
+        "Encoding", [("ids", list[int]), ("offsets", list[tuple[int, int]]), ("byte_offsets", list[tuple[int, int]])]
+    )
+):
     """`encode_with_offsets`: the ids, and for each id the (start, end) of its text as character
     offsets (`text[start:end]`) and as byte offsets into the UTF-8 text."""
 
-    ids: list[int]
-    offsets: list[tuple[int, int]]
-    byte_offsets: list[tuple[int, int]]
+    __slots__ = ()
 
 
-class Pair(NamedTuple):
+class Pair(NamedTuple("Pair", [("ids", list[int]), ("type_ids", list[int])])):
     """`encode_pair`: the ids of two texts with the template, and each id's type id."""
 
-    ids: list[int]
-    type_ids: list[int]
+    __slots__ = ()
 
 
 class Tokenizer:

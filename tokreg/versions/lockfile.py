@@ -78,35 +78,45 @@ if TYPE_CHECKING:
 
 FILENAME = "tokreg.lock"
 LOCK_VERSION = 1
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]  # not a string: typing would compile it at import
 
 
-class Pin(NamedTuple):
-    name: str
-    version: int
-    hash: str
-    sha256: str
-    registry: str
-    pinned_at: str
+# The value types below are named tuples declared by the call (`NamedTuple("Pin", [...])`),
+# not the class syntax: under `from __future__ import annotations` the class syntax hands typing
+# each field's type as a string, which it compiles, and a fresh process's first compile costs
+# more (about 10 million instructions) than the rest of a pinned load's own imports.
+
+
+class Pin(
+    NamedTuple(
+        "Pin", [("name", str), ("version", int), ("hash", str), ("sha256", str), ("registry", str), ("pinned_at", str)]
+    )
+):
+    """One `[[pin]]` table: the tokenizer `name`'s pinned content `hash` (the pin), and where it
+    came from (`version`, `sha256`, `registry`, `pinned_at`: provenance)."""
+
+    __slots__ = ()
 
     @property
     def ref(self) -> str:
         return f"{self.name}@{self.version}"
 
 
-class DatasetPin(NamedTuple):
-    name: str
-    path: str
-    hash: str
-    tokenizer: str
-    tokenizer_ref: str
-    pinned_at: str
+class DatasetPin(
+    NamedTuple(
+        "DatasetPin",
+        [("name", str), ("path", str), ("hash", str), ("tokenizer", str), ("tokenizer_ref", str), ("pinned_at", str)],
+    )
+):
+    """One `[[dataset]]` table (versions/dataset_pins.py says what is checked)."""
+
+    __slots__ = ()
 
 
-class Lock(NamedTuple):
-    path: Path
-    pins: dict[str, Pin]  # name -> pin
-    datasets: dict[str, DatasetPin]  # name -> dataset pin
+class Lock(NamedTuple("Lock", [("path", Path), ("pins", dict[str, Pin]), ("datasets", dict[str, DatasetPin])])):
+    """A lockfile read: its `path`, its pins by tokenizer name, its dataset pins by name."""
+
+    __slots__ = ()
 
     @property
     def folder(self) -> Path:
