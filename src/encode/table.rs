@@ -205,7 +205,7 @@ mod tests {
         // Misaligned, too long, or outside the backing: not viewed in place.
         assert!(Table::<u32>::borrowed(&backing, &all[at + 1..], 1).is_none());
         assert!(Table::<u32>::borrowed(&backing, &all[at..], n + 1).is_none());
-        let elsewhere = vec![0u8; 64];
+        let elsewhere = [0u8; 64];
         let off = elsewhere.as_ptr().align_offset(4);
         assert!(Table::<u32>::borrowed(&backing, &elsewhere[off..], 1).is_none());
     }
