@@ -206,17 +206,19 @@ class Tokenizer:
         tok = cls.__new__(cls)
         tok.hash, tok.ref, tok._content = hash_label, ref, None
         tok.algorithm, tok.config = content.parse_header(line)
-        tok._enc = enc
-        tok.special_tokens = dict(enc.specials())
-        tok._special_ids = {i: t for t, i in tok.special_tokens.items()}
+        tok._attach(enc)
         return tok  # `_configure` on first use (`__getattr__`)
 
     def _setup(self, model: algorithms.Model[Any], parsed: Any, enc: _core.Encoder) -> None:
         """What every tokenizer holds beside its hash, ref, algorithm and config."""
+        self._attach(enc)
+        self._configure(model, parsed)
+
+    def _attach(self, enc: _core.Encoder) -> None:
+        """The encoder and its special tokens."""
         self._enc = enc
         self.special_tokens: dict[str, int] = dict(self._enc.specials())
         self._special_ids = {i: t for t, i in self.special_tokens.items()}
-        self._configure(model, parsed)
 
     def _configure(self, model: algorithms.Model[Any], parsed: Any) -> None:
         """What the config says beyond the encoder, read by the version's model: set here when
