@@ -18,6 +18,7 @@ use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyType};
 
 use crate::content;
+use crate::encode::table::Backing;
 use crate::encode::{Draw, Flat, Method, Rule, StreamDecoder, Tokenizer};
 use crate::error::CoreError;
 use crate::pretok::{canonical, Splitter, PATTERNS};
@@ -110,25 +111,48 @@ impl<T> OrRaise<T> for Result<T, CoreError> {
     }
 }
 
+/// A Python buffer a thawed encoder reads its tables from (`Encoder.thaw`).
+struct Exported(pyo3::buffer::PyBuffer<u8>);
+
+// SAFETY: `Encoder.thaw` wraps only read-only, C-contiguous byte buffers (it checks both). While
+// the buffer is exported (until this value drops), its exporter may not free, move or resize
+// it (an `mmap` refuses to close, a `bytes` is immutable), and Python code cannot write to a
+// read-only buffer. A memory map can still change if another process writes its file in place:
+// the cache never does (tokreg/encoding/built_cache.py states the rule).
+unsafe impl Backing for Exported {
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: as above: `len_bytes` readable bytes at `buf_ptr`, in place while exported.
+        unsafe { std::slice::from_raw_parts(self.0.buf_ptr() as *const u8, self.0.len_bytes()) }
+    }
+}
+
 /// Python ints for the token ids of one encoder, each made the first time an encode returns
 /// it: turning a result into a list then costs a reference-count increment per id instead of
 /// allocating an int object (CPython caches only -5..=256). Seen from Python that is about half
-/// the time of encoding English text, so it is worth its memory (8 bytes per id, plus 32 per id
-/// seen: at most 8 MB for o200k). Made lazily, so that a fresh encoder's first call pays for the
-/// ids it returns rather than for the whole vocabulary.
+/// the time of encoding English text, so it is worth its memory (16 bytes per id, plus 32 per
+/// id seen: at most 10 MB for o200k). Made lazily, a block of `ID_BLOCK` ids at a time, so that
+/// a fresh encoder's first call pays for the ids it returns rather than for the whole
+/// vocabulary (o200k's 3 MB of cells up front were 800 page faults, a third of a cached load).
 struct IdInts {
-    ints: Vec<GILOnceCell<PyObject>>,
+    blocks: Vec<std::sync::OnceLock<Box<[GILOnceCell<PyObject>]>>>,
 }
+
+/// Ids per block of `IdInts` (16 KB of cells).
+const ID_BLOCK: usize = 1024;
 
 impl IdInts {
     fn new(bound: usize) -> IdInts {
-        IdInts { ints: (0..bound).map(|_| GILOnceCell::new()).collect() }
+        IdInts { blocks: (0..bound.div_ceil(ID_BLOCK)).map(|_| std::sync::OnceLock::new()).collect() }
     }
 
     fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        let int = |i: u32| match self.ints.get(i as usize) {
-            Some(cell) => cell.get_or_init(py, || i.into_pyobject(py).unwrap().into_any().unbind()).clone_ref(py),
-            None => i.into_pyobject(py).unwrap().into_any().unbind(),
+        let new = |i: u32| i.into_pyobject(py).unwrap().into_any().unbind();
+        let int = |i: u32| match self.blocks.get(i as usize / ID_BLOCK) {
+            Some(block) => block.get_or_init(|| (0..ID_BLOCK).map(|_| GILOnceCell::new()).collect())
+                [i as usize % ID_BLOCK]
+                .get_or_init(py, || new(i))
+                .clone_ref(py),
+            None => new(i),
         };
         PyList::new(py, ids.iter().map(|&i| int(i).into_bound(py)))
     }
@@ -1328,8 +1352,10 @@ impl Encoder {
 
     /// The encoder `freeze` wrote to `data` and its meta, if `data` is intact and carries
     /// exactly `tag`; None otherwise (the caller then builds from content). `data`: any
-    /// contiguous byte buffer, a memory map of the file included (read in place: a fresh copy
-    /// of tens of megabytes costs more in page faults than building takes).
+    /// read-only contiguous byte buffer, such as a memory map of the file, which the encoder
+    /// then reads its tables from in place and keeps (exported, so it stays open and in place)
+    /// for as long as it lives (`encode/table.rs`; a fresh copy of tens of megabytes costs more
+    /// in page faults than building takes).
     #[staticmethod]
     fn thaw<'py>(
         py: Python<'py>,
@@ -1340,16 +1366,19 @@ impl Encoder {
         if !buf.is_c_contiguous() || !buf.readonly() {
             return Ok(None);
         }
-        // SAFETY: the buffer is read-only, C-contiguous bytes (checked above, and by `get` for
-        // the item type), and `buf` keeps it exported, so it stays in place and unchanged by
-        // Python, until it drops after the last use of `bytes` below.
-        let bytes: &[u8] = unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u8, buf.len_bytes()) };
-        let Some((tok, meta)) = py.allow_threads(|| Tokenizer::thaw(bytes, tag).map(|(t, m)| (t, m.to_vec()))) else {
-            return Ok(None);
+        let backing: std::sync::Arc<dyn Backing> = std::sync::Arc::new(Exported(buf));
+        let kept = std::sync::Arc::clone(&backing);
+        let Some((tok, meta)) = py.allow_threads(|| Tokenizer::thaw(kept, tag)) else {
+            return Ok(None); // `backing` is the last reference: the buffer is released here, with the GIL
         };
-        drop(buf);
         let ints = IdInts::new(tok.id_bound());
         Ok(Some((Encoder { tok, ints }, PyBytes::new(py, &meta))))
+    }
+
+    /// Whether this encoder reads its tables in place from the buffer it was thawed from.
+    #[getter]
+    fn tables_in_place(&self) -> bool {
+        self.tok.encoder().tables_in_place()
     }
 
     /// "byte_bpe", "char_bpe", "wordpiece", "unigram" or "sp_bpe".

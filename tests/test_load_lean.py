@@ -154,3 +154,48 @@ def test_training_imports_no_file_codec() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+#: What a pinned load of a built encoder never needs either: the model module (read on first use
+#: of `title`, `lossless`, `template`), dataclasses and everything they bring, tomllib.
+NOT_IMPORTED_PINNED = (
+    *NOT_IMPORTED,
+    "tokreg.algorithms.bpe",
+    "tokreg.algorithms.template",
+    "tokreg.algorithms.interfaces",
+    "tokreg.encoding.stochastic",
+    "dataclasses",
+    "inspect",
+    "tomllib",
+    "threading",
+    "xxhash",
+)
+
+
+def test_a_pinned_built_encoder_loads_lean_and_in_place(
+    registry: Registry, small_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`tokreg.load(NAME)` pinned in tokreg.lock, its built encoder cached: a fresh process maps
+    the cache file and reads the tables in place, reads the lockfile without tomllib, and
+    imports none of NOT_IMPORTED_PINNED; the same ids, and the model's answers on first use."""
+    from tokreg.encoding import built_cache
+
+    monkeypatch.setattr(built_cache, "MIN_TOKENS", 0)  # a small vocabulary is cached built too
+    monkeypatch.setenv("TOKREG_CACHE", str(tmp_path / "cache"))
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    registry.train("lean", [small_corpus], BpeOptions(vocab_size=300))
+    registry.pin("lean@1")
+    want = registry.load("lean@1")  # fills the content and built caches
+    assert built_cache.path_of(want.hash) is not None and built_cache.path_of(want.hash).is_file()  # type: ignore[union-attr]
+    line = small_corpus.read_text(encoding="utf-8")[:300]
+    code = (
+        "import sys, tokreg; tok = tokreg.load('lean'); ids = tok.encode_ordinary(sys.argv[1]); "
+        f"loaded = [m for m in sys.modules if m.startswith({NOT_IMPORTED_PINNED!r})]; "
+        "print(tok.ref, tok.hash, tok._enc.tables_in_place, tok._content is None, ids, loaded, tok.title, tok.lossless)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, line], capture_output=True, text=True, cwd=project)
+    assert out.returncode == 0, out.stderr
+    expect = f"{want.ref} {want.hash} True True {want.encode_ordinary(line)} [] {want.title} {want.lossless}"
+    assert out.stdout.strip() == expect

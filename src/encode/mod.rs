@@ -20,6 +20,10 @@ mod specials;
 pub mod stochastic;
 mod stochastok;
 mod stream;
+// Views tables in place in a frozen encoder's bytes: the one module of the core besides the
+// binding that needs `unsafe` (each use says why it holds).
+#[allow(unsafe_code)]
+pub mod table;
 mod tokenizer;
 mod trace;
 
@@ -200,6 +204,12 @@ pub trait Encode: Send + Sync {
     /// Writes this encoder's built tables for `frozen::thaw` to read back without building them
     /// (`frozen.rs`); `false` (nothing written) for an encoder that builds fast enough anyway.
     fn freeze(&self, _w: &mut frozen::Writer) -> bool {
+        false
+    }
+
+    /// Whether every table of this encoder is read in place from frozen bytes (`table.rs`)
+    /// rather than owned: true only for one thawed from an aligned mapping.
+    fn tables_in_place(&self) -> bool {
         false
     }
 }

@@ -29,7 +29,7 @@ from ..errors import InputError
 from . import budget, counting_local, counts_file, languages, round_trip
 from .corpus import Corpus
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]  # not a string: typing would compile it at import
 
 
 def sizes_of(options: algorithms.TrainOptions, sizes: Optional[Sequence[int]]) -> list[int]:
