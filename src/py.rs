@@ -1533,31 +1533,39 @@ impl Encoder {
             }
             None => None,
         };
-        let (ids, lengths, ends, bad, text_bytes) = py
+        let pieces = py
             .allow_threads(|| {
-                let cut = documents::cut(&buf, kind, field, limit, skip, &overrides);
+                let frame = documents::Frame { buf: &buf, kind, field, limit, skip, overrides: &overrides };
                 let rule = self.rule(&allowed_special, &disallowed_special)?;
-                let parts = match draw {
-                    Some(d) => self.tok.encode_batch_drawn(&cut.texts, &rule, d, threads)?,
-                    None => self.tok.encode_batch(&cut.texts, &rule, threads)?,
-                };
-                let (ids, lengths) = documents::pack(&parts, &prefix, &suffix, itemsize);
-                let ends: Vec<u8> = cut.ends.iter().flat_map(|&e| (e as i64).to_le_bytes()).collect();
-                let bad: Vec<_> = cut
-                    .bad
-                    .iter()
-                    .map(|b| match b.why {
-                        documents::Why::Over(n) => (b.end, b.line, "over", n),
-                        documents::Why::LineOver => (b.end, b.line, "line_over", 0),
-                        documents::Why::NotUtf8(at) => (b.end, b.line, "not_utf8", at),
-                        documents::Why::Empty => (b.end, b.line, "empty", 0),
-                        documents::Why::Python => (b.end, b.line, "python", 0),
-                    })
-                    .collect();
-                Ok::<_, CoreError>((ids, lengths, ends, bad, cut.text_bytes))
+                documents::encode_frame(&self.tok, &frame, &rule, draw, threads, &prefix, &suffix, itemsize)
             })
             .or_raise(py)?;
-        Ok((PyBytes::new(py, &ids), PyBytes::new(py, &lengths), PyBytes::new(py, &ends), bad, text_bytes))
+        // The pieces joined: the one copy of the ids, into the bytes object Python gets.
+        let joined = |part: fn(&documents::Packed) -> &[u8]| -> PyResult<Bound<'py, PyBytes>> {
+            let size = pieces.iter().map(|p| part(p).len()).sum();
+            PyBytes::new_with(py, size, |out| {
+                let mut at = 0;
+                for p in &pieces {
+                    let b = part(p);
+                    out[at..at + b.len()].copy_from_slice(b);
+                    at += b.len();
+                }
+                Ok(())
+            })
+        };
+        let bad = pieces
+            .iter()
+            .flat_map(|p| &p.bad)
+            .map(|b| match b.why {
+                documents::Why::Over(n) => (b.end, b.line, "over", n),
+                documents::Why::LineOver => (b.end, b.line, "line_over", 0),
+                documents::Why::NotUtf8(at) => (b.end, b.line, "not_utf8", at),
+                documents::Why::Empty => (b.end, b.line, "empty", 0),
+                documents::Why::Python => (b.end, b.line, "python", 0),
+            })
+            .collect();
+        let text_bytes = pieces.iter().map(|p| p.text_bytes).sum();
+        Ok((joined(|p| &p.ids)?, joined(|p| &p.lengths)?, joined(|p| &p.ends)?, bad, text_bytes))
     }
 
     /// `encode_batch` drawn by a stochastic method (`encode::stochastic`): `method` is

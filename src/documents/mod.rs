@@ -17,7 +17,10 @@
 //! may hand its text back through `overrides`. Units ending at or before `skip` are dropped
 //! (they are in a resumed run's complete shards).
 
+mod frame;
 pub mod json;
+
+pub use frame::{encode_frame, Frame, Packed};
 
 use std::borrow::Cow;
 
@@ -72,6 +75,8 @@ pub struct Cut<'a> {
     pub bad: Vec<Bad>,
     /// bytes of document text
     pub text_bytes: usize,
+    /// lines in the buffer (the last one counted whether or not it ends in a line break)
+    pub lines: usize,
 }
 
 impl<'a> Cut<'a> {
@@ -81,12 +86,16 @@ impl<'a> Cut<'a> {
         }
     }
 
-    fn doc(&mut self, skip: i64, end: usize, line: usize, raw: &'a [u8], limit: usize) {
+    /// A document `raw`, with its text when the caller knows it is valid UTF-8.
+    fn doc(&mut self, skip: i64, end: usize, line: usize, raw: &'a [u8], text: Option<&'a str>, limit: usize) {
         if end as i64 <= skip {
             return;
         }
         if raw.len() > limit {
             return self.bad(skip, end, line, Why::Over(raw.len()));
+        }
+        if let Some(t) = text {
+            return self.text(end, Cow::Borrowed(t));
         }
         match std::str::from_utf8(raw) {
             Ok(t) => self.text(end, Cow::Borrowed(t)),
@@ -107,7 +116,8 @@ fn blank(line: &[u8]) -> bool {
 }
 
 /// Cuts `buf` (see the module docstring). `overrides`: (line index, text) of records whose text
-/// Python's parser gave, taken as they are.
+/// Python's parser gave, taken as they are; their line indexes count from `line0` (the line
+/// index `buf` starts at in the frame it was taken from: frame.rs cuts a frame in pieces).
 pub fn cut<'a>(
     buf: &'a [u8],
     kind: Kind,
@@ -115,23 +125,28 @@ pub fn cut<'a>(
     limit: usize,
     skip: i64,
     overrides: &'a [(usize, String)],
+    line0: usize,
 ) -> Cut<'a> {
     let mut out = Cut::default();
+    // Valid UTF-8 throughout (the usual case): each line's text is a slice of it, not validated
+    // again line by line.
+    let text = if kind == Kind::Record { None } else { std::str::from_utf8(buf).ok() };
     let mut para: Option<(usize, usize, bool)> = None; // (start, first line, holds a line over)
     let mut start = 0;
     let mut line = 0;
     while start < buf.len() {
-        let (stop, end) = match memchr(b'\n', &buf[start..]) {
+        let (stop, end) = match memchr::memchr(b'\n', &buf[start..]) {
             Some(k) => (start + k, start + k + 1),
             None => (buf.len(), buf.len()),
         };
         let raw = &buf[start..stop];
         match kind {
             Kind::Line if raw.is_empty() => {}
-            Kind::Line => out.doc(skip, end, line, raw, limit),
+            Kind::Line => out.doc(skip, end, line, raw, text.map(|t| &t[start..stop]), limit),
             Kind::Paragraph if raw.is_empty() => {
                 if let Some((from, first, over)) = para.take() {
-                    paragraph(&mut out, skip, end, first, over, &buf[from..start - 1], limit);
+                    let t = text.map(|t| &t[from..start - 1]);
+                    paragraph(&mut out, skip, end, first, over, &buf[from..start - 1], t, limit);
                 }
             }
             Kind::Paragraph => {
@@ -141,7 +156,7 @@ pub fn cut<'a>(
             Kind::Record if blank(raw) => {}
             Kind::Record if raw.len() > limit => out.bad(skip, end, line, Why::Over(raw.len())),
             Kind::Record if end as i64 <= skip => {}
-            Kind::Record => match overrides.iter().find(|(l, _)| *l == line) {
+            Kind::Record => match overrides.iter().find(|(l, _)| *l == line0 + line) {
                 Some((_, text)) if text.is_empty() => out.bad(skip, end, line, Why::Empty),
                 Some((_, text)) => out.text(end, Cow::Borrowed(text)),
                 None => match json::field_text(raw, field) {
@@ -156,16 +171,28 @@ pub fn cut<'a>(
     }
     if let Some((from, first, over)) = para {
         let upto = if buf.ends_with(b"\n") { buf.len() - 1 } else { buf.len() };
-        paragraph(&mut out, skip, buf.len(), first, over, &buf[from..upto], limit);
+        let t = text.map(|t| &t[from..upto]);
+        paragraph(&mut out, skip, buf.len(), first, over, &buf[from..upto], t, limit);
     }
+    out.lines = line;
     out
 }
 
-fn paragraph<'a>(out: &mut Cut<'a>, skip: i64, end: usize, first: usize, over: bool, raw: &'a [u8], limit: usize) {
+#[allow(clippy::too_many_arguments)]
+fn paragraph<'a>(
+    out: &mut Cut<'a>,
+    skip: i64,
+    end: usize,
+    first: usize,
+    over: bool,
+    raw: &'a [u8],
+    text: Option<&'a str>,
+    limit: usize,
+) {
     if over {
         out.bad(skip, end, first, Why::LineOver);
     } else {
-        out.doc(skip, end, first, raw, limit);
+        out.doc(skip, end, first, raw, text, limit);
     }
 }
 
@@ -195,14 +222,21 @@ pub fn pack(parts: &[crate::encode::Flat], prefix: &[u32], suffix: &[u32], items
     (out, lengths)
 }
 
-/// Where `b` first occurs in `s` (a plain loop the compiler vectorizes well enough here).
-fn memchr(b: u8, s: &[u8]) -> Option<usize> {
-    s.iter().position(|&c| c == b)
-}
-
-/// How many times `b` occurs in `s`.
+/// How many times `b` occurs in `s`: counted in blocks of bytes the compiler turns into SIMD
+/// compares and adds (a plain `filter().count()` ran at a quarter of the speed).
 pub fn count_byte(s: &[u8], b: u8) -> usize {
-    s.iter().filter(|&&c| c == b).count()
+    let mut blocks = s.chunks_exact(255 * 32);
+    let mut n = 0;
+    for block in blocks.by_ref() {
+        let mut sums = [0u8; 32]; // at most 255 matches per lane per block
+        for chunk in block.chunks_exact(32) {
+            for (sum, &c) in sums.iter_mut().zip(chunk) {
+                *sum += u8::from(c == b);
+            }
+        }
+        n += sums.iter().map(|&x| x as usize).sum::<usize>();
+    }
+    n + blocks.remainder().iter().filter(|&&c| c == b).count()
 }
 
 #[cfg(test)]
@@ -210,7 +244,7 @@ mod tests {
     use super::*;
 
     fn docs(buf: &str, kind: Kind, limit: usize, skip: i64) -> (Vec<(String, usize)>, Vec<Bad>) {
-        let c = cut(buf.as_bytes(), kind, "text", limit, skip, &[]);
+        let c = cut(buf.as_bytes(), kind, "text", limit, skip, &[], 0);
         (c.texts.iter().map(|t| t.to_string()).zip(c.ends).collect(), c.bad)
     }
 
@@ -230,7 +264,7 @@ mod tests {
         assert_eq!(d, texts(&[("x\ny", 17), ("z", 58)]));
         assert_eq!(bad.iter().map(|b| (b.line, b.why)).collect::<Vec<_>>(), [(2, Why::Empty), (3, Why::Python)]);
         let over = [(3, "one".to_string())];
-        let c = cut(jl.as_bytes(), Kind::Record, "text", 99, -1, &over);
+        let c = cut(jl.as_bytes(), Kind::Record, "text", 99, -1, &over, 0);
         assert_eq!(c.texts, ["x\ny", "one", "z"]);
     }
 
@@ -239,9 +273,11 @@ mod tests {
         let (d, bad) = docs("ab\n\nabcd\nx\n\nab\nde", Kind::Paragraph, 3, -1);
         assert_eq!(d, texts(&[("ab", 4)]));
         assert_eq!(bad, [Bad { end: 12, line: 2, why: Why::LineOver }, Bad { end: 17, line: 5, why: Why::Over(5) }]);
-        let c = cut(b"ok\nno\xff\n", Kind::Line, "", 9, -1, &[]);
+        let c = cut(b"ok\nno\xff\n", Kind::Line, "", 9, -1, &[], 0);
         assert_eq!(c.bad, [Bad { end: 7, line: 1, why: Why::NotUtf8(2) }]);
         assert_eq!(count_byte(b"a\nb\n", b'\n'), 2);
+        let long: Vec<u8> = (0..100_000u32).map(|i| if i % 3 == 0 { b'\n' } else { b'x' }).collect();
+        assert_eq!(count_byte(&long, b'\n'), 33_334);
     }
 
     #[test]

@@ -137,7 +137,7 @@ class _Shards:
         self.open = None
         entry = {
             "name": sh.stem,
-            "files": {f: manifest.file_digest(os.path.join(self.folder, f)) for f in files},
+            "files": files,
             "tokens": sh.tokens,
             "documents": len(sh.lengths),
             "skipped": self.bad_count,
