@@ -1537,22 +1537,21 @@ impl Encoder {
             .allow_threads(|| {
                 let frame = documents::Frame { buf: &buf, kind, field, limit, skip, overrides: &overrides };
                 let rule = self.rule(&allowed_special, &disallowed_special)?;
-                documents::encode_frame(&self.tok, &frame, &rule, draw, threads, &prefix, &suffix, itemsize)
+                documents::encode_frame(&self.tok, &frame, &rule, draw, threads)
             })
             .or_raise(py)?;
-        // The pieces joined: the one copy of the ids, into the bytes object Python gets.
-        let joined = |part: fn(&documents::Packed) -> &[u8]| -> PyResult<Bound<'py, PyBytes>> {
-            let size = pieces.iter().map(|p| part(p).len()).sum();
-            PyBytes::new_with(py, size, |out| {
-                let mut at = 0;
-                for p in &pieces {
-                    let b = part(p);
-                    out[at..at + b.len()].copy_from_slice(b);
-                    at += b.len();
-                }
-                Ok(())
+        // The ids packed by the pieces' tasks straight into the bytes object Python gets (the
+        // GIL released meanwhile: nothing else sees that object yet).
+        let (size, lengths_size) = documents::packed_pieces_size(&pieces, prefix.len() + suffix.len(), itemsize);
+        let mut lengths = vec![0u8; lengths_size];
+        let ids = PyBytes::new_with(py, size, |out| {
+            py.allow_threads(|| {
+                let packing = (&prefix[..], &suffix[..], itemsize);
+                documents::pack_pieces(&pieces, packing, threads, out, &mut lengths)
             })
-        };
+            .or_raise(py)
+        })?;
+        let ends: Vec<u8> = pieces.iter().flat_map(|p| &p.ends).flat_map(|&e| (e as i64).to_le_bytes()).collect();
         let bad = pieces
             .iter()
             .flat_map(|p| &p.bad)
@@ -1565,7 +1564,7 @@ impl Encoder {
             })
             .collect();
         let text_bytes = pieces.iter().map(|p| p.text_bytes).sum();
-        Ok((joined(|p| &p.ids)?, joined(|p| &p.lengths)?, joined(|p| &p.ends)?, bad, text_bytes))
+        Ok((ids, PyBytes::new(py, &lengths), PyBytes::new(py, &ends), bad, text_bytes))
     }
 
     /// `encode_batch` drawn by a stochastic method (`encode::stochastic`): `method` is
