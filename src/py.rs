@@ -1576,31 +1576,38 @@ impl Encoder {
             }
             None => None,
         };
-        let (ids, lengths, ends, bad, text_bytes) = py
+        let pieces = py
             .allow_threads(|| {
-                let cut = documents::cut(&buf, kind, field, limit, skip, &overrides);
+                let frame = documents::Frame { buf: &buf, kind, field, limit, skip, overrides: &overrides };
                 let rule = self.rule(&allowed_special, &disallowed_special)?;
-                let parts = match draw {
-                    Some(d) => self.tok.encode_batch_drawn(&cut.texts, &rule, d, threads)?,
-                    None => self.tok.encode_batch(&cut.texts, &rule, threads)?,
-                };
-                let (ids, lengths) = documents::pack(&parts, &prefix, &suffix, itemsize);
-                let ends: Vec<u8> = cut.ends.iter().flat_map(|&e| (e as i64).to_le_bytes()).collect();
-                let bad: Vec<_> = cut
-                    .bad
-                    .iter()
-                    .map(|b| match b.why {
-                        documents::Why::Over(n) => (b.end, b.line, "over", n),
-                        documents::Why::LineOver => (b.end, b.line, "line_over", 0),
-                        documents::Why::NotUtf8(at) => (b.end, b.line, "not_utf8", at),
-                        documents::Why::Empty => (b.end, b.line, "empty", 0),
-                        documents::Why::Python => (b.end, b.line, "python", 0),
-                    })
-                    .collect();
-                Ok::<_, CoreError>((ids, lengths, ends, bad, cut.text_bytes))
+                documents::encode_frame(&self.tok, &frame, &rule, draw, threads)
             })
             .or_raise(py)?;
-        Ok((PyBytes::new(py, &ids), PyBytes::new(py, &lengths), PyBytes::new(py, &ends), bad, text_bytes))
+        // The ids packed by the pieces' tasks straight into the bytes object Python gets (the
+        // GIL released meanwhile: nothing else sees that object yet).
+        let (size, lengths_size) = documents::packed_pieces_size(&pieces, prefix.len() + suffix.len(), itemsize);
+        let mut lengths = vec![0u8; lengths_size];
+        let ids = PyBytes::new_with(py, size, |out| {
+            py.allow_threads(|| {
+                let packing = (&prefix[..], &suffix[..], itemsize);
+                documents::pack_pieces(&pieces, packing, threads, out, &mut lengths)
+            })
+            .or_raise(py)
+        })?;
+        let ends: Vec<u8> = pieces.iter().flat_map(|p| &p.ends).flat_map(|&e| (e as i64).to_le_bytes()).collect();
+        let bad = pieces
+            .iter()
+            .flat_map(|p| &p.bad)
+            .map(|b| match b.why {
+                documents::Why::Over(n) => (b.end, b.line, "over", n),
+                documents::Why::LineOver => (b.end, b.line, "line_over", 0),
+                documents::Why::NotUtf8(at) => (b.end, b.line, "not_utf8", at),
+                documents::Why::Empty => (b.end, b.line, "empty", 0),
+                documents::Why::Python => (b.end, b.line, "python", 0),
+            })
+            .collect();
+        let text_bytes = pieces.iter().map(|p| p.text_bytes).sum();
+        Ok((ids, PyBytes::new(py, &lengths), PyBytes::new(py, &ends), bad, text_bytes))
     }
 
     /// `encode_batch` drawn by a stochastic method (`encode::stochastic`): `method` is
