@@ -138,13 +138,20 @@ def test_ctrl_c_around_tag_and_rm_says_what_happened(tmp_path: Path, small_corpu
 def test_ctrl_c_during_start_up_is_one_line(tmp_path: Path, small_corpus: Path) -> None:
     """Real processes, signalled from outside while Python imports tokreg, SQLAlchemy and the core."""
     env = {**os.environ, "TOKREG_DB": str(tmp_path / "r.db")}
+    argv = [sys.executable, "-m", "tokreg", "train", "a", str(small_corpus), "--vocab-size", "300", "-q"]
     t0 = time.monotonic()
     subprocess.run([sys.executable, "-c", "pass"], check=True)
     python = time.monotonic() - t0  # the interpreter's own start-up, before any tokreg code runs
+    t0 = time.monotonic()
+    subprocess.run(
+        argv, env={**env, "TOKREG_DB": str(tmp_path / "timed.db")}, cwd=ROOT, check=True, capture_output=True
+    )
+    whole = time.monotonic() - t0  # a whole run: the signals below land inside it, wherever it is fast or slow
     caught = 0
-    for delay in (python + 0.05, python + 0.15, python + 0.3, python + 0.5):
+    for share in (0.1, 0.25, 0.4, 0.55, 0.7):
+        delay = python + (whole - python) * share
         p = subprocess.Popen(
-            [sys.executable, "-m", "tokreg", "train", "a", str(small_corpus), "--vocab-size", "300", "-q"],
+            argv,
             env=env,
             cwd=ROOT,
             stdout=subprocess.PIPE,
