@@ -621,7 +621,7 @@ mod tests {
         let mut c = PieceCache::new();
         let (at, p) = colliding(8, 10);
         let hit = |c: &mut PieceCache, p: &[u8]| matches!(c.word(p, &mut vec![]), Word::Ids);
-        let mut put = |c: &mut PieceCache, k: usize| {
+        let put = |c: &mut PieceCache, k: usize| {
             let Word::Miss(slot) = c.word(&p[k], &mut vec![]) else { panic!("piece {k} already there") };
             assert_eq!(slot, at);
             c.set_word(slot, &p[k], &[k as u32]);
@@ -643,9 +643,9 @@ mod tests {
         put(&mut c, 7);
         assert_eq!((0..8).filter(|&k| hit(&mut c, &p[k])).count(), 4);
         // Every hit returned the piece's own id.
-        for k in 0..8 {
+        for (k, piece) in p.iter().enumerate() {
             let mut out = vec![];
-            if let Word::Ids = c.word(&p[k], &mut out) {
+            if let Word::Ids = c.word(piece, &mut out) {
                 assert_eq!(out, [k as u32]);
             }
         }
