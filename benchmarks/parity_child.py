@@ -1,7 +1,7 @@
 """One training run of `benchmarks.frontier_parity` in its own process, for a clean time and
 peak-memory figure: `python -m benchmarks.parity_child SPEC DB`, SPEC a JSON object with "algo"
 (`bpe` or `parity-bpe`), "vocab", "train" (code -> file), "dev" (code -> file; parity with a
-parallel set only), "global_merges", and "eval" (code -> file: the parallel texts measured).
+parallel set only), "global_merges", "window", "window_alpha", and "eval" (code -> file: the parallel texts measured).
 Prints the run's wall and CPU times, peak memory, and the tokens and bytes of each eval text."""
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ def main() -> None:
             lang=tuple(f"{c}={p}" for c, p in train.items()),
             parallel=tuple(f"{c}={p}" for c, p in spec.get("dev", {}).items()),
             global_merges=spec.get("global_merges", 0),
+            window=spec.get("window", 0),
+            window_alpha=spec.get("window_alpha", 2),
         )
     wall, cpu = time.perf_counter(), time.process_time()
     v = reg.train("bench", inputs, opts)

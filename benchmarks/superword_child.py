@@ -1,8 +1,9 @@
 """One training run of `benchmarks.frontier_superword` in its own process, for a clean time and
 peak-memory figure: `python -m benchmarks.superword_child ALGO CORPUS VOCAB T K HELD_OUT DB`,
 ALGO `bpe` (plain byte-level, cl100k) or `superbpe` (T: transition point, 0 for the default;
-K: max words). Prints the run's times (wall, and CPU of every thread of the process), peak memory
-and the tokens of the held-out text."""
+K: max words). Prints the run's times (wall, CPU of every thread of the process, and CPU of the
+calling thread, which runs the serial parts: the merge loops and Python), peak memory and the
+tokens of the held-out text."""
 
 from __future__ import annotations
 
@@ -28,9 +29,10 @@ def main() -> None:
         if algo == "bpe"
         else tokreg.SuperwordOptions(vocab_size=int(vocab), pattern="cl100k", transition=int(t), max_words=int(k))
     )
-    start, cpu = time.perf_counter(), time.process_time()
+    start, cpu, own = time.perf_counter(), time.process_time(), time.thread_time()
     v = reg.train("bench", [corpus], opts)
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
+    serial_cpu_seconds = time.thread_time() - own  # the calling thread: the merge loops, Python
     run = reg.show(v.ref).training_run
     assert run is not None
     text = Path(held_out).read_text(encoding="utf-8")
@@ -42,6 +44,7 @@ def main() -> None:
     report(
         seconds=seconds,
         cpu_seconds=cpu_seconds,
+        serial_cpu_seconds=serial_cpu_seconds,
         train_only=run["count_seconds"] + run["train_seconds"],
         vocab=v.vocab_size,
         transition=v.config.get("transition"),

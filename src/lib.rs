@@ -10,7 +10,9 @@
 //! trained ones, a `corpus::train_counts` function in its module that turns the words counted by
 //! the shared counter (`count::Counts`) into its plain result.
 
-// Only the binding (py.rs) may use `unsafe`: it pauses Python's garbage collector.
+// Only the binding (py.rs) may use `unsafe` (it pauses Python's garbage collector), and
+// encode/table.rs, which reads a frozen encoder's tables in place (the layouts it may view are
+// marked `Plain`, each with the reason it holds).
 #![deny(unsafe_code)]
 
 pub mod bpe;

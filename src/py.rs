@@ -18,6 +18,7 @@ use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyType};
 
 use crate::content;
+use crate::encode::table::Backing;
 use crate::encode::{Draw, Flat, Method, Rule, StreamDecoder, Tokenizer};
 use crate::error::CoreError;
 use crate::pretok::{canonical, Splitter, PATTERNS};
@@ -110,19 +111,38 @@ impl<T> OrRaise<T> for Result<T, CoreError> {
     }
 }
 
+/// A Python buffer a thawed encoder reads its tables from (`Encoder.thaw`).
+struct Exported(pyo3::buffer::PyBuffer<u8>);
+
+// SAFETY: `Encoder.thaw` wraps only read-only, C-contiguous byte buffers (it checks both). While
+// the buffer is exported (until this value drops), its exporter may not free, move or resize
+// it (an `mmap` refuses to close, a `bytes` is immutable), and Python code cannot write to a
+// read-only buffer. A memory map can still change if another process writes its file in place:
+// the cache never does (tokreg/encoding/built_cache.py states the rule).
+unsafe impl Backing for Exported {
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: as above: `len_bytes` readable bytes at `buf_ptr`, in place while exported.
+        unsafe { std::slice::from_raw_parts(self.0.buf_ptr() as *const u8, self.0.len_bytes()) }
+    }
+}
+
 /// Python ints for the token ids of one encoder, each made the first time an encode returns
 /// it: turning a result into a list then costs a reference-count increment per id instead of
 /// allocating an int object (CPython caches only -5..=256). Seen from Python that is about half
-/// the time of encoding English text, so it is worth its memory (8 bytes per id, plus 32 per id
-/// seen: at most 8 MB for o200k). Made lazily, so that a fresh encoder's first call pays for the
-/// ids it returns rather than for the whole vocabulary.
+/// the time of encoding English text, so it is worth its memory (16 bytes per id, plus 32 per
+/// id seen: at most 10 MB for o200k). Made lazily, a block of `ID_BLOCK` ids at a time, so that
+/// a fresh encoder's first call pays for the ids it returns rather than for the whole
+/// vocabulary (o200k's 3 MB of cells up front were 800 page faults, a third of a cached load).
 struct IdInts {
-    ints: Vec<GILOnceCell<PyObject>>,
+    blocks: Vec<std::sync::OnceLock<Box<[GILOnceCell<PyObject>]>>>,
 }
+
+/// Ids per block of `IdInts` (16 KB of cells).
+const ID_BLOCK: usize = 1024;
 
 impl IdInts {
     fn new(bound: usize) -> IdInts {
-        IdInts { ints: (0..bound).map(|_| GILOnceCell::new()).collect() }
+        IdInts { blocks: (0..bound.div_ceil(ID_BLOCK)).map(|_| std::sync::OnceLock::new()).collect() }
     }
 
     /// A new list of the ids' ints. Made with `PyList_New` and filled slot by slot: PyO3's
@@ -130,6 +150,14 @@ impl IdInts {
     /// the id itself (a list of 16k ids from a stream of prose: 18 ns an id, a quarter of the
     /// time of `encode` seen from Python).
     fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+        let new = |i: u32| i.into_pyobject(py).unwrap().into_any().unbind();
+        let int = |i: u32| match self.blocks.get(i as usize / ID_BLOCK) {
+            Some(block) => block.get_or_init(|| (0..ID_BLOCK).map(|_| GILOnceCell::new()).collect())
+                [i as usize % ID_BLOCK]
+                .get_or_init(py, || new(i))
+                .clone_ref(py),
+            None => new(i),
+        };
         let len = pyo3::ffi::Py_ssize_t::try_from(ids.len()).expect("a list shorter than isize::MAX");
         // SAFETY: the GIL is held (`py`). `PyList_New(len)` returns a new list of `len` empty
         // slots, or NULL with an exception set (which `from_owned_ptr_or_err` turns into an
@@ -138,13 +166,7 @@ impl IdInts {
         unsafe {
             let list = Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(len))?;
             for (k, &i) in ids.iter().enumerate() {
-                let int = match self.ints.get(i as usize) {
-                    Some(cell) => {
-                        cell.get_or_init(py, || i.into_pyobject(py).unwrap().into_any().unbind()).clone_ref(py)
-                    }
-                    None => i.into_pyobject(py).unwrap().into_any().unbind(),
-                };
-                pyo3::ffi::PyList_SET_ITEM(list.as_ptr(), k as pyo3::ffi::Py_ssize_t, int.into_ptr());
+                pyo3::ffi::PyList_SET_ITEM(list.as_ptr(), k as pyo3::ffi::Py_ssize_t, int(i).into_ptr());
             }
             Ok(list.downcast_into_unchecked())
         }
@@ -794,7 +816,7 @@ type ParityRecord = (Vec<Option<u32>>, Vec<u64>, Vec<u64>, Vec<u64>, Vec<(Vec<u6
 /// parallel set, one counted development text per language in the same order.
 #[pyfunction]
 #[pyo3(signature = (train, dev, max_tokens, min_frequency=0, max_token_bytes=0, snapshots=vec![],
-    global_merges=0, progress=None))]
+    global_merges=0, window=0, alpha=2, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn train_parity<'py>(
     py: Python<'py>,
@@ -805,9 +827,11 @@ fn train_parity<'py>(
     max_token_bytes: usize,
     snapshots: Vec<usize>,
     global_merges: usize,
+    window: usize,
+    alpha: usize,
     progress: Option<PyObject>,
 ) -> PyResult<(BpeTrained, ParityRecord)> {
-    let cfg = bpe::ParityConfig { max_tokens, min_frequency, max_token_bytes, snapshots, global_merges };
+    let cfg = bpe::ParityConfig { max_tokens, min_frequency, max_token_bytes, snapshots, global_merges, window, alpha };
     let mut prog = Progress::new(progress);
     let train: Vec<&count::Counts> = train.iter().map(|c| &c.inner).collect();
     let dev: Vec<&count::Counts> = dev.iter().map(|c| &c.inner).collect();
@@ -852,12 +876,13 @@ fn train_superword<'py>(
 }
 
 /// (tokens, in the vocabulary, counts, merges (left, right, result, count), removals (after
-/// rank, token, IoS, count), seconds) of a PickyBPE run.
-type PickyTrained = (Vec<Vec<u8>>, Vec<bool>, Vec<u64>, Vec<PyBpeMerge>, Vec<(usize, u32, f64, u64)>, f64);
+/// rank, token, IoS, count, residue ratio), seconds) of a PickyBPE run.
+type PickyTrained = (Vec<Vec<u8>>, Vec<bool>, Vec<u64>, Vec<PyBpeMerge>, Vec<(usize, u32, Option<f64>, u64, f64)>, f64);
 
 /// PickyBPE (Chizhov et al., arXiv 2409.04599) on counted byte-level pieces (`bpe::train_picky`).
 #[pyfunction]
-#[pyo3(signature = (counts, max_tokens, threshold, min_frequency=0, max_token_bytes=0, progress=None))]
+#[pyo3(signature = (counts, max_tokens, threshold, min_frequency=0, max_token_bytes=0, residue_below=0.0, residue_min_seen=0, residue_cost=1.0, progress=None))]
+#[allow(clippy::too_many_arguments)]
 fn train_picky<'py>(
     py: Python<'py>,
     counts: PyRef<'py, Counts>,
@@ -865,9 +890,20 @@ fn train_picky<'py>(
     threshold: f64,
     min_frequency: u64,
     max_token_bytes: usize,
+    residue_below: f64,
+    residue_min_seen: u64,
+    residue_cost: f64,
     progress: Option<PyObject>,
 ) -> PyResult<PickyTrained> {
-    let cfg = bpe::PickyConfig { target_tokens: max_tokens, threshold, min_frequency, max_token_bytes };
+    let cfg = bpe::PickyConfig {
+        target_tokens: max_tokens,
+        threshold,
+        min_frequency,
+        max_token_bytes,
+        residue_below,
+        residue_min_seen,
+        residue_cost,
+    };
     let mut prog = Progress::new(progress);
     let counts = &counts.inner;
     let out = py
@@ -882,7 +918,7 @@ fn train_picky<'py>(
         out.present,
         out.token_counts,
         out.merges.iter().map(|m| (m.left, m.right, m.result, m.count)).collect(),
-        out.removals.iter().map(|r| (r.after, r.token, r.ios, r.count)).collect(),
+        out.removals.iter().map(|r| (r.after, r.token, r.ios, r.count, r.ratio)).collect(),
         out.merge_seconds,
     ))
 }
@@ -1331,8 +1367,10 @@ impl Encoder {
 
     /// The encoder `freeze` wrote to `data` and its meta, if `data` is intact and carries
     /// exactly `tag`; None otherwise (the caller then builds from content). `data`: any
-    /// contiguous byte buffer, a memory map of the file included (read in place: a fresh copy
-    /// of tens of megabytes costs more in page faults than building takes).
+    /// read-only contiguous byte buffer, such as a memory map of the file, which the encoder
+    /// then reads its tables from in place and keeps (exported, so it stays open and in place)
+    /// for as long as it lives (`encode/table.rs`; a fresh copy of tens of megabytes costs more
+    /// in page faults than building takes).
     #[staticmethod]
     fn thaw<'py>(
         py: Python<'py>,
@@ -1343,16 +1381,19 @@ impl Encoder {
         if !buf.is_c_contiguous() || !buf.readonly() {
             return Ok(None);
         }
-        // SAFETY: the buffer is read-only, C-contiguous bytes (checked above, and by `get` for
-        // the item type), and `buf` keeps it exported, so it stays in place and unchanged by
-        // Python, until it drops after the last use of `bytes` below.
-        let bytes: &[u8] = unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u8, buf.len_bytes()) };
-        let Some((tok, meta)) = py.allow_threads(|| Tokenizer::thaw(bytes, tag).map(|(t, m)| (t, m.to_vec()))) else {
-            return Ok(None);
+        let backing: std::sync::Arc<dyn Backing> = std::sync::Arc::new(Exported(buf));
+        let kept = std::sync::Arc::clone(&backing);
+        let Some((tok, meta)) = py.allow_threads(|| Tokenizer::thaw(kept, tag)) else {
+            return Ok(None); // `backing` is the last reference: the buffer is released here, with the GIL
         };
-        drop(buf);
         let ints = IdInts::new(tok.id_bound());
         Ok(Some((Encoder { tok, ints }, PyBytes::new(py, &meta))))
+    }
+
+    /// Whether this encoder reads its tables in place from the buffer it was thawed from.
+    #[getter]
+    fn tables_in_place(&self) -> bool {
+        self.tok.encoder().tables_in_place()
     }
 
     /// "byte_bpe", "char_bpe", "wordpiece", "unigram" or "sp_bpe".
@@ -1550,31 +1591,38 @@ impl Encoder {
             }
             None => None,
         };
-        let (ids, lengths, ends, bad, text_bytes) = py
+        let pieces = py
             .allow_threads(|| {
-                let cut = documents::cut(&buf, kind, field, limit, skip, &overrides);
+                let frame = documents::Frame { buf: &buf, kind, field, limit, skip, overrides: &overrides };
                 let rule = self.rule(&allowed_special, &disallowed_special)?;
-                let parts = match draw {
-                    Some(d) => self.tok.encode_batch_drawn(&cut.texts, &rule, d, threads)?,
-                    None => self.tok.encode_batch(&cut.texts, &rule, threads)?,
-                };
-                let (ids, lengths) = documents::pack(&parts, &prefix, &suffix, itemsize);
-                let ends: Vec<u8> = cut.ends.iter().flat_map(|&e| (e as i64).to_le_bytes()).collect();
-                let bad: Vec<_> = cut
-                    .bad
-                    .iter()
-                    .map(|b| match b.why {
-                        documents::Why::Over(n) => (b.end, b.line, "over", n),
-                        documents::Why::LineOver => (b.end, b.line, "line_over", 0),
-                        documents::Why::NotUtf8(at) => (b.end, b.line, "not_utf8", at),
-                        documents::Why::Empty => (b.end, b.line, "empty", 0),
-                        documents::Why::Python => (b.end, b.line, "python", 0),
-                    })
-                    .collect();
-                Ok::<_, CoreError>((ids, lengths, ends, bad, cut.text_bytes))
+                documents::encode_frame(&self.tok, &frame, &rule, draw, threads)
             })
             .or_raise(py)?;
-        Ok((PyBytes::new(py, &ids), PyBytes::new(py, &lengths), PyBytes::new(py, &ends), bad, text_bytes))
+        // The ids packed by the pieces' tasks straight into the bytes object Python gets (the
+        // GIL released meanwhile: nothing else sees that object yet).
+        let (size, lengths_size) = documents::packed_pieces_size(&pieces, prefix.len() + suffix.len(), itemsize);
+        let mut lengths = vec![0u8; lengths_size];
+        let ids = PyBytes::new_with(py, size, |out| {
+            py.allow_threads(|| {
+                let packing = (&prefix[..], &suffix[..], itemsize);
+                documents::pack_pieces(&pieces, packing, threads, out, &mut lengths)
+            })
+            .or_raise(py)
+        })?;
+        let ends: Vec<u8> = pieces.iter().flat_map(|p| &p.ends).flat_map(|&e| (e as i64).to_le_bytes()).collect();
+        let bad = pieces
+            .iter()
+            .flat_map(|p| &p.bad)
+            .map(|b| match b.why {
+                documents::Why::Over(n) => (b.end, b.line, "over", n),
+                documents::Why::LineOver => (b.end, b.line, "line_over", 0),
+                documents::Why::NotUtf8(at) => (b.end, b.line, "not_utf8", at),
+                documents::Why::Empty => (b.end, b.line, "empty", 0),
+                documents::Why::Python => (b.end, b.line, "python", 0),
+            })
+            .collect();
+        let text_bytes = pieces.iter().map(|p| p.text_bytes).sum();
+        Ok((ids, PyBytes::new(py, &lengths), PyBytes::new(py, &ends), bad, text_bytes))
     }
 
     /// `encode_batch` drawn by a stochastic method (`encode::stochastic`): `method` is

@@ -457,3 +457,43 @@ def test_json_lines_records_read_as_pythons_json_reads_them(tok: Any, tmp_path: 
             continue
     assert [got.document(k).tolist() for k in range(len(got))] == want and len(want) == 6
     assert ds.manifest["totals"]["skipped"] == 4
+
+
+def test_strings_with_escapes_anywhere_read_as_pythons_json_reads_them(tok: Any, tmp_path: Path) -> None:
+    """The scanner reads a string eight bytes at a time: escapes, multi-byte characters, raw
+    control characters and bytes that are not UTF-8 at every offset of a word, checked against
+    json.loads (seeded random records)."""
+    import random
+
+    rng = random.Random(27)
+    good = [b"a", b"abcdefghij", "é ü".encode(), "😀".encode(), b"\\n", b"\\t", b'\\"', b"\\\\", b"\\/",
+            b"\\u00e9", b"\\ud83d\\ude00", b"\x7f"]  # fmt: skip
+    bad = [b"\\ud800", b"\\udc00x", b"\t", b"\x01", b"\xff", b"\xc3", b"\\x", b"\\u12", b"\\"]
+    lines = []
+    for _ in range(400):
+        body = b"".join(rng.choice(bad if rng.random() < 0.04 else good) for _ in range(rng.randint(0, 12)))
+        lines.append(b'{"id": %d, "text": "%s"}' % (rng.randint(0, 9), body))
+    src = tmp_path / "r.jsonl"
+    src.write_bytes(b"\n".join(lines))
+    tokenize(tok, [src], tmp_path / "ds", TokenizeOptions(on_bad_record="skip", format="bin"), threads=2)
+    got = tokreg.open_dataset(tmp_path / "ds", tokenizer=tok)
+    want = []
+    for line in lines:
+        try:
+            t = json.loads(line)["text"]
+            if t and t.encode():
+                want.append(tok.encode_ordinary(t))
+        except (ValueError, UnicodeEncodeError):
+            continue
+    assert 100 < len(want) < 350
+    assert [got.document(k).tolist() for k in range(len(got))] == want
+
+
+@pytest.mark.parametrize("fmt", ["megatron", "bin", "npy"])
+def test_the_digests_kept_while_writing_are_the_files_on_disk(tok: Any, corpus: Path, tmp_path: Path, fmt: str) -> None:
+    """Each shard file's digest is taken from the bytes as they are written (the .npy ids file,
+    whose header comes last, read back): the manifest records what `file_digest` reads."""
+    ds = tokenize(tok, [corpus], tmp_path / fmt, TokenizeOptions(document="line", shard_tokens=6_000, format=fmt))
+    files = {f: d for s in ds.manifest["shards"] for f, d in s["files"].items()}
+    assert len(files) >= 4
+    assert files == {f: manifest.file_digest(str(tmp_path / fmt / f)) for f in files}

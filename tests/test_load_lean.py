@@ -125,5 +125,77 @@ def test_the_model_alone_is_the_algorithms_model() -> None:
 
     registered = algorithms._REGISTERED
     assert len(registered) == len(algorithms.ALGORITHMS)
-    for (_, _, module, name), algo in zip(registered, algorithms.ALGORITHMS):
+    for (_, _, module, name, _), algo in zip(registered, algorithms.ALGORITHMS):
         assert getattr(importlib.import_module(f"tokreg.algorithms.{module}"), name) is algo.model
+
+
+def test_the_trainer_alone_is_the_algorithms_trainer() -> None:
+    """`trainer_for` and `option_types` (what training and `tokreg train` use, importing the
+    trainer modules only) find the trainers the algorithms bundle, in the same order."""
+    import importlib
+
+    from tokreg import algorithms
+
+    for (*_, module), algo in zip(algorithms._REGISTERED, algorithms.ALGORITHMS):
+        trainer = None if module is None else importlib.import_module(f"tokreg.algorithms.{module}").TRAINER
+        assert trainer is algo.trainer
+    bundled = [a.trainer for a in algorithms.ALGORITHMS if a.trainer is not None]
+    assert list(algorithms._trainers()) == list(dict.fromkeys(bundled))
+    assert algorithms.option_types() == list(dict.fromkeys(t.options_type for t in bundled))
+
+
+def test_training_imports_no_file_codec() -> None:
+    """`tokreg train`'s command and trainer lookup import the trainers, not the bundles of
+    file codecs (tokenizer.json, tiktoken, SentencePiece, vocab.txt)."""
+    code = (
+        "import sys, tokreg.cli.train; from tokreg import algorithms, BpeOptions; "
+        "algorithms.trainer_for(BpeOptions(vocab_size=300)); "
+        "print([m for m in sys.modules if m.endswith(('.bundles', '.hf', '.tiktoken', '.vocab_txt'))])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+#: What a pinned load of a built encoder never needs either: the model module (read on first use
+#: of `title`, `lossless`, `template`), dataclasses and everything they bring, tomllib.
+NOT_IMPORTED_PINNED = (
+    *NOT_IMPORTED,
+    "tokreg.algorithms.bpe",
+    "tokreg.algorithms.template",
+    "tokreg.algorithms.interfaces",
+    "tokreg.encoding.stochastic",
+    "dataclasses",
+    "inspect",
+    "tomllib",
+    "threading",
+    "xxhash",
+)
+
+
+def test_a_pinned_built_encoder_loads_lean_and_in_place(
+    registry: Registry, small_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`tokreg.load(NAME)` pinned in tokreg.lock, its built encoder cached: a fresh process maps
+    the cache file and reads the tables in place, reads the lockfile without tomllib, and
+    imports none of NOT_IMPORTED_PINNED; the same ids, and the model's answers on first use."""
+    from tokreg.encoding import built_cache
+
+    monkeypatch.setattr(built_cache, "MIN_TOKENS", 0)  # a small vocabulary is cached built too
+    monkeypatch.setenv("TOKREG_CACHE", str(tmp_path / "cache"))
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    registry.train("lean", [small_corpus], BpeOptions(vocab_size=300))
+    registry.pin("lean@1")
+    want = registry.load("lean@1")  # fills the content and built caches
+    assert built_cache.path_of(want.hash) is not None and built_cache.path_of(want.hash).is_file()  # type: ignore[union-attr]
+    line = small_corpus.read_text(encoding="utf-8")[:300]
+    code = (
+        "import sys, tokreg; tok = tokreg.load('lean'); ids = tok.encode_ordinary(sys.argv[1]); "
+        f"loaded = [m for m in sys.modules if m.startswith({NOT_IMPORTED_PINNED!r})]; "
+        "print(tok.ref, tok.hash, tok._enc.tables_in_place, tok._content is None, ids, loaded, tok.title, tok.lossless)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, line], capture_output=True, text=True, cwd=project)
+    assert out.returncode == 0, out.stderr
+    expect = f"{want.ref} {want.hash} True True {want.encode_ordinary(line)} [] {want.title} {want.lossless}"
+    assert out.stdout.strip() == expect

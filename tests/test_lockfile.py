@@ -7,9 +7,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import text
 
 import tokreg
@@ -170,3 +173,94 @@ def test_a_pinned_name_loads_from_the_registry_it_was_pinned_from(
     # The pinned content was cached by the loads above: it loads without any registry at all.
     tok = tokreg.load("m")
     assert (tok.ref, tok.hash) == ("m@1", lockfile.current().pins["m"].hash)  # type: ignore[union-attr]
+
+
+# -- the exact reader of a lockfile as written (`lockfile._as_written`) ----------------------------
+
+_WRITTEN = lockfile.render(
+    [
+        lockfile.Pin(
+            "m", 2, "xxh3-128:" + "1" * 32, "sha256:" + "2" * 64, "sqlite:////tmp/r.db", "2026-11-21T10:00:00"
+        ),
+        lockfile.Pin('q"uo\\te é\t', 10, "xxh3-128:" + "3" * 32, "", "", ""),
+    ],
+    [lockfile.DatasetPin("web", "data/web", "xxh3-128:" + "4" * 32, "xxh3-128:" + "1" * 32, "m@2", "")],
+)
+
+
+def _tomllib(text: str) -> object:
+    """What tomllib reads in `text`, or the exception class it raises."""
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        return type(e)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is the reference")
+def test_a_written_lockfile_is_read_as_tomllib_reads_it() -> None:
+    doc = lockfile._as_written(_WRITTEN)
+    assert doc is not None and doc == _tomllib(_WRITTEN)
+    assert [p["name"] for p in doc["pin"]] == ["m", 'q"uo\\te é\t'] and doc["dataset"][0]["path"] == "data/web"
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is the reference")
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda t: t.replace("lock_version = 1", "lock_version = 1  # a comment"),
+        lambda t: t.replace("\n[[pin]]", "\n# a comment\n[[pin]]", 1),
+        lambda t: t.replace("\n", "\r\n"),
+        lambda t: t.replace('name = "m"', 'name = "\\u006d"'),
+        lambda t: t.replace('name = "m"', "name = 'm'"),
+        lambda t: t.replace('name = "m"', '"name" = "m"'),
+        lambda t: t.replace('name = "m"', 'name.first = "m"'),
+        lambda t: t.replace('name = "m"', 'name  = "m"'),
+        lambda t: t.replace('name = "m"', 'name = "m" '),
+        lambda t: t.replace("version = 2", "version = 02"),
+        lambda t: t.replace("version = 2", "version = +2"),
+        lambda t: t.replace("version = 2", "version = 2\nversion = 3"),
+        lambda t: t.replace("lock_version = 1\n", "") + "lock_version = 1\n",
+        lambda t: t.replace('path = "data/web"', 'path = "data\\/web"'),
+        lambda t: t.replace('path = "data/web"', 'path = "data\x7fweb"'),
+        lambda t: t.replace("[[pin]]", "[pin]", 1),
+        lambda t: "\ufeff" + t,
+        lambda t: t + "\n",
+        lambda t: t.rstrip("\n"),
+    ],
+)
+def test_any_other_text_is_read_by_tomllib(edit: Any) -> None:
+    """A lockfile changed in any way from what `render` writes is not taken by the fast reader;
+    `_parse` then gives exactly what tomllib gives (or its error)."""
+    edited = edit(_WRITTEN)
+    assert edited != _WRITTEN
+    assert lockfile._as_written(edited) is None
+    want = _tomllib(edited)
+    if isinstance(want, dict):
+        assert lockfile._parse(edited) == want
+    else:
+        with pytest.raises(ValueError):
+            lockfile._parse(edited)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is the reference")
+@settings(max_examples=120, deadline=None)
+@given(
+    names=st.lists(st.text(min_size=1, max_size=8), min_size=1, max_size=3, unique=True),
+    at=st.integers(min_value=0),
+    insert=st.text(max_size=3),
+    cut=st.integers(min_value=0, max_value=3),
+)
+def test_the_fast_reader_never_disagrees_with_tomllib(names: list[str], at: int, insert: str, cut: int) -> None:
+    """Whatever the pins hold and however the text is then changed, the fast reader either
+    declines (None) or gives exactly tomllib's document; on what `render` wrote from ordinary
+    text it never declines."""
+    pins = [lockfile.Pin(n, i + 1, "xxh3-128:" + "0" * 32, "", "sqlite:///" + n, "") for i, n in enumerate(names)]
+    written = lockfile.render(pins)
+    for lock_text in (written, written[: at % len(written)] + insert + written[at % len(written) + cut :]):
+        fast = lockfile._as_written(lock_text)
+        assert fast is None or fast == _tomllib(lock_text), lock_text
+    if all(c.isprintable() or c == "\t" for n in names for c in n) and "\x7f" not in "".join(names):
+        assert lockfile._as_written(written) is not None

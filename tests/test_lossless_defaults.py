@@ -154,6 +154,7 @@ def test_train_says_what_is_lost_in_one_line(run: Cli, small_corpus: Path) -> No
     out = run(*args, "--no-byte-fallback").output.splitlines()
     breaks = sum(1 for s in lines if s.endswith("\n"))
     assert out[-1].startswith("  LOSSY on its corpus: ") and f"{breaks:,} of {len(lines):,} lines" in out[-1]
+    assert out[-1].endswith("(expected: no byte fallback: characters outside the vocabulary become the unknown token)")
     d = json.loads(run(*args, "--no-byte-fallback", "--json").output)["round_trip"]
     assert (d["lines"], d["lost_lines"], d["lossless"], d["whole"]) == (len(lines), breaks, False, True)
 

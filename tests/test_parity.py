@@ -18,6 +18,8 @@ import pytest
 from tokreg import BpeOptions, ParityOptions, Registry
 from tokreg.errors import InputError
 from tokreg.evaluation.metrics import gini
+from tokreg.training import counting_local
+from tokreg.training.corpus import Corpus
 
 from .conftest import DATA, Cli, one_error_line
 
@@ -92,6 +94,57 @@ def test_global_merges_are_plain_bpe_and_refusals_are_one_line(registry: Registr
         registry.train("x", [], ParityOptions(vocab_size=400, lang=_opts(langs).lang, parallel=(f"en={langs['en']}",)))
     with pytest.raises(InputError, match="not CODE=PATH"):
         registry.train("x", [], ParityOptions(vocab_size=400, lang=("en",)))
+
+
+def test_each_input_is_read_once_and_the_run_records_the_whole_corpus(
+    registry: Registry, langs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read: list[str] = []
+    real = counting_local.count_sources
+
+    def spy(sources, *args, **kw):  # type: ignore[no-untyped-def]
+        read.extend(str(s.path) for s in sources)
+        return real(sources, *args, **kw)
+
+    monkeypatch.setattr(counting_local, "count_sources", spy)
+    (fair,) = registry.train_corpus("fair", Corpus(), _opts(langs, vocab_size=300))
+    assert sorted(read) == sorted(str(langs[k]) for k in ("en", "zh", "dev-en", "dev-zh"))
+    (plain,) = registry.train_corpus("plain", Corpus((langs["en"], langs["zh"])), BpeOptions(vocab_size=300))
+    a, b = registry.show(fair.info.ref).training_run, registry.show(plain.info.ref).training_run
+    assert a is not None and b is not None
+    assert a["corpus_fingerprint"] == b["corpus_fingerprint"] and a["corpus_files"] == b["corpus_files"]
+    assert a["counting"]["pieces"] == b["counting"]["pieces"]
+    got, want = fair.version.round_trip, plain.version.round_trip
+    assert got is not None and want is not None and got.lossless
+    assert (got.lines, got.bytes, got.whole) == (want.lines, want.bytes, want.whole)
+
+
+def test_the_moving_window_shares_the_merges_and_ignored_options_are_refused(
+    registry: Registry, langs: dict[str, Path]
+) -> None:
+    base = registry.train("base", [], _opts(langs, vocab_size=400))
+    window = registry.train("window", [], _opts(langs, vocab_size=400, window=10, window_alpha=1))
+    loose = registry.train("loose", [], _opts(langs, vocab_size=400, window=10, window_alpha=2))
+    assert loose.content_hash == base.content_hash  # 2 of 2 languages: every merge allowed
+    assert window.content_hash != base.content_hash
+    _, rows = registry.sql(
+        "SELECT rank, language FROM parity_merges_view WHERE tokenizer = 'window@1' AND chosen ORDER BY rank"
+    )
+    won = [lang for _, lang in rows]
+    # a language over half of the last 10 waits, so any 10 in a row hold at most 6 of one
+    assert len(won) == 400 - 256
+    assert all(max(w.count("en"), w.count("zh")) <= 6 for w in (won[i : i + 10] for i in range(len(won) - 9)))
+    for kw, match in (
+        ({"sample_bytes": 1000}, "--sample-bytes does not apply"),
+        ({"window": -1}, "--window must be"),
+        ({"window": 10, "window_alpha": 0}, "--window-alpha must be"),
+    ):
+        with pytest.raises(InputError, match=match) as e:
+            registry.train("x", [], _opts(langs, **kw))
+        assert "\n" not in str(e.value)
+    with pytest.raises(InputError, match="--dask does not apply") as e:
+        registry.train_corpus("x", Corpus(engine="tcp://127.0.0.1:1"), _opts(langs))
+    assert "\n" not in str(e.value)
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ held-out lines), determinism, show / SQL / the version page, exports refused in 
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -101,6 +102,51 @@ def test_removals_are_recorded_and_encoding_replays_them(registry: Registry, tmp
     assert tok.decode(tok.encode(long)) == long
 
 
+def test_the_residue_rule_keeps_the_size_replays_exactly_and_leaves_no_training_residue(
+    registry: Registry, tmp_path: Path
+) -> None:
+    """The residue rule (LiteToken's ratio judged during training, Scaffold-BPE's budget): with a
+    budget large enough for every candidate to leave, no token of the vocabulary is a residue
+    of the training text as `audit --residues` measures it, at the size asked."""
+    corpus = _corpus(tmp_path, 200)
+    plain = registry.train("b", [corpus], BpeOptions(vocab_size=450))
+    assert len(registry.residues(plain.ref, corpus).residues) > 5
+    opts = PickyOptions(vocab_size=450, threshold=2.0, residue_below=0.1, residue_cost=1e9, threads=1)
+    v = registry.train("r", [corpus], opts)
+    cfg = v.config
+    assert (cfg["residue_below"], cfg["residue_min_seen"], cfg["residue_cost"]) == (0.1, 10, 1e9)
+    data = registry.stored(v.ref).data()
+    gone = {t.id for t in data.tokens if t.kind == "removed"}
+    last = data.merges[-1].rank
+    assert v.vocab_size == 450 and gone and gone == {t for _, t in cfg["removals"]}
+    assert all(rank == last for rank, _ in cfg["removals"])  # they leave after the last merge
+    _, rows = registry.sql(f"SELECT ios, count FROM removals WHERE version_id = {v.id}")
+    assert len(rows) == len(gone) and all(ios is None for ios, _ in rows)
+    assert registry.residues(v.ref, corpus).residues == ()
+    tok = registry.load(v.ref)
+    text = "".join(_lines(400, 415))  # held out
+    ids = tok.encode(text)
+    assert ids == _replay(data, text) and not gone & set(ids) and tok.decode(ids) == text
+    # same content whatever the thread count; exports refused in one line
+    assert registry.train("r", [corpus], dataclasses.replace(opts, threads=2)).content_hash == v.content_hash
+    with pytest.raises(InputError, match="PickyBPE .*cannot express") as e:
+        registry.export(v.ref, "hf", tmp_path / "out.json")
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [("residue_below", 1.5, "--residue-below must"), ("residue_cost", -1.0, "--residue-cost must")],
+)
+def test_the_residue_rule_refuses_bad_settings(
+    registry: Registry, tmp_path: Path, field: str, value: float, message: str
+) -> None:
+    opts = dataclasses.replace(PickyOptions(vocab_size=300, residue_below=0.1), **{field: value})
+    with pytest.raises(InputError, match=message) as e:
+        registry.train("x", [_corpus(tmp_path, 20)], opts)
+    assert "\n" not in str(e.value)
+
+
 @pytest.mark.slow
 def test_without_removals_it_is_plain_bpe_and_the_hash_is_stable(registry: Registry, tmp_path: Path) -> None:
     corpus = _corpus(tmp_path, 200)
@@ -157,6 +203,13 @@ def test_cli_show_and_version_page(run: Cli, db_path: Path, tmp_path: Path) -> N
     )
     _, rows = Registry(db_path).sql("SELECT count(*) FROM removals r JOIN versions v ON v.id = r.version_id")
     assert rows[0][0] > 0
+    run("train", "r", corpus, "--algo", "picky", "--vocab-size", 400, "--residue-below", 0.1, "-q")
+    out = run("show", "r@1").output
+    assert "residue rule F1/(F1+F2) < 0.1 (seen >= 10, cost <= 1.0" in out, out
+    one_error_line(
+        run("train", "q", corpus, "--algo", "picky", "--vocab-size", 400, "--residue-below", 2, ok=False),
+        "--residue-below must",
+    )
     run("train", "b", corpus, "--vocab-size", 500, "-q")
     out = run("drop-residues", "b@1", "b", "--text", corpus).output
     assert "dropped residues from b@1" in out and "ids kept" in out, out

@@ -11,6 +11,8 @@ import pytest
 
 from tokreg import BpeOptions, Registry, SuperwordOptions
 from tokreg.errors import InputError
+from tokreg.training import round_trip
+from tokreg.training.corpus import Corpus
 
 from .conftest import DATA, Cli, one_error_line
 
@@ -113,6 +115,16 @@ def test_same_hash_any_thread_count_and_exports_refused(registry: Registry, tmp_
         assert "\n" not in str(e.value)
     with pytest.raises(InputError, match=re.escape("--transition 200")):
         registry.train("d", [corpus], SuperwordOptions(vocab_size=400, transition=200))
+
+
+def test_the_round_trip_on_counted_runs_is_the_one_on_the_lines(registry: Registry, tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path, 200)
+    (rec,) = registry.train_corpus("rt", Corpus((corpus,)), SuperwordOptions(vocab_size=400, threads=1))
+    got = rec.version.round_trip  # measured on the distinct counted runs
+    lines = corpus.read_text(encoding="utf-8").splitlines(keepends=True)
+    tok = registry.load(rec.info.ref)
+    want = round_trip.measure(tok, [line.encode() for line in lines], whole=True)
+    assert got is not None and got.lossless and got == want
 
 
 def test_cli_trains_shows_refuses_export_and_long_runs_round_trip(run: Cli, db_path: Path, tmp_path: Path) -> None:

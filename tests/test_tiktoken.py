@@ -673,50 +673,151 @@ def test_piece_cache_never_changes_a_result(imported: Imported, encodings: dict[
 # -- the built-encoder cache (encoding/built_cache.py) ---------------------------------------------
 
 
+def _replace(path: Path, data: bytes) -> None:
+    """Puts `data` at `path` as a new file renamed over the old one, as the cache's own writer
+    does: a process that has the old file mapped keeps the old file (built_cache.py, "In place")."""
+    tmp = path.with_name(".tmp-test-" + path.name)
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _forget(h: str) -> None:
+    """As a new process starts: no encoder compiled in this one."""
+    from tokreg.encoding import tokenizer as tokenizer_module
+
+    tokenizer_module._compiled.pop(h, None)
+
+
 @pytest.mark.parametrize("name", ["cl100k_base", slow("o200k_base")])
 def test_built_encoder_cache_gives_the_built_ids_and_rebuilds_a_bad_file(
     imported: Imported, encodings: dict[str, Any], name: str
 ) -> None:
-    """Loading put the built encoder beside the content in the module's cache; a later process
-    (here: this one with its in-process encoders forgotten) reads it instead of building, and
-    encodes held-out text (the tail of every corpus) exactly as a freshly built encoder and
-    tiktoken do. A truncated, damaged or foreign file is never used: the load builds from the
-    content and writes the file again."""
+    """Loading put the built encoder beside the content in the module's cache, read-only; a later
+    process (here: this one with its in-process encoders forgotten) maps it instead of building,
+    reads its tables in place, and encodes held-out text (the tail of every corpus) exactly as a
+    freshly built encoder and tiktoken do. A truncated, damaged, empty or foreign file, or one of
+    the previous format, is never used: the load builds from the content and writes it again."""
     from tokreg.encoding import built_cache
-    from tokreg.encoding import tokenizer as tokenizer_module
 
     h = imported.hashes[name]
     path = built_cache.path_of(h)
     assert path is not None and path.parent == imported.cache and path.is_file()
+    assert path.stat().st_mode & 0o222 == 0  # read-only: a plain `cp` over it fails
     text = b"".join(data_file(c).read_bytes()[-6_000:] for c in ("kjv.txt", "dr.en.txt", "dr.zh-cn.txt"))
     held_out = text.decode("utf-8", errors="replace")
     fresh = imported.toks[name].content
+    size = len(fresh)
     built = Tokenizer(fresh, ref="fresh", _hashed=h)._enc  # compiled in this process, not thawed
     expected = encodings[name].encode_ordinary(held_out)
-    assert built.encode_ordinary(held_out) == expected
+    assert built.encode_ordinary(held_out) == expected and not built.tables_in_place
 
     def load_fresh() -> Tokenizer:
-        tokenizer_module._compiled.clear()  # as a new process starts
+        _forget(h)
         tok = Tokenizer.cached(h, f"{name}@1")
         return tok if tok is not None else imported.reg.load(f"{name}@1")
 
-    thawed = built_cache.get(h)
-    assert thawed is not None
+    thawed = built_cache.get(h, size)
+    assert thawed is not None and thawed[0].tables_in_place
     assert thawed[0].encode_ordinary(held_out) == expected
     tok = load_fresh()
-    assert tok._content is None  # the content was not read
+    assert tok._content is None and tok._enc.tables_in_place  # the content was not read
     assert tok.encode_ordinary(held_out) == expected and tok.special_tokens == SPECIALS[name]
+    assert tok.title == "byte-level BPE" and tok.lossless and tok.template is None  # read on first use
     assert tok.content == fresh  # read (and checked) on first use
     good = path.read_bytes()
     middle = len(good) // 2
-    for bad in (good[:middle], good[:middle] + bytes([good[middle] ^ 1]) + good[middle + 1 :]):
-        path.write_bytes(bad)
-        assert built_cache.get(h) is None
-        assert load_fresh().encode_ordinary(held_out) == expected
-        assert path.read_bytes() == good  # built from content and written again
-    # A file of another content, or written by another build of the core, is not this one's.
     other = imported.hashes[NAMES[1 - NAMES.index(name)]]
-    path.write_bytes(path.with_name(other[len(PREFIX) :] + ".encoder").read_bytes())
-    assert built_cache.get(h) is None
-    path.write_bytes(good)
-    assert _core.Encoder.thaw(good, built_cache._tag(h).replace(b"\n", b"\nanother core ")) is None
+    old_format = good[:8] + (1).to_bytes(4, "little") + good[12:]
+    bad_files = {
+        "half": good[:middle],
+        "one byte short": good[:-1],
+        "empty": b"",
+        "a byte changed in the middle": good[:middle] + bytes([good[middle] ^ 1]) + good[middle + 1 :],
+        "a byte changed in the last table": good[:-9] + bytes([good[-9] ^ 0x10]) + good[-8:],
+        "another vocabulary's": path.with_name(other[len(PREFIX) :] + ".encoder").read_bytes(),
+        "the previous format": old_format,
+    }
+    for what, bad in bad_files.items():
+        _replace(path, bad)
+        assert built_cache.get(h, size) is None, what
+        again = load_fresh()
+        assert again.encode_ordinary(held_out) == expected, what
+        assert path.read_bytes() == good, what  # built from content and written again
+        assert load_fresh()._enc.tables_in_place, what
+    # Written by another build of the core, or for content of another size: not this one's.
+    assert built_cache.get(h, size + 1) is None
+    tag = built_cache._tag(h, size)
+    assert _core.Encoder.thaw(good, tag) is not None
+    assert _core.Encoder.thaw(good, tag.replace(b"\n", b"\nanother core ", 1)) is None
+
+
+def test_a_mapped_encoder_outlives_its_file(imported: Imported, encodings: dict[str, Any]) -> None:
+    """A process that has mapped a built encoder keeps encoding right when the file is replaced
+    (by a rename, as the cache writes) or deleted meanwhile: the mapping holds the old file. The
+    next load finds the new file, refuses it, and builds."""
+    from tokreg.encoding import built_cache
+
+    name = "cl100k_base"
+    h = imported.hashes[name]
+    path = built_cache.path_of(h)
+    assert path is not None
+    text = data_file("dr.zh-cn.txt").read_text(encoding="utf-8")[-4_000:] + data_file("kjv.txt").read_text()[-4_000:]
+    expected = encodings[name].encode_ordinary(text)
+    _forget(h)
+    mapped = Tokenizer.cached(h, f"{name}@1")
+    assert mapped is not None and mapped._enc.tables_in_place
+    good = path.read_bytes()
+    _replace(path, bytes(len(good)))  # same size, all zeros
+    assert mapped.encode_ordinary(text) == expected
+    _forget(h)
+    assert Tokenizer.cached(h, f"{name}@1") is None  # the new file is refused
+    path.unlink()
+    assert mapped.encode_ordinary(text) == expected
+    _forget(h)
+    assert imported.reg.load(f"{name}@1").encode_ordinary(text) == expected
+    assert path.read_bytes() == good
+
+
+def test_a_content_file_beside_a_built_encoder_is_checked_by_size_then_by_hash(
+    imported: Imported, encodings: dict[str, Any]
+) -> None:
+    """The rule of built_cache.py: a load that only encodes does not read the content file, but
+    takes the built encoder only when that file has the size the encoder names; so one cut short
+    is noticed at load (the content is read again from the registry and cached). One damaged at
+    the same size is found where the content is first read: refused in one line, removed, and
+    read again from the registry by the next load. Encoding never depends on it."""
+    from tokreg.encoding import built_cache
+
+    name = "cl100k_base"
+    h = imported.hashes[name]
+    content_file = content_cache.path_of(h)
+    assert content_file is not None
+    fresh = content_file.read_bytes()
+    text = "hello world, 你好世界"
+    expected = encodings[name].encode_ordinary(text)
+    _forget(h)
+    _replace(content_file, fresh[:-1])
+    assert Tokenizer.cached(h, f"{name}@1") is None
+    assert imported.reg.load(f"{name}@1").encode_ordinary(text) == expected
+    assert content_file.read_bytes() == fresh  # read from the registry, checked, cached again
+    _forget(h)
+    damaged = fresh[:-5] + bytes([fresh[-5] ^ 1]) + fresh[-4:]
+    _replace(content_file, damaged)
+    tok = Tokenizer.cached(h, f"{name}@1")
+    assert tok is not None and tok.encode_ordinary(text) == expected
+    with pytest.raises(tokreg.NotFoundError) as e:
+        _ = tok.content
+    assert "\n" not in str(e.value) and "damaged" in str(e.value) and h in str(e.value)
+    assert not content_file.exists()
+    _forget(h)
+    assert Tokenizer.cached(h, f"{name}@1") is None
+    assert imported.reg.load(f"{name}@1").content == fresh
+    assert content_file.read_bytes() == fresh
+    # `cache verify` removes a built encoder whose content is not cached beside it: no load uses it.
+    built = built_cache.path_of(h)
+    assert built is not None and built_cache.check(h) == built_cache.INTACT
+    content_file.unlink()
+    assert built_cache.check(h) == built_cache.REMOVED and not built.exists()
+    _forget(h)
+    assert imported.reg.load(f"{name}@1").content == fresh  # and both are cached again
+    assert content_file.is_file() and built.is_file()

@@ -46,6 +46,13 @@ def test_lossy_configuration_says_so(registry: Registry, small_corpus: Path, run
     registry.train("lossy", [small_corpus], WordPieceOptions(vocab_size=500, lowercase=True))
     assert registry.show("lossy").lossless is False
     assert "lossless      no" in run("show", "lossy").output
+    # `tokreg train` says the loss is WordPiece's own, not a fault, and what it consists of
+    said = run("train", "said", small_corpus, "--algo", "wordpiece", "--vocab-size", 500, "--lowercase").output
+    loss = said.splitlines()[-1]
+    assert loss.startswith("  LOSSY on its corpus: ") and loss.endswith(
+        "(expected: WordPiece keeps words, not the whitespace between them: decoding joins them with single "
+        "spaces, lowercased and without accents)"
+    )
 
 
 def head(data: bytes, size: int) -> bytes:

@@ -81,6 +81,8 @@ def train_parity(
     max_token_bytes: int = 0,
     snapshots: list[int] = ...,
     global_merges: int = 0,
+    window: int = 0,
+    alpha: int = 2,
     progress: Optional[Callable[[str, int, int], Any]] = None,
 ) -> tuple[
     BpeTrained,
@@ -92,9 +94,17 @@ def train_picky(
     threshold: float,
     min_frequency: int = 0,
     max_token_bytes: int = 0,
+    residue_below: float = 0.0,
+    residue_min_seen: int = 0,
+    residue_cost: float = 1.0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
 ) -> tuple[
-    list[bytes], list[bool], list[int], list[tuple[int, int, int, int]], list[tuple[int, int, float, int]], float
+    list[bytes],
+    list[bool],
+    list[int],
+    list[tuple[int, int, int, int]],
+    list[tuple[int, int, Optional[float], int, float]],
+    float,
 ]: ...
 def extend_bpe(
     base: Encoder,
@@ -311,6 +321,8 @@ class Encoder:
     def freeze(self, tag: bytes, meta: bytes) -> Optional[bytes]: ...
     @staticmethod
     def thaw(data: Buffer, tag: bytes) -> Optional[tuple[Encoder, bytes]]: ...
+    @property
+    def tables_in_place(self) -> bool: ...
     @property
     def kind(self) -> str: ...
     @property

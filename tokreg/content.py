@@ -41,8 +41,6 @@ from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any, Optional
 
-import xxhash
-
 from . import _core
 from .errors import InputError, IntegrityError
 
@@ -125,11 +123,13 @@ def digest(content: bytes) -> tuple[str, str]:
     """(xxh3-128 label, sha256 label) of canonical bytes."""
     import hashlib  # here: loading a version needs only the xxh3 (OpenSSL's load is not free)
 
-    return PREFIX + xxhash.xxh3_128_hexdigest(content), "sha256:" + hashlib.sha256(content).hexdigest()
+    return content_hash(content), "sha256:" + hashlib.sha256(content).hexdigest()
 
 
 def content_hash(content: bytes) -> str:
     """The xxh3-128 label alone (what versions, pins and caches are keyed by)."""
+    import xxhash  # here: a load of a cached built encoder hashes nothing
+
     return PREFIX + xxhash.xxh3_128_hexdigest(content)
 
 

@@ -72,3 +72,10 @@ class Interrupted(TokregError):
     """Ctrl-C during a long operation."""
 
     exit_code = 130
+
+
+class PinLabelWarning(UserWarning):
+    """A registry holds the pinned content under another `name@N` than the lockfile records.
+    (Defined here, not in versions/lockfile.py, which re-exports it: the CLI's group shows these
+    warnings as lines and so names the class in every command, `tokreg train` included, which
+    needs nothing else of the lockfile module.)"""

@@ -6,11 +6,11 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-from typing import IO, Any, Union
+from typing import IO, Any, Optional, Union
 
 from .errors import InputError
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]  # not a string: typing would compile it at import
 
 
 def read_input(path: PathLike, hint: str = "give the file", what: str = "file") -> bytes:
@@ -166,17 +166,21 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: PathLike, raw: bytes) -> None:
+def write_atomic(path: PathLike, raw: bytes, *, mode: Optional[int] = None) -> None:
     """Writes `raw` to `path` whole or not at all: a temporary file in the same folder, then a
     rename, so a reader never sees half a file and a crash leaves the old one. The file gets the
     mode any program's new file gets (0666 less the umask), or keeps the mode of the file it
-    replaces: exports, lockfiles and counts files are made to be shared."""
+    replaces: exports, lockfiles and counts files are made to be shared. With `mode`, it gets
+    that mode less the umask (the built-encoder cache's are read-only: 0o444)."""
     where = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(where))
-    try:
-        mode = os.stat(where).st_mode & 0o777
-    except OSError:
-        mode = 0o666 & ~_umask()
+    if mode is not None:
+        mode &= ~_umask()
+    else:
+        try:
+            mode = os.stat(where).st_mode & 0o777
+        except OSError:
+            mode = 0o666 & ~_umask()
     import tempfile  # on a write only
 
     try:

@@ -6,8 +6,10 @@ from the vendored folder beside the lockfile, the on-disk cache (encoding/conten
 or else the first registry or server holding that content, checked against the pinned hash
 wherever it comes from, and labelled with the pin's `name@version`. A large byte-level
 vocabulary's built encoder is cached beside its content (encoding/built_cache.py), so a later
-process reads it ready instead of building it, and does not read the content at all. Local content loads
-without opening any registry, importing neither SQLAlchemy nor Alembic. A `name@N` (or an
+process maps it and reads its tables in place instead of building them, and does not read the
+content at all; for a lockfile `tokreg pin` wrote, that path imports neither tomllib nor any
+dataclass (versions/lockfile.py), nor the version's model module until it is asked for. Local
+content loads without opening any registry, importing neither SQLAlchemy nor Alembic. A `name@N` (or an
 unpinned bare name) in a SQLite registry named by `db` or `TOKREG_DB`, its content cached, is
 read the lean way too (store/sqlite_read.py: the version row with the stdlib's sqlite3).
 Anything else goes through `Registry.load`, or, for a `tokreg serve` URL given as `db`,
@@ -24,7 +26,7 @@ from .encoding import content_cache
 from .encoding.tokenizer import Tokenizer
 from .versions import lockfile
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]  # not a string: typing would compile it at import
 
 
 def load(ref: str, *, db: Optional[PathLike] = None) -> Tokenizer:

@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from .versions.diff import VersionDiff
     from .versions.verify import Verification
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]  # not a string: typing would compile it at import
 #: A ref as the methods take it: a string to resolve, or a version already resolved here.
 Ref = Union[str, VersionInfo]
 

@@ -15,6 +15,9 @@
 //!      (the paper's `--ratio` rule with equal ratios; this favours scripts with more bytes per
 //!      character, which is why a parallel set is the better measure);
 //!    - the first `global_merges` merges use the summed counts (the paper's hybrid variant);
+//!    - with a `window` W (the paper's moving-window variant), a language that won more than
+//!      `alpha / L` of the last W parity merges (L languages) waits behind every other language
+//!      until it has won fewer, so no one language takes a long stretch of merges;
 //!    - a language without a mergeable pair (all below `min_frequency`, or too long) passes its
 //!      turn to the next worst; training stops when no language has one.
 //!
@@ -34,7 +37,7 @@
 //! back with the current count, so the first entry popped at its current count is the best pair.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -57,6 +60,10 @@ pub struct ParityConfig {
     pub snapshots: Vec<usize>,
     /// The first merges chosen by the summed counts (the paper's hybrid variant).
     pub global_merges: usize,
+    /// The moving-window variant: the last `window` parity merges are remembered (0: off)...
+    pub window: usize,
+    /// ...and a language that won more than `alpha / languages` of them waits its turn.
+    pub alpha: usize,
 }
 
 /// Each language's cost at one vocabulary size: tokens of its training text and of its
@@ -192,8 +199,9 @@ impl State {
     }
 
     /// Heaps in the order their turn comes: the summed counts' during the global merges, else
-    /// the languages worst first (ties to the lower index).
-    fn turns(&self, global: bool, train_bytes: &[u64]) -> Vec<usize> {
+    /// the languages worst first (ties to the lower index), those over their share of the
+    /// window (`over[l]`) after all the others.
+    fn turns(&self, global: bool, train_bytes: &[u64], over: &[bool]) -> Vec<usize> {
         if global {
             return vec![self.langs];
         }
@@ -208,6 +216,7 @@ impl State {
         } else {
             order.sort_by(|&x, &y| self.dev_tokens[y].cmp(&self.dev_tokens[x]).then(x.cmp(&y)));
         }
+        order.sort_by_key(|&l| over[l]); // stable: the worst-first order within each group
         order
     }
 
@@ -404,6 +413,9 @@ pub fn train_parity(
     let floor = cfg.min_frequency.max(1);
     let wanted = cfg.max_tokens.saturating_sub(256) as u64;
     let mut reported = Instant::now();
+    // the moving window: the languages of the last `cfg.window` parity merges, and each one's wins
+    let mut recent: VecDeque<usize> = VecDeque::with_capacity(cfg.window);
+    let mut wins = vec![0usize; n];
     loop {
         if pending.first() == Some(&st.tokens.len()) {
             let size = pending.remove(0);
@@ -414,8 +426,10 @@ pub fn train_parity(
             break;
         }
         let global = merges.len() < cfg.global_merges;
+        // over its share: wins / window > alpha / n, compared as wins * n > alpha * window
+        let over: Vec<bool> = wins.iter().map(|&w| cfg.window > 0 && w * n > cfg.alpha * cfg.window).collect();
         let mut pick = None;
-        for h in st.turns(global, &train_bytes) {
+        for h in st.turns(global, &train_bytes, &over) {
             if let Some(s) = st.best(h, floor, cfg.max_token_bytes) {
                 pick = Some((h, s));
                 break;
@@ -434,6 +448,15 @@ pub fn train_parity(
         };
         merges.push(Merge { left: a, right: b, result: z, count: st.count(s, n) });
         chosen.push(if h == n { None } else { Some(h as u32) });
+        if h < n && cfg.window > 0 {
+            if recent.len() == cfg.window {
+                if let Some(l) = recent.pop_front() {
+                    wins[l] -= 1;
+                }
+            }
+            recent.push_back(h);
+            wins[h] += 1;
+        }
         gains.extend((0..n).map(|l| st.count(s, l)));
         st.join(s, z);
         let done = merges.len() as u64;
@@ -547,6 +570,26 @@ mod tests {
         let last = out.costs.last().unwrap();
         assert_eq!(last.train_tokens[1], out.train_bytes[1] - gained[1]);
         assert_eq!(last.train_tokens[0], out.train_bytes[0] - gained[0]);
+    }
+
+    #[test]
+    fn the_moving_window_keeps_one_language_from_a_long_stretch_of_merges() {
+        // German starts far behind its parallel text, so plain parity gives it a long stretch;
+        // with a window of 4 and alpha 1 (a share of 1/2), no 4 merges in a row go to one
+        // language while the other has a pair to merge.
+        let (en, de) = (counts(&EN.repeat(10)), counts(&DE.repeat(10)));
+        let (den, dde) = (counts("the cat"), counts(&DE.repeat(3)));
+        let longest = |c: &[Option<u32>]| c.chunk_by(|a, b| a == b).map(|r| r.len()).max().unwrap_or(0);
+        let base = train_parity(&[&en, &de], &[&den, &dde], &cfg(300), &mut |_, _, _| true).unwrap();
+        assert!(longest(&base.chosen) >= 4, "{:?}", base.chosen);
+        let cf = ParityConfig { window: 4, alpha: 1, ..cfg(300) };
+        let win = train_parity(&[&en, &de], &[&den, &dde], &cf, &mut |_, _, _| true).unwrap();
+        assert!(longest(&win.chosen) <= 3, "{:?}", win.chosen);
+        assert!(win.chosen.contains(&Some(0)) && win.chosen.contains(&Some(1)));
+        // alpha 2 of 2 languages allows every merge: the plain parity run
+        let cf = ParityConfig { window: 4, alpha: 2, ..cfg(300) };
+        let loose = train_parity(&[&en, &de], &[&den, &dde], &cf, &mut |_, _, _| true).unwrap();
+        assert_eq!(loose.trained.merges, base.trained.merges);
     }
 
     #[test]

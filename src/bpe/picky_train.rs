@@ -15,6 +15,30 @@
 //!
 //! With tau above 1 nothing is ever removed and the merges are `train.rs`'s (tested). This loop
 //! rewrites the words a merge touches, whole: simple and exact; byte-level pieces are short.
+//!
+//! **The residue rule** (`residue_below` R > 0; issue 28, item 3): LiteToken's residue (Sun et
+//! al., arXiv 2602.04706) judged on the training words as the run goes, with Scaffold-BPE's
+//! budget (Lian et al., arXiv 2404.17808: a token whose own frequency is below the pair being
+//! merged is only a scaffold). Each token keeps F1, its occurrences standing alone, and F2, all it
+//! lost to merges and removals over its lives (so F1 / (F1 + F2) is what `audit --residues`
+//! would measure on the training text at that moment). PickyBPE's IoS judges a part against the
+//! one merge just made (IoS > tau is F1 / (F1 + m) < 1 - tau); a residue is usually consumed by
+//! many longer tokens, none of which alone accounts for most of it, so IoS misses it.
+//!
+//! 4. judge: after each merge, each token whose counts changed (the parts, the token made, the
+//!    pieces of a split) is a candidate when F1 + F2 >= `residue_min_seen` and F1 / (F1 + F2) < R;
+//!    a candidate stays a merge step (longer tokens are still made through it) and counts
+//!    against the vocabulary only while its F1 is above `residue_cost` K times the count of
+//!    the last merge: leaving costs its F1 occurrences at least one token more each, and the
+//!    slot it frees buys a merge worth about that count;
+//! 5. the run makes merges until the vocabulary less those candidates holds `target_tokens`;
+//!    then the cheapest candidates (fewest F1, then lowest id) leave until it holds exactly
+//!    that, each a removal event after the last merge, so the encoder replays them as it
+//!    replays PickyBPE's (merges in order, then these splits).
+//!
+//! With K large every candidate leaves and no token of the vocabulary is a residue of the
+//! training text by (R, N) (tested with the encoder's own count); K = 1 keeps compression level
+//! with plain BPE. With R = 0 nothing of this runs and the run is PickyBPE's.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
@@ -30,20 +54,26 @@ pub struct PickyConfig {
     pub target_tokens: usize,
     /// tau: a part whose IoS is above it is removed (the paper's runs: 0.6 to 0.9).
     pub threshold: f64,
+    /// The residue rule (0: off): R, N and K of steps 4-5 above.
+    pub residue_below: f64,
+    pub residue_min_seen: u64,
+    pub residue_cost: f64,
     pub min_frequency: u64,
     /// Never make a token longer than this many bytes (0: no limit).
     pub max_token_bytes: usize,
 }
 
 /// One removal: after merge `after` (its rank), token `token` left the vocabulary, split into
-/// `split`; `ios` was its IoS, `count` its occurrences then.
+/// `split`; `ios` was its IoS (None: it left by the residue rule), `count` its occurrences
+/// then, `ratio` its F1 / (F1 + F2) when judged.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Removal {
     pub after: usize,
     pub token: u32,
     pub split: Vec<u32>,
-    pub ios: f64,
+    pub ios: Option<f64>,
     pub count: u64,
+    pub ratio: f64,
 }
 
 #[derive(Debug)]
@@ -90,6 +120,8 @@ struct State {
     present: Vec<bool>,
     parents: Vec<Option<(u32, u32)>>,
     freq: Vec<i64>,
+    /// F2: occurrences merged into a longer token or split, over all the token's lives
+    consumed: Vec<i64>,
     words: Vec<Vec<u32>>,
     counts: Vec<u64>,
     pairs: FxHashMap<u64, i64>,
@@ -155,6 +187,36 @@ impl State {
         }
     }
 
+    /// F1 / (F1 + F2) of `x` (1 before it is ever seen).
+    fn ratio(&self, x: u32) -> f64 {
+        let seen = self.freq[x as usize] + self.consumed[x as usize];
+        if seen > 0 {
+            self.freq[x as usize] as f64 / seen as f64
+        } else {
+            1.0
+        }
+    }
+
+    /// Takes `x` out of the vocabulary: every occurrence left becomes its split (its parents'
+    /// walks), which is returned; the occurrences count as consumed.
+    fn split_out(&mut self, x: u32, changed: &mut Vec<u64>) -> Vec<u32> {
+        self.present[x as usize] = false;
+        self.consumed[x as usize] += self.freq[x as usize];
+        let mut split = Vec::new();
+        let (a, b) = self.parents[x as usize].expect("a merged token has parents");
+        self.walk(a, &mut split);
+        self.walk(b, &mut split);
+        let list = std::mem::take(&mut self.token_words[x as usize]);
+        for w in self.fresh(&list) {
+            if self.words[w as usize].contains(&x) {
+                let new =
+                    self.words[w as usize].iter().flat_map(|&t| if t == x { split.clone() } else { vec![t] }).collect();
+                self.replace(w, new, changed);
+            }
+        }
+        split
+    }
+
     /// The tokens present that `t` stands for: itself, or its parents' walks.
     fn walk(&self, t: u32, out: &mut Vec<u32>) {
         match self.parents[t as usize] {
@@ -179,11 +241,18 @@ pub fn train_picky(
     if cfg.threshold.is_nan() || cfg.threshold <= 0.0 {
         return Err(CoreError::input(format!("the IoS threshold must be above 0, not {}", cfg.threshold)));
     }
+    if !(0.0..=1.0).contains(&cfg.residue_below) || cfg.residue_cost.is_nan() || cfg.residue_cost < 0.0 {
+        return Err(CoreError::input(format!(
+            "the residue ratio must be from 0 to 1 and the cost factor at least 0, not {} and {}",
+            cfg.residue_below, cfg.residue_cost
+        )));
+    }
     let base = alphabet.len();
     let mut s = State {
         present: vec![true; base],
         parents: vec![None; base],
         freq: vec![0; base],
+        consumed: vec![0; base],
         token_words: vec![Vec::new(); base],
         tokens: alphabet,
         words: Vec::with_capacity(words.len()),
@@ -214,7 +283,12 @@ pub fn train_picky(
     let mut removals: Vec<Removal> = Vec::new();
     let mut changed: Vec<u64> = Vec::new();
     let floor = cfg.min_frequency.max(1) as i64;
-    while size < cfg.target_tokens {
+    let rule = cfg.residue_below > 0.0;
+    // residue candidates (ordered, so every pass over them is deterministic) and how many of
+    // them are cheap enough to leave at the last merge's count
+    let mut candidates: std::collections::BTreeSet<u32> = Default::default();
+    let mut leaving = 0usize;
+    while size < cfg.target_tokens + leaving {
         // 2. the best pair whose heap entry holds its current count
         let Some(e) = s.heap.pop() else { break };
         if s.pairs.get(&e.pair).copied().unwrap_or(0) != e.count {
@@ -243,6 +317,7 @@ pub fn train_picky(
                 s.present.push(true);
                 s.parents.push(Some((l, r)));
                 s.freq.push(0);
+                s.consumed.push(0);
                 s.token_words.push(Vec::new());
                 size += 1;
                 z
@@ -268,8 +343,11 @@ pub fn train_picky(
                 s.replace(w, new, &mut changed);
             }
         }
+        s.consumed[l as usize] += made;
+        s.consumed[r as usize] += made;
         let rank = merges.len();
         merges.push(Merge { left: l, right: r, result: z, count: e.count as u64 });
+        let mut touched = vec![l, r, z];
         // 3. the parts' IoS, the left part first
         let parts: &[u32] = if l == r { &[l] } else { &[l, r] };
         for &x in parts {
@@ -281,23 +359,28 @@ pub fn train_picky(
             if ios <= cfg.threshold {
                 continue;
             }
-            s.present[x as usize] = false;
             size -= 1;
-            let mut split = Vec::new();
-            let (a, b) = s.parents[x as usize].expect("a merged token has parents");
-            s.walk(a, &mut split);
-            s.walk(b, &mut split);
-            let list = std::mem::take(&mut s.token_words[x as usize]);
-            for w in s.fresh(&list) {
-                if s.words[w as usize].contains(&x) {
-                    let new = s.words[w as usize]
-                        .iter()
-                        .flat_map(|&t| if t == x { split.clone() } else { vec![t] })
-                        .collect();
-                    s.replace(w, new, &mut changed);
+            let ratio = s.ratio(x);
+            let split = s.split_out(x, &mut changed);
+            touched.extend_from_slice(&split);
+            removals.push(Removal { after: rank, token: x, split, ios: Some(ios), count: left as u64, ratio });
+        }
+        // 4. the residue rule: re-judge the tokens whose counts changed
+        if rule {
+            for x in touched {
+                let seen = (s.freq[x as usize] + s.consumed[x as usize]) as u64;
+                let residue = s.present[x as usize]
+                    && (x as usize) >= base
+                    && seen >= cfg.residue_min_seen.max(1)
+                    && s.ratio(x) < cfg.residue_below;
+                if residue {
+                    candidates.insert(x);
+                } else {
+                    candidates.remove(&x);
                 }
             }
-            removals.push(Removal { after: rank, token: x, split, ios, count: left as u64 });
+            let budget = cfg.residue_cost * e.count as f64;
+            leaving = candidates.iter().filter(|&&x| s.freq[x as usize] as f64 <= budget).count();
         }
         changed.sort_unstable();
         changed.dedup();
@@ -306,6 +389,17 @@ pub fn train_picky(
         }
         if merges.len() % 64 == 0 && !progress(size as u64, cfg.target_tokens as u64) {
             return Err(CoreError::Interrupted);
+        }
+    }
+    // 5. the cheapest candidates leave, down to the size asked
+    if let Some(last) = merges.len().checked_sub(1).filter(|_| rule) {
+        // (judged now: an earlier split can still bring one more occurrences; it leaves anyway)
+        let mut out: Vec<(i64, u32, f64)> = candidates.iter().map(|&x| (s.freq[x as usize], x, s.ratio(x))).collect();
+        out.sort_unstable_by_key(|c| (c.0, c.1));
+        for (_, x, ratio) in out.into_iter().take(size.saturating_sub(cfg.target_tokens)) {
+            let left = s.freq[x as usize];
+            let split = s.split_out(x, &mut changed);
+            removals.push(Removal { after: last, token: x, split, ios: None, count: left as u64, ratio });
         }
     }
     Ok(PickyOutput {
@@ -330,7 +424,15 @@ mod tests {
     }
 
     fn cfg(target_tokens: usize, threshold: f64) -> PickyConfig {
-        PickyConfig { target_tokens, threshold, min_frequency: 0, max_token_bytes: 0 }
+        PickyConfig {
+            target_tokens,
+            threshold,
+            min_frequency: 0,
+            max_token_bytes: 0,
+            residue_below: 0.0,
+            residue_min_seen: 0,
+            residue_cost: 0.0,
+        }
     }
 
     #[test]
@@ -347,6 +449,57 @@ mod tests {
         assert_eq!(picky.token_counts, plain.token_counts);
     }
 
+    /// Residues of `out` on `text` as `audit --residues` counts them: the tokens in the
+    /// vocabulary that the encoder (replaying the run's events) forms, with F1 + F2 >= 10 and
+    /// F1 / (F1 + F2) < 0.1.
+    fn residues_on(out: &PickyOutput, text: &str) -> usize {
+        use crate::bpe::PickyEncoder;
+        use crate::encode::{Encode, Trace};
+        let tokens = out.tokens.iter().enumerate().map(|(i, b)| (i as u32, &b[..], !out.present[i])).collect();
+        let merges: Vec<_> = out.merges.iter().map(|m| (m.left, m.right, m.result)).collect();
+        let removals: Vec<_> = out.removals.iter().map(|r| (r.after as u32, r.token)).collect();
+        let enc = PickyEncoder::new(tokens, &merges, &removals, Splitter::new(GPT2).unwrap()).unwrap();
+        let n = out.tokens.len();
+        let mut trace = Trace { emitted: vec![0; n], formed: vec![0; n], consumed: vec![0; n] };
+        let mut ids = Vec::new();
+        enc.encode_traced(text, &mut trace, &mut ids).unwrap();
+        for &id in &ids {
+            trace.emitted[id as usize] += 1;
+        }
+        let residue = |i: usize| {
+            let (f1, f2) = (trace.emitted[i], trace.consumed[i]);
+            f1 + f2 >= 10 && (f1 as f64) < 0.1 * (f1 + f2) as f64
+        };
+        (0..n).filter(|&i| out.present[i] && trace.formed[i] > 0 && residue(i)).count()
+    }
+
+    #[test]
+    fn the_residue_rule_keeps_the_size_and_leaves_fewer_residues() {
+        let Some(text) = crate::test_data::read("kjv.txt") else { return };
+        let text = &text[..text.floor_char_boundary(300_000)];
+        let (a, w) = words(text.as_bytes());
+        let plain = train_picky(a.clone(), w.clone(), &cfg(1200, 2.0), &mut |_, _| true).unwrap();
+        let rule = |k: f64| PickyConfig { residue_below: 0.1, residue_min_seen: 10, residue_cost: k, ..cfg(1200, 2.0) };
+        let level = train_picky(a.clone(), w.clone(), &rule(1.0), &mut |_, _| true).unwrap();
+        let all = train_picky(a, w, &rule(1e12), &mut |_, _| true).unwrap();
+        let before = residues_on(&plain, text);
+        assert!(before > 20, "{before}");
+        for out in [&level, &all] {
+            // the size asked, every removal a residue that left after the last merge, in order
+            assert_eq!(out.present.iter().filter(|&&p| p).count(), 1200);
+            assert!(!out.removals.is_empty());
+            for r in &out.removals {
+                assert!(r.ios.is_none() && r.ratio < 0.1 && r.after + 1 == out.merges.len());
+                let joined: Vec<u8> = r.split.iter().flat_map(|&t| out.tokens[t as usize].clone()).collect();
+                assert_eq!(joined, out.tokens[r.token as usize]);
+            }
+        }
+        let left = residues_on(&level, text);
+        assert!(left < before, "{left} vs {before}");
+        // with no budget every candidate leaves: the encoder's own count finds none left
+        assert_eq!(residues_on(&all, text), 0);
+    }
+
     #[test]
     fn a_part_that_only_lives_in_the_pair_is_removed_and_split() {
         // " abcd" five times: a+b, ab+c, abc+d... each part is wholly used by the next merge.
@@ -355,7 +508,7 @@ mod tests {
         let removed: Vec<&[u8]> = out.removals.iter().map(|r| &out.tokens[r.token as usize][..]).collect();
         assert!(!removed.is_empty());
         for r in &out.removals {
-            assert!(!out.present[r.token as usize] && r.ios > 0.9);
+            assert!(!out.present[r.token as usize] && r.ios.is_some_and(|v| v > 0.9));
             let joined: Vec<u8> = r.split.iter().flat_map(|&t| out.tokens[t as usize].clone()).collect();
             assert_eq!(joined, out.tokens[r.token as usize]);
         }

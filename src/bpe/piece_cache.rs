@@ -47,6 +47,8 @@
 
 use std::cell::RefCell;
 
+use crate::encode::table::{zeroed, Zeroable};
+
 const ENCODERS_PER_THREAD: usize = 2;
 
 #[derive(Clone, Copy, Default)]
@@ -57,6 +59,22 @@ struct Meta {
     nids: u16,
 }
 
+// The tables below are allocated zeroed (`zeroed`): a fresh process's first short call touches
+// a few of their pages instead of faulting in all 4.55 MB (`PieceCache::new`).
+#[allow(unsafe_code)]
+// SAFETY: integers only; all zeros is `Meta::default()`, an empty slot.
+unsafe impl Zeroable for Meta {}
+#[allow(unsafe_code)]
+// SAFETY: integers only; all zeros is `TokenEntry::default()`, an empty slot.
+unsafe impl Zeroable for TokenEntry {}
+#[allow(unsafe_code)]
+// SAFETY: integers only; all zeros is `WordBucket::default()`, four empty entries with the
+// clock hand at the first.
+unsafe impl Zeroable for WordBucket {}
+#[allow(unsafe_code)]
+// SAFETY: integers only; all zeros is `CharEntry::default()`, an empty slot.
+unsafe impl Zeroable for CharEntry {}
+
 /// One direct-mapped table of `SLOTS` pieces of up to `KEY` bytes and `IDS` ids.
 struct Table<const SLOTS: usize, const KEY: usize, const IDS: usize> {
     meta: Vec<Meta>,
@@ -66,7 +84,7 @@ struct Table<const SLOTS: usize, const KEY: usize, const IDS: usize> {
 
 impl<const SLOTS: usize, const KEY: usize, const IDS: usize> Table<SLOTS, KEY, IDS> {
     fn new() -> Self {
-        Table { meta: vec![Meta::default(); SLOTS], keys: vec![0; SLOTS * KEY], ids: vec![0; SLOTS * IDS] }
+        Table { meta: zeroed(SLOTS), keys: vec![0; SLOTS * KEY], ids: vec![0; SLOTS * IDS] }
     }
 
     #[inline]
@@ -209,9 +227,9 @@ pub struct PieceCache {
 impl PieceCache {
     fn new() -> PieceCache {
         PieceCache {
-            tokens: vec![TokenEntry::default(); TOKENS],
-            words: vec![WordBucket::default(); WORD_BUCKETS],
-            chars: vec![CharEntry::default(); CHARS],
+            tokens: zeroed(TOKENS),
+            words: zeroed(WORD_BUCKETS),
+            chars: zeroed(CHARS),
             short: Table::new(),
             long: Table::new(),
             pairs: vec![0; PAIRS],

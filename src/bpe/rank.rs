@@ -15,6 +15,7 @@ use super::piece_cache::{self, PieceCache, Word};
 use super::rank_table::RankTable;
 use super::seams::Seams;
 use crate::encode::frozen::{Reader, Writer};
+use crate::encode::table::Table;
 use crate::encode::{unknown_id, Encode, Kind, Rng, Trace};
 use crate::error::CoreError;
 use crate::pretok::Splitter;
@@ -39,13 +40,15 @@ pub struct RankEncoder {
     /// The bytes of every token, ordinary and special, one after another in id order: one
     /// block instead of one per token, so loading and dropping an encoder leaves the allocator
     /// a handful of large blocks rather than 100k small ones to sort out during the next call.
-    arena: Vec<u8>,
+    /// (Like `ends` and `lens`, and the tables of `ranks` and `seams`: owned when built here,
+    /// read in place when thawed, `encode/table.rs`.)
+    arena: Table<u8>,
     /// Token `id`'s bytes are `arena[ends[id] - lens[id]..ends[id]]`.
-    ends: Vec<u32>,
+    ends: Table<u32>,
     splitter: Splitter,
     /// the byte length of each token (0 for unused ids and for `empty`), which also walks
     /// back over appended ids
-    lens: Vec<u32>,
+    lens: Table<u32>,
     /// The id of the empty token, if there is one (OpenAI's Whisper multilingual rank file has
     /// one at 50256). It decodes to nothing and no text encodes to it: it is not in `ranks`,
     /// and every piece and every pair a merge looks up has at least one byte.
@@ -130,6 +133,7 @@ impl RankEncoder {
         }
         let seams = Seams::new(&tokens.iter().map(|(_, b)| b.as_ref()).collect::<Vec<_>>());
         let uid = NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (arena, ends, lens) = (arena.into(), ends.into(), lens.into());
         Ok(RankEncoder { ranks, byte_id, arena, ends, splitter, lens, empty, uid, seams })
     }
 
@@ -547,7 +551,7 @@ impl RankEncoder {
         let RankEncoder { ranks, byte_id, arena, ends, splitter, lens, empty, uid: _, seams } = self;
         ranks.freeze(w);
         w.u32s(byte_id);
-        w.bytes(arena);
+        w.byte_table(arena);
         w.u32s(ends);
         let (pattern, gaps) = splitter.source();
         w.bytes(pattern.as_bytes());
@@ -563,8 +567,8 @@ impl RankEncoder {
     /// by a core that hashes differently would not).
     pub(crate) fn thaw(r: &mut Reader, specials: &[(String, u32)]) -> Option<RankEncoder> {
         let ranks = RankTable::thaw(r)?;
-        let byte_id: [u32; 256] = r.u32s()?.try_into().ok()?;
-        let arena = r.bytes()?.to_vec();
+        let byte_id: [u32; 256] = r.u32s()?[..].try_into().ok()?;
+        let arena = r.byte_table()?;
         let ends = r.u32s()?;
         let pattern = std::str::from_utf8(r.bytes()?).ok()?;
         let splitter = match r.u64()? {
@@ -581,7 +585,7 @@ impl RankEncoder {
         let mut start = 0u32;
         let spans_fit = lens.len() == ends.len()
             && ends.last().map_or(arena.is_empty(), |&e| e as usize == arena.len())
-            && lens.iter().zip(&ends).all(|(&len, &end)| {
+            && lens.iter().zip(ends.iter()).all(|(&len, &end)| {
                 let ok = end.checked_sub(len) == Some(start);
                 start = end;
                 ok
@@ -674,6 +678,11 @@ impl Encode for RankEncoder {
     fn freeze(&self, w: &mut Writer) -> bool {
         self.freeze_into(w);
         true
+    }
+
+    fn tables_in_place(&self) -> bool {
+        let RankEncoder { ranks, arena, ends, lens, seams, .. } = self;
+        ranks.in_place() && arena.is_borrowed() && ends.is_borrowed() && lens.is_borrowed() && seams.in_place()
     }
 
     fn vocab_size(&self) -> usize {

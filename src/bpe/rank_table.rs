@@ -23,9 +23,13 @@
 //! them fit a direct array of 256 KB whose hot part stays in L1/L2 cache.
 
 use crate::encode::frozen::{Reader, Writer};
+use crate::encode::table::{Plain, Table};
 
 /// One slot: `len == 0` marks it empty (no key is empty: an empty token is not looked up).
+/// `repr(C)`: the frozen layout (`freeze`) is these fields in this order, which a thawed table
+/// is read as in place.
 #[derive(Clone, Copy, Default)]
+#[repr(C)]
 struct Slot {
     /// First word of the key.
     a: u64,
@@ -35,15 +39,21 @@ struct Slot {
     rank: u32,
 }
 
+#[allow(unsafe_code)]
+// SAFETY: four integers (8 + 8 + 4 + 4 bytes, `repr(C)`, alignment 8): no padding, and every
+// bit pattern is some slot (a slot that names no real key only makes a lookup miss).
+unsafe impl Plain for Slot {}
+
+/// The tables are owned when built here, read in place when thawed (`encode/table.rs`).
 pub struct RankTable {
     /// rank of each two-byte key (b0 << 8 | b1), or u32::MAX
-    pairs: Vec<u32>,
-    slots: Vec<Slot>,
+    pairs: Table<u32>,
+    slots: Table<Slot>,
     mask: usize,
     /// bit (h >> 32) & filter_mask is set for every key's hash h
-    filter: Vec<u64>,
+    filter: Table<u64>,
     filter_mask: usize,
-    arena: Vec<u8>,
+    arena: Table<u8>,
     max_len: usize,
 }
 
@@ -91,12 +101,12 @@ impl RankTable {
         let cap = (n.max(8) * 2).next_power_of_two();
         let bits = (n.max(8) * 16).next_power_of_two();
         RankTable {
-            pairs: vec![u32::MAX; 1 << 16],
-            slots: vec![Slot::default(); cap],
+            pairs: vec![u32::MAX; 1 << 16].into(),
+            slots: vec![Slot::default(); cap].into(),
             mask: cap - 1,
-            filter: vec![0; bits / 64],
+            filter: vec![0; bits / 64].into(),
             filter_mask: bits - 1,
-            arena: Vec::new(),
+            arena: Vec::new().into(),
             max_len: 0,
         }
     }
@@ -109,23 +119,23 @@ impl RankTable {
         }
         if key.len() == 2 {
             assert!(rank != u32::MAX, "rank u32::MAX is reserved");
-            self.pairs[(key[0] as usize) << 8 | key[1] as usize] = rank;
+            self.pairs.edit()[(key[0] as usize) << 8 | key[1] as usize] = rank;
             self.max_len = self.max_len.max(2);
             return true;
         }
         let (a, mut b) = words(key);
         let h = hash(a, b, key.len());
         let bit = (h >> 32) & self.filter_mask;
-        self.filter[bit / 64] |= 1 << (bit % 64);
+        self.filter.edit()[bit / 64] |= 1 << (bit % 64);
         let mut i = h & self.mask;
         while self.slots[i].len != 0 {
             i = (i + 1) & self.mask;
         }
         if key.len() > INLINE {
             b = self.arena.len() as u64;
-            self.arena.extend_from_slice(key);
+            self.arena.edit().extend_from_slice(key);
         }
-        self.slots[i] = Slot { a, b, len: key.len() as u32, rank };
+        self.slots.edit()[i] = Slot { a, b, len: key.len() as u32, rank };
         self.max_len = self.max_len.max(key.len());
         true
     }
@@ -148,22 +158,28 @@ impl RankTable {
             return None;
         }
         let mut i = h & self.mask;
+        // At most one pass over the slots: a table read in place from a file that something
+        // changed after its checksum (`encode::table`) may have no empty slot left.
+        let mut left = self.mask;
         loop {
             let s = &self.slots[i];
             if s.len == n as u32 && s.a == a {
                 let same = if n <= INLINE {
                     s.b == b
                 } else {
+                    // `get`, not indexing: a slot read from frozen bytes is not trusted to
+                    // point inside the arena (one that does not is a miss, never a panic).
                     let at = s.b as usize;
-                    &self.arena[at..at + n] == key
+                    at.checked_add(n).and_then(|end| self.arena.get(at..end)) == Some(key)
                 };
                 if same {
                     return Some(s.rank);
                 }
             }
-            if s.len == 0 {
+            if s.len == 0 || left == 0 {
                 return None;
             }
+            left -= 1;
             i = (i + 1) & self.mask;
         }
     }
@@ -187,15 +203,15 @@ impl RankTable {
         w.u64(*mask as u64);
         w.u64s(filter);
         w.u64(*filter_mask as u64);
-        w.bytes(arena);
+        w.byte_table(arena);
         w.u64(*max_len as u64);
     }
 
-    /// The table `freeze` wrote, if its shape is one `with_capacity` makes and every long key's
-    /// bytes lie in the arena.
+    /// The table `freeze` wrote, if its shape is one `with_capacity` makes (a long key's
+    /// offset into the arena is checked where it is read: `get`).
     pub(crate) fn thaw(r: &mut Reader) -> Option<RankTable> {
         let pairs = r.u32s()?;
-        let slots = r.records(|b: [u8; 24]| Slot {
+        let slots = r.table(|b: [u8; 24]| Slot {
             a: u64::from_le_bytes(b[..8].try_into().expect("8 bytes")),
             b: u64::from_le_bytes(b[8..16].try_into().expect("8 bytes")),
             len: u32::from_le_bytes(b[16..20].try_into().expect("4 bytes")),
@@ -204,17 +220,18 @@ impl RankTable {
         let mask = r.usize()?;
         let filter = r.u64s()?;
         let filter_mask = r.usize()?;
-        let arena = r.bytes()?.to_vec();
+        let arena = r.byte_table()?;
         let max_len = r.usize()?;
         let shaped = pairs.len() == 1 << 16
             && slots.len().is_power_of_two()
             && mask == slots.len() - 1
             && filter.len().checked_mul(64).is_some_and(|n| n.is_power_of_two() && filter_mask == n - 1);
-        let long_keys_fit = slots
-            .iter()
-            .filter(|s| s.len as usize > INLINE)
-            .all(|s| s.b.saturating_add(s.len as u64) <= arena.len() as u64);
-        (shaped && long_keys_fit).then_some(RankTable { pairs, slots, mask, filter, filter_mask, arena, max_len })
+        shaped.then_some(RankTable { pairs, slots, mask, filter, filter_mask, arena, max_len })
+    }
+
+    /// Whether every table is read in place from frozen bytes.
+    pub(crate) fn in_place(&self) -> bool {
+        self.pairs.is_borrowed() && self.slots.is_borrowed() && self.filter.is_borrowed() && self.arena.is_borrowed()
     }
 }
 

@@ -15,12 +15,27 @@
 //! start of each pair's run in a table of 65,537 offsets (cl100k: 78,450 entries, 570 KB in all).
 
 use crate::encode::frozen::{Reader, Writer};
+use crate::encode::table::{Plain, Table};
 
+/// Where a byte pair sits in a token: its offset in the token, and the token's length.
+/// `repr(C)`: the frozen layout (`freeze`), read in place when thawed.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+struct Span {
+    k: u16,
+    len: u16,
+}
+
+#[allow(unsafe_code)]
+// SAFETY: two u16 (`repr(C)`, 4 bytes): no padding, and every bit pattern is some span (one
+// that fits no token only costs a probe that misses; `any_across` checks it against the text).
+unsafe impl Plain for Span {}
+
+/// The tables are owned when built here, read in place when thawed (`encode/table.rs`).
 pub struct Seams {
     /// `at[p]..at[p + 1]` are pair p's entries (p = first byte << 8 | second byte).
-    at: Vec<u32>,
-    /// (offset of the pair in the token, the token's length)
-    spans: Vec<(u16, u16)>,
+    at: Table<u32>,
+    spans: Table<Span>,
     /// Some token is longer than `u16::MAX` bytes: search every substring instead.
     exhaustive: bool,
 }
@@ -32,7 +47,7 @@ impl Seams {
     pub fn new(tokens: &[&[u8]]) -> Seams {
         let pair = |w: &[u8]| (w[0] as usize) << 8 | w[1] as usize;
         if tokens.iter().any(|t| t.len() > u16::MAX as usize) {
-            return Seams { at: vec![0; 65537], spans: vec![], exhaustive: true };
+            return Seams { at: vec![0; 65537].into(), spans: Vec::new().into(), exhaustive: true };
         }
         let mut at = vec![0u32; 65537];
         for t in tokens {
@@ -44,18 +59,18 @@ impl Seams {
             at[p + 1] += at[p];
         }
         let mut free = at.clone();
-        let mut spans = vec![(0u16, 0u16); at[65536] as usize];
+        let mut spans = vec![Span::default(); at[65536] as usize];
         for t in tokens {
             for (k, w) in t.windows(2).enumerate() {
                 let slot = &mut free[pair(w)];
-                spans[*slot as usize] = (k as u16, t.len() as u16);
+                spans[*slot as usize] = Span { k: k as u16, len: t.len() as u16 };
                 *slot += 1;
             }
         }
         // Deduplicate each pair's run in place; `seen` holds the (k, L) of the current run
         // (tokens of up to 255 bytes; longer ones are rare and simply kept).
         let mut seen = vec![0u64; 1024];
-        let bit = |(k, len): (u16, u16)| (k < 256 && len < 256).then_some((k as usize) << 8 | len as usize);
+        let bit = |Span { k, len }: Span| (k < 256 && len < 256).then_some((k as usize) << 8 | len as usize);
         let mut out = 0usize;
         let mut kept = vec![0u32; 65537];
         for p in 0..65536 {
@@ -80,7 +95,7 @@ impl Seams {
         kept[65536] = out as u32;
         spans.truncate(out);
         spans.shrink_to_fit();
-        Seams { at: kept, spans, exhaustive: false }
+        Seams { at: kept.into(), spans: spans.into(), exhaustive: false }
     }
 
     /// Whether `found(i, j)` holds for a substring `joined[i..j]` that crosses `seam` (0 <
@@ -94,7 +109,7 @@ impl Seams {
         }
         let p = (joined[seam - 1] as usize) << 8 | joined[seam] as usize;
         let (from, to) = (self.at[p] as usize, self.at[p + 1] as usize);
-        self.spans[from..to].iter().any(|&(k, len)| {
+        self.spans[from..to].iter().any(|&Span { k, len }| {
             let (k, len) = (k as usize, len as usize);
             // The token would start k bytes before the pair's first byte.
             k < seam && seam - 1 - k + len <= joined.len() && {
@@ -111,7 +126,7 @@ impl Seams {
     pub(crate) fn freeze(&self, w: &mut Writer) {
         let Seams { at, spans, exhaustive } = self;
         w.u32s(at);
-        w.records(spans, |&(k, len)| {
+        w.records(spans, |&Span { k, len }| {
             let mut b = [0u8; 4];
             b[..2].copy_from_slice(&k.to_le_bytes());
             b[2..].copy_from_slice(&len.to_le_bytes());
@@ -123,7 +138,8 @@ impl Seams {
     /// The index `freeze` wrote, if every pair's run lies in order inside `spans`.
     pub(crate) fn thaw(r: &mut Reader) -> Option<Seams> {
         let at = r.u32s()?;
-        let spans = r.records(|b: [u8; 4]| (u16::from_le_bytes([b[0], b[1]]), u16::from_le_bytes([b[2], b[3]])))?;
+        let spans =
+            r.table(|b: [u8; 4]| Span { k: u16::from_le_bytes([b[0], b[1]]), len: u16::from_le_bytes([b[2], b[3]]) })?;
         let exhaustive = match r.u64()? {
             0 => false,
             1 => true,
@@ -131,6 +147,11 @@ impl Seams {
         };
         let ordered = at.len() == 65537 && at.windows(2).all(|w| w[0] <= w[1]) && at[65536] as usize == spans.len();
         ordered.then_some(Seams { at, spans, exhaustive })
+    }
+
+    /// Whether every table is read in place from frozen bytes.
+    pub(crate) fn in_place(&self) -> bool {
+        self.at.is_borrowed() && self.spans.is_borrowed()
     }
 }
 

@@ -339,6 +339,17 @@ impl Encode for SuperwordEncoder {
         })
     }
 
+    /// A counted run (its key, see the module's comment) as encoding segments it: its pieces
+    /// by stage 1, then stage 2 over the run, as `encode_into` does for the run in its line.
+    fn segment_counted<'k>(&self, key: &'k [u8], out: &mut Vec<u32>) -> Result<&'k [u8], CoreError> {
+        let mut ids = Vec::new();
+        self.stage1.with_pieces(|piece| for_each_piece(key, |p| piece(p, &mut ids)))?;
+        apply_stage_two(&self.stage2, &mut ids);
+        out.extend_from_slice(&ids);
+        let semi = key.iter().position(|&c| c == b';').unwrap_or(0); // for_each_piece found it
+        Ok(&key[semi + 1..])
+    }
+
     fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError> {
         self.full.decode_bytes(ids)
     }

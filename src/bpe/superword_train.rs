@@ -10,6 +10,9 @@
 
 use std::time::Instant;
 
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
 use super::superword::for_each_piece;
 use super::train::{train, Merge, TrainConfig, TrainOutput, Words};
 use super::RankEncoder;
@@ -17,11 +20,10 @@ use crate::count::Counts;
 use crate::error::CoreError;
 use crate::pretok::Splitter;
 
-#[inline]
-fn hash(p: &[u8]) -> u64 {
-    use std::hash::BuildHasher;
-    rustc_hash::FxBuildHasher.hash_one(p)
-}
+/// Counted runs per parallel task, and distinct pieces per segmenting task (neither changes a
+/// result: the tasks' sums are added, their lists joined in order).
+const TASK_RUNS: usize = 16_384;
+const TASK_PIECES: usize = 4_096;
 
 pub struct SuperwordConfig {
     /// Tokens to reach in all (256 bytes + both stages' new tokens).
@@ -61,31 +63,30 @@ pub fn train_superword(
             cfg.transition
         )));
     }
-    // 1. stage 1 on the pieces, each piece counted as often as the runs it is in; each run
-    //    kept as its pieces' indices (`runs`, `ends`), so keys are parsed once. The index is a
-    //    table of piece numbers whose bytes are read from `pieces` (no key stored twice).
-    let mut index: hashbrown::HashTable<u32> = hashbrown::HashTable::new();
-    let mut pieces: Vec<(&[u8], u64)> = Vec::new();
-    let mut runs: Vec<u32> = Vec::new();
-    let mut ends: Vec<usize> = Vec::with_capacity(counts.len());
-    for (key, count) in counts.iter() {
-        for_each_piece(key, |p| {
-            let h = hash(p);
-            let i = match index.find(h, |&i| pieces[i as usize].0 == p) {
-                Some(&i) => i,
-                None => {
-                    let i = pieces.len() as u32;
-                    pieces.push((p, 0));
-                    index.insert_unique(h, i, |&j| hash(pieces[j as usize].0));
-                    i
-                }
-            };
-            pieces[i as usize].1 += count;
-            runs.push(i);
+    // 1. stage 1 on the pieces, each piece counted as often as the runs it is in: summed per
+    //    task of runs, then over the tasks (a sum, whatever the split), sorted by bytes (the
+    //    merge loop's tie rule orders the pairs themselves: the words' order changes nothing).
+    let n = counts.len();
+    let tasks: Vec<usize> = (0..n).step_by(TASK_RUNS).collect();
+    let summed = tasks
+        .par_iter()
+        .map(|&a| -> Result<FxHashMap<&[u8], u64>, CoreError> {
+            let mut m = FxHashMap::default();
+            for i in a..(a + TASK_RUNS).min(n) {
+                let c = counts.count(i);
+                for_each_piece(counts.piece(i), |p| *m.entry(p).or_insert(0) += c)?;
+            }
+            Ok(m)
+        })
+        .try_reduce(FxHashMap::default, |x, y| {
+            let (mut x, y) = if x.len() >= y.len() { (x, y) } else { (y, x) };
+            for (p, c) in y {
+                *x.entry(p).or_insert(0) += c;
+            }
+            Ok(x)
         })?;
-        ends.push(runs.len());
-    }
-    drop(index);
+    let mut pieces: Vec<(&[u8], u64)> = summed.into_iter().collect();
+    pieces.par_sort_unstable_by(|x, y| x.0.cmp(y.0));
     let mut words = Words::default();
     words.arena.reserve(pieces.iter().map(|p| p.0.len()).sum());
     for &(p, c) in &pieces {
@@ -100,39 +101,72 @@ pub fn train_superword(
     };
     let first = train(alphabet, words, &tc, &mut |d, t| progress("stage 1", d, t))?;
     let transition = first.tokens.len();
-    // 2. segment every distinct piece as encoding will
+    // 2. segment every distinct piece as encoding will (each on its own: in parallel tasks)
     let enc = RankEncoder::new(first.tokens.iter().enumerate().map(|(i, b)| (i as u32, b)).collect(), vec![], {
         Splitter::new(pattern)?
     })?;
+    let segmented: Vec<(Vec<u32>, Vec<u32>)> = pieces
+        .par_chunks(TASK_PIECES)
+        .map(|chunk| {
+            let (mut flat, mut lens) = (Vec::new(), Vec::with_capacity(chunk.len()));
+            enc.with_pieces(|segment| {
+                for &(p, _) in chunk {
+                    let at = flat.len();
+                    segment(p, &mut flat);
+                    lens.push((flat.len() - at) as u32);
+                }
+            });
+            (flat, lens)
+        })
+        .collect();
+    let mut flat: Vec<u32> = Vec::with_capacity(segmented.iter().map(|s| s.0.len()).sum());
     let mut starts: Vec<usize> = Vec::with_capacity(pieces.len() + 1);
-    let mut flat: Vec<u32> = Vec::new();
-    enc.with_pieces(|segment| {
-        for &(p, _) in &pieces {
-            starts.push(flat.len());
-            segment(p, &mut flat);
+    for (ids, lens) in segmented {
+        let mut at = flat.len();
+        for len in lens {
+            starts.push(at);
+            at += len as usize;
         }
-    });
+        flat.extend_from_slice(&ids);
+    }
     starts.push(flat.len());
+    let index: FxHashMap<&[u8], u32> = pieces.iter().enumerate().map(|(i, &(p, _))| (p, i as u32)).collect();
     let distinct_pieces = pieces.len();
-    drop(pieces);
-    // 3. stage 2 on the runs. A run that is one token after stage 1 has no pair: no merge can
+    // 3. stage 2 on the runs, each a word of its pieces' ids (built in parallel tasks, joined in
+    //    the counts' order). A run that is one token after stage 1 has no pair: no merge can
     //    change it, so it stays out of the merge loop and its count goes straight to its
     //    token's use counts (`alone`), as the loop would have counted it.
+    let parts: Vec<(Words, Vec<(u32, u64)>)> = tasks
+        .par_iter()
+        .map(|&a| -> Result<(Words, Vec<(u32, u64)>), CoreError> {
+            let (mut words, mut alone, mut ids) = (Words::default(), Vec::new(), Vec::<u32>::new());
+            for i in a..(a + TASK_RUNS).min(n) {
+                let c = counts.count(i);
+                ids.clear();
+                for_each_piece(counts.piece(i), |p| {
+                    let j = index[p] as usize;
+                    ids.extend_from_slice(&flat[starts[j]..starts[j + 1]]);
+                })?;
+                if ids.len() == 1 {
+                    alone.push((ids[0], c));
+                } else {
+                    words.push(ids.iter().copied(), c);
+                }
+            }
+            Ok((words, alone))
+        })
+        .collect::<Result<_, CoreError>>()?;
+    drop((index, pieces, flat, starts));
     let mut words = Words::default();
+    words.arena.reserve(parts.iter().map(|p| p.0.arena.len()).sum());
     let mut alone: Vec<(u32, u64)> = Vec::new();
-    let mut at = 0;
-    for ((_, count), &end) in counts.iter().zip(&ends) {
-        let run = &runs[at..end];
-        at = end;
-        let (a, b) = (starts[run[0] as usize], starts[run[0] as usize + 1]);
-        if run.len() == 1 && b - a == 1 {
-            alone.push((flat[a], count));
-            continue;
-        }
-        let segs = run.iter().flat_map(|&i| flat[starts[i as usize]..starts[i as usize + 1]].iter().copied());
-        words.push(segs, count);
+    for (w, a) in parts {
+        let base = words.arena.len();
+        words.arena.extend_from_slice(&w.arena);
+        words.ends.extend(w.ends.iter().map(|e| e + base));
+        words.counts.extend_from_slice(&w.counts);
+        alone.extend_from_slice(&a);
     }
-    drop((runs, ends, flat, starts));
     let tc = TrainConfig {
         target_tokens: cfg.max_tokens,
         min_frequency: cfg.min_frequency,

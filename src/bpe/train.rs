@@ -21,7 +21,9 @@
 //! At the peak (indexing) that is 8 bytes a symbol beside the pair tables. The heap holds
 //! 12-byte (count, slot) entries, compares token bytes only on equal counts, and is rebuilt
 //! from the current counts when it has doubled since it was last built (stale entries would
-//! otherwise pile up).
+//! otherwise pile up). It starts with the pairs counted at least a floor of times (enough of
+//! them for the merges asked for): on a large corpus most pairs are seen once or twice and never
+//! merged; if the best pair in it ever falls below the floor, it is rebuilt with every pair.
 //!
 //! Tie rule (a total order over the pairs themselves, so the result depends on neither thread
 //! count nor input order): the higher pair count wins; on equal counts the pair whose left
@@ -494,14 +496,21 @@ pub fn train_refusing(
         cfg.max_token_bytes > 0
             && tokens[(k >> 32) as usize].len() + tokens[(k & 0xFFFF_FFFF) as usize].len() > cfg.max_token_bytes
     };
-    // Every pair that could be merged, at its current count (also after each compaction).
-    let fresh = |counts: &[i64], banned: &[bool]| {
+    // Every pair that could be merged, counted at least `floor` times, at its current count
+    // (also after each compaction).
+    let fresh = |counts: &[i64], banned: &[bool], floor: u64| {
         (0..counts.len() as u32)
-            .filter(|&s| counts[s as usize] > 0 && !banned[s as usize])
+            .filter(|&s| counts[s as usize] > 0 && counts[s as usize] as u64 >= floor && !banned[s as usize])
             .map(|s| pack(counts[s as usize] as u64, s))
             .collect::<Vec<_>>()
     };
-    let mut heap = Heap { v: fresh(&counts, &banned) };
+    let wanted = cfg.target_tokens.saturating_sub(tokens.len()) as u64;
+    // Most pairs of a large corpus are seen a few times and never merged: those below `floor`
+    // stay out of the heap at first (a smaller heap, fewer ties to compare by bytes). The first
+    // time the best pair in the heap is below the floor, the floor falls to `min_frequency` and
+    // the heap is rebuilt with every pair, so the pair chosen is always the best of all.
+    let mut floor = heap_floor(&counts, wanted).max(cfg.min_frequency);
+    let mut heap = Heap { v: fresh(&counts, &banned, floor) };
     heap.heapify(&Order { tokens: &tokens, heads: &heads, pairs: &pairs });
     let mut compact_at = (2 * heap.v.len()).max(1 << 16);
 
@@ -523,7 +532,6 @@ pub fn train_refusing(
         }
         tc
     };
-    let wanted = cfg.target_tokens.saturating_sub(tokens.len()) as u64;
     let mut reported = Instant::now();
     if pending.first() == Some(&tokens.len()) {
         let size = pending.remove(0);
@@ -540,11 +548,25 @@ pub fn train_refusing(
         // current counts (the pair chosen is the same: see `Heap`).
         if heap.v.len() >= compact_at {
             heap.v.clear();
-            heap.v.extend(fresh(&counts, &banned));
+            heap.v.extend(fresh(&counts, &banned, floor));
             heap.heapify(&Order { tokens: &tokens, heads: &heads, pairs: &pairs });
             compact_at = (2 * heap.v.len()).max(1 << 16);
         }
-        let Some((count, s)) = heap.pop(&Order { tokens: &tokens, heads: &heads, pairs: &pairs }) else { break };
+        let popped = heap.pop(&Order { tokens: &tokens, heads: &heads, pairs: &pairs });
+        let below = match popped {
+            None => true,
+            Some((count, s)) => count == counts[s as usize].max(0) as u64 && count < floor,
+        };
+        if below && floor > cfg.min_frequency {
+            // Every pair left in the heap is below the floor; one out of it may be better.
+            floor = cfg.min_frequency;
+            heap.v.clear();
+            heap.v.extend(fresh(&counts, &banned, floor));
+            heap.heapify(&Order { tokens: &tokens, heads: &heads, pairs: &pairs });
+            compact_at = (2 * heap.v.len()).max(1 << 16);
+            continue;
+        }
+        let Some((count, s)) = popped else { break };
         let s = s as usize;
         let current = counts[s].max(0) as u64;
         if current != count {
@@ -687,6 +709,27 @@ pub fn train_refusing(
         })
         .collect();
     Ok(TrainOutput { tokens, token_counts, merges, snapshots })
+}
+
+/// The heap's first floor (see `train_refusing`): the highest count (up to 64) that at least
+/// 4 × `wanted` pairs reach, so the heap starts with plenty of pairs for the merges asked for;
+/// 0 when there are not that many pairs. A guess, never a rule: whether it was too high only
+/// costs a rebuild of the heap.
+fn heap_floor(counts: &[i64], wanted: u64) -> u64 {
+    const TOP: usize = 64;
+    let mut at_least = [0u64; TOP + 1]; // at_least[c]: pairs counted c times (TOP: TOP or more)
+    for &c in counts {
+        at_least[(c.max(0) as usize).min(TOP)] += 1;
+    }
+    let need = wanted.saturating_mul(4);
+    let mut reached = 0u64;
+    for c in (1..=TOP).rev() {
+        reached += at_least[c];
+        if reached >= need {
+            return c as u64;
+        }
+    }
+    0
 }
 
 /// Byte-level words: the alphabet is the 256 bytes (id = byte value), a word per counted

@@ -18,6 +18,59 @@ use std::borrow::Cow;
 /// Deeper nesting than this is left to Python.
 const MAX_DEPTH: usize = 256;
 
+/// Four hex digits' value.
+fn hex4(h: &[u8]) -> Option<u32> {
+    h.iter().try_fold(0u32, |v, &c| Some(v * 16 + (c as char).to_digit(16)?))
+}
+
+/// Where the first quote, backslash or byte below 0x20 is in `s` at or after `at`. Eight bytes
+/// at a time: a byte is flagged in the word's high bits (`x - 1` borrows through a zero byte;
+/// `x - 0x20` through a byte below 0x20 that is not above 0x7f); flags above the lowest may be
+/// false, the lowest never is.
+fn stop(s: &[u8], mut at: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while let Some(w) = s.get(at..at + 8) {
+        let x = u64::from_le_bytes(w.try_into().ok()?);
+        let (q, b) = (x ^ (ONES * b'"' as u64), x ^ (ONES * b'\\' as u64));
+        let flags = (q.wrapping_sub(ONES) & !q | b.wrapping_sub(ONES) & !b | x.wrapping_sub(ONES * 0x20) & !x) & HIGH;
+        if flags != 0 {
+            return Some(at + (flags.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    s.get(at..)?.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).map(|k| at + k)
+}
+
+/// The character of the escape `e` begins (after its backslash), and the bytes it takes.
+fn escape(e: &[u8]) -> Option<(char, usize)> {
+    Some(match *e.first()? {
+        b'"' => ('"', 1),
+        b'\\' => ('\\', 1),
+        b'/' => ('/', 1),
+        b'b' => ('\u{8}', 1),
+        b'f' => ('\u{c}', 1),
+        b'n' => ('\n', 1),
+        b'r' => ('\r', 1),
+        b't' => ('\t', 1),
+        b'u' => {
+            let hi = hex4(e.get(1..5)?)?;
+            if !(0xD800..0xDC00).contains(&hi) {
+                return Some((char::from_u32(hi)?, 5)); // a lone low surrogate is None here
+            }
+            if e.get(5..7)? != b"\\u" {
+                return None;
+            }
+            let lo = hex4(e.get(7..11)?)?;
+            if !(0xDC00..0xE000).contains(&lo) {
+                return None;
+            }
+            (char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))?, 11)
+        }
+        _ => return None,
+    })
+}
+
 struct Scan<'a> {
     s: &'a [u8],
     at: usize,
@@ -34,74 +87,39 @@ impl<'a> Scan<'a> {
         (self.s.get(self.at) == Some(&b)).then(|| self.at += 1)
     }
 
-    fn hex4(&mut self) -> Option<u32> {
-        let h = self.s.get(self.at..self.at + 4)?;
-        self.at += 4;
-        h.iter().try_fold(0u32, |v, &c| Some(v * 16 + (c as char).to_digit(16)?))
-    }
-
     /// A string (the opening quote next); its text, borrowed when it has no escape.
+    ///
+    /// One pass, eight bytes at a time (`stop`), to the next quote, backslash or raw control
+    /// character: the runs between escapes are copied whole, and the text is checked as UTF-8
+    /// once at the end (the runs are cut at ASCII bytes, and an escape gives a whole character,
+    /// so the joined text is valid exactly when every run is).
     fn string(&mut self) -> Option<Cow<'a, str>> {
         self.eat(b'"')?;
+        let s = self.s;
         let start = self.at;
+        let mut at = start;
+        let mut run = start; // where the text not yet copied begins
+        let mut out: Option<Vec<u8>> = None; // once the string has an escape
         loop {
-            match *self.s.get(self.at)? {
-                b'"' => {
-                    self.at += 1;
-                    return Some(Cow::Borrowed(std::str::from_utf8(&self.s[start..self.at - 1]).ok()?));
-                }
-                b'\\' => break,
-                c if c < 0x20 => return None,
-                _ => self.at += 1,
-            }
-        }
-        let mut out = String::from(std::str::from_utf8(&self.s[start..self.at]).ok()?);
-        loop {
-            let run = self.at;
-            while let Some(&c) = self.s.get(self.at) {
-                if c == b'"' || c == b'\\' || c < 0x20 {
-                    break;
-                }
-                self.at += 1;
-            }
-            out.push_str(std::str::from_utf8(&self.s[run..self.at]).ok()?);
-            match *self.s.get(self.at)? {
-                b'"' => {
-                    self.at += 1;
-                    return Some(Cow::Owned(out));
-                }
-                b'\\' => {
-                    self.at += 1;
-                    let e = *self.s.get(self.at)?;
-                    self.at += 1;
-                    out.push(match e {
-                        b'"' => '"',
-                        b'\\' => '\\',
-                        b'/' => '/',
-                        b'b' => '\u{8}',
-                        b'f' => '\u{c}',
-                        b'n' => '\n',
-                        b'r' => '\r',
-                        b't' => '\t',
-                        b'u' => {
-                            let hi = self.hex4()?;
-                            let code = if (0xD800..0xDC00).contains(&hi) {
-                                self.eat(b'\\')?;
-                                self.eat(b'u')?;
-                                let lo = self.hex4()?;
-                                if !(0xDC00..0xE000).contains(&lo) {
-                                    return None;
-                                }
-                                0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
-                            } else {
-                                hi
-                            };
-                            char::from_u32(code)? // a lone low surrogate is None here
-                        }
-                        _ => return None,
-                    });
-                }
+            at = stop(s, at)?;
+            match s[at] {
+                b'"' => break,
+                b'\\' => {}
                 _ => return None, // a raw control character
+            }
+            let o = out.get_or_insert_with(|| Vec::with_capacity(s.len() - start));
+            o.extend_from_slice(&s[run..at]);
+            let (c, used) = escape(s.get(at + 1..)?)?;
+            o.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+            at += 1 + used;
+            run = at;
+        }
+        self.at = at + 1;
+        match out {
+            None => Some(Cow::Borrowed(std::str::from_utf8(&s[start..at]).ok()?)),
+            Some(mut o) => {
+                o.extend_from_slice(&s[run..at]);
+                Some(Cow::Owned(String::from_utf8(o).ok()?))
             }
         }
     }

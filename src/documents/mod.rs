@@ -17,7 +17,10 @@
 //! may hand its text back through `overrides`. Units ending at or before `skip` are dropped
 //! (they are in a resumed run's complete shards).
 
+mod frame;
 pub mod json;
+
+pub use frame::{encode_frame, pack_pieces, packed_pieces_size, Frame, Piece};
 
 use std::borrow::Cow;
 
@@ -72,6 +75,8 @@ pub struct Cut<'a> {
     pub bad: Vec<Bad>,
     /// bytes of document text
     pub text_bytes: usize,
+    /// lines in the buffer (the last one counted whether or not it ends in a line break)
+    pub lines: usize,
 }
 
 impl<'a> Cut<'a> {
@@ -81,12 +86,16 @@ impl<'a> Cut<'a> {
         }
     }
 
-    fn doc(&mut self, skip: i64, end: usize, line: usize, raw: &'a [u8], limit: usize) {
+    /// A document `raw`, with its text when the caller knows it is valid UTF-8.
+    fn doc(&mut self, skip: i64, end: usize, line: usize, raw: &'a [u8], text: Option<&'a str>, limit: usize) {
         if end as i64 <= skip {
             return;
         }
         if raw.len() > limit {
             return self.bad(skip, end, line, Why::Over(raw.len()));
+        }
+        if let Some(t) = text {
+            return self.text(end, Cow::Borrowed(t));
         }
         match std::str::from_utf8(raw) {
             Ok(t) => self.text(end, Cow::Borrowed(t)),
@@ -107,7 +116,8 @@ fn blank(line: &[u8]) -> bool {
 }
 
 /// Cuts `buf` (see the module docstring). `overrides`: (line index, text) of records whose text
-/// Python's parser gave, taken as they are.
+/// Python's parser gave, taken as they are; their line indexes count from `line0` (the line
+/// index `buf` starts at in the frame it was taken from: frame.rs cuts a frame in pieces).
 pub fn cut<'a>(
     buf: &'a [u8],
     kind: Kind,
@@ -115,23 +125,28 @@ pub fn cut<'a>(
     limit: usize,
     skip: i64,
     overrides: &'a [(usize, String)],
+    line0: usize,
 ) -> Cut<'a> {
     let mut out = Cut::default();
+    // Valid UTF-8 throughout (the usual case): each line's text is a slice of it, not validated
+    // again line by line.
+    let text = if kind == Kind::Record { None } else { std::str::from_utf8(buf).ok() };
     let mut para: Option<(usize, usize, bool)> = None; // (start, first line, holds a line over)
     let mut start = 0;
     let mut line = 0;
     while start < buf.len() {
-        let (stop, end) = match memchr(b'\n', &buf[start..]) {
+        let (stop, end) = match memchr::memchr(b'\n', &buf[start..]) {
             Some(k) => (start + k, start + k + 1),
             None => (buf.len(), buf.len()),
         };
         let raw = &buf[start..stop];
         match kind {
             Kind::Line if raw.is_empty() => {}
-            Kind::Line => out.doc(skip, end, line, raw, limit),
+            Kind::Line => out.doc(skip, end, line, raw, text.map(|t| &t[start..stop]), limit),
             Kind::Paragraph if raw.is_empty() => {
                 if let Some((from, first, over)) = para.take() {
-                    paragraph(&mut out, skip, end, first, over, &buf[from..start - 1], limit);
+                    let t = text.map(|t| &t[from..start - 1]);
+                    paragraph(&mut out, skip, end, first, over, &buf[from..start - 1], t, limit);
                 }
             }
             Kind::Paragraph => {
@@ -141,7 +156,7 @@ pub fn cut<'a>(
             Kind::Record if blank(raw) => {}
             Kind::Record if raw.len() > limit => out.bad(skip, end, line, Why::Over(raw.len())),
             Kind::Record if end as i64 <= skip => {}
-            Kind::Record => match overrides.iter().find(|(l, _)| *l == line) {
+            Kind::Record => match overrides.iter().find(|(l, _)| *l == line0 + line) {
                 Some((_, text)) if text.is_empty() => out.bad(skip, end, line, Why::Empty),
                 Some((_, text)) => out.text(end, Cow::Borrowed(text)),
                 None => match json::field_text(raw, field) {
@@ -156,53 +171,76 @@ pub fn cut<'a>(
     }
     if let Some((from, first, over)) = para {
         let upto = if buf.ends_with(b"\n") { buf.len() - 1 } else { buf.len() };
-        paragraph(&mut out, skip, buf.len(), first, over, &buf[from..upto], limit);
+        let t = text.map(|t| &t[from..upto]);
+        paragraph(&mut out, skip, buf.len(), first, over, &buf[from..upto], t, limit);
     }
+    out.lines = line;
     out
 }
 
-fn paragraph<'a>(out: &mut Cut<'a>, skip: i64, end: usize, first: usize, over: bool, raw: &'a [u8], limit: usize) {
+#[allow(clippy::too_many_arguments)]
+fn paragraph<'a>(
+    out: &mut Cut<'a>,
+    skip: i64,
+    end: usize,
+    first: usize,
+    over: bool,
+    raw: &'a [u8],
+    text: Option<&'a str>,
+    limit: usize,
+) {
     if over {
         out.bad(skip, end, first, Why::LineOver);
     } else {
-        out.doc(skip, end, first, raw, limit);
+        out.doc(skip, end, first, raw, text, limit);
     }
 }
 
-/// The ids of encoded documents as a dataset stores them: each document's ids between `prefix`
-/// and `suffix`, every id little-endian in `itemsize` bytes (2 or 4; the caller chose a width
-/// that holds every id), and the number of ids of each document (little-endian i64).
-pub fn pack(parts: &[crate::encode::Flat], prefix: &[u32], suffix: &[u32], itemsize: usize) -> (Vec<u8>, Vec<u8>) {
-    let docs: usize = parts.iter().map(|p| p.ends.len()).sum();
-    let ids: usize = parts.iter().map(|p| p.ids.len()).sum::<usize>() + docs * (prefix.len() + suffix.len());
-    let mut out = Vec::with_capacity(ids * itemsize);
-    let mut lengths = Vec::with_capacity(docs * 8);
-    let put = |out: &mut Vec<u8>, s: &[u32]| {
+/// The ids of encoded documents as a dataset stores them, written into `ids` and `lengths`
+/// (exactly `packed_size` bytes each): each document's ids between `prefix` and `suffix`, every
+/// id little-endian in `itemsize` bytes (2 or 4; the caller chose a width that holds every id),
+/// and the number of ids of each document (little-endian i64).
+pub fn pack(
+    parts: &[crate::encode::Flat],
+    prefix: &[u32],
+    suffix: &[u32],
+    itemsize: usize,
+    ids: &mut [u8],
+    lengths: &mut [u8],
+) {
+    let put = |out: &mut [u8], s: &[u32]| -> usize {
+        let n = s.len() * itemsize;
         if itemsize == 2 {
-            out.extend(s.iter().flat_map(|&i| (i as u16).to_le_bytes()));
+            out[..n].chunks_exact_mut(2).zip(s).for_each(|(o, &i)| o.copy_from_slice(&(i as u16).to_le_bytes()));
         } else {
-            out.extend(s.iter().flat_map(|&i| i.to_le_bytes()));
+            out[..n].chunks_exact_mut(4).zip(s).for_each(|(o, &i)| o.copy_from_slice(&i.to_le_bytes()));
         }
+        n
     };
+    let (mut at, mut doc) = (0, 0);
     for part in parts {
-        for ids in part.texts() {
-            put(&mut out, prefix);
-            put(&mut out, ids);
-            put(&mut out, suffix);
-            lengths.extend(((prefix.len() + ids.len() + suffix.len()) as i64).to_le_bytes());
+        for text in part.texts() {
+            at += put(&mut ids[at..], prefix);
+            at += put(&mut ids[at..], text);
+            at += put(&mut ids[at..], suffix);
+            let n = (prefix.len() + text.len() + suffix.len()) as i64;
+            lengths[doc * 8..doc * 8 + 8].copy_from_slice(&n.to_le_bytes());
+            doc += 1;
         }
     }
-    (out, lengths)
 }
 
-/// Where `b` first occurs in `s` (a plain loop the compiler vectorizes well enough here).
-fn memchr(b: u8, s: &[u8]) -> Option<usize> {
-    s.iter().position(|&c| c == b)
+/// The bytes `pack` writes for `parts`: (ids, lengths). `extra`: ids put around each document.
+pub fn packed_size(parts: &[crate::encode::Flat], extra: usize, itemsize: usize) -> (usize, usize) {
+    let docs: usize = parts.iter().map(|p| p.ends.len()).sum();
+    let ids: usize = parts.iter().map(|p| p.ids.len()).sum::<usize>() + docs * extra;
+    (ids * itemsize, docs * 8)
 }
 
-/// How many times `b` occurs in `s`.
+/// How many times `b` occurs in `s` (memchr's SIMD search: 3x a plain `filter().count()` even
+/// with a line break every 30 bytes).
 pub fn count_byte(s: &[u8], b: u8) -> usize {
-    s.iter().filter(|&&c| c == b).count()
+    memchr::memchr_iter(b, s).count()
 }
 
 #[cfg(test)]
@@ -210,7 +248,7 @@ mod tests {
     use super::*;
 
     fn docs(buf: &str, kind: Kind, limit: usize, skip: i64) -> (Vec<(String, usize)>, Vec<Bad>) {
-        let c = cut(buf.as_bytes(), kind, "text", limit, skip, &[]);
+        let c = cut(buf.as_bytes(), kind, "text", limit, skip, &[], 0);
         (c.texts.iter().map(|t| t.to_string()).zip(c.ends).collect(), c.bad)
     }
 
@@ -230,7 +268,7 @@ mod tests {
         assert_eq!(d, texts(&[("x\ny", 17), ("z", 58)]));
         assert_eq!(bad.iter().map(|b| (b.line, b.why)).collect::<Vec<_>>(), [(2, Why::Empty), (3, Why::Python)]);
         let over = [(3, "one".to_string())];
-        let c = cut(jl.as_bytes(), Kind::Record, "text", 99, -1, &over);
+        let c = cut(jl.as_bytes(), Kind::Record, "text", 99, -1, &over, 0);
         assert_eq!(c.texts, ["x\ny", "one", "z"]);
     }
 
@@ -239,20 +277,30 @@ mod tests {
         let (d, bad) = docs("ab\n\nabcd\nx\n\nab\nde", Kind::Paragraph, 3, -1);
         assert_eq!(d, texts(&[("ab", 4)]));
         assert_eq!(bad, [Bad { end: 12, line: 2, why: Why::LineOver }, Bad { end: 17, line: 5, why: Why::Over(5) }]);
-        let c = cut(b"ok\nno\xff\n", Kind::Line, "", 9, -1, &[]);
+        let c = cut(b"ok\nno\xff\n", Kind::Line, "", 9, -1, &[], 0);
         assert_eq!(c.bad, [Bad { end: 7, line: 1, why: Why::NotUtf8(2) }]);
         assert_eq!(count_byte(b"a\nb\n", b'\n'), 2);
+        let long: Vec<u8> = (0..100_000u32).map(|i| if i % 3 == 0 { b'\n' } else { b'x' }).collect();
+        assert_eq!(count_byte(&long, b'\n'), 33_334);
     }
 
     #[test]
     fn packed_ids_carry_the_documents_ends() {
         use crate::encode::Flat;
         let parts = [Flat { ids: vec![1, 2, 3], ends: vec![2, 3] }, Flat { ids: vec![258], ends: vec![0, 1] }];
-        let (ids, lengths) = pack(&parts, &[7], &[], 2);
+        let packed = |prefix: &[u32], suffix: &[u32], itemsize| {
+            let (n, m) = packed_size(&parts, prefix.len() + suffix.len(), itemsize);
+            let (mut ids, mut lengths) = (vec![0; n], vec![0; m]);
+            pack(&parts, prefix, suffix, itemsize, &mut ids, &mut lengths);
+            (ids, lengths)
+        };
+        let (ids, lengths) = packed(&[7], &[], 2);
         let ids: Vec<u16> = ids.chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
         assert_eq!(ids, [7, 1, 2, 7, 3, 7, 7, 258]);
         let lengths: Vec<i64> = lengths.chunks(8).map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect();
         assert_eq!(lengths, [3, 2, 1, 2]);
-        assert_eq!(pack(&parts, &[], &[9], 4).0.len(), 4 * 8);
+        let (ids, _) = packed(&[], &[9], 4);
+        let ids: Vec<u32> = ids.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(ids, [1, 2, 9, 3, 9, 9, 258, 9]);
     }
 }

@@ -14,27 +14,43 @@
 //! | 8 | `checksum` of every byte after this field |
 //! | … | the body: the caller's tag, the caller's meta, the encoder's kind, the special tokens, then the encoder's own tables (`Encode::freeze`) |
 //!
-//! Each table is a u64 count and then its records, copied whole: reading one back is one
-//! pass over its bytes, with no hashing, sorting or probing per token.
+//! Each table is a u64 count, zeros up to the next multiple of 64 bytes (`ALIGN`), and then its
+//! records whole, in the layout the encoder keeps them in memory (format 2; format 1 had no
+//! padding and was copied out). So `thaw` reads every table in place (`table.rs`): the
+//! encoder borrows its tables from the bytes it was given, which it keeps alive, and nothing is
+//! copied, hashed, sorted or probed per token. A memory map of the cache file is such bytes:
+//! then the tables are the page cache's (tokreg/encoding/built_cache.py says what keeps that
+//! safe). A table is copied only where the bytes are not aligned, or on a big-endian machine.
 //!
 //! Trust: the bytes are checked, never believed. `thaw` gives `None` (the caller then builds
 //! from content, as if nothing had been cached) unless the magic, the format, the caller's tag
-//! (the content hash and the build of the core the tables came from), the checksum, every
-//! table's shape and a sample of lookups (each must give back the id it was built from) all
-//! hold. The checksum finds any damage by accident (a truncated write, a flipped byte); like
+//! (the content hash and size, and the build of the core the tables came from), the checksum,
+//! every table's shape and a sample of lookups (each must give back the id it was built from)
+//! all hold. The checksum finds any damage by accident (a truncated write, a flipped byte); like
 //! any cache that is not rebuilt from its source, it does not stop someone who may write the
-//! cache folder and recomputes the checksum.
+//! cache folder and recomputes the checksum. What the tables hold is trusted no further than
+//! memory safety needs: every read of them is bounds-checked (a long key's offset into the
+//! arena, a pair's run of spans), so tables changed after the checksum give wrong answers or an
+//! error, never a read outside them.
 //!
 //! Only byte-level BPE freezes (`Encode::freeze`); the other encoders build from content in a
 //! few milliseconds and say no.
 
+use std::sync::Arc;
+
+use super::table::{copied, Backing, Plain, Table};
 use super::{Encode, Kind, Tokenizer};
 use crate::bpe::RankEncoder;
 
 const MAGIC: &[u8; 8] = b"tkrgENC\n";
 /// Bumped whenever the layout of any frozen table changes.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 const HEAD: usize = 24;
+
+/// Every table's items start at a multiple of this many bytes from the start of the frozen
+/// bytes, so that a table can be read in place (`table.rs`) from a mapping of the file (whose
+/// start is page-aligned): aligned for any item type, and each table on its own cache lines.
+const ALIGN: usize = 64;
 
 /// Appends tables to the bytes of a frozen encoder.
 pub struct Writer {
@@ -54,9 +70,11 @@ impl Writer {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
 
-    /// A count, then `N` bytes for each item, written by `put`.
+    /// A count, zeros up to the next multiple of `ALIGN`, then `N` bytes for each item, written
+    /// by `put` (little-endian: the layout `Reader::table` views in place).
     pub fn records<T, const N: usize>(&mut self, items: &[T], put: impl Fn(&T) -> [u8; N]) {
         self.u64(items.len() as u64);
+        self.buf.resize(self.buf.len().next_multiple_of(ALIGN), 0);
         self.buf.reserve(items.len() * N);
         for item in items {
             self.buf.extend_from_slice(&put(item));
@@ -76,6 +94,11 @@ impl Writer {
         self.records(v, |x| x.to_le_bytes());
     }
 
+    /// Bytes as a table (aligned, so `Reader::table` may read them in place).
+    pub fn byte_table(&mut self, v: &[u8]) {
+        self.records(v, |&x| [x]);
+    }
+
     fn finish(mut self) -> Vec<u8> {
         let sum = checksum(&self.buf[HEAD..]);
         self.buf[16..24].copy_from_slice(&sum.to_le_bytes());
@@ -83,19 +106,27 @@ impl Writer {
     }
 }
 
-/// Reads tables back in the order they were written; `None` at the first thing that does not fit.
+/// Reads tables back in the order they were written; `None` at the first thing that does not
+/// fit. Tables are read in place from `backing` when they can be (`table.rs`), else copied.
 pub struct Reader<'a> {
-    rest: &'a [u8],
+    backing: &'a Arc<dyn Backing>,
+    /// All of the frozen bytes (`backing`'s), and the offset of what is read next.
+    all: &'a [u8],
+    at: usize,
 }
 
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if n > self.rest.len() {
+        if n > self.all.len() - self.at {
             return None;
         }
-        let (head, rest) = self.rest.split_at(n);
-        self.rest = rest;
+        let head = &self.all[self.at..self.at + n];
+        self.at += n;
         Some(head)
+    }
+
+    fn left(&self) -> usize {
+        self.all.len() - self.at
     }
 
     pub fn u64(&mut self) -> Option<u64> {
@@ -105,13 +136,19 @@ impl<'a> Reader<'a> {
     /// A count that must fit this machine's memory and the bytes left (`per`: bytes per item).
     fn count(&mut self, per: usize) -> Option<usize> {
         let n = usize::try_from(self.u64()?).ok()?;
-        (n.checked_mul(per)? <= self.rest.len()).then_some(n)
+        (n.checked_mul(per)? <= self.left()).then_some(n)
     }
 
-    pub fn records<T, const N: usize>(&mut self, get: impl Fn([u8; N]) -> T) -> Option<Vec<T>> {
-        let n = self.count(N)?;
-        let raw = self.take(n * N)?;
-        Some(raw.chunks_exact(N).map(|c| get(c.try_into().expect("chunks of N"))).collect())
+    /// What `Writer::records` wrote, as a table: in place when it can be, else copied with `get`.
+    pub fn table<T: Plain, const N: usize>(&mut self, get: impl Fn([u8; N]) -> T) -> Option<Table<T>> {
+        debug_assert_eq!(N, std::mem::size_of::<T>());
+        let n = usize::try_from(self.u64()?).ok()?;
+        self.take(self.at.next_multiple_of(ALIGN) - self.at)?;
+        let raw = self.take(n.checked_mul(N)?)?;
+        Some(match Table::borrowed(self.backing, raw, n) {
+            Some(t) => t,
+            None => Table::from(copied(raw, n, get)),
+        })
     }
 
     pub fn bytes(&mut self) -> Option<&'a [u8]> {
@@ -119,12 +156,16 @@ impl<'a> Reader<'a> {
         self.take(n)
     }
 
-    pub fn u32s(&mut self) -> Option<Vec<u32>> {
-        self.records(u32::from_le_bytes)
+    pub fn u32s(&mut self) -> Option<Table<u32>> {
+        self.table(u32::from_le_bytes)
     }
 
-    pub fn u64s(&mut self) -> Option<Vec<u64>> {
-        self.records(u64::from_le_bytes)
+    pub fn u64s(&mut self) -> Option<Table<u64>> {
+        self.table(u64::from_le_bytes)
+    }
+
+    pub fn byte_table(&mut self) -> Option<Table<u8>> {
+        self.table(|[b]: [u8; 1]| b)
     }
 
     /// A u64 that must fit a usize.
@@ -181,18 +222,20 @@ impl Tokenizer {
 
     /// The tokenizer frozen in `data` and the meta it was frozen with, if `data` is intact, was
     /// written by this format and carries exactly `tag`; `None` otherwise (see the module doc).
-    pub fn thaw<'a>(data: &'a [u8], tag: &[u8]) -> Option<(Tokenizer, &'a [u8])> {
-        if data.len() < HEAD || &data[..8] != MAGIC || data[8..12] != FORMAT.to_le_bytes() || data[12..16] != [0; 4] {
+    /// Its tables are read in place from `data` (`table.rs`), which it keeps alive.
+    pub fn thaw(data: Arc<dyn Backing>, tag: &[u8]) -> Option<(Tokenizer, Vec<u8>)> {
+        let all = data.bytes();
+        if all.len() < HEAD || &all[..8] != MAGIC || all[8..12] != FORMAT.to_le_bytes() || all[12..16] != [0; 4] {
             return None;
         }
-        if checksum(&data[HEAD..]).to_le_bytes() != data[16..24] {
+        if checksum(&all[HEAD..]).to_le_bytes() != all[16..24] {
             return None;
         }
-        let mut r = Reader { rest: &data[HEAD..] };
+        let mut r = Reader { backing: &data, all, at: HEAD };
         if r.bytes()? != tag {
             return None;
         }
-        let meta = r.bytes()?;
+        let meta = r.bytes()?.to_vec();
         let kind = r.bytes()?;
         let n = r.count(16)?;
         let mut specials = Vec::with_capacity(n);
@@ -205,7 +248,7 @@ impl Tokenizer {
         } else {
             return None;
         };
-        if !r.rest.is_empty() {
+        if r.left() != 0 {
             return None;
         }
         Some((Tokenizer::new(encoder, specials), meta))
@@ -217,27 +260,72 @@ mod tests {
     use super::*;
     use crate::encode::tiny_byte_level;
 
+    fn backed(data: &[u8]) -> Arc<dyn Backing> {
+        Arc::new(data.to_vec())
+    }
+
+    /// The frozen bytes one byte past an 8-byte boundary: no table can be read in place.
+    struct Misaligned(Vec<u8>, usize);
+
+    #[allow(unsafe_code)]
+    // SAFETY: the Vec's buffer stays in place, unchanged, behind the `Arc` that holds it.
+    unsafe impl Backing for Misaligned {
+        fn bytes(&self) -> &[u8] {
+            &self.0[self.1..]
+        }
+    }
+
+    fn misaligned(data: &[u8]) -> Arc<dyn Backing> {
+        let mut v = vec![0u8; data.len() + 16];
+        let at = v.as_ptr().align_offset(8) + 1;
+        v[at..at + data.len()].copy_from_slice(data);
+        v.truncate(at + data.len());
+        Arc::new(Misaligned(v, at))
+    }
+
     #[test]
     fn a_thawed_tokenizer_encodes_and_decodes_as_the_built_one() {
         let built = tiny_byte_level();
         let data = built.freeze(b"tag", b"meta").unwrap();
-        let (thawed, meta) = Tokenizer::thaw(&data, b"tag").unwrap();
-        assert_eq!(meta, b"meta");
-        let text = "ab abab <s> zab\u{4e2d}\u{6587}";
-        assert_eq!(thawed.encode_ordinary(text).unwrap(), built.encode_ordinary(text).unwrap());
-        assert_eq!(thawed.specials(), built.specials());
-        assert_eq!(thawed.id_bound(), built.id_bound());
-        assert_eq!(thawed.vocab_size(), built.vocab_size());
-        // The same tables write the same bytes.
-        assert_eq!(thawed.freeze(b"tag", b"meta").unwrap(), data);
+        for (backing, in_place) in [(backed(&data), true), (misaligned(&data), false)] {
+            let (thawed, meta) = Tokenizer::thaw(backing, b"tag").unwrap();
+            assert_eq!(thawed.encoder().tables_in_place(), in_place && cfg!(target_endian = "little"));
+            assert_eq!(meta, b"meta");
+            let text = "ab abab <s> zab\u{4e2d}\u{6587}";
+            assert_eq!(thawed.encode_ordinary(text).unwrap(), built.encode_ordinary(text).unwrap());
+            assert_eq!(thawed.specials(), built.specials());
+            assert_eq!(thawed.id_bound(), built.id_bound());
+            assert_eq!(thawed.vocab_size(), built.vocab_size());
+            // The same tables write the same bytes.
+            assert_eq!(thawed.freeze(b"tag", b"meta").unwrap(), data);
+        }
+        assert!(!built.encoder().tables_in_place());
+    }
+
+    #[test]
+    fn every_table_starts_aligned() {
+        let data = tiny_byte_level().freeze(b"a tag of odd length", b"m").unwrap();
+        let backing = backed(&data);
+        let mut r = Reader { backing: &backing, all: backing.bytes(), at: HEAD };
+        for _ in 0..3 {
+            r.bytes().unwrap();
+        }
+        let n = r.count(16).unwrap();
+        for _ in 0..n {
+            r.bytes().unwrap();
+            r.u64().unwrap();
+        }
+        let pairs = r.u32s().unwrap();
+        assert_eq!(pairs.len(), 1 << 16);
+        assert_eq!((pairs.as_ptr() as usize - backing.bytes().as_ptr() as usize) % ALIGN, 0);
     }
 
     #[test]
     fn damaged_foreign_or_truncated_bytes_are_refused() {
         let data = tiny_byte_level().freeze(b"tag", b"").unwrap();
-        assert!(Tokenizer::thaw(&data, b"other tag").is_none());
+        assert!(Tokenizer::thaw(backed(&data), b"other tag").is_none());
         for cut in [0, 7, HEAD, data.len() / 2, data.len() - 1] {
-            assert!(Tokenizer::thaw(&data[..cut], b"tag").is_none(), "cut at {cut}");
+            assert!(Tokenizer::thaw(backed(&data[..cut]), b"tag").is_none(), "cut at {cut}");
         }
         // A byte changed anywhere is found (the checksum, or the header before it): every byte
         // of the header and the tag, and 200 spread over the tables.
@@ -245,11 +333,15 @@ mod tests {
         for at in (0..HEAD + 64).chain(spread) {
             let mut bad = data.clone();
             bad[at] ^= 0x5a;
-            assert!(Tokenizer::thaw(&bad, b"tag").is_none(), "byte {at}");
+            assert!(Tokenizer::thaw(backed(&bad), b"tag").is_none(), "byte {at}");
         }
         let mut longer = data.clone();
         longer.push(0);
-        assert!(Tokenizer::thaw(&longer, b"tag").is_none());
+        assert!(Tokenizer::thaw(backed(&longer), b"tag").is_none());
+        // The previous format's bytes (format 1: tables not aligned) are refused by their label.
+        let mut old = data.clone();
+        old[8..12].copy_from_slice(&1u32.to_le_bytes());
+        assert!(Tokenizer::thaw(backed(&old), b"tag").is_none());
     }
 
     #[test]

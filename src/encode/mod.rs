@@ -20,6 +20,10 @@ mod specials;
 pub mod stochastic;
 mod stochastok;
 mod stream;
+// Views tables in place in a frozen encoder's bytes: the one module of the core besides the
+// binding that needs `unsafe` (each use says why it holds).
+#[allow(unsafe_code)]
+pub mod table;
 mod tokenizer;
 mod trace;
 
@@ -162,6 +166,15 @@ pub trait Encode: Send + Sync {
         Err(CoreError::Unsupported { operation: "continued BPE training", kind: self.kind() })
     }
 
+    /// Appends the ids of one counted key of a corpus, as this encoder's trainer counts it,
+    /// exactly as encoding its text would segment it, and returns that text: by default the key
+    /// is a piece (`segment_piece`); a superword run's key holds its pieces' lengths before the
+    /// text. What the round trip over counted pieces (`round_trip.rs`) is measured with.
+    fn segment_counted<'k>(&self, key: &'k [u8], out: &mut Vec<u32>) -> Result<&'k [u8], CoreError> {
+        self.segment_piece(key, out)?;
+        Ok(key)
+    }
+
     /// The `k` best segmentations, best first, with their scores.
     fn nbest(&self, _text: &str, _k: usize) -> Result<Vec<(Vec<u32>, f64)>, CoreError> {
         Err(CoreError::Unsupported { operation: "n-best segmentation", kind: self.kind() })
@@ -191,6 +204,12 @@ pub trait Encode: Send + Sync {
     /// Writes this encoder's built tables for `frozen::thaw` to read back without building them
     /// (`frozen.rs`); `false` (nothing written) for an encoder that builds fast enough anyway.
     fn freeze(&self, _w: &mut frozen::Writer) -> bool {
+        false
+    }
+
+    /// Whether every table of this encoder is read in place from frozen bytes (`table.rs`)
+    /// rather than owned: true only for one thawed from an aligned mapping.
+    fn tables_in_place(&self) -> bool {
         false
     }
 }

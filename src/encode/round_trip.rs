@@ -105,8 +105,8 @@ const TASK_PIECES: usize = 4096;
 
 impl Tokenizer {
     /// `round_trip` of the whole text `counts` were counted from (every line of it, none
-    /// skipped), found from the distinct pieces: each encoded once as encoding segments a
-    /// piece (`Encode::segment_piece`), decoded back and compared; its tokens and unknown ids
+    /// skipped), found from the distinct pieces (or a superword version's runs): each encoded
+    /// once as encoding segments it (`Encode::segment_counted`), decoded back and compared; its tokens and unknown ids
     /// weighted by its count. `None` when the pieces cannot stand for the lines, and the
     /// caller measures the lines: an encoder that does not encode piece by piece, counts that
     /// lost text (pieces dropped by the budget, long lines cut, a pattern leaving gaps, so the
@@ -129,16 +129,15 @@ impl Tokenizer {
             let (mut tokens, mut unknown, mut bytes) = (0u64, 0u64, 0u64);
             let mut ids = Vec::new();
             for i in a..b {
-                let piece = counts.piece(i);
                 let n = counts.count(i);
-                if std::str::from_utf8(piece).is_err() {
-                    return Ok(None);
-                }
                 ids.clear();
-                match self.encoder().segment_piece(piece, &mut ids) {
-                    Ok(()) => {}
+                let piece = match self.encoder().segment_counted(counts.piece(i), &mut ids) {
+                    Ok(text) => text,
                     Err(CoreError::Unsupported { .. }) => return Ok(None),
                     Err(e) => return Err(e),
+                };
+                if std::str::from_utf8(piece).is_err() {
+                    return Ok(None);
                 }
                 if self.decode_bytes(&ids)? != piece {
                     return Ok(None);

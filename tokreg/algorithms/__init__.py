@@ -49,25 +49,28 @@ if TYPE_CHECKING:
     ALGORITHMS: tuple[Algorithm, ...]
 
 #: Every algorithm tokreg encodes, registered once each: (the module and name of its `Algorithm`,
-#: the module and name of its `Model`). Their models' `owns` tests never overlap (five are stored
+#: the module and name of its `Model`, the module whose `TRAINER` is its trainer, None when it
+#: trains nothing). Their models' `owns` tests never overlap (five are stored
 #: as "bpe": byte-level, character-level, SentencePiece, HF-pipeline, superword, PickyBPE and
 #: residue-free BPE, told apart
 #: by their config). The model's own place is named so that loading a version imports its model module
-#: alone (`model_of`), not the trainers and file codecs an `Algorithm` bundles.
+#: alone (`model_of`), not the trainers and file codecs an `Algorithm` bundles; the trainer's, so
+#: that training (and `tokreg train`'s options) imports the trainers alone (`option_types`,
+#: `trainer_for`).
 _REGISTERED = (
-    ("bpe.bundles", "BYTE_LEVEL", "bpe.model", "BYTE_LEVEL"),
-    ("bpe.bundles", "CHAR_LEVEL", "bpe.model", "CHAR_LEVEL"),
-    ("wordpiece.bundles", "WORDPIECE", "wordpiece.model", "WORDPIECE"),
-    ("unigram.bundles", "UNIGRAM", "unigram.model", "UNIGRAM"),
-    ("bpe.bundles", "SENTENCEPIECE", "bpe.model", "SENTENCEPIECE"),
-    ("bpe.bundles", "HF_PIPELINE", "bpe.hf_pipe", "HF_BPE"),
-    ("wordpiece.bundles", "HF_PIPELINE", "wordpiece.hf_pipe", "HF_WORDPIECE"),
-    ("bpe.bundles", "SUPERWORD", "bpe.superword_model", "SUPERWORD"),
+    ("bpe.bundles", "BYTE_LEVEL", "bpe.model", "BYTE_LEVEL", "bpe.training"),
+    ("bpe.bundles", "CHAR_LEVEL", "bpe.model", "CHAR_LEVEL", "bpe.training"),
+    ("wordpiece.bundles", "WORDPIECE", "wordpiece.model", "WORDPIECE", "wordpiece.training"),
+    ("unigram.bundles", "UNIGRAM", "unigram.model", "UNIGRAM", "unigram.training"),
+    ("bpe.bundles", "SENTENCEPIECE", "bpe.model", "SENTENCEPIECE", None),
+    ("bpe.bundles", "HF_PIPELINE", "bpe.hf_pipe", "HF_BPE", None),
+    ("wordpiece.bundles", "HF_PIPELINE", "wordpiece.hf_pipe", "HF_WORDPIECE", None),
+    ("bpe.bundles", "SUPERWORD", "bpe.superword_model", "SUPERWORD", "bpe.superword_training"),
     # Parity-aware BPE's versions are byte-level BPE's (its model owns them first): registered
     # for its trainer.
-    ("bpe.bundles", "PARITY", "bpe.model", "BYTE_LEVEL"),
-    ("bpe.bundles", "PICKY", "bpe.picky_model", "PICKY"),
-    ("bpe.bundles", "RESIDUE_FREE", "bpe.residue_free_model", "RESIDUE_FREE"),
+    ("bpe.bundles", "PARITY", "bpe.model", "BYTE_LEVEL", "bpe.parity_training"),
+    ("bpe.bundles", "PICKY", "bpe.picky_model", "PICKY", "bpe.picky_training"),
+    ("bpe.bundles", "RESIDUE_FREE", "bpe.residue_free_model", "RESIDUE_FREE", None),
 )
 
 #: Public names imported on first use (PEP 562): name -> (module, attribute; None for the module).
@@ -109,7 +112,7 @@ def _attr(module: str, name: Optional[str]) -> Any:
 
 @cache
 def _algorithms() -> tuple[Algorithm, ...]:
-    return tuple(_attr(module, name) for module, name, _, _ in _REGISTERED)
+    return tuple(_attr(module, name) for module, name, _, _, _ in _REGISTERED)
 
 
 def __getattr__(name: str) -> Any:
@@ -170,28 +173,31 @@ def of(stored_as: str, config: Mapping[str, Any]) -> Algorithm:
 def model_of(stored_as: str, config: Mapping[str, Any]) -> Model[Any]:
     """`of(stored_as, config).model`, importing only the model modules it tries (what loading a
     version needs), in registration order."""
-    for _, _, module, name in _REGISTERED:
+    for _, _, module, name, _ in _REGISTERED:
         model: Model[Any] = _attr(module, name)
         if model.stored_as == stored_as and model.owns(config):
             return model
     raise InputError(f"this tokreg cannot encode {stored_as!r} tokenizers with this config; upgrade tokreg")
 
 
+@cache
+def _trainers() -> tuple[Trainer, ...]:
+    """The registered trainers, once each, in registration order (their modules alone)."""
+    modules = dict.fromkeys(m for *_, m in _REGISTERED if m is not None)
+    return tuple(_attr(m, "TRAINER") for m in modules)
+
+
 def trainer_for(options: TrainOptions) -> Trainer:
     """The trainer that trains with `options`."""
-    for algo in _algorithms():
-        if algo.trainer is not None and isinstance(options, algo.trainer.options_type):
-            return algo.trainer
+    for trainer in _trainers():
+        if isinstance(options, trainer.options_type):
+            return trainer
     raise InputError(f"no algorithm trains with {type(options).__name__}")
 
 
 def option_types() -> list[type[TrainOptions]]:
     """The training options classes, once each, in registration order."""
-    seen: list[type[TrainOptions]] = []
-    for algo in _algorithms():
-        if algo.trainer is not None and algo.trainer.options_type not in seen:
-            seen.append(algo.trainer.options_type)
-    return seen
+    return list(dict.fromkeys(t.options_type for t in _trainers()))
 
 
 def options_from_run(config: Mapping[str, Any]) -> TrainOptions:
@@ -236,5 +242,5 @@ def version_json(v: VersionInfo) -> dict[str, Any]:
     as `display_config` gives it, so a normalizer's rules (hundreds of KB) appear as their rule
     name and hash. The stored config itself is in the `versions` table and in exports."""
     out = v.to_json()
-    out["config"] = of(v.algorithm, v.config).model.display_config(v.config)
+    out["config"] = model_of(v.algorithm, v.config).display_config(v.config)
     return out

@@ -98,6 +98,11 @@ class Model(ABC, Generic[C]):
     def lossless(self, config: C) -> bool:
         """Whether decode(encode(s)) == s for every string."""
 
+    def lossy_by_design(self, config: C) -> Optional[str]:
+        """Why a version of this config does not give every text back by design, for people
+        ("decoding joins words with single spaces"); None when it does (`lossless`)."""
+        return None if self.lossless(config) else "its decoding does not give every text back"
+
 
 @dataclass(frozen=True)
 class LanguagePlan:

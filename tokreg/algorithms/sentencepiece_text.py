@@ -162,6 +162,22 @@ class SpNormalizerConfig:
         }
 
 
+def lossy_by_design(normalizer: SpNormalizerConfig, byte_fallback: bool) -> Optional[str]:
+    """What `lossless` finds lost, for people; None when nothing is."""
+    why = [
+        text
+        for text, on in (
+            ("no byte fallback: characters outside the vocabulary become the unknown token", not byte_fallback),
+            ("runs of whitespace are collapsed", normalizer.remove_extra_whitespaces),
+            ("whitespace is not kept as ▁", not normalizer.escape_whitespaces),
+            (f"its normalization rules ({normalizer.name}) rewrite text", bool(normalizer.charsmap)),
+            ("its denormalizer rewrites decoded text", normalizer.denormalizer is not None),
+        )
+        if on
+    ]
+    return "; ".join(why) or None
+
+
 def lossless(normalizer: SpNormalizerConfig, byte_fallback: bool) -> bool:
     """With byte fallback nothing is unknown; whitespace kept as it is decodes back. One
     character is the exception, as in SentencePiece itself: ▁ (U+2581) in the input is the

@@ -17,8 +17,7 @@ from typing import Any, Optional
 import click
 
 from ..console import finished
-from ..errors import Interrupted, TokregError
-from ..versions.lockfile import PinLabelWarning
+from ..errors import Interrupted, PinLabelWarning, TokregError
 
 #: Where a command keeps the Registry it opened (click's `meta` is shared by nested contexts).
 REGISTRY = "tokreg.registry"

@@ -159,10 +159,16 @@ def show(ref: str, n_merges: int, history: bool, plot: Optional[str], as_json: b
         _show_parity(parity_json(info.parity))
     if info.removals is not None:
         rm = info.removals
-        tau = ver.config.get("threshold")
+        tau, below = ver.config.get("threshold"), ver.config.get("residue_below")
         click.echo(
             f"  PickyBPE removals: {rm.events:,} events ({rm.removed_tokens:,} tokens out for good)"
             + (f", IoS threshold tau = {tau}" if tau is not None else "")
+            + (
+                f", residue rule F1/(F1+F2) < {below} (seen >= {ver.config.get('residue_min_seen')}, "
+                f"cost <= {ver.config.get('residue_cost')} x the last merge's count; no IoS: left by it)"
+                if below is not None
+                else ""
+            )
         )
         echo_table(
             ["event", "after merge", "id", "token", "IoS", "count"],

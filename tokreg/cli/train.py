@@ -238,7 +238,12 @@ def train(
     --algo picky trains PickyBPE (Chizhov et al. 2024, arXiv 2409.04599): byte-level BPE that,
     after each merge, removes a part of the pair whose Intersection over Self f(pair)/f(part) is
     above --threshold, splitting it back into its parents; the removals are recorded beside the
-    merges and encoding replays both in order.
+    merges and encoding replays both in order. Its residue rule (--residue-below R) judges
+    LiteToken's intermediate merge residues (Sun et al. 2026, arXiv 2602.04706) on the training
+    text as it goes: a token whose F1/(F1+F2) falls below R stays a merge step and leaves the
+    vocabulary after the last merge while its F1 is within --residue-cost K times the last
+    merge's count (Scaffold-BPE's budget, Lian et al. 2024, arXiv 2404.17808), the slot going to
+    another merge, so the vocabulary keeps the size asked.
 
     \b
     Example:
@@ -249,6 +254,7 @@ def train(
         tokreg train super corpus/*.txt --algo superbpe --vocab-size 32000 --transition 28800
         tokreg train fair --algo parity-bpe --lang en=corpus/en/ --lang zh=corpus/zh/ --vocab-size 16000
         tokreg train picky corpus/*.txt --algo picky --vocab-size 8000 --threshold 0.9
+        tokreg train lean corpus/*.txt --algo picky --vocab-size 8000 --threshold 2 --residue-below 0.1
     """
     sizes = vocab_sizes(vocab_size_text)
     if not inputs and counts is None and not given.get("lang"):
@@ -297,9 +303,10 @@ def train(
         by_kind = collections.Counter(t.kind for t in trained.data.tokens)
         kinds = ", ".join(f"{n:,} {k}" for k, n in sorted(by_kind.items()))
         click.echo(f"{v.ref}  {v.content_hash}")
+        model = algorithms.model_of(v.algorithm, v.config)
         n_merges = len(trained.data.merges)
         merges = f", {n_merges:,} merges" if n_merges else ""
-        click.echo(f"  {algorithms.of(v.algorithm, v.config).model.title}, {v.vocab_size:,} tokens ({kinds}){merges}")
+        click.echo(f"  {model.title}, {v.vocab_size:,} tokens ({kinds}){merges}")
         if run:
             dropped = (run.get("counting") or {}).get("dropped_pieces") or 0
             note = f"; {dropped:,} rare pieces dropped to fit the memory limit" if dropped else ""
@@ -307,7 +314,7 @@ def train(
                 f"  corpus {run['corpus_bytes'] / 1e6:,.1f} MB in {len(run['corpus_files'])} file(s), "
                 f"trained in {run['total_seconds']:.2f} s{note}"
             )
-        loss = round_trip.summary(trained.round_trip)
+        loss = round_trip.summary(trained.round_trip, model.lossy_by_design(model.parse_config(v.config)))
         if loss:
             click.echo(f"  {loss}")
     if len(versions) > 1:

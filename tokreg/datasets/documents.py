@@ -168,21 +168,32 @@ def _frames(stream: _Hashed, sep: bytes, limit: int) -> Iterator[Union[tuple[byt
     extra = len(sep) - 1  # a paragraph's last line break is not part of it
     while True:
         chunk = stream.read(BATCH_BYTES)
-        buf = carry + chunk if carry else chunk
         if not chunk:
-            if buf:
-                yield buf, pos, line
+            if carry:
+                yield carry, pos, line
             return
-        k = buf.rfind(sep)
-        if k < 0:
-            carry = buf
-        else:
+        # The last `sep` of carry + chunk is in chunk when chunk holds one (one straddling the
+        # two starts earlier): the frame is then made with one copy, not a join and a slice.
+        k = chunk.rfind(sep)
+        if k >= 0:
             cut = k + len(sep)
-            whole = buf[:cut]
+            whole = carry + memoryview(chunk)[:cut]
             yield whole, pos, line
             line += count_byte(whole, 10)
-            pos += cut
-            carry = buf[cut:]
+            pos += len(whole)
+            carry = chunk[cut:]
+        else:
+            buf = carry + chunk
+            k = buf.rfind(sep)
+            if k < 0:
+                carry = buf
+            else:
+                cut = k + len(sep)
+                whole = buf[:cut]
+                yield whole, pos, line
+                line += count_byte(whole, 10)
+                pos += cut
+                carry = buf[cut:]
         if len(carry) <= limit + extra:
             continue
         first, used, lines = line, len(carry), count_byte(carry, 10)

@@ -5,9 +5,11 @@ Three stages overlap, joined by bounded queues (`DEPTH` items each):
     reader thread   inputs -> ~4 MiB frames of whole lines (decompress, hash; documents.py),
                     or batches of texts (Parquet rows, whole files)
     calling thread  frames -> documents -> ids through the engine (engines.py): here, one call
-                    of the core that cuts, encodes and packs a frame (GIL released; encode.py),
-                    or a Ray cluster's CPUs, in order
-    writer thread   ids -> shard files, renamed into place, then the manifest (formats/)
+                    of the core that cuts, encodes and packs a frame in 64 KiB pieces on every
+                    thread (GIL released; encode.py, src/documents/frame.rs), or a Ray
+                    cluster's CPUs, in order
+    writer thread   ids -> shard files (each file's digest kept as it is written), renamed
+                    into place, then the manifest (formats/)
 
 Memory is bounded, whatever the corpus size: at most 2 * DEPTH + 3 batches are alive (in the
 two queues, and one in each stage), each about 4 MiB of text (more only when one document is
@@ -137,7 +139,7 @@ class _Shards:
         self.open = None
         entry = {
             "name": sh.stem,
-            "files": {f: manifest.file_digest(os.path.join(self.folder, f)) for f in files},
+            "files": files,
             "tokens": sh.tokens,
             "documents": len(sh.lengths),
             "skipped": self.bad_count,

@@ -43,6 +43,17 @@ def path_of(hash_label: str) -> Optional[Path]:
     return _path(hash_label)
 
 
+def size_of(hash_label: str) -> Optional[int]:
+    """The size of the cached content file of `hash_label` when it is a regular file (not read,
+    not followed through a symlink), else None."""
+    p = _path(hash_label)
+    try:
+        st = os.lstat(p) if p is not None else None
+    except OSError:
+        return None
+    return st.st_size if st is not None and stat.S_ISREG(st.st_mode) else None
+
+
 @contextlib.contextmanager
 def open_regular(p: Path) -> Iterator[Optional[int]]:
     """A descriptor of the regular file of plausible size at `p`, opened without following a
@@ -128,13 +139,14 @@ def put(hash_label: str, content: bytes) -> None:
         write_quietly(p, content)
 
 
-def write_quietly(p: Path, data: bytes) -> None:
+def write_quietly(p: Path, data: bytes, *, mode: Optional[int] = None) -> None:
     """Writes a cache file whole or not at all (a temporary file, then a rename: a reader never
-    sees half of it); a folder that cannot be written is simply skipped."""
+    sees half of it, and one that has the old file open or mapped keeps the old file); a folder
+    that cannot be written is simply skipped. `mode`: as `files.write_atomic`'s."""
     from ..files import write_atomic  # on a write only: it brings tempfile and the compressors
 
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(p, data)
+        write_atomic(p, data, mode=mode)
     except (OSError, InputError):
         pass

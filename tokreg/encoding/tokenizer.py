@@ -19,33 +19,36 @@ between special tokens is encoded as if it were a text of its own.
 
 from __future__ import annotations
 
+import _thread  # the lock alone: `threading` costs a fresh process a millisecond to import
 import math
 import os
-import threading
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Optional, Union
 
 from .. import _core, algorithms, content
-from ..algorithms import template
 from ..errors import InputError, NotFoundError
-from . import built_cache, content_cache, stochastic, trim_offsets
+from . import built_cache, content_cache, trim_offsets
 from .flat_ids import FlatIds
 from .stream_decoder import StreamDecoder
 
 if TYPE_CHECKING:
+    from ..algorithms.template import Template
     from ..data import FinishedVersion, TokenizerData
+    from . import stochastic
 
-# Imported where used, not here: the tokreg-file reader (formats/) and the live HF objects
-# (hf_objects.py) are not needed to load a version, and a fresh process pays for every import.
+# Imported where used, not here: the tokreg-file reader (formats/), the live HF objects
+# (hf_objects.py), the stochastic encodings (stochastic.py) and the templates
+# (algorithms/template.py) are not needed to load a version and encode, and a fresh process
+# pays for every import (their dataclasses alone bring `inspect`, `ast` and `dis`).
 
 Specials = Union[Literal["all"], Collection[str]]
 
 #: Compiled encoders by content hash, with the content's header line, most recently used last
 #: (a server may load many).
 _compiled: OrderedDict[str, tuple[_core.Encoder, str]] = OrderedDict()
-_compiled_lock = threading.Lock()
+_compiled_lock = _thread.allocate_lock()
 _COMPILED_MAX = 32
 #: Largest k of `nbest` and thread count of `encode_batch`: beyond them is a mistake.
 MAX_NBEST = 10_000
@@ -76,16 +79,16 @@ def _compile(hash_label: str, raw: bytes, model: algorithms.Model[Any], config: 
     found = _known(hash_label)
     if found is not None:
         if cache:  # compiled in this process before a load asked for the cache (an import, a training)
-            built_cache.put(hash_label, *found, only_if_absent=True)
+            built_cache.put(hash_label, *found, len(raw), only_if_absent=True)
         return found[0]
     header_line = _core.content_header(raw)
-    built = built_cache.get(hash_label) if cache else None
+    built = built_cache.get(hash_label, len(raw)) if cache else None
     if built is not None and built[1] == header_line:
         enc = built[0]
     else:
         enc = model.compile(raw, config)
         if cache:
-            built_cache.put(hash_label, enc, header_line)
+            built_cache.put(hash_label, enc, header_line, len(raw))
     _keep(hash_label, enc, header_line)
     return enc
 
@@ -127,20 +130,26 @@ def _rule(allowed_special: Specials, disallowed_special: Specials) -> tuple[Opti
     return (None if allowed is None else sorted(allowed)), (None if disallowed is None else sorted(disallowed))
 
 
-class Encoding(NamedTuple):
+# Named tuples declared by the call, with their types as objects: the class syntax would hand
+# typing strings to compile (`from __future__ import annotations`), and a fresh process's first
+# compile costs more than the rest of what loading imports (versions/lockfile.py says more).
+
+
+class Encoding(
+    NamedTuple(
+        "Encoding", [("ids", list[int]), ("offsets", list[tuple[int, int]]), ("byte_offsets", list[tuple[int, int]])]
+    )
+):
     """`encode_with_offsets`: the ids, and for each id the (start, end) of its text as character
     offsets (`text[start:end]`) and as byte offsets into the UTF-8 text."""
 
-    ids: list[int]
-    offsets: list[tuple[int, int]]
-    byte_offsets: list[tuple[int, int]]
+    __slots__ = ()
 
 
-class Pair(NamedTuple):
+class Pair(NamedTuple("Pair", [("ids", list[int]), ("type_ids", list[int])])):
     """`encode_pair`: the ids of two texts with the template, and each id's type id."""
 
-    ids: list[int]
-    type_ids: list[int]
+    __slots__ = ()
 
 
 class Tokenizer:
@@ -178,15 +187,16 @@ class Tokenizer:
         """The tokenizer of `hash_label` compiled earlier, in this process or (built_cache.py)
         in another, without reading its content (`content` reads it from the local cache on
         first use); None when no built encoder is cached for it, or its content is not in the
-        local cache (then the content is read from its sources and checked, as for a small
-        vocabulary, which is never built ahead: a damaged content file is found there).
+        local cache as a file of the size the built encoder names (then the content is read
+        from its sources and checked, as for a small vocabulary, which is never built ahead;
+        built_cache.py says where a content file damaged at the same size is found).
         With `header_line`, only an encoder whose content has that header line is taken."""
-        content_file, built_file = content_cache.path_of(hash_label), built_cache.path_of(hash_label)
-        if content_file is None or built_file is None or not (content_file.is_file() and built_file.is_file()):
+        content_size, built_file = content_cache.size_of(hash_label), built_cache.path_of(hash_label)
+        if content_size is None or built_file is None or not built_file.is_file():
             return None  # as a load without the built cache would: read (and check) the content
         found = _known(hash_label)
         if found is None:
-            found = built_cache.get(hash_label)
+            found = built_cache.get(hash_label, content_size)
             if found is None:
                 return None
             _keep(hash_label, *found)
@@ -196,23 +206,53 @@ class Tokenizer:
         tok = cls.__new__(cls)
         tok.hash, tok.ref, tok._content = hash_label, ref, None
         tok.algorithm, tok.config = content.parse_header(line)
-        model = algorithms.model_of(tok.algorithm, tok.config)
-        tok._setup(model, model.parse_config(tok.config), enc)
-        return tok
+        tok._attach(enc)
+        return tok  # `_configure` on first use (`__getattr__`)
 
     def _setup(self, model: algorithms.Model[Any], parsed: Any, enc: _core.Encoder) -> None:
         """What every tokenizer holds beside its hash, ref, algorithm and config."""
-        self.title = model.title
-        self.lossless = model.lossless(parsed)
+        self._attach(enc)
+        self._configure(model, parsed)
+
+    def _attach(self, enc: _core.Encoder) -> None:
+        """The encoder and its special tokens."""
         self._enc = enc
         self.special_tokens: dict[str, int] = dict(self._enc.specials())
         self._special_ids = {i: t for t, i in self.special_tokens.items()}
+
+    def _configure(self, model: algorithms.Model[Any], parsed: Any) -> None:
+        """What the config says beyond the encoder, read by the version's model: set here when
+        the tokenizer is built, or on first use (`__getattr__`) when it was loaded built."""
+        self.title = model.title
+        self.lossless = model.lossless(parsed)
         #: What `add_special_tokens=True` puts around a text (algorithms/template.py), or None.
-        self.template = template.of_config(self.config)
+        self.template: Optional[Template] = None
+        if "template" in self.config:  # (template.KEY) the template module only for a version with one
+            from ..algorithms import template
+
+            self.template = template.of_config(self.config)
+            if self.template is not None:
+                template.check_tokens(self.template, self.special_tokens, self.ref)
         #: tokenizers' offset trimming the import carried (encoding/trim_offsets.py), or None.
         self._trim = trim_offsets.setting(self.config)
-        if self.template is not None:
-            template.check_tokens(self.template, self.special_tokens, self.ref)
+
+    #: Set by `_configure`: at once for a tokenizer built here, on first use for one loaded built.
+    title: str
+    lossless: bool
+    _trim: Optional[bool]
+
+    if not TYPE_CHECKING:  # hidden from type checkers, so that a misspelt attribute stays an error
+
+        def __getattr__(self, name: str) -> Any:
+            """`title`, `lossless`, `template`, `_trim` of a tokenizer loaded built (`cached`),
+            on first use: its config was read by its model when that encoder was built and
+            cached, so a load that only encodes need not import the model module (nor
+            dataclasses) again."""
+            if name not in ("title", "lossless", "template", "_trim") or "_enc" not in self.__dict__:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            model = algorithms.model_of(self.algorithm, self.config)
+            self._configure(model, model.parse_config(self.config))
+            return self.__dict__[name]
 
     @property
     def content(self) -> bytes:
@@ -222,7 +262,8 @@ class Tokenizer:
             if raw is None:
                 raise NotFoundError(
                     f"{self.ref}: its content ({self.hash}) is no longer in the local cache "
-                    f"{content_cache.cache_dir()}; load it again (or run `tokreg sync`)"
+                    f"{content_cache.cache_dir()} (deleted, or damaged and removed now); load it again "
+                    "(or run `tokreg sync`)"
                 )
             self._content = raw
         return self._content
@@ -417,6 +458,8 @@ class Tokenizer:
         seed: Optional[int],
         method: Optional[str],
     ) -> list[int]:
+        from . import stochastic  # on use: see the note at the top-level imports
+
         drawn = stochastic.draw(self._enc.kind, dropout, seed, method)
         if drawn is None:
             ids: list[int] = self._enc.encode(text, *_rule(allowed_special, disallowed_special))
@@ -427,6 +470,8 @@ class Tokenizer:
     def _draw(self, dropout: float, seed: Optional[int], method: Optional[str]) -> Optional[stochastic.Draw]:
         if dropout == 0.0 and seed is None and method is None:
             return None  # the default path: no checks beyond one comparison
+        from . import stochastic  # on use: see the note at the top-level imports
+
         return stochastic.draw(self._enc.kind, dropout, seed, method)
 
     def stochastic_options(
@@ -434,6 +479,8 @@ class Tokenizer:
     ) -> Optional[stochastic.Draw]:
         """The checked options of a stochastic encoding for this version (`method=None`: its own
         method), or None for `dropout=0`: what `encode` would draw with, e.g. for a manifest."""
+        from . import stochastic  # on use: see the note at the top-level imports
+
         return stochastic.draw(self._enc.kind, dropout, seed, method)
 
     def encode_batch_flat(

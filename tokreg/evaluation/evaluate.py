@@ -40,7 +40,7 @@ from ..training import round_trip
 from ..training.corpus import fingerprint as fingerprint_files  # the corpus fingerprint, applied to texts
 from . import metrics
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]  # not a string: typing would compile it at import
 
 #: Words are encoded after this: one word and a space, whose own tokens are subtracted.
 CONTEXT = "a"

@@ -161,7 +161,7 @@ TrainingRound = Table(
 
 # PickyBPE (Chizhov et al., arXiv 2409.04599): each removal event, in order; right after the
 # merge of rank `after`, `token_id` left the vocabulary, split back into its parents; `ios` was
-# its Intersection over Self and `count` its occurrences then.
+# its Intersection over Self (NULL: it left by the residue rule) and `count` its occurrences then.
 Removal = Table(
     "removals",
     metadata,

@@ -31,7 +31,7 @@ from ..files import read_input, write_atomic
 from .corpus import fingerprint
 
 FORMAT = "tokreg-counts-v1"
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]  # not a string: typing would compile it at import
 
 
 def dumps(counts: _core.Counts, counting: dict[str, Any], corpus: dict[str, Any]) -> bytes:

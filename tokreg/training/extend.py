@@ -27,7 +27,7 @@ from ..errors import InputError
 from . import counting_local
 from .corpus import Corpus, expand
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]  # not a string: typing would compile it at import
 
 
 def extend(

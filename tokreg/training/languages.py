@@ -5,22 +5,26 @@ field of its own (`--lang-field`), each language's text counted apart, and each 
 development text (`--parallel`) counted the same way.
 
 Every source must get a language and every `--lang` path must hold a source: anything else is
-refused in one line, naming the file. The corpus is counted once more as a whole by the run
-(its fingerprint and round trip); the per-language counts are this module's.
+refused in one line, naming the file. With `--lang` paths the corpus is read once: what the run
+records of the whole corpus (its fingerprint, files and counting figures) is put together from
+the languages' counts (`count_corpus`). With `--lang-field` the run counts the corpus once more
+as a whole for that record, since the languages are found only by reading every record.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from typing import Optional
+import time
+from typing import Any, Optional
 
 from .. import _core, algorithms
 from ..algorithms.interfaces import check_languages
 from ..errors import InputError
-from . import counting_local
+from . import budget, counting_local, round_trip
 from .corpus import Corpus, Source, expand
 from .corpus.decompress import open_decompressed
+from .corpus.fingerprint import fingerprint
 from .corpus.records import record_text
 
 
@@ -43,28 +47,81 @@ def label(sources: list[Source], plan: algorithms.LanguagePlan) -> dict[str, lis
     return out
 
 
-def count(
+def count_corpus(
     corpus: Corpus,
     plan: algorithms.LanguagePlan,
     options: algorithms.TrainOptions,
     progress: Optional[counting_local.Progress] = None,
-) -> tuple[dict[str, _core.Counts], dict[str, _core.Counts]]:
-    """(code -> counts of its training text, code -> counts of its development text)."""
+) -> tuple[Optional[counting_local.Counted], dict[str, _core.Counts], dict[str, _core.Counts]]:
+    """(the whole corpus as the run records it, code -> counts of its training text, code ->
+    counts of its development text). The whole corpus is made from the languages' counts, so
+    each input is read once: its pieces summed, its files' records in corpus order with their
+    fingerprint, and its text to measure the version on. None with `--lang-field`: the run
+    counts the corpus as a whole itself."""
     spec = algorithms.trainer_for(options).counting(options)
 
-    def counted(sources: list[Source]) -> _core.Counts:
+    def counted(sources: list[Source], keep_text: int = 0) -> counting_local.Counted:
         return counting_local.count_sources(
-            sources, spec, threads=options.threads, memory_limit=options.memory_limit, progress=progress
-        ).counts
+            sources,
+            spec,
+            threads=options.threads,
+            memory_limit=options.memory_limit,
+            progress=progress,
+            keep_text=keep_text,
+        )
 
+    whole = None
     if plan.field is not None:
         records = by_field(corpus.sources(), plan.field)
         check_languages(records, plan.dev)
-        by_language = {code: counted([Source(name=f"{code} records", texts=texts)]) for code, texts in records.items()}
+        by_language = {
+            code: counted([Source(name=f"{code} records", texts=texts)]).counts for code, texts in records.items()
+        }
     else:
-        by_language = {code: counted(srcs) for code, srcs in label(corpus.sources(), plan).items()}
-    dev = {code: counted(expand([path], glob=corpus.glob)) for code, path in plan.dev.items()}
-    return by_language, dev
+        t0 = time.perf_counter()
+        sources = corpus.sources()
+        owners = label(sources, plan)
+        # The text the version is measured on (round_trip.py), as `train_run.count` keeps it:
+        # plain files are read again after training; other inputs kept while counted.
+        keep_text = min(round_trip.KEEP_BYTES, budget.effective(options.memory_limit) // 8)
+        plain = all(s.path is not None and s.format == "text" for s in sources)
+        share = 0 if plain else keep_text // len(owners)
+        parts = {code: counted(srcs, share) for code, srcs in owners.items()}
+        whole = _whole(sources, owners, parts, options, time.perf_counter() - t0)
+        if plain and keep_text:
+            whole.reread = lambda: round_trip.reread(sources, keep_text)
+        by_language = {code: c.counts for code, c in parts.items()}
+    dev = {code: counted(expand([path], glob=corpus.glob)).counts for code, path in plan.dev.items()}
+    return whole, by_language, dev
+
+
+def _whole(
+    sources: list[Source],
+    owners: dict[str, list[Source]],
+    parts: dict[str, counting_local.Counted],
+    options: algorithms.TrainOptions,
+    seconds: float,
+) -> counting_local.Counted:
+    """The record of the whole corpus from its languages' counts: each source's record (name,
+    size, xxh3) put back in corpus order, so the fingerprint is the one counting the corpus as a
+    whole gives; the pieces summed; the kept text of every language."""
+    record_of: dict[int, dict[str, Any]] = {}
+    for code, srcs in owners.items():
+        files = parts[code].corpus["files"]
+        assert len(files) == len(srcs), "one record per source"
+        record_of.update({id(src): rec for src, rec in zip(srcs, files)})
+    files = [record_of[id(src)] for src in sources]
+    counts = _core.Counts.sum([c.counts for c in parts.values()])
+    info = counting_local.stats_info(counts, budget.effective(options.memory_limit))
+    info.update(
+        sample_bytes=0,
+        sampled=False,
+        text_bytes=sum(c.info.get("text_bytes", 0) for c in parts.values()),
+        engine="local",
+    )
+    kept = [c.text for c in parts.values() if c.text is not None]
+    text = ([seg for segs, _ in kept for seg in segs], all(w for _, w in kept)) if kept else None
+    return counting_local.Counted(counts, {"fingerprint": fingerprint(files), "files": files}, seconds, info, text)
 
 
 def by_field(sources: list[Source], field: str) -> dict[str, list[str]]:

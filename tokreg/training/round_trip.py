@@ -122,8 +122,10 @@ def measure_pieces(tok: Tokenizer, counts: _core.Counts, threads: int = 0) -> Op
     )
 
 
-def summary(rt: Optional[RoundTrip]) -> Optional[str]:
-    """The one line `tokreg train` prints: lossless, or how much is lost (None: not measured)."""
+def summary(rt: Optional[RoundTrip], by_design: Optional[str] = None) -> Optional[str]:
+    """The one line `tokreg train` prints: lossless, or how much is lost (None: not measured).
+    `by_design`: why the algorithm does not give every text back (`Model.lossy_by_design`), said
+    beside a loss so that a loss the algorithm makes on purpose does not read as a fault."""
     if rt is None:
         return None
     where = "its corpus" if rt.whole else f"the first {rt.bytes / 1e6:,.0f} MB of its corpus"
@@ -134,7 +136,8 @@ def summary(rt: Optional[RoundTrip]) -> Optional[str]:
     if rt.unknown:
         lost.append(f"{_pct(rt.unknown_rate)} of its tokens are unknown ({rt.unknown:,} of {rt.tokens:,})")
     lost.append(f"{rt.lost_lines:,} of {rt.lines:,} lines ({_pct(rt.lost_rate)}) do not decode back byte for byte")
-    return f"LOSSY on {where}: {', '.join(lost)}{skipped}"
+    expected = f" (expected: {by_design})" if by_design else ""
+    return f"LOSSY on {where}: {', '.join(lost)}{expected}{skipped}"
 
 
 def _pct(x: float) -> str:

@@ -13,6 +13,7 @@ pruning rounds of the larger ones, so only the run reproduces it).
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 import time
 import uuid
@@ -28,7 +29,7 @@ from ..errors import InputError
 from . import budget, counting_local, counts_file, languages, round_trip
 from .corpus import Corpus
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]  # not a string: typing would compile it at import
 
 
 def sizes_of(options: algorithms.TrainOptions, sizes: Optional[Sequence[int]]) -> list[int]:
@@ -115,10 +116,17 @@ def train(
         corpus = dataclasses.replace(corpus, inputs=tuple(p for paths in plan.train.values() for p in paths))
     if plan is not None and plan.field is None and corpus.counts is None:
         languages.label(corpus.sources(), plan)  # every input in one language, before reading any
+    by_language: Optional[tuple[dict[str, _core.Counts], dict[str, _core.Counts]]] = None
     if corpus.counts is not None:
         if corpus.inputs:
             raise InputError("give either corpus inputs or --from-counts, not both")
         counted = from_counts(corpus.counts, options)
+    elif plan is not None:
+        if corpus.engine is not None:
+            raise InputError(f"--dask does not apply to --algo {options.run_name}: it counts each language here")
+        whole, train_counts, dev_counts = languages.count_corpus(corpus, plan, options, progress)
+        by_language = (train_counts, dev_counts)
+        counted = whole or count(corpus, options, progress=progress)  # --lang-field: the record counted apart
     else:
         counted = count(corpus, options, progress=progress)
     if len(counted.counts) == 0:
@@ -126,9 +134,33 @@ def train(
             f"no piece fits --memory-limit {counted.info.get('memory_limit', 0) >> 20}M for training; raise it"
         )
     t1 = time.perf_counter()
-    if plan is not None and corpus.counts is None:
-        by_language, dev = languages.count(corpus, plan, options, progress)
-        datas, info = trainer.train_languages(by_language, dev, options, wanted, progress)
+    # What follows the core's work makes the versions' rows (a 32k-token version: 64k objects
+    # and as many tuples), none of which can form a cycle: Python's cyclic collector would
+    # walk them again and again as they pile up (5-10% of a small corpus' run), for nothing.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _trained(corpus, options, wanted, counted, by_language, trainer, started, t0, t1, progress)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _trained(
+    corpus: Corpus,
+    options: algorithms.TrainOptions,
+    wanted: list[int],
+    counted: counting_local.Counted,
+    by_language: Optional[tuple[dict[str, _core.Counts], dict[str, _core.Counts]]],
+    trainer: algorithms.Trainer,
+    started: datetime,
+    t0: float,
+    t1: float,
+    progress: Optional[algorithms.Progress],
+) -> list[FinishedVersion]:
+    """`train` from its counts on: train every size and finish each version."""
+    if by_language is not None:
+        datas, info = trainer.train_languages(*by_language, options, wanted, progress)
     else:
         datas, info = trainer.train_counts(counted.counts, options, wanted, progress)
     parsed = template.parse(options.template)  # once for every size
@@ -145,8 +177,8 @@ def train(
         return text[0]
 
     limit = counted.info.get("memory_limit", options.memory_limit)
-    # Here, not at the top: reading the installed version loads importlib.metadata, which a
-    # `tokreg train` process has loaded by now on its registry thread (cli/opening.py).
+    # Here, not at the top: it reads the installed distribution's METADATA (package_version.py),
+    # which only a run that gets this far needs.
     from ..package_version import __version__
 
     finished = []

@@ -22,7 +22,7 @@ from ..errors import InputError, IntegrityError
 from ..files import decompressed, read_input
 from ..formats import hf_json, hf_settings, sentencepiece_proto, tekken, tiktoken_file, tiktoken_presets, tokreg_file
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]  # not a string: typing would compile it at import
 
 #: The warning `export` gives when the library that reads a format is not installed.
 ExportCheckSkipped = export_check.ExportCheckSkipped

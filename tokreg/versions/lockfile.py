@@ -26,9 +26,12 @@ what is checked), one `[[dataset]]` table each:
     tokenizer_ref = "gpt-mini@2"
     pinned_at = "2026-11-21T10:05:00+00:00"
 
-It is read with `tomllib` on Python 3.11+, else with the small reader below, which knows
-exactly the subset written here (comments, `key = "string"`, `key = integer`, `[[pin]]`,
-`[[dataset]]`).
+A lockfile exactly as `render` writes it is read by `_as_written`, which parses it and renders
+the result again: only a text that comes back byte for byte is taken (it is then exactly that
+document), anything else, hand-edited or not, is read with `tomllib` (Python 3.11+; before, the
+small reader below, which knows exactly the subset written here: comments, `key = "string"`,
+`key = integer`, `[[pin]]`, `[[dataset]]`). So `tokreg.load` of a pin imports neither tomllib
+nor dataclasses (the pins are named tuples) for a lockfile `tokreg pin` wrote.
 `TOKREG_LOCK` names a lockfile to use instead of searching, or `off` to ignore lockfiles.
 
 This module finds, reads, writes and applies the file. **The hash is the pin**: a `[[pin]]` is
@@ -59,15 +62,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional, Union
 
-from ..errors import InputError, IntegrityError, NotFoundError, TokregError
+from ..errors import InputError, IntegrityError, NotFoundError, PinLabelWarning, TokregError
 from ..files import write_atomic
 
 if TYPE_CHECKING:
@@ -77,47 +78,50 @@ if TYPE_CHECKING:
 
 FILENAME = "tokreg.lock"
 LOCK_VERSION = 1
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]  # not a string: typing would compile it at import
 
 
-@dataclass(frozen=True)
-class Pin:
-    name: str
-    version: int
-    hash: str
-    sha256: str
-    registry: str
-    pinned_at: str
+# The value types below are named tuples declared by the call (`NamedTuple("Pin", [...])`),
+# not the class syntax: under `from __future__ import annotations` the class syntax hands typing
+# each field's type as a string, which it compiles, and a fresh process's first compile costs
+# more (about 10 million instructions) than the rest of a pinned load's own imports.
+
+
+class Pin(
+    NamedTuple(
+        "Pin", [("name", str), ("version", int), ("hash", str), ("sha256", str), ("registry", str), ("pinned_at", str)]
+    )
+):
+    """One `[[pin]]` table: the tokenizer `name`'s pinned content `hash` (the pin), and where it
+    came from (`version`, `sha256`, `registry`, `pinned_at`: provenance)."""
+
+    __slots__ = ()
 
     @property
     def ref(self) -> str:
         return f"{self.name}@{self.version}"
 
 
-@dataclass(frozen=True)
-class DatasetPin:
-    name: str
-    path: str
-    hash: str
-    tokenizer: str
-    tokenizer_ref: str
-    pinned_at: str
+class DatasetPin(
+    NamedTuple(
+        "DatasetPin",
+        [("name", str), ("path", str), ("hash", str), ("tokenizer", str), ("tokenizer_ref", str), ("pinned_at", str)],
+    )
+):
+    """One `[[dataset]]` table (versions/dataset_pins.py says what is checked)."""
+
+    __slots__ = ()
 
 
-@dataclass(frozen=True)
-class Lock:
-    path: Path
-    pins: dict[str, Pin]  # name -> pin
-    datasets: dict[str, DatasetPin] = field(default_factory=dict)  # name -> dataset pin
+class Lock(NamedTuple("Lock", [("path", Path), ("pins", dict[str, Pin]), ("datasets", dict[str, DatasetPin])])):
+    """A lockfile read: its `path`, its pins by tokenizer name, its dataset pins by name."""
+
+    __slots__ = ()
 
     @property
     def folder(self) -> Path:
         """The project folder: the lockfile's own (where the vendored folder sits)."""
         return self.path.parent
-
-
-class PinLabelWarning(UserWarning):
-    """A registry holds the pinned content under another `name@N` than the lockfile records."""
 
 
 def find(start: Optional[PathLike] = None) -> Optional[Path]:
@@ -229,7 +233,7 @@ def pin_for(lock: Optional[Lock], ref: str) -> Optional[Pin]:
 def write(path: PathLike, pin: Pin) -> Lock:
     """Adds or replaces `pin` in the lockfile at `path` (created if absent); keeps the others."""
     path = Path(path)
-    old = read(path) if path.exists() else Lock(path, {})
+    old = read(path) if path.exists() else Lock(path, {}, {})
     pins = {**old.pins, pin.name: pin}
     write_atomic(path, render(pins.values(), old.datasets.values()).encode("utf-8"))
     return Lock(path=path, pins=pins, datasets=old.datasets)
@@ -238,7 +242,7 @@ def write(path: PathLike, pin: Pin) -> Lock:
 def write_dataset(path: PathLike, pin: DatasetPin) -> Lock:
     """Adds or replaces the dataset pin `pin` in the lockfile at `path` (created if absent)."""
     path = Path(path)
-    old = read(path) if path.exists() else Lock(path, {})
+    old = read(path) if path.exists() else Lock(path, {}, {})
     datasets = {**old.datasets, pin.name: pin}
     write_atomic(path, render(old.pins.values(), datasets.values()).encode("utf-8"))
     return Lock(path=path, pins=old.pins, datasets=datasets)
@@ -246,15 +250,21 @@ def write_dataset(path: PathLike, pin: DatasetPin) -> Lock:
 
 def render(pins: Iterable[Pin], datasets: Iterable[DatasetPin] = ()) -> str:
     """The lockfile holding `pins` and `datasets` (each sorted by name), as `write` writes it."""
-    lines = [
-        "# tokreg.lock: written by `tokreg pin`; commit it with your project.",
-        f"lock_version = {LOCK_VERSION}",
-    ]
-    tables: list[tuple[str, Any]] = [("pin", p) for p in sorted(pins, key=lambda p: p.name)]
-    tables += [("dataset", d) for d in sorted(datasets, key=lambda d: d.name)]
+    tables: list[tuple[str, dict[str, Any]]] = [("pin", p._asdict()) for p in sorted(pins, key=lambda p: p.name)]
+    tables += [("dataset", d._asdict()) for d in sorted(datasets, key=lambda d: d.name)]
+    return _render(LOCK_VERSION, tables)
+
+
+_HEADER = "# tokreg.lock: written by `tokreg pin`; commit it with your project."
+
+
+def _render(lock_version: int, tables: Iterable[tuple[str, dict[str, Any]]]) -> str:
+    """TOML for a lockfile: the header, `lock_version`, then each (kind, its keys and values in
+    order) as a `[[kind]]` table; the one writer of the format (`render`, `_as_written`)."""
+    lines = [_HEADER, f"lock_version = {lock_version}"]
     for kind, entry in tables:
         lines += ["", f"[[{kind}]]"]
-        for key, value in asdict(entry).items():
+        for key, value in entry.items():
             lines.append(f"{key} = {value}" if isinstance(value, int) else f"{key} = {_quote(value)}")
     return "\n".join(lines) + "\n"
 
@@ -363,10 +373,13 @@ def _quote(s: str) -> str:
     return json.dumps(s, ensure_ascii=False)
 
 
-_KEY = re.compile(r"^([A-Za-z0-9_-]+)\s*=\s*(.+?)\s*$")
+_BARE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
 def _parse(text: str) -> dict[str, Any]:
+    doc = _as_written(text)
+    if doc is not None:
+        return doc
     if sys.version_info >= (3, 11):
         import tomllib  # in the standard library from 3.11 on only
 
@@ -379,7 +392,52 @@ def _parse(text: str) -> dict[str, Any]:
     return _parse_subset(text)
 
 
+def _as_written(text: str) -> Optional[dict[str, Any]]:
+    """The document in `text` when `text` is exactly what `_render` writes for it, else None.
+
+    Exact, not lenient: the lines are read as `_render` writes them (bare keys, JSON-quoted
+    strings, decimal integers, `[[pin]]` and `[[dataset]]` tables), and the result is rendered
+    again; only when that gives `text` back, byte for byte, is it taken. `_render` writes valid
+    TOML for the document it is given, so the document is then what any TOML reader finds in
+    `text`. Anything else (a comment added, keys reordered, another quoting) returns None and
+    is read by tomllib, which also words the errors."""
+    doc: dict[str, Any] = {}
+    table = doc
+    tables: list[tuple[str, dict[str, Any]]] = []
+    for line in text.split("\n"):
+        if not line or line == _HEADER:
+            continue
+        if line in ("[[pin]]", "[[dataset]]"):
+            table = {}
+            doc.setdefault(line[2:-2], []).append(table)
+            tables.append((line[2:-2], table))
+            continue
+        key, eq, value = line.partition(" = ")
+        if not eq or not key or not _BARE.issuperset(key) or key in table:
+            return None
+        if value[:1] == '"':
+            if "\x7f" in value:  # raw DEL: JSON allows it in a string, TOML does not
+                return None
+            try:
+                table[key] = json.loads(value)  # strict: a raw control character fails, as in TOML
+            except ValueError:
+                return None
+            if not isinstance(table[key], str):
+                return None
+        elif value.isascii() and value.isdigit():
+            table[key] = int(value)
+        else:
+            return None
+    version = doc.get("lock_version")
+    if list(doc) != ["lock_version", *{kind: None for kind, _ in tables}] or not isinstance(version, int):
+        return None
+    return doc if _render(version, tables) == text else None
+
+
 def _parse_subset(text: str) -> dict[str, Any]:
+    import re  # here: only Python 3.10 reads a lockfile this way
+
+    key_value = re.compile(r"^([A-Za-z0-9_-]+)\s*=\s*(.+?)\s*$")
     doc: dict[str, Any] = {}
     table = doc
     for n, raw in enumerate(text.splitlines(), 1):
@@ -390,7 +448,7 @@ def _parse_subset(text: str) -> dict[str, Any]:
             table = {}
             doc.setdefault(line[2:-2], []).append(table)
             continue
-        m = _KEY.match(line)
+        m = key_value.match(line)
         if not m:
             raise ValueError(f"line {n}: expected `key = value`, [[pin]] or [[dataset]], found {raw!r}")
         key, value = m.groups()

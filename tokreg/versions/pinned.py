@@ -23,7 +23,7 @@ from ..errors import InputError, NotFoundError
 from . import sources, vendor
 from .lockfile import Lock, Pin
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]  # not a string: typing would compile it at import
 
 
 def _registry_sources(pin: Pin, db: Optional[PathLike]) -> list[sources.Source]:

@@ -30,7 +30,7 @@ from ..errors import IntegrityError, NotFoundError, TokregError
 from . import vendor
 from .lockfile import Lock, Pin
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]  # not a string: typing would compile it at import
 
 
 def offline() -> bool:

@@ -26,7 +26,7 @@ from ..encoding import content_cache
 from ..errors import InputError, IntegrityError
 from ..files import write_atomic
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]  # not a string: typing would compile it at import
 FOLDER = "tokreg.vendor"
 SUFFIX = ".content.xz"
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 from ... import _core
 from ...data import MergeRow, TokenizerData, TokenRow
@@ -103,6 +103,9 @@ class HfBpe(Model[HfBpeConfig]):
 
     def lossless(self, config: HfBpeConfig) -> bool:
         return False
+
+    def lossy_by_design(self, config: HfBpeConfig) -> Optional[str]:
+        return "a Hugging Face pipeline's normalizer, pre-tokenizer and decoder decide what comes back"
 
 
 HF_BPE = HfBpe()

@@ -136,6 +136,9 @@ class CharBpe(Model[CharBpeConfig]):
     def lossless(self, config: CharBpeConfig) -> bool:
         return False
 
+    def lossy_by_design(self, config: CharBpeConfig) -> Optional[str]:
+        return "classic BPE keeps words, not the whitespace between them: decoding joins them with single spaces"
+
 
 @dataclass(frozen=True)
 class SpBpeConfig:
@@ -184,6 +187,9 @@ class SpBpe(Model[SpBpeConfig]):
 
     def lossless(self, config: SpBpeConfig) -> bool:
         return sentencepiece_text.lossless(config.normalizer, config.byte_fallback)
+
+    def lossy_by_design(self, config: SpBpeConfig) -> Optional[str]:
+        return sentencepiece_text.lossy_by_design(config.normalizer, config.byte_fallback)
 
 
 BYTE_LEVEL = ByteBpe()

@@ -12,7 +12,9 @@ Which language is worst:
   and Japanese take 3 bytes a character in UTF-8, English 1), so this is not a like-for-like
   comparison; give a parallel set when you have one.
 
-`--global-merges N` takes the first N merges by the summed counts (the paper's hybrid variant).
+`--global-merges N` takes the first N merges by the summed counts (the paper's hybrid variant);
+`--window W` (with `--window-alpha A`) lets no language win more than A/L of the last W parity
+merges while another could take its turn (the paper's moving-window variant, L languages).
 
 What it makes is a plain byte-level BPE version: the same config, the same encoder, the same
 hash as `--algo bpe` would give to the same merges, and it exports to tokenizer.json and
@@ -81,8 +83,18 @@ class ParityOptions(PatternOptions):
         help="JSON Lines inputs: the field of each record that holds its language code (instead of --lang).",
     )
     global_merges: int = flag(
-        0, metavar="N", help="The first N merges by the count over all languages (the paper's hybrid variant)."
+        0,
+        metavar="N",
+        help="The first N merges by the count over all languages (the paper's hybrid variant); when one language "
+        "dominates the corpus, 85% of the merges keeps its text's tokens per byte near plain BPE's (README).",
     )
+    window: int = flag(
+        0,
+        metavar="W",
+        help="The paper's moving-window variant: a language that won more than --window-alpha / (number of "
+        "languages) of the last W parity merges waits behind the others (0: off; the paper's W is 100).",
+    )
+    window_alpha: int = flag(2, metavar="A", help="The moving window's share: A / (number of languages) of its merges.")
     pattern: str = flag(
         "", metavar="NAME|REGEX", help="Pre-tokenizer: gpt2, cl100k, o200k or a regex [default: cl100k]."
     )
@@ -133,6 +145,17 @@ class ParityTrainer(Trainer):
             raise below_alphabet(min(sizes), f"byte-level BPE needs at least {256 + specials} (256 bytes + specials)")
         if opts.global_merges < 0:
             raise InputError(f"--global-merges must be 0 or more, not {opts.global_merges}")
+        if opts.sample_bytes:
+            raise InputError(
+                "--sample-bytes does not apply to --algo parity-bpe: each language is counted whole "
+                "(give smaller inputs)"
+            )
+        if opts.window < 0:
+            raise InputError(f"--window must be 0 (off) or more, not {opts.window}")
+        if opts.window_alpha < 1:
+            raise InputError(
+                f"--window-alpha must be 1 or more (a share of at least 1 / languages), not {opts.window_alpha}"
+            )
         if patterns.resolve(opts.pattern_or_default())[0] == "whitespace":
             raise InputError("parity-aware BPE is byte-level: choose gpt2, cl100k, o200k or a regex for --pattern")
         opts.plan()
@@ -178,6 +201,8 @@ class ParityTrainer(Trainer):
             max_token_bytes=opts.max_token_length,
             snapshots=[s - len(specials) for s in sizes],
             global_merges=opts.global_merges,
+            window=opts.window,
+            alpha=opts.window_alpha,
             progress=progress,
         )
         pattern_name, regex = patterns.resolve(opts.pattern_or_default())

@@ -6,6 +6,10 @@ apart by `"model": "picky"` in its config:
     {"byte_level": true, "model": "picky", "pattern": REGEX,
      "removals": [[RANK, ID], ...], "threshold": TAU}
 
+plus, for a run with the residue rule, "residue_below": R, "residue_min_seen": N and
+"residue_cost": K (recorded, so the hash covers them; encoding does not read them: the residues
+that left are removal events after the last merge like any other).
+
 `removals` are the removal events, in order: token ID left the vocabulary right after the merge
 of rank RANK, its occurrences split into its parents (each parent that was itself removed by
 then into its own parents). Encoding replays the merges and removals in that order on each piece
@@ -30,6 +34,10 @@ from ..interfaces import Model, exact_keys
 
 #: The paper, as `--help` and refusals cite it.
 PAPER = "PickyBPE, Chizhov et al. 2024, arXiv 2409.04599"
+#: The residue measure `--residue-below` applies during training, as `--help` cites it.
+RESIDUES = "LiteToken's, Sun et al. 2026, arXiv 2602.04706"
+#: The budget the residue rule borrows.
+SCAFFOLD = "after Scaffold-BPE, Lian et al. 2024, arXiv 2404.17808"
 #: The kind of a token removed for good.
 REMOVED = "removed"
 
@@ -39,6 +47,7 @@ class PickyConfig:
     pattern: str
     removals: tuple[tuple[int, int], ...]  # (rank of the merge it follows, token id), in order
     threshold: Optional[float] = None  # tau of the run
+    residues: Optional[tuple[float, int, float]] = None  # (R, N, K) of the residue rule; None: off
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -49,6 +58,8 @@ class PickyConfig:
         }
         if self.threshold is not None:
             out["threshold"] = self.threshold
+        if self.residues is not None:
+            out["residue_below"], out["residue_min_seen"], out["residue_cost"] = self.residues
         return out
 
 
@@ -61,17 +72,32 @@ class PickyBpe(Model[PickyConfig]):
         return config.get("model") == "picky"
 
     def parse_config(self, raw: Mapping[str, Any]) -> PickyConfig:
-        exact_keys(raw, {"byte_level", "model", "pattern", "removals"}, self.title, template.KEYS | {"threshold"})
+        exact_keys(
+            raw,
+            {"byte_level", "model", "pattern", "removals"},
+            self.title,
+            template.KEYS | {"threshold", "residue_below", "residue_min_seen", "residue_cost"},
+        )
         removals = raw["removals"]
         ok = isinstance(removals, list) and all(
             isinstance(r, list) and len(r) == 2 and all(isinstance(x, int) and x >= 0 for x in r) for r in removals
         )
         tau = raw.get("threshold")
-        if not ok or (tau is not None and not isinstance(tau, (int, float))):
+        below, seen, cost = raw.get("residue_below"), raw.get("residue_min_seen"), raw.get("residue_cost")
+        rule_ok = (below is None) == (seen is None) == (cost is None) and (
+            below is None
+            or (isinstance(below, (int, float)) and isinstance(seen, int) and isinstance(cost, (int, float)))
+        )
+        if not ok or not rule_ok or (tau is not None and not isinstance(tau, (int, float))):
             raise InputError(
                 f"this {self.title} version's config has a setting of the wrong type; the version is damaged"
             )
-        return PickyConfig(str(raw["pattern"]), tuple((a, b) for a, b in removals), tau)
+        rule = (
+            (float(below), int(seen), float(cost))
+            if below is not None and seen is not None and cost is not None
+            else None
+        )
+        return PickyConfig(str(raw["pattern"]), tuple((a, b) for a, b in removals), tau, rule)
 
     def display_config(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         out = dict(raw)

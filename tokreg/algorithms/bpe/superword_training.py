@@ -94,6 +94,11 @@ class SuperwordTrainer(Trainer):
     def utf8_hint(self, options: TrainOptions) -> Optional[str]:
         return None
 
+    def encodes_by_pieces(self, options: TrainOptions) -> bool:
+        """A line is encoded run by run, each run as counted (its pieces by stage 1, then stage
+        2 over the run): the counted runs stand for the lines in the round trip."""
+        return True
+
     def train_counts(
         self, counts: _core.Counts, options: TrainOptions, sizes: Sequence[int], progress: Optional[Progress] = None
     ) -> tuple[list[TokenizerData], dict[str, Any]]:

@@ -88,5 +88,10 @@ class Unigram(Model[UnigramConfig]):
             return False
         return sentencepiece_text.lossless(config.normalizer, config.byte_fallback)
 
+    def lossy_by_design(self, config: UnigramConfig) -> Optional[str]:
+        if config.hf is not None:
+            return "a Hugging Face pipeline's normalizer, pre-tokenizer and decoder decide what comes back"
+        return sentencepiece_text.lossy_by_design(config.normalizer, config.byte_fallback)
+
 
 UNIGRAM = Unigram()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 from ... import _core
 from ...data import TokenizerData, TokenRow
@@ -77,6 +77,9 @@ class HfWordPiece(Model[HfWordPieceConfig]):
 
     def lossless(self, config: HfWordPieceConfig) -> bool:
         return False
+
+    def lossy_by_design(self, config: HfWordPieceConfig) -> Optional[str]:
+        return "a WordPiece pipeline keeps words, not the whitespace between them; its normalizer does the rest"
 
 
 HF_WORDPIECE = HfWordPiece()

@@ -139,5 +139,13 @@ class WordPiece(Model[WordPieceConfig]):
     def lossless(self, config: WordPieceConfig) -> bool:
         return False
 
+    def lossy_by_design(self, config: WordPieceConfig) -> Optional[str]:
+        n = config.normalizer
+        strips = n.lowercase if n.strip_accents is None else n.strip_accents
+        changes = [w for w, on in (("lowercased", n.lowercase), ("without accents", strips)) if on]
+        return "WordPiece keeps words, not the whitespace between them: decoding joins them with single spaces" + (
+            f", {' and '.join(changes)}" if changes else ""
+        )
+
 
 WORDPIECE = WordPiece()

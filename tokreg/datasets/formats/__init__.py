@@ -4,6 +4,12 @@ and at `finish` writes its index; `read` gives (ids, document offsets) of a writ
 numpy arrays over memory maps. Every file is written under a temporary name in the dataset's
 folder and renamed only once it is complete and flushed to disk (writer.py decides when).
 
+Each file's digest (its size and xxh3-128, as the manifest records it) is computed from the
+bytes as they are written, not by reading the file back: a shard of 1 GB of text is some
+300 MB of ids, which a second read would cost again. The one exception is a layout whose ids
+file starts with a header filled in at the end (`.npy`: the header holds the final count, and
+xxh3 cannot take bytes out of order): that file is read back once for its digest.
+
 - megatron.py: `.bin` + `.idx`, Megatron-Core's indexed dataset (one sequence per document);
 - flat.py: `.bin`, the bare id stream nanoGPT and llm.c-style loaders memory-map, + `.docs`;
 - npy.py: `.npy` ids + `.docs.npy` boundaries (dolma-like).
@@ -15,7 +21,10 @@ import os
 from array import array
 from typing import Any, Callable
 
+import xxhash
+
 from ...errors import InputError
+from ..manifest import file_digest
 
 #: Files of a shard being written start with this, and are removed when a run resumes.
 TEMP_PREFIX = ".tmp-"
@@ -54,6 +63,9 @@ class ShardWriter:
         self.tokens = 0
         self.fh = open(self.temp(self.suffixes[0]), "wb")  # noqa: SIM115 (closed in finish)
         self.fh.write(b"\0" * self.header_size)
+        self.hash = xxhash.xxh3_128()  # of the ids file as written (its header aside)
+        #: file name -> {"bytes", "xxh3"}, as manifest.file_digest gives it
+        self.digests: dict[str, dict[str, Any]] = {}
 
     def temp(self, suffix: str) -> str:
         return os.path.join(self.folder, f"{TEMP_PREFIX}{self.stem}{suffix}")
@@ -63,23 +75,30 @@ class ShardWriter:
 
     def write(self, ids: Any, lengths: Any) -> None:
         """`ids`: a little-endian numpy array of the dtype; `lengths`: ids per document."""
-        self.fh.write(memoryview(ids).cast("B"))
+        data = memoryview(ids).cast("B")
+        self.fh.write(data)
+        self.hash.update(data)
         self.lengths.frombytes(self.np.ascontiguousarray(lengths, dtype=self.np.int64).tobytes())
         self.tokens += len(ids)
 
-    def finish(self) -> list[str]:
+    def finish(self) -> dict[str, dict[str, Any]]:
         """Writes the index, flushes everything to disk and renames the files to their final
-        names (the ids file last); returns the file names."""
+        names (the ids file last); returns each file's digest by its name."""
         self.write_header()
         self.fh.flush()
         os.fsync(self.fh.fileno())
         self.fh.close()
+        ids = f"{self.stem}{self.suffixes[0]}"
+        if self.header_size:  # its header was written last (see the module docstring)
+            self.digests[ids] = file_digest(self.temp(self.suffixes[0]))
+        else:
+            self.digests[ids] = {"bytes": self.tokens * self.itemsize, "xxh3": self.hash.hexdigest()}
         for suffix in self.suffixes[1:]:
             self.write_index(suffix, self.temp(suffix))
             fsync_file(self.temp(suffix))
         for suffix in (*self.suffixes[1:], self.suffixes[0]):
             os.replace(self.temp(suffix), self.final(suffix))
-        return [f"{self.stem}{s}" for s in self.suffixes]
+        return {f"{self.stem}{s}": self.digests[f"{self.stem}{s}"] for s in self.suffixes}
 
     def abandon(self) -> None:
         self.fh.close()
@@ -88,7 +107,19 @@ class ShardWriter:
         """Layouts whose ids file starts with a header write it here (its size is reserved)."""
 
     def write_index(self, suffix: str, path: str) -> None:
+        """Writes the index file `suffix` at `path` (through `put`)."""
         raise NotImplementedError
+
+    def put(self, suffix: str, path: str, *parts: Any) -> None:
+        """Writes `parts` (bytes-like) one after another as the file at `path`, keeping its digest."""
+        h, size = xxhash.xxh3_128(), 0
+        with open(path, "wb") as fh:
+            for part in parts:
+                data = memoryview(part).cast("B")
+                fh.write(data)
+                h.update(data)
+                size += len(data)
+        self.digests[f"{self.stem}{suffix}"] = {"bytes": size, "xxh3": h.hexdigest()}
 
     def offsets(self) -> Any:
         """uint64 little-endian: where each document starts, and the total (documents + 1)."""

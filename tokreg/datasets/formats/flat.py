@@ -18,8 +18,7 @@ class FlatShard(ShardWriter):
     suffixes = (".bin", ".docs")
 
     def write_index(self, suffix: str, path: str) -> None:
-        with open(path, "wb") as fh:
-            fh.write(self.offsets().tobytes())
+        self.put(suffix, path, self.offsets())
 
 
 def read(folder: str, stem: str, dtype: str) -> tuple[Any, Any]:

@@ -40,11 +40,14 @@ class MegatronShard(ShardWriter):
         pointers = np.zeros(n, dtype="<i8")
         if n:
             np.cumsum(lengths[:-1] * self.itemsize, out=pointers[1:])
-        with open(path, "wb") as fh:
-            fh.write(MAGIC + struct.pack("<QBQQ", 1, CODES[self.dtype], n, n + 1))
-            fh.write(lengths.astype("<i4").tobytes())
-            fh.write(pointers.tobytes())
-            fh.write(np.arange(n + 1, dtype="<i8").tobytes())
+        self.put(
+            suffix,
+            path,
+            MAGIC + struct.pack("<QBQQ", 1, CODES[self.dtype], n, n + 1),
+            lengths.astype("<i4"),
+            pointers,
+            np.arange(n + 1, dtype="<i8"),
+        )
 
 
 def read(folder: str, stem: str, dtype: str) -> tuple[Any, Any]:

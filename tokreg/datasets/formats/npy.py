@@ -33,9 +33,7 @@ class NpyShard(ShardWriter):
 
     def write_index(self, suffix: str, path: str) -> None:
         offsets = self.offsets()
-        with open(path, "wb") as fh:
-            fh.write(header("<u8", len(offsets)))
-            fh.write(offsets.tobytes())
+        self.put(suffix, path, header("<u8", len(offsets)), offsets)
 
 
 def read(folder: str, stem: str, dtype: str) -> tuple[Any, Any]:

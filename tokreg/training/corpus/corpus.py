@@ -16,7 +16,7 @@ from typing import Optional, Union
 
 from .sources import Input, Source, expand
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]  # not a string: typing would compile it at import
 
 
 @dataclass(frozen=True)

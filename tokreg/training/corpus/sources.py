@@ -25,7 +25,7 @@ from typing import Any, Optional, Union
 
 from ...errors import InputError
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]  # not a string: typing would compile it at import
 Input = Union[PathLike, Iterable[str]]
 
 #: Record formats by file-name ending (after any compression suffix).
