@@ -9,18 +9,31 @@
 //! Shape: a table of whole pieces of up to 8 bytes -> their id or "no token" (looked up before
 //! the rank table: most pieces of prose and code are one token, and 128 KB stay in L2 cache
 //! where the rank table, 12 MB for o200k, does not; with it o200k prose and code streams gain
-//! 18%), a table of single multi-byte characters keyed by their bytes as one number, and two
-//! direct-mapped tables of pieces, one for short pieces (up to 32 bytes and 12 ids: words,
-//! identifiers) and one for long ones (up to 127 bytes and 64 ids: runs of CJK characters); a
-//! collision replaces the entry. Keys and ids sit in flat arrays, so a lookup reads three short
-//! runs of memory and an insert allocates nothing. Only pieces that needed merging are stored
-//! (a whole-token piece is already one probe of the rank table).
+//! 18%); behind it a word table of pieces of up to 16 bytes -> their ids, for the pieces the
+//! first table does not settle (pieces of up to 8 bytes that need merging, and tokens and
+//! merged pieces of 9 to 16 bytes: 15% of the pieces of a prose stream),
+//! set-associative (buckets of four 32-byte entries, 128 bytes) with a clock hand per bucket,
+//! so a piece used again since the hand last passed is kept and one-off pieces go first; a
+//! table of single multi-byte characters keyed by their bytes as one number; and two
+//! direct-mapped tables of the other pieces, one for short pieces (up to 32 bytes and 12 ids:
+//! identifiers, or words of more than three ids) and one for long ones (up to 127 bytes and 64
+//! ids: runs of CJK characters), where a collision replaces the entry. Keys and ids sit in flat
+//! arrays or inline in the entry, so a lookup reads one bucket or three short runs of memory
+//! and an insert allocates nothing.
+//!
+//! The word table's size (16,384 buckets, 2 MB) was chosen from a measured curve: on the
+//! o200k streams of 27 MB of prose and 55 MB of code, a 4-way table with a clock hand of
+//! 256 KB, 512 KB, 1, 2 and 4 MB misses 230k, 189k, 149k, 119k and 106k times on prose
+//! (102k distinct pieces: no table can miss less) and 459k, 388k, 316k, 249k and 203k on code
+//! (179k distinct); the direct-mapped short table of 8,192 slots, alone, had missed 183k and
+//! 406k times on just the pieces that need merging. Past 2 MB the speed gained was within the
+//! machine's noise. One cache: 4.55 MB.
 //!
 //! Ownership: every thread keeps one cache per encoder it used last, for at most
 //! `ENCODERS_PER_THREAD` encoders (the least recently used one is emptied and handed to the
 //! next encoder). No locks, and the threads of `encode_batch` never share a line. Memory is
-//! bounded: one cache is 2.4 MB (`tests::one_cache_is_under_2_5_mb`), allocated on first use,
-//! so a thread holds at most 4.9 MB however many encoders and calls there are (and
+//! bounded: one cache is 4.5 MB (`tests::one_cache_is_under_4_6_mb`), allocated on first use,
+//! so a thread holds at most 9.1 MB however many encoders and calls there are (and
 //! `encode_batch` on N threads at most N times that).
 //!
 //! Beside the pieces sits a memo of token pairs: whether the bytes of two tokens, merged
@@ -29,7 +42,8 @@
 //!
 //! Results never depend on the cache: an entry holds exactly the ids the merge loop computed for
 //! those bytes, and a hit needs the same length and the same bytes, not only the same hash
-//! (`tests::hits_need_the_same_bytes`).
+//! (`tests::hits_need_the_same_bytes`, `tests::words_need_the_same_bytes_and_length`); what is
+//! evicted changes only the speed (`rank::tests::ids_do_not_depend_on_what_the_cache_holds`).
 
 use std::cell::RefCell;
 
@@ -46,13 +60,17 @@ struct Meta {
 }
 
 // The tables below are allocated zeroed (`zeroed`): a fresh process's first short call touches
-// a few of their pages instead of faulting in all 2.4 MB (`PieceCache::new`).
+// a few of their pages instead of faulting in all 4.55 MB (`PieceCache::new`).
 #[allow(unsafe_code)]
 // SAFETY: integers only; all zeros is `Meta::default()`, an empty slot.
 unsafe impl Zeroable for Meta {}
 #[allow(unsafe_code)]
 // SAFETY: integers only; all zeros is `TokenEntry::default()`, an empty slot.
 unsafe impl Zeroable for TokenEntry {}
+#[allow(unsafe_code)]
+// SAFETY: integers only; all zeros is `WordBucket::default()`, four empty entries with the
+// clock hand at the first.
+unsafe impl Zeroable for WordBucket {}
 #[allow(unsafe_code)]
 // SAFETY: integers only; all zeros is `CharEntry::default()`, an empty slot.
 unsafe impl Zeroable for CharEntry {}
@@ -130,6 +148,50 @@ struct TokenEntry {
     id: u32,
 }
 
+/// Buckets of the word table (4 pieces of up to `WORD_KEY` bytes each, 128 bytes a bucket).
+const WORD_BUCKETS: usize = 1 << 14;
+/// The longest piece the word table takes: its bytes are two overlapping words.
+pub const WORD_KEY: usize = 16;
+/// The most ids a word-table entry holds inline.
+pub const WORD_IDS: usize = 3;
+/// `nids` of a word-table entry whose piece is no token and merges to more than `WORD_IDS`
+/// ids: its ids are in the piece tables (`get`), and the rank table need not be asked.
+const ELSEWHERE: u8 = u8::MAX;
+
+/// A piece of up to 16 bytes and what it encodes to: 32 bytes, two to a cache line.
+/// `len == 0`: empty.
+#[derive(Clone, Copy, Default)]
+#[repr(C)]
+struct WordEntry {
+    /// The piece's bytes as two overlapping words (`words`): with `len`, exactly the piece.
+    a: u64,
+    b: u64,
+    len: u8,
+    /// How many of `ids` hold the piece's ids, or `ELSEWHERE`.
+    nids: u8,
+    /// Set by a hit, cleared by the clock hand passing: the entry is kept one more round.
+    used: u8,
+    /// In the bucket's first entry: where the bucket's clock hand points (0..4).
+    hand: u8,
+    ids: [u32; WORD_IDS],
+}
+
+/// Four entries that one piece's hash selects, on one 128-byte boundary (two cache lines
+/// that the CPU fetches together).
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(128))]
+struct WordBucket([WordEntry; 4]);
+
+/// What the word table knows of a piece.
+pub enum Word {
+    /// Its ids were appended to `out`.
+    Ids,
+    /// It is no token and its ids are in the piece tables (`PieceCache::get`).
+    Elsewhere,
+    /// Unknown; `set_word` stores it in this bucket.
+    Miss(usize),
+}
+
 /// One character's ids (a character of up to 4 bytes has at most 4); `len == 0`: empty.
 #[derive(Clone, Copy, Default)]
 struct CharEntry {
@@ -144,6 +206,13 @@ pub struct PieceCache {
     /// most pieces of prose and code are one token, and this table (128 KB, 16 bytes a slot)
     /// stays in L2 cache where the rank table's slots (12 MB for o200k) and its filter do not.
     tokens: Vec<TokenEntry>,
+    /// Pieces of up to 16 bytes that are no token, and tokens of 9 to 16 bytes, -> their ids:
+    /// behind the whole-token table for the pieces it does not settle (pieces of prose and
+    /// code that need merging; the longer words), a bucket of four entries with a clock hand
+    /// each, so a frequent piece is not evicted by the one-off pieces that hash beside it.
+    /// One bucket read answers, where the rank table's probe reads its filter and a slot in
+    /// 12 MB (o200k) and the short table three arrays.
+    words: Vec<WordBucket>,
     /// Multi-byte characters, apart from the pieces: `encode_by_chars` asks for every
     /// character of a Chinese or Japanese clause, and a key that is the character's bytes as
     /// one `u32` needs no hash loop and no byte comparison.
@@ -159,6 +228,7 @@ impl PieceCache {
     fn new() -> PieceCache {
         PieceCache {
             tokens: zeroed(TOKENS),
+            words: zeroed(WORD_BUCKETS),
             chars: zeroed(CHARS),
             short: Table::new(),
             long: Table::new(),
@@ -210,9 +280,63 @@ impl PieceCache {
         self.tokens[slot] = TokenEntry { key: word_key(piece), len: piece.len() as u32, id };
     }
 
+    /// What the word table knows of `piece` (1 to `WORD_KEY` bytes); on a hit with ids, they
+    /// are appended to `out`.
+    #[inline]
+    pub fn word(&mut self, piece: &[u8], out: &mut Vec<u32>) -> Word {
+        debug_assert!((1..=WORD_KEY).contains(&piece.len()));
+        let (a, b) = words(piece);
+        let at = word_hash(a, b, piece.len()) & (WORD_BUCKETS - 1);
+        for e in self.words[at].0.iter_mut() {
+            if e.a == a && e.b == b && e.len as usize == piece.len() {
+                if e.used == 0 {
+                    e.used = 1;
+                }
+                if e.nids == ELSEWHERE {
+                    return Word::Elsewhere;
+                }
+                append(out, &e.ids[..e.nids as usize]);
+                return Word::Ids;
+            }
+        }
+        Word::Miss(at)
+    }
+
+    /// Stores `piece`'s ids in bucket `at` (from `word`), or, when they are more than fit,
+    /// that they are in the piece tables. The entry replaced is an empty one, else the first
+    /// the bucket's clock hand finds unused since the hand last passed it.
+    #[inline]
+    pub fn set_word(&mut self, at: usize, piece: &[u8], ids: &[u32]) {
+        let (a, b) = words(piece);
+        let bucket = &mut self.words[at].0;
+        let way = match bucket.iter().position(|e| e.len == 0) {
+            Some(way) => way,
+            None => {
+                let mut hand = bucket[0].hand as usize;
+                while bucket[hand].used != 0 {
+                    bucket[hand].used = 0;
+                    hand = (hand + 1) % 4;
+                }
+                bucket[0].hand = ((hand + 1) % 4) as u8;
+                hand
+            }
+        };
+        let hand = bucket[way].hand;
+        let mut e = WordEntry { a, b, len: piece.len() as u8, nids: ELSEWHERE, used: 0, hand, ids: [0; WORD_IDS] };
+        if ids.len() <= WORD_IDS {
+            e.nids = ids.len() as u8;
+            // Element by element: a copy of a variable length became a call to `memcpy`.
+            for (to, &id) in e.ids.iter_mut().zip(ids) {
+                *to = id;
+            }
+        }
+        bucket[way] = e;
+    }
+
     /// Forgets every entry (the memory stays).
     fn clear(&mut self) {
         self.tokens.fill(TokenEntry::default());
+        self.words.fill(WordBucket::default());
         self.chars.fill(CharEntry::default());
         self.short.meta.fill(Meta::default());
         self.long.meta.fill(Meta::default());
@@ -343,6 +467,41 @@ fn word_key(piece: &[u8]) -> u64 {
     }
 }
 
+/// The bytes of a piece of 1 to 16 bytes as two words, which with the length identify it
+/// exactly: overlapping reads (the first and last 8 bytes; the first and last 4; the first,
+/// middle and last byte of a shorter piece), as the rank table's keys, with no copy of a
+/// variable length.
+#[inline(always)]
+fn words(piece: &[u8]) -> (u64, u64) {
+    let n = piece.len();
+    let eight = |at: usize| u64::from_le_bytes(piece[at..at + 8].try_into().unwrap());
+    let four = |at: usize| u32::from_le_bytes(piece[at..at + 4].try_into().unwrap()) as u64;
+    if n >= 8 {
+        (eight(0), eight(n - 8))
+    } else if n >= 4 {
+        (four(0) | four(n - 4) << 32, 0)
+    } else {
+        ((piece[0] as u64) << 16 | (piece[n / 2] as u64) << 8 | piece[n - 1] as u64, 0)
+    }
+}
+
+/// The word-table bucket of `piece` (for tests that fill one bucket).
+#[cfg(test)]
+pub(crate) fn word_bucket(piece: &[u8]) -> usize {
+    let (a, b) = words(piece);
+    word_hash(a, b, piece.len()) & (WORD_BUCKETS - 1)
+}
+
+/// The word table's bucket: one folded 64x64->128 multiply of the two words and the length
+/// (no loop over the bytes).
+#[inline(always)]
+fn word_hash(a: u64, b: u64, n: usize) -> usize {
+    let x = a ^ 0x9e37_79b9_7f4a_7c15;
+    let y = b ^ 0xc2b2_ae3d_27d4_eb4f ^ (n as u64) << 56;
+    let r = (x as u128).wrapping_mul(y as u128);
+    ((r as u64) ^ ((r >> 64) as u64)) as usize
+}
+
 /// One multiply per 8 bytes, the last word read overlapping (no copy of a remainder, which
 /// became a call to `memcpy`); never 0 (0 marks an empty slot).
 #[inline(always)]
@@ -429,6 +588,88 @@ mod tests {
     }
 
     #[test]
+    fn words_need_the_same_bytes_and_length() {
+        let mut c = PieceCache::new();
+        // Every length 1..=16, pieces that share their first and last words or bytes; up to
+        // three ids inline, more kept as "elsewhere".
+        let pieces: [&[u8]; 12] = [
+            b"a",
+            b"abc",
+            b"axc",
+            b"abcde",
+            b"abxde",
+            b"abcdefgh",
+            b"abcdefghi",
+            b"abcdefgXhi",
+            b"abcdefgYhi",
+            b"0123456789abcdef",
+            b"0123456789abcdeF",
+            b"x123456789abcdef",
+        ];
+        let ids = |i: usize| -> Vec<u32> { (0..i as u32 % 5).map(|k| 100 * i as u32 + k).collect() };
+        for (i, p) in pieces.iter().enumerate() {
+            let Word::Miss(at) = c.word(p, &mut vec![]) else { panic!("{p:?} seen before it was stored") };
+            c.set_word(at, p, &ids(i));
+        }
+        for (i, p) in pieces.iter().enumerate() {
+            let mut out = vec![];
+            match c.word(p, &mut out) {
+                Word::Ids => assert_eq!(out, ids(i), "{p:?}"),
+                Word::Elsewhere => assert!(ids(i).len() > WORD_IDS, "{p:?}"),
+                Word::Miss(_) => panic!("{p:?} lost: its bucket holds four"),
+            }
+        }
+        for p in [&b"b"[..], b"abd", b"abcdf", b"abcdefgZhi", b"0123456789abcdeG", b"abcdefghij"] {
+            assert!(matches!(c.word(p, &mut vec![]), Word::Miss(_)), "{p:?}");
+        }
+        assert_ne!(words(b"abcdefgXhi"), words(b"abcdefgYhi"));
+        assert_ne!(words(b"abc"), words(b"axc"));
+    }
+
+    /// Distinct pieces of `len` bytes whose hash selects the same word-table bucket.
+    fn colliding(count: usize, len: usize) -> (usize, Vec<Vec<u8>>) {
+        let bucket_of = word_bucket;
+        let piece = |k: u64| format!("{k:0len$}").into_bytes();
+        let at = bucket_of(&piece(0));
+        (at, (0..).map(piece).filter(|p| bucket_of(p) == at).take(count).collect())
+    }
+
+    #[test]
+    fn a_full_bucket_evicts_what_was_not_used_since_the_hand_passed() {
+        let mut c = PieceCache::new();
+        let (at, p) = colliding(8, 10);
+        let hit = |c: &mut PieceCache, p: &[u8]| matches!(c.word(p, &mut vec![]), Word::Ids);
+        let put = |c: &mut PieceCache, k: usize| {
+            let Word::Miss(slot) = c.word(&p[k], &mut vec![]) else { panic!("piece {k} already there") };
+            assert_eq!(slot, at);
+            c.set_word(slot, &p[k], &[k as u32]);
+        };
+        for k in 0..4 {
+            put(&mut c, k);
+        }
+        assert!((0..4).all(|k| hit(&mut c, &p[k])));
+        // All four used: the hand clears them all and takes its first way (piece 0).
+        put(&mut c, 4);
+        assert!(!hit(&mut c, &p[0]));
+        // Pieces 1 and 2 used again since; 3 and 4 not: the next two go where 3 and 4 were.
+        assert!(hit(&mut c, &p[1]) && hit(&mut c, &p[2]));
+        put(&mut c, 5);
+        put(&mut c, 6);
+        assert!(hit(&mut c, &p[1]) && hit(&mut c, &p[2]) && hit(&mut c, &p[5]) && hit(&mut c, &p[6]));
+        assert!(!hit(&mut c, &p[3]) && !hit(&mut c, &p[4]));
+        // Never more than four: a seventh piece leaves exactly four of them.
+        put(&mut c, 7);
+        assert_eq!((0..8).filter(|&k| hit(&mut c, &p[k])).count(), 4);
+        // Every hit returned the piece's own id.
+        for (k, piece) in p.iter().enumerate() {
+            let mut out = vec![];
+            if let Word::Ids = c.word(piece, &mut out) {
+                assert_eq!(out, [k as u32]);
+            }
+        }
+    }
+
+    #[test]
     fn pairs_keep_their_answer_and_huge_ids_are_not_remembered() {
         let mut c = PieceCache::new();
         for (a, b, apart) in [(1, 2, true), (2, 1, false), (0, 0, true), ((1 << 30) - 1, u32::MAX, false)] {
@@ -443,15 +684,16 @@ mod tests {
     }
 
     #[test]
-    fn one_cache_is_under_2_5_mb() {
+    fn one_cache_is_under_4_6_mb() {
         let c = PieceCache::new();
         let table = |meta: usize, keys: usize, ids: usize| meta * std::mem::size_of::<Meta>() + keys + 4 * ids;
         let bytes = table(c.short.meta.len(), c.short.keys.len(), c.short.ids.len())
             + table(c.long.meta.len(), c.long.keys.len(), c.long.ids.len())
             + c.chars.len() * std::mem::size_of::<CharEntry>()
             + c.tokens.len() * std::mem::size_of::<TokenEntry>()
+            + c.words.len() * std::mem::size_of::<WordBucket>()
             + c.pairs.len() * 8;
-        assert!(bytes < 2_500_000, "{bytes}");
+        assert!(bytes < 4_600_000, "{bytes}");
     }
 
     #[test]
