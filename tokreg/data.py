@@ -16,12 +16,12 @@ core's encoder.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import datetime
 from itertools import repeat
 from operator import attrgetter
-from typing import Any, Optional
+from typing import Any, Callable, Generic, Optional, TypeVar, Union, overload
 
 from . import content as _content_format
 from .content import digest, serialize
@@ -86,6 +86,76 @@ class TokenRow:
             return None
 
 
+R = TypeVar("R")
+
+
+class Rows(Sequence[R], Generic[R]):
+    """The rows of one table kept as the columns a trainer hands over (field name -> values in
+    row order; a field left out is None in every row), each row object made only when someone
+    asks for rows. A 32k-token BPE run gives 64k rows; making them as frozen dataclasses cost
+    more CPU than the merge loop on a small corpus, and the way to the store (content, hashes,
+    the bulk INSERTs) reads the columns instead. It is a read-only sequence equal to the list
+    of its rows.
+
+        >>> Rows(MergeRow, {"rank": range(2), "left": [97, 98], "right": [98, 99], "result": [256, 257]})[1]
+        MergeRow(rank=1, left=98, right=99, result=257, count=None, score=None, left_count=None, right_count=None, stage=None)
+    """
+
+    __slots__ = ("_make", "_columns", "_n", "_rows")
+
+    def __init__(self, make: Callable[..., R], columns: dict[str, Sequence[Any]]):
+        lengths = {len(v) for v in columns.values()}
+        assert len(lengths) == 1, "every column holds one value per row"
+        # The rows are made positionally: the columns are the row type's first fields, in order.
+        assert list(columns) == [f.name for f in fields(make)][: len(columns)], "columns in field order"
+        self._make = make
+        self._columns = columns
+        self._n = lengths.pop()
+        self._rows: Optional[list[R]] = None
+
+    def column(self, name: str) -> Sequence[Any]:
+        """One field's values in row order (None in every row for a field not given)."""
+        values = self._columns.get(name)
+        return [None] * self._n if values is None else values
+
+    def _all(self) -> list[R]:
+        if self._rows is None:
+            self._rows = list(map(self._make, *self._columns.values()))
+        return self._rows
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> R: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Rows[R]: ...
+
+    def __getitem__(self, i: Union[int, slice]) -> Union[R, Rows[R]]:
+        if isinstance(i, slice):  # a prefix of a run (a smaller size): columns sliced, no rows made
+            return Rows(self._make, {k: v[i] for k, v in self._columns.items()})
+        return self._all()[i]
+
+    def __iter__(self) -> Iterator[R]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and not isinstance(other, (str, bytes)) and self._all() == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # like a list
+
+    def __repr__(self) -> str:
+        return repr(self._all())
+
+
+def column(rows: Sequence[Any], name: str) -> Sequence[Any]:
+    """One field of every row, in order: read from the columns of `Rows`, else from each row."""
+    if isinstance(rows, Rows):
+        return rows.column(name)
+    return list(map(attrgetter(name), rows))
+
+
 #: What makes a token's `text` None, once its bytes are decoded with "surrogateescape": a NUL,
 #: or a byte that is not UTF-8 (decoded as a lone surrogate; real UTF-8 never decodes to one).
 _NOT_TEXT = re.compile("[\x00\udc80-\udcff]")
@@ -95,7 +165,7 @@ def texts(tokens: Sequence[TokenRow]) -> list[Optional[str]]:
     """`[t.text for t in tokens]`, a third of the time for 200k tokens: decoding never fails
     (an undecodable byte becomes a lone surrogate) and one regex call per token finds the
     texts that are None, instead of a Python call and a caught exception per token."""
-    strs = list(map(bytes.decode, map(attrgetter("bytes"), tokens), repeat("utf-8"), repeat("surrogateescape")))
+    strs = list(map(bytes.decode, column(tokens, "bytes"), repeat("utf-8"), repeat("surrogateescape")))
     return [None if bad else s for s, bad in zip(strs, map(_NOT_TEXT.search, strs))]
 
 
@@ -155,8 +225,8 @@ class RoundRow(JsonValue):
 class TokenizerData:
     algorithm: str  # the stored algorithm: bpe | wordpiece | unigram
     config: dict[str, Any]  # everything besides tokens and merges that changes encoding
-    tokens: list[TokenRow]  # in id order
-    merges: list[MergeRow] = field(default_factory=list)  # in rank order
+    tokens: Sequence[TokenRow]  # in id order (a list, or `Rows` from a trainer's columns)
+    merges: Sequence[MergeRow] = field(default_factory=list)  # in rank order
     run: Optional[dict[str, Any]] = None  # the training run, when trained
     rounds: list[RoundRow] = field(default_factory=list)  # Unigram: EM / prune history
     removals: list[RemovalRow] = field(default_factory=list)  # PickyBPE: removal events in order
@@ -184,11 +254,12 @@ class TokenizerData:
         """The canonical content bytes (content.py): what the hash is computed over and what
         an encoder is compiled from. Made anew on every call (for a 200k-token version a
         noticeable cost): a version on its way to the store is made once, by `finish`."""
+        t, m = self.tokens, self.merges
         return serialize(
             self.algorithm,
             self.config,
-            ((t.id, t.kind, t.bytes, t.score) for t in self.tokens),
-            [(m.left, m.right, m.result) for m in self.merges],
+            zip(column(t, "id"), column(t, "kind"), column(t, "bytes"), column(t, "score")),
+            list(zip(column(m, "left"), column(m, "right"), column(m, "result"))),
         )
 
     def hashes(self) -> tuple[str, str]:
@@ -199,11 +270,12 @@ class TokenizerData:
     def vocab_size(self) -> int:
         """Tokens a segmentation can end with: all but those removed for good (kind `removed`:
         PickyBPE's, and a residue-free version's holes)."""
-        return sum(t.kind != "removed" for t in self.tokens)
+        return sum(k != "removed" for k in column(self.tokens, "kind"))
 
     @property
     def special_tokens(self) -> dict[str, int]:
-        return {t.bytes.decode("utf-8"): t.id for t in self.tokens if t.kind == "special"}
+        t = self.tokens
+        return {b.decode("utf-8"): i for i, b, k in zip(column(t, "id"), column(t, "bytes"), column(t, "kind")) if k == "special"}
 
 
 @dataclass(frozen=True)
