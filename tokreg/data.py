@@ -1,9 +1,10 @@
 """The plain data of a tokenizer version, as trainers and importers produce it and as the
 store reads it back: tokens, merges, training rounds, config and run; and a stored version as
-the store hands it to the wings (`VersionInfo`, `StoredVersion`), so that no wing needs the
-store to name one. Below them, the typed values the store's reads hand up (`Lineage`,
-`LogEntry`, `AliasMove`, `StoredEvaluation`, `VersionSummary`): frozen, each with `to_json()`
-giving the JSON that `--json` and `tokreg serve` print (`json_of`, the one rule for that).
+the store hands it to the wings (`VersionInfo`), so that no wing needs the store to name one.
+The typed values the store's reads hand up (`StoredVersion`, `Lineage`, `LogEntry`, `AliasMove`,
+`StoredEvaluation`, `VersionSummary`) live in stored.py and are named here too, imported on
+first use: frozen, each with `to_json()` giving the JSON that `--json` and `tokreg serve` print
+(`json_of`, the one rule for that).
 
 A trainer or importer returns a `TokenizerData`; `finish` makes it a `FinishedVersion` (its
 canonical content, content.py, and both hashes of it, computed once); the store's writer records
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import datetime
 from itertools import repeat
 from operator import attrgetter
-from typing import Any, Callable, Generic, Optional, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar, Union, cast, overload
 
 from . import content as _content_format
 from .content import digest, serialize
@@ -97,8 +98,9 @@ class Rows(Sequence[R], Generic[R]):
     the bulk INSERTs) reads the columns instead. It is a read-only sequence equal to the list
     of its rows.
 
-        >>> Rows(MergeRow, {"rank": range(2), "left": [97, 98], "right": [98, 99], "result": [256, 257]})[1]
-        MergeRow(rank=1, left=98, right=99, result=257, count=None, score=None, left_count=None, right_count=None, stage=None)
+        >>> rows = Rows(MergeRow, {"rank": range(2), "left": [97, 98], "right": [98, 99], "result": [256, 257]})
+        >>> rows[1].result, rows.column("left"), rows.column("count")
+        (257, [97, 98], [None, None])
     """
 
     __slots__ = ("_make", "_columns", "_n", "_rows")
@@ -107,7 +109,7 @@ class Rows(Sequence[R], Generic[R]):
         lengths = {len(v) for v in columns.values()}
         assert len(lengths) == 1, "every column holds one value per row"
         # The rows are made positionally: the columns are the row type's first fields, in order.
-        assert list(columns) == [f.name for f in fields(make)][: len(columns)], "columns in field order"
+        assert list(columns) == [f.name for f in fields(cast(Any, make))][: len(columns)], "columns in field order"
         self._make = make
         self._columns = columns
         self._n = lengths.pop()
@@ -275,7 +277,8 @@ class TokenizerData:
     @property
     def special_tokens(self) -> dict[str, int]:
         t = self.tokens
-        return {b.decode("utf-8"): i for i, b, k in zip(column(t, "id"), column(t, "bytes"), column(t, "kind")) if k == "special"}
+        rows = zip(column(t, "id"), column(t, "bytes"), column(t, "kind"))
+        return {b.decode("utf-8"): i for i, b, k in rows if k == "special"}
 
 
 @dataclass(frozen=True)
@@ -407,163 +410,40 @@ class VersionInfo:
         }
 
 
-@dataclass
-class StoredVersion:
-    """A version read back with its canonical content (store/reads.py, `read_version`)."""
+# -- what the store's reads hand up: in stored.py, imported on first use (PEP 562) -------------
+#: Ten more dataclasses cost a command that never reads the store back (`tokreg train`) about
+#: 20 ms of CPU to define; `from tokreg.data import LogEntry` still works.
+_STORED = frozenset(
+    (
+        "StoredVersion",
+        "Lineage",
+        "LineageEntry",
+        "LogEntry",
+        "AliasMove",
+        "StoredEvaluation",
+        "FirstMerge",
+        "MergeStages",
+        "TopPiece",
+        "VersionSummary",
+    )
+)
 
-    info: VersionInfo
-    content: bytes  # canonical content: the rows' (read with rows=True), else the stored copy
-    hash: str  # what `content` hashes to (== info.content_hash unless read with check=False)
-    tokens: list[TokenRow] = field(default_factory=list)  # id order (rows=True only)
-    merges: list[MergeRow] = field(default_factory=list)  # rank order (rows=True only)
-    stored: Optional[bytes] = None  # the content stored with the version (None: none stored)
-
-    def data(self) -> TokenizerData:
-        return TokenizerData(
-            algorithm=self.info.algorithm,
-            config=self.info.config,
-            tokens=self.tokens,
-            merges=self.merges,
-            source=self.info.source,
-        )
-
-
-# -- what the store's reads hand up ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Lineage(JsonValue):
-    """Where a version came from (store/lineage.py): its derivation (trained, imported,
-    reimported, extended, added_tokens) and parent. `recorded` is False for a version written
-    before lineage was kept: it reads as its source, and its JSON is {"derivation", "parent"}."""
-
-    derivation: str
-    parent: Optional[str]  # the parent's ref (as recorded, if it was removed since)
-    parent_hash: Optional[str] = None
-    parent_exists: bool = False
-    parent_id: Optional[int] = None
-    details: Optional[dict[str, Any]] = None  # what the derivation recorded (a JSON document)
-    recorded: bool = True
-
-    def to_json(self) -> dict[str, Any]:
-        if not self.recorded:
-            return {"derivation": self.derivation, "parent": self.parent}
-        return {
-            "derivation": self.derivation,
-            "parent": self.parent,
-            "parent_hash": self.parent_hash,
-            "parent_exists": self.parent_exists,
-            "parent_id": self.parent_id,
-            "details": json_of(self.details),
-        }
+if TYPE_CHECKING:
+    from .stored import AliasMove as AliasMove
+    from .stored import FirstMerge as FirstMerge
+    from .stored import Lineage as Lineage
+    from .stored import LineageEntry as LineageEntry
+    from .stored import LogEntry as LogEntry
+    from .stored import MergeStages as MergeStages
+    from .stored import StoredEvaluation as StoredEvaluation
+    from .stored import StoredVersion as StoredVersion
+    from .stored import TopPiece as TopPiece
+    from .stored import VersionSummary as VersionSummary
 
 
-@dataclass(frozen=True)
-class LineageEntry(JsonValue):
-    """A version of a lineage chain (`Registry.lineage`, `show`): its ref and hash, and its lineage."""
+def __getattr__(name: str) -> Any:
+    if name in _STORED:
+        from . import stored  # on first use: see _STORED
 
-    ref: str
-    hash: str
-    lineage: Lineage
-
-    def to_json(self) -> dict[str, Any]:
-        return {"ref": self.ref, "hash": self.hash, **self.lineage.to_json()}
-
-
-@dataclass(frozen=True)
-class LogEntry(JsonValue):
-    """One event of a name's history (`Registry.log`): a version created (with its lineage), or
-    an alias moved (`old` -> `new` version numbers; None: created, deleted)."""
-
-    at: datetime
-    event: str  # version | alias
-    ref: str
-    hash: Optional[str]  # the version's; None for an alias move
-    detail: str
-    lineage: Optional[Lineage] = None  # version events
-    old: Optional[int] = None  # alias events
-    new: Optional[int] = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "at": self.at,
-            "event": self.event,
-            "ref": self.ref,
-            "hash": self.hash,
-            "detail": self.detail,
-        }
-        if self.event == "alias":
-            out.update(old=self.old, new=self.new)
-        elif self.lineage is not None:
-            out["lineage"] = self.lineage.to_json()
-        return out
-
-
-@dataclass(frozen=True)
-class AliasMove(JsonValue):
-    """What `Registry.tag` did: `alias` (`name@alias`) pointed at `ref`, from version `old`
-    (None: a new alias) to `new`; `moved` False when it pointed there already. `ref` is None
-    (and left out of the JSON) for a deletion, whose `new` is None."""
-
-    ref: Optional[str] = field(metadata=OMIT_NONE)
-    alias: str
-    old: Optional[int]
-    new: Optional[int]
-    moved: bool
-
-
-@dataclass(frozen=True)
-class StoredEvaluation(JsonValue):
-    """The stored results of `tokreg eval` for a version on one text (`Registry.evaluations`)."""
-
-    text: str  # the text's name
-    language: Optional[str]
-    fingerprint: str
-    bytes: int
-    metrics: dict[str, float]  # metric -> value
-    computed_at: datetime  # the latest of its metrics'
-
-
-@dataclass(frozen=True)
-class FirstMerge(JsonValue):
-    """A merge as `show` lists it: its rank and readable parts."""
-
-    rank: int
-    left: Optional[str]
-    right: Optional[str]
-    result: Optional[str]
-    count: Optional[int]
-    score: Optional[float]
-
-
-@dataclass(frozen=True)
-class MergeStages(JsonValue):
-    """A superword version's two stages (SuperBPE), from `merges.stage`: the transition point t
-    (the tokens when stage 2 began), each stage's number of merges, and stage 2's first merges."""
-
-    transition: Optional[int]
-    stage1_merges: int
-    stage2_merges: int
-    first_stage2: tuple[FirstMerge, ...]
-
-
-@dataclass(frozen=True)
-class TopPiece(JsonValue):
-    """A piece of a scored vocabulary as `show` lists it (highest score first)."""
-
-    id: int
-    text: Optional[str]
-    score: Optional[float]
-
-
-@dataclass(frozen=True)
-class VersionSummary(JsonValue):
-    """What `show` says of a version's rows (store/reads.py, `summary`): token counts by kind,
-    how many merges and the first of them, and for scored vocabularies the top pieces (None
-    when not asked for: then not in the JSON)."""
-
-    tokens_by_kind: dict[str, int]
-    merges: int
-    first_merges: tuple[FirstMerge, ...]
-    top_pieces: Optional[tuple[TopPiece, ...]] = field(default=None, metadata=OMIT_NONE)
-    stages: Optional[MergeStages] = field(default=None, metadata=OMIT_NONE)  # superword BPE only
+        return getattr(stored, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
