@@ -25,7 +25,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar, Union, cast, overload
 
 from . import content as _content_format
-from .content import digest, serialize
+from .content import digest, serialize_columns
 
 #: `field(metadata=OMIT_NONE)`: the field is left out of `to_json()` when it is None (a key that
 #: today's JSON has only sometimes, e.g. `merges` of a diff of two Unigram versions).
@@ -257,10 +257,13 @@ class TokenizerData:
         an encoder is compiled from. Made anew on every call (for a 200k-token version a
         noticeable cost): a version on its way to the store is made once, by `finish`."""
         t, m = self.tokens, self.merges
-        return serialize(
+        return serialize_columns(
             self.algorithm,
             self.config,
-            zip(column(t, "id"), column(t, "kind"), column(t, "bytes"), column(t, "score")),
+            column(t, "id"),
+            column(t, "kind"),
+            column(t, "bytes"),
+            column(t, "score"),
             list(zip(column(m, "left"), column(m, "right"), column(m, "result"))),
         )
 
