@@ -39,6 +39,9 @@ MEMORY_CAP = os.environ.get("TOKREG_BENCH_MEMORY_CAP", "20G")
 BPE_PEERS = ["gigabpe", "fast-bpe-rs", "rustbpe", "bpeasy", "sentencepiece", "hf"]
 #: TOKREG_SCALE_PEERS=gigabpe,rustbpe,fast-bpe-rs: the peers of every table, instead of each table's own.
 PEERS = [p for p in os.environ.get("TOKREG_SCALE_PEERS", "").split(",") if p]
+#: TOKREG_SCALE_BASE=DIR: also time "tokreg-base", run in DIR (a checkout of another commit: its
+#: tokreg with its built core, and its benchmarks), interleaved with this one: a branch against its parent.
+BASE = os.environ.get("TOKREG_SCALE_BASE")
 
 
 def _cap_bytes() -> int:
@@ -48,12 +51,18 @@ def _cap_bytes() -> int:
 
 def run_one(who: str, algo: str, corpus: Path, vocab: int, out: str) -> dict[str, Any]:
     """One fresh process: {"seconds", "cpu", "peak_mb", "vocab", ...} (see scale_child) or {"failed"}."""
-    if who == "tokreg":  # a registry that exists: creating one runs the migrations, a one-time cost
+    env, cwd = None, ROOT
+    if who == "tokreg-base":  # BASE's package and child: `-m` puts the working folder first on the path
+        env, cwd = {**os.environ, "PYTHONPATH": str(BASE)}, Path(str(BASE))
+    if who.startswith("tokreg"):  # a registry that exists: creating one runs the migrations, a one-time cost
         subprocess.run(
             [sys.executable, "-c", "import sys, tokreg; tokreg.Registry(sys.argv[1], create=True)", out + ".db"],
             check=True,
+            env=env,
+            cwd=cwd,
         )
-    cmd = [sys.executable, "-m", "benchmarks.scale_child", who, algo, str(corpus), str(vocab), "gpt2", out]
+    child = "tokreg" if who == "tokreg-base" else who
+    cmd = [sys.executable, "-m", "benchmarks.scale_child", child, algo, str(corpus), str(vocab), "gpt2", out]
 
     def limit() -> None:
         import resource
@@ -61,7 +70,7 @@ def run_one(who: str, algo: str, corpus: Path, vocab: int, out: str) -> dict[str
         resource.setrlimit(resource.RLIMIT_AS, (_cap_bytes(), _cap_bytes()))
 
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=TIMEOUT, preexec_fn=limit)
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=TIMEOUT, preexec_fn=limit, env=env)
     except subprocess.TimeoutExpired:
         return {"failed": f"> {TIMEOUT} s"}
     if p.returncode != 0:
@@ -204,7 +213,8 @@ def run() -> None:
         if corpus is None:
             print(f"\n({title}: corpus not found, skipped; ../shared/tools/big-corpus.sh {BIG} makes the kernel ones)")
             continue
-        compare(title, algo, corpus, 32_000, ["tokreg", *(PEERS or peers)], runs)
+        base = ["tokreg-base"] if BASE else []
+        compare(title, algo, corpus, 32_000, ["tokreg", *base, *(PEERS or peers)], runs)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,49 @@
 //! and written by tokreg/content.py, which calls this reader through the binding): the same
 //! bytes the content hash is computed over. Loading an encoder from them needs no Python object
 //! per token, and checking their hash proves they are the stored version.
+//!
+//! The token records themselves are written here too (`push_record`): by content.py's
+//! `serialize`, through the binding, and by the reader of tokreg files.
 
 use crate::error::CoreError;
+
+/// What a record cannot hold, said once for every writer.
+pub const RECORD_RANGE: &str = "a token or merge cannot be stored: ids must be 0..4294967295 and kinds ASCII";
+
+/// Appends one token record: id (u32 LE), the kind's length (u16 LE) and bytes (ASCII), the
+/// token's length (u32 LE) and bytes, then `\x00` (no score) or `\x01` and the score (f64 LE).
+/// Refused: an id past u32, a kind that is not ASCII or longer than 65,535 bytes, a token of
+/// 4 GB or more, a score that is not a finite number.
+pub fn push_record(out: &mut Vec<u8>, id: i64, kind: &str, bytes: &[u8], score: Option<f64>) -> Result<(), CoreError> {
+    let id = u32::try_from(id).map_err(|_| CoreError::input(RECORD_RANGE))?;
+    let klen =
+        u16::try_from(kind.len()).ok().filter(|_| kind.is_ascii()).ok_or_else(|| CoreError::input(RECORD_RANGE))?;
+    let len = u32::try_from(bytes.len()).map_err(|_| CoreError::input(RECORD_RANGE))?;
+    out.extend_from_slice(&id.to_le_bytes());
+    out.extend_from_slice(&klen.to_le_bytes());
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(bytes);
+    match score {
+        None => out.push(0),
+        Some(v) if v.is_finite() => {
+            out.push(1);
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        // Python's spelling of the value, as the message has always given it.
+        Some(v) => {
+            let shown = if v.is_nan() {
+                "nan"
+            } else if v > 0.0 {
+                "inf"
+            } else {
+                "-inf"
+            };
+            return Err(CoreError::input(format!("token {id} has the score {shown}; scores must be finite numbers")));
+        }
+    }
+    Ok(())
+}
 
 /// Content that does not parse: made by hand, or by a bug (stored content is hash-checked).
 fn damaged(what: impl std::fmt::Display) -> CoreError {

@@ -12,13 +12,14 @@
 
 use std::borrow::Cow;
 
+use crate::content;
 use crate::error::CoreError;
 
 /// Deeper than any member of a tokreg file nests; the same bound as strict_json.py's.
 const MAX_DEPTH: usize = 64;
 
 /// What `ids must be ...` says wherever an id is out of range, as content.py says it.
-const ID_RANGE: &str = "a token or merge cannot be stored: ids must be 0..4294967295 and kinds ASCII";
+const ID_RANGE: &str = content::RECORD_RANGE;
 
 struct Json<'a> {
     s: &'a [u8],
@@ -312,19 +313,10 @@ pub fn token_records(data: &[u8], start: usize, end: usize) -> Result<(usize, Ve
             Some(v)
         };
         p.expect(b']', "a token [id, kind, bytes, score]")?;
-        out.extend_from_slice(&id.to_le_bytes());
-        out.extend_from_slice(&(kind.len() as u16).to_le_bytes());
-        out.extend_from_slice(kind.as_bytes());
-        let len = u32::try_from(bytes.len()).map_err(|_| p.err("a token longer than 4 GB"))?;
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&bytes);
-        match score {
-            None => out.push(0),
-            Some(v) => {
-                out.push(1);
-                out.extend_from_slice(&v.to_le_bytes());
-            }
+        if u32::try_from(bytes.len()).is_err() {
+            return Err(p.err("a token longer than 4 GB"));
         }
+        content::push_record(&mut out, id.into(), &kind, &bytes, score)?;
         n += 1;
         more = p.next_or_end(b']')?;
     }

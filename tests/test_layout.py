@@ -135,6 +135,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "tokreg.errors",
             "tokreg.data",
+            "tokreg.stored",
             "tokreg.content",
             "tokreg.files",
             "tokreg.patterns",

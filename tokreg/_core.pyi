@@ -7,6 +7,7 @@ to stop; an exception raised by a `progress` callback (e.g. `KeyboardInterrupt` 
 re-raised unchanged. A `str` holding a lone surrogate raises `UnicodeEncodeError`.
 """
 
+from collections.abc import Sequence
 from typing import Any, Callable, Optional, final
 
 from typing_extensions import Buffer
@@ -16,6 +17,7 @@ __all__ = [
     "check_pattern",
     "count_byte",
     "content_header",
+    "content_records",
     "content_rows",
     "merges_from_ranks",
     "tokreg_file_members",
@@ -45,6 +47,9 @@ PATTERNS: dict[str, str]
 def count_byte(data: bytes, b: int) -> int: ...
 def check_pattern(pattern: str) -> str: ...
 def content_header(content: bytes) -> str: ...
+def content_records(
+    ids: Sequence[int], kinds: Sequence[str], raws: Sequence[bytes], scores: Sequence[Optional[float]]
+) -> tuple[int, bytes]: ...
 def content_rows(
     content: bytes,
 ) -> tuple[list[tuple[int, str, bytes, Optional[float]]], list[tuple[int, int, int]]]: ...

@@ -25,8 +25,9 @@ tests/test_content_format.py builds these bytes by hand from this description.
 Same content, same hash, on any machine. The content is also what an encoder is compiled
 from, so whatever is hashed is exactly what encodes.
 
-One writer, one reader: `serialize` below writes the format (the core's reader of tokreg files,
-src/tokreg_file.rs, writes the token records of the file it reads, and `assemble` adds the
+One writer, one reader: `serialize` below writes the format, its token records through the
+core's record writer (`content::push_record` in src/content.rs, which the core's reader of tokreg
+files, src/tokreg_file.rs, also writes the records of the file it reads with; `assemble` adds the
 rest); src/content.rs reads it, for the encoders and, through `header` and `rows` below, for
 Python.
 """
@@ -34,8 +35,6 @@ Python.
 from __future__ import annotations
 
 import json
-import math
-import struct
 import sys
 from array import array
 from collections.abc import Iterable, Sequence
@@ -49,7 +48,6 @@ PREFIX = "xxh3-128:"
 
 #: The array type code of a 4-byte unsigned int on this platform.
 U32_CODE = "I" if array("I").itemsize == 4 else "L"
-_score = struct.Struct("<d")
 
 
 def canonical_json(value: Any) -> str:
@@ -64,39 +62,36 @@ def serialize(
 ) -> bytes:
     """The canonical bytes of a tokenizer. `tokens`: (id, kind, bytes, score) in id order;
     `merges`: (left, right, result) in rank order."""
-    body: list[bytes] = []
-    add = body.append
-    score_of = _score.pack
-    # Per kind, one struct packing (id, kind length, kind, bytes length) in one call.
-    heads: dict[str, Any] = {}
+    rows = list(tokens)
+    ids, kinds, raws, scores = (list(c) for c in zip(*rows)) if rows else ([], [], [], [])
+    return serialize_columns(algorithm, config, ids, kinds, raws, scores, merges)
+
+
+def serialize_columns(
+    algorithm: str,
+    config: dict[str, Any],
+    ids: Sequence[int],
+    kinds: Sequence[str],
+    raws: Sequence[bytes],
+    scores: Sequence[Optional[float]],
+    merges: Sequence[tuple[int, int, int]],
+) -> bytes:
+    """`serialize` of tokens given as columns (each in id order), as a trainer hands them over."""
     # Content only ever holds u32 ids and finite scores: an imported file with an id past 2^32
-    # or an infinite score is refused here, in one place, with one line.
+    # or an infinite score is refused here, in one place (the core's record writer), with one line.
     try:
-        for tid, kind, raw, score in tokens:
-            head = heads.get(kind)
-            if head is None:
-                k = kind.encode("ascii")
-                packer = struct.Struct(f"<IH{len(k)}sI").pack
-                head = heads[kind] = (packer, len(k), k)
-            add(head[0](tid, head[1], head[2], len(raw)))
-            add(raw)
-            if score is None:
-                add(b"\x00")
-            elif math.isfinite(score):
-                add(b"\x01" + score_of(score))
-            else:
-                raise InputError(f"token {tid} has the score {score}; scores must be finite numbers")
+        n_tokens, records = _core.content_records(ids, kinds, raws, scores)
         encoding_merges = merges if algorithm == "bpe" else []
         # Every merge is three little-endian u32: one array for all of them (a 200k-merge
         # version would spend a quarter of a second packing them one by one).
         flat = array(U32_CODE, [x for m in encoding_merges for x in m])
-    except (struct.error, UnicodeEncodeError, OverflowError) as e:
+    except (OverflowError, TypeError, UnicodeEncodeError) as e:
         raise InputError(
             f"a token or merge cannot be stored ({e}): ids must be 0..4294967295 and kinds ASCII"
         ) from None
     if sys.byteorder == "big":
         flat.byteswap()
-    return assemble(algorithm, config, len(body) // 3, b"".join(body), len(encoding_merges), flat.tobytes())
+    return assemble(algorithm, config, n_tokens, records, len(encoding_merges), flat.tobytes())
 
 
 def assemble(

@@ -1,9 +1,10 @@
 """The plain data of a tokenizer version, as trainers and importers produce it and as the
 store reads it back: tokens, merges, training rounds, config and run; and a stored version as
-the store hands it to the wings (`VersionInfo`, `StoredVersion`), so that no wing needs the
-store to name one. Below them, the typed values the store's reads hand up (`Lineage`,
-`LogEntry`, `AliasMove`, `StoredEvaluation`, `VersionSummary`): frozen, each with `to_json()`
-giving the JSON that `--json` and `tokreg serve` print (`json_of`, the one rule for that).
+the store hands it to the wings (`VersionInfo`), so that no wing needs the store to name one.
+The typed values the store's reads hand up (`StoredVersion`, `Lineage`, `LogEntry`, `AliasMove`,
+`StoredEvaluation`, `VersionSummary`) live in stored.py and are named here too, imported on
+first use: frozen, each with `to_json()` giving the JSON that `--json` and `tokreg serve` print
+(`json_of`, the one rule for that).
 
 A trainer or importer returns a `TokenizerData`; `finish` makes it a `FinishedVersion` (its
 canonical content, content.py, and both hashes of it, computed once); the store's writer records
@@ -16,15 +17,15 @@ core's encoder.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import datetime
 from itertools import repeat
 from operator import attrgetter
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar, Union, cast, overload
 
 from . import content as _content_format
-from .content import digest, serialize
+from .content import digest, serialize_columns
 
 #: `field(metadata=OMIT_NONE)`: the field is left out of `to_json()` when it is None (a key that
 #: today's JSON has only sometimes, e.g. `merges` of a diff of two Unigram versions).
@@ -86,6 +87,77 @@ class TokenRow:
             return None
 
 
+R = TypeVar("R")
+
+
+class Rows(Sequence[R], Generic[R]):
+    """The rows of one table kept as the columns a trainer hands over (field name -> values in
+    row order; a field left out is None in every row), each row object made only when someone
+    asks for rows. A 32k-token BPE run gives 64k rows; making them as frozen dataclasses cost
+    more CPU than the merge loop on a small corpus, and the way to the store (content, hashes,
+    the bulk INSERTs) reads the columns instead. It is a read-only sequence equal to the list
+    of its rows.
+
+        >>> rows = Rows(MergeRow, {"rank": range(2), "left": [97, 98], "right": [98, 99], "result": [256, 257]})
+        >>> rows[1].result, rows.column("left"), rows.column("count")
+        (257, [97, 98], [None, None])
+    """
+
+    __slots__ = ("_make", "_columns", "_n", "_rows")
+
+    def __init__(self, make: Callable[..., R], columns: dict[str, Sequence[Any]]):
+        lengths = {len(v) for v in columns.values()}
+        assert len(lengths) == 1, "every column holds one value per row"
+        # The rows are made positionally: the columns are the row type's first fields, in order.
+        assert list(columns) == [f.name for f in fields(cast(Any, make))][: len(columns)], "columns in field order"
+        self._make = make
+        self._columns = columns
+        self._n = lengths.pop()
+        self._rows: Optional[list[R]] = None
+
+    def column(self, name: str) -> Sequence[Any]:
+        """One field's values in row order (None in every row for a field not given)."""
+        values = self._columns.get(name)
+        return [None] * self._n if values is None else values
+
+    def _all(self) -> list[R]:
+        if self._rows is None:
+            self._rows = list(map(self._make, *self._columns.values()))
+        return self._rows
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> R: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Rows[R]: ...
+
+    def __getitem__(self, i: Union[int, slice]) -> Union[R, Rows[R]]:
+        if isinstance(i, slice):  # a prefix of a run (a smaller size): columns sliced, no rows made
+            return Rows(self._make, {k: v[i] for k, v in self._columns.items()})
+        return self._all()[i]
+
+    def __iter__(self) -> Iterator[R]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and not isinstance(other, (str, bytes)) and self._all() == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # like a list
+
+    def __repr__(self) -> str:
+        return repr(self._all())
+
+
+def column(rows: Sequence[Any], name: str) -> Sequence[Any]:
+    """One field of every row, in order: read from the columns of `Rows`, else from each row."""
+    if isinstance(rows, Rows):
+        return rows.column(name)
+    return list(map(attrgetter(name), rows))
+
+
 #: What makes a token's `text` None, once its bytes are decoded with "surrogateescape": a NUL,
 #: or a byte that is not UTF-8 (decoded as a lone surrogate; real UTF-8 never decodes to one).
 _NOT_TEXT = re.compile("[\x00\udc80-\udcff]")
@@ -95,7 +167,7 @@ def texts(tokens: Sequence[TokenRow]) -> list[Optional[str]]:
     """`[t.text for t in tokens]`, a third of the time for 200k tokens: decoding never fails
     (an undecodable byte becomes a lone surrogate) and one regex call per token finds the
     texts that are None, instead of a Python call and a caught exception per token."""
-    strs = list(map(bytes.decode, map(attrgetter("bytes"), tokens), repeat("utf-8"), repeat("surrogateescape")))
+    strs = list(map(bytes.decode, column(tokens, "bytes"), repeat("utf-8"), repeat("surrogateescape")))
     return [None if bad else s for s, bad in zip(strs, map(_NOT_TEXT.search, strs))]
 
 
@@ -155,8 +227,8 @@ class RoundRow(JsonValue):
 class TokenizerData:
     algorithm: str  # the stored algorithm: bpe | wordpiece | unigram
     config: dict[str, Any]  # everything besides tokens and merges that changes encoding
-    tokens: list[TokenRow]  # in id order
-    merges: list[MergeRow] = field(default_factory=list)  # in rank order
+    tokens: Sequence[TokenRow]  # in id order (a list, or `Rows` from a trainer's columns)
+    merges: Sequence[MergeRow] = field(default_factory=list)  # in rank order
     run: Optional[dict[str, Any]] = None  # the training run, when trained
     rounds: list[RoundRow] = field(default_factory=list)  # Unigram: EM / prune history
     removals: list[RemovalRow] = field(default_factory=list)  # PickyBPE: removal events in order
@@ -184,11 +256,15 @@ class TokenizerData:
         """The canonical content bytes (content.py): what the hash is computed over and what
         an encoder is compiled from. Made anew on every call (for a 200k-token version a
         noticeable cost): a version on its way to the store is made once, by `finish`."""
-        return serialize(
+        t, m = self.tokens, self.merges
+        return serialize_columns(
             self.algorithm,
             self.config,
-            ((t.id, t.kind, t.bytes, t.score) for t in self.tokens),
-            [(m.left, m.right, m.result) for m in self.merges],
+            column(t, "id"),
+            column(t, "kind"),
+            column(t, "bytes"),
+            column(t, "score"),
+            list(zip(column(m, "left"), column(m, "right"), column(m, "result"))),
         )
 
     def hashes(self) -> tuple[str, str]:
@@ -199,11 +275,13 @@ class TokenizerData:
     def vocab_size(self) -> int:
         """Tokens a segmentation can end with: all but those removed for good (kind `removed`:
         PickyBPE's, and a residue-free version's holes)."""
-        return sum(t.kind != "removed" for t in self.tokens)
+        return sum(k != "removed" for k in column(self.tokens, "kind"))
 
     @property
     def special_tokens(self) -> dict[str, int]:
-        return {t.bytes.decode("utf-8"): t.id for t in self.tokens if t.kind == "special"}
+        t = self.tokens
+        rows = zip(column(t, "id"), column(t, "bytes"), column(t, "kind"))
+        return {b.decode("utf-8"): i for i, b, k in rows if k == "special"}
 
 
 @dataclass(frozen=True)
@@ -335,163 +413,40 @@ class VersionInfo:
         }
 
 
-@dataclass
-class StoredVersion:
-    """A version read back with its canonical content (store/reads.py, `read_version`)."""
+# -- what the store's reads hand up: in stored.py, imported on first use (PEP 562) -------------
+#: Ten more dataclasses cost a command that never reads the store back (`tokreg train`) about
+#: 20 ms of CPU to define; `from tokreg.data import LogEntry` still works.
+_STORED = frozenset(
+    (
+        "StoredVersion",
+        "Lineage",
+        "LineageEntry",
+        "LogEntry",
+        "AliasMove",
+        "StoredEvaluation",
+        "FirstMerge",
+        "MergeStages",
+        "TopPiece",
+        "VersionSummary",
+    )
+)
 
-    info: VersionInfo
-    content: bytes  # canonical content: the rows' (read with rows=True), else the stored copy
-    hash: str  # what `content` hashes to (== info.content_hash unless read with check=False)
-    tokens: list[TokenRow] = field(default_factory=list)  # id order (rows=True only)
-    merges: list[MergeRow] = field(default_factory=list)  # rank order (rows=True only)
-    stored: Optional[bytes] = None  # the content stored with the version (None: none stored)
-
-    def data(self) -> TokenizerData:
-        return TokenizerData(
-            algorithm=self.info.algorithm,
-            config=self.info.config,
-            tokens=self.tokens,
-            merges=self.merges,
-            source=self.info.source,
-        )
-
-
-# -- what the store's reads hand up ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Lineage(JsonValue):
-    """Where a version came from (store/lineage.py): its derivation (trained, imported,
-    reimported, extended, added_tokens) and parent. `recorded` is False for a version written
-    before lineage was kept: it reads as its source, and its JSON is {"derivation", "parent"}."""
-
-    derivation: str
-    parent: Optional[str]  # the parent's ref (as recorded, if it was removed since)
-    parent_hash: Optional[str] = None
-    parent_exists: bool = False
-    parent_id: Optional[int] = None
-    details: Optional[dict[str, Any]] = None  # what the derivation recorded (a JSON document)
-    recorded: bool = True
-
-    def to_json(self) -> dict[str, Any]:
-        if not self.recorded:
-            return {"derivation": self.derivation, "parent": self.parent}
-        return {
-            "derivation": self.derivation,
-            "parent": self.parent,
-            "parent_hash": self.parent_hash,
-            "parent_exists": self.parent_exists,
-            "parent_id": self.parent_id,
-            "details": json_of(self.details),
-        }
+if TYPE_CHECKING:
+    from .stored import AliasMove as AliasMove
+    from .stored import FirstMerge as FirstMerge
+    from .stored import Lineage as Lineage
+    from .stored import LineageEntry as LineageEntry
+    from .stored import LogEntry as LogEntry
+    from .stored import MergeStages as MergeStages
+    from .stored import StoredEvaluation as StoredEvaluation
+    from .stored import StoredVersion as StoredVersion
+    from .stored import TopPiece as TopPiece
+    from .stored import VersionSummary as VersionSummary
 
 
-@dataclass(frozen=True)
-class LineageEntry(JsonValue):
-    """A version of a lineage chain (`Registry.lineage`, `show`): its ref and hash, and its lineage."""
+def __getattr__(name: str) -> Any:
+    if name in _STORED:
+        from . import stored  # on first use: see _STORED
 
-    ref: str
-    hash: str
-    lineage: Lineage
-
-    def to_json(self) -> dict[str, Any]:
-        return {"ref": self.ref, "hash": self.hash, **self.lineage.to_json()}
-
-
-@dataclass(frozen=True)
-class LogEntry(JsonValue):
-    """One event of a name's history (`Registry.log`): a version created (with its lineage), or
-    an alias moved (`old` -> `new` version numbers; None: created, deleted)."""
-
-    at: datetime
-    event: str  # version | alias
-    ref: str
-    hash: Optional[str]  # the version's; None for an alias move
-    detail: str
-    lineage: Optional[Lineage] = None  # version events
-    old: Optional[int] = None  # alias events
-    new: Optional[int] = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "at": self.at,
-            "event": self.event,
-            "ref": self.ref,
-            "hash": self.hash,
-            "detail": self.detail,
-        }
-        if self.event == "alias":
-            out.update(old=self.old, new=self.new)
-        elif self.lineage is not None:
-            out["lineage"] = self.lineage.to_json()
-        return out
-
-
-@dataclass(frozen=True)
-class AliasMove(JsonValue):
-    """What `Registry.tag` did: `alias` (`name@alias`) pointed at `ref`, from version `old`
-    (None: a new alias) to `new`; `moved` False when it pointed there already. `ref` is None
-    (and left out of the JSON) for a deletion, whose `new` is None."""
-
-    ref: Optional[str] = field(metadata=OMIT_NONE)
-    alias: str
-    old: Optional[int]
-    new: Optional[int]
-    moved: bool
-
-
-@dataclass(frozen=True)
-class StoredEvaluation(JsonValue):
-    """The stored results of `tokreg eval` for a version on one text (`Registry.evaluations`)."""
-
-    text: str  # the text's name
-    language: Optional[str]
-    fingerprint: str
-    bytes: int
-    metrics: dict[str, float]  # metric -> value
-    computed_at: datetime  # the latest of its metrics'
-
-
-@dataclass(frozen=True)
-class FirstMerge(JsonValue):
-    """A merge as `show` lists it: its rank and readable parts."""
-
-    rank: int
-    left: Optional[str]
-    right: Optional[str]
-    result: Optional[str]
-    count: Optional[int]
-    score: Optional[float]
-
-
-@dataclass(frozen=True)
-class MergeStages(JsonValue):
-    """A superword version's two stages (SuperBPE), from `merges.stage`: the transition point t
-    (the tokens when stage 2 began), each stage's number of merges, and stage 2's first merges."""
-
-    transition: Optional[int]
-    stage1_merges: int
-    stage2_merges: int
-    first_stage2: tuple[FirstMerge, ...]
-
-
-@dataclass(frozen=True)
-class TopPiece(JsonValue):
-    """A piece of a scored vocabulary as `show` lists it (highest score first)."""
-
-    id: int
-    text: Optional[str]
-    score: Optional[float]
-
-
-@dataclass(frozen=True)
-class VersionSummary(JsonValue):
-    """What `show` says of a version's rows (store/reads.py, `summary`): token counts by kind,
-    how many merges and the first of them, and for scored vocabularies the top pieces (None
-    when not asked for: then not in the JSON)."""
-
-    tokens_by_kind: dict[str, int]
-    merges: int
-    first_merges: tuple[FirstMerge, ...]
-    top_pieces: Optional[tuple[TopPiece, ...]] = field(default=None, metadata=OMIT_NONE)
-    stages: Optional[MergeStages] = field(default=None, metadata=OMIT_NONE)  # superword BPE only
+        return getattr(stored, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

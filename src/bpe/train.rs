@@ -537,10 +537,7 @@ pub fn train_refusing(
         let size = pending.remove(0);
         taken.insert(size, Snapshot { tokens: size, merges: 0, token_counts: segment_counts(&links, size) });
     }
-    // Pair-count changes of one merge, as (pair, change) pushes summed after a sort, and the
-    // positions where the merge made a pair: (pair, position).
-    let mut delta: Vec<(u64, i64)> = Vec::new();
-    let mut created: Vec<(u64, u32)> = Vec::new();
+    // The positions of the pair merged, and the pairs whose count a merge raised (their slots).
     let mut positions: Vec<u32> = Vec::new();
     let mut grown: Vec<u32> = Vec::new();
     while tokens.len() < cfg.target_tokens {
@@ -608,8 +605,32 @@ pub fn train_refusing(
         pos.drain(s, &mut positions);
         positions.sort_unstable();
         positions.dedup();
-        delta.clear();
-        created.clear();
+        grown.clear();
+        // Each join changes the counts of the pairs around it at once (the pair merged itself
+        // excepted: it is emptied below), and a pair it makes gets the position: no list of
+        // changes (up to 96 bytes a position, hundreds of MB for the first merges of a large
+        // corpus) and no sort of it. The counts after the merge are the same either way.
+        let mut change = |pk: u64, d: i64, made_at: Option<u32>| {
+            if pk == k {
+                return;
+            }
+            let ps = match slot_of.get(pk, &pairs) {
+                Some(ps) => ps as usize,
+                None => {
+                    pairs.push(pk);
+                    counts.push(0);
+                    pos.head.push(NIL);
+                    banned.push(false);
+                    slot_of.insert(pk, &pairs);
+                    pairs.len() - 1
+                }
+            };
+            counts[ps] += d;
+            if let Some(at) = made_at {
+                pos.push(ps, at);
+                grown.push(ps as u32);
+            }
+        };
         for &p in &positions {
             let p = p as usize;
             // A stale position: an earlier join changed this symbol or its neighbour.
@@ -624,54 +645,22 @@ pub fn train_refusing(
             let (left, right) = (links.before(p), links.after(q));
             let l = links.sym[left];
             if l != EDGE {
-                delta.push((key(l, a), -c));
-                delta.push((key(l, z), c));
-                created.push((key(l, z), left as u32));
+                change(key(l, a), -c, None);
+                change(key(l, z), c, Some(left as u32));
             }
             let r = links.sym[right];
             if r != EDGE {
-                delta.push((key(b, r), -c));
-                delta.push((key(z, r), c));
-                created.push((key(z, r), p as u32));
+                change(key(b, r), -c, None);
+                change(key(z, r), c, Some(p as u32));
             }
             links.sym[p] = z;
             links.sym[q] = DEAD;
         }
         counts[s] = 0;
-        delta.sort_unstable_by_key(|d| d.0);
-        grown.clear();
-        let mut i = 0;
-        while i < delta.len() {
-            let pk = delta[i].0;
-            let mut d = 0i64;
-            while i < delta.len() && delta[i].0 == pk {
-                d += delta[i].1;
-                i += 1;
-            }
-            if d == 0 || pk == k {
-                continue;
-            }
-            let ps = match slot_of.get(pk, &pairs) {
-                Some(ps) => ps as usize,
-                None => {
-                    pairs.push(pk);
-                    counts.push(0);
-                    pos.head.push(NIL);
-                    banned.push(false);
-                    slot_of.insert(pk, &pairs);
-                    pairs.len() - 1
-                }
-            };
-            counts[ps] += d;
-            if d > 0 {
-                grown.push(ps as u32);
-            }
-        }
-        for &(pk, p) in &created {
-            if let Some(ps) = slot_of.get(pk, &pairs) {
-                pos.push(ps as usize, p);
-            }
-        }
+        // A pair raised several times is pushed once; one raised and lowered again by the same
+        // merge may be pushed at its current count, which the lazy heap allows (see `Heap`).
+        grown.sort_unstable();
+        grown.dedup();
         for &ps in &grown {
             let c = counts[ps as usize];
             if c > 0 && !banned[ps as usize] {

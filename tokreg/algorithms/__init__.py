@@ -20,7 +20,7 @@ module alone (`model_of`).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -151,6 +151,7 @@ __all__ = [
     "model_of",
     "of",
     "option_types",
+    "options_type",
     "options_from_run",
     "sentencepiece_reader",
     "tiktoken_codec",
@@ -183,16 +184,30 @@ def model_of(stored_as: str, config: Mapping[str, Any]) -> Model[Any]:
 @cache
 def _trainers() -> tuple[Trainer, ...]:
     """The registered trainers, once each, in registration order (their modules alone)."""
-    modules = dict.fromkeys(m for *_, m in _REGISTERED if m is not None)
-    return tuple(_attr(m, "TRAINER") for m in modules)
+    return tuple(_each_trainer())
+
+
+def _each_trainer() -> Iterator[Trainer]:
+    """The registered trainers in registration order, each module imported only when reached:
+    a search that stops at byte-level BPE's (the first) imports no other trainer."""
+    for m in dict.fromkeys(m for *_, m in _REGISTERED if m is not None):
+        yield _attr(m, "TRAINER")
 
 
 def trainer_for(options: TrainOptions) -> Trainer:
     """The trainer that trains with `options`."""
-    for trainer in _trainers():
+    for trainer in _each_trainer():
         if isinstance(options, trainer.options_type):
             return trainer
     raise InputError(f"no algorithm trains with {type(options).__name__}")
+
+
+def options_type(run_name: str) -> type[TrainOptions]:
+    """The training options class of the algorithm `run_name` (`--algo`)."""
+    for trainer in _each_trainer():
+        if trainer.options_type.run_name == run_name:
+            return trainer.options_type
+    raise InputError(f"no algorithm is called {run_name!r}")
 
 
 def option_types() -> list[type[TrainOptions]]:

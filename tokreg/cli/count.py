@@ -7,10 +7,10 @@ from typing import Any, Optional
 
 import click
 
-from .. import algorithms
 from ..training import train_run
 from ..training.corpus import Corpus
 from ..training.progress import Progress
+from . import train_flags
 from .common import echo_json, json_option
 from .train import _options_for, _with_algorithm_options, common_options, input_options
 
@@ -21,7 +21,7 @@ from .train import _options_for, _with_algorithm_options, common_options, input_
 @click.option("--merge", is_flag=True, help="INPUTS are counts files to sum (counted alike), not a corpus.")
 @click.option(
     "--algo",
-    type=click.Choice(sorted(c.run_name for c in algorithms.option_types())),
+    type=click.Choice(sorted(train_flags.ALGORITHMS)),
     default="bpe",
     show_default=True,
     help="Count as this algorithm trains (its pattern or normalizer options apply).",

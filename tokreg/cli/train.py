@@ -1,12 +1,12 @@
 """`tokreg train`: the common options, plus each algorithm's own, made from the `flag()` fields
-of its options class (algorithms/<family>/training.py), so its options live there only. An
-option given for another algorithm than `--algo` is refused, never ignored."""
+of its options class (algorithms/<family>/training.py), so its options live there only (read
+from them ahead of time into train_flags.py, so that the command does not import every
+trainer to offer their options). An option given for another algorithm than `--algo` is
+refused, never ignored."""
 
 from __future__ import annotations
 
 import collections
-import dataclasses
-import typing
 from typing import Any, Optional
 
 import click
@@ -17,38 +17,15 @@ from ..errors import InputError, Interrupted
 from ..training import budget, round_trip, train_run
 from ..training.corpus import Corpus
 from ..training.progress import Progress
+from . import train_flags
 from .common import db_option, echo_json, json_option, progress_option, remember, say_created
 from .opening import Opening
 
-_COMMON = {
-    "vocab_size",
-    "min_frequency",
-    "special",
-    "template",
-    "threads",
-    "memory_limit",
-    "max_piece_bytes",
-    "sample_bytes",
-}
-
-
-def _flags() -> dict[str, list[tuple[str, dataclasses.Field[Any], type]]]:
-    """option name -> [(algorithm's CLI name, field, field type)], over every options class."""
-    out: dict[str, list[tuple[str, dataclasses.Field[Any], type]]] = {}
-    for cls in algorithms.option_types():
-        hints = typing.get_type_hints(cls)
-        for f in cls.fields():
-            if f.name in _COMMON or "help" not in f.metadata:
-                continue
-            out.setdefault(f.name, []).append((cls.run_name, f, hints[f.name]))
-    return out
-
-
-FLAGS = _flags()
+FLAGS = train_flags.FLAGS
 
 
 def _spec(name: str) -> str:
-    return str(FLAGS[name][0][1].metadata["flag"] or "--" + name.replace("_", "-"))
+    return FLAGS[name][0]
 
 
 def _given(name: str, value: Any) -> bool:
@@ -57,43 +34,24 @@ def _given(name: str, value: Any) -> bool:
     return value is not None and value != () and (value is not False or "/" in _spec(name))
 
 
-def _option(name: str, owners: list[tuple[str, dataclasses.Field[Any], type]]) -> Any:
-    """A click option for one field name, shared by the algorithms in `owners`."""
-    _, f, kind = owners[0]
-    meta = f.metadata
-    spec = _spec(name)
-    defaults = [d for _, fld, _ in owners if (d := fld.default) not in (None, False, "", ())]
-    shown = " / ".join(str(d) for d in defaults)
-    helps = list(dict.fromkeys(fld.metadata["help"] for _, fld, _ in owners))
-    if len(helps) == 1:
-        help_ = f"[{', '.join(a for a, _, _ in owners)}] {meta['help']}" + (f" [default: {shown}]" if shown else "")
-    else:  # one flag, a meaning per algorithm: each says its own, with its default
-        help_ = " ".join(f"[{a}] {fld.metadata['help']} [default: {fld.default}]" for a, fld, _ in owners)
-    attrs: dict[str, Any] = {"help": help_, "default": None}
-    base = typing.get_args(kind)[0] if typing.get_origin(kind) is typing.Union else kind
-    if "/" in spec:
-        pass  # an on/off pair: None when neither is given
-    elif base is bool:
-        attrs.update(is_flag=True, default=False)
-    elif typing.get_origin(base) is tuple:  # a repeatable option (--lang de=de.txt --lang ja=ja.txt)
-        attrs.update(multiple=True, type=str, default=())
-    elif meta["choices"]:
-        # A flag several algorithms share (--normalization) offers every owner's choices;
-        # `_options_for` checks the value against the chosen algorithm's own.
-        attrs["type"] = click.Choice(list(dict.fromkeys(c for _, fld, _ in owners for c in fld.metadata["choices"])))
-    else:
-        attrs["type"] = base
-    if meta["metavar"]:
-        attrs["metavar"] = meta["metavar"]
+def _option(name: str) -> Any:
+    """A click option for one field name (`train_flags.FLAGS`), shared by the algorithms that have it."""
+    spec, _, rendered = FLAGS[name]
+    attrs = dict(rendered)
+    kind = attrs.pop("type", None)
+    if isinstance(kind, tuple):  # the choices
+        attrs["type"] = click.Choice(list(kind))
+    elif kind is not None:
+        attrs["type"] = {"str": str, "int": int, "float": float}[kind]
     return click.option(spec, name, **attrs)
 
 
 def _options_for(algo: str, given: dict[str, Any], common: dict[str, Any]) -> algorithms.TrainOptions:
-    cls = next(c for c in algorithms.option_types() if c.run_name == algo)
+    cls = algorithms.options_type(algo)
     own = cls.field_names()
     for key, value in given.items():
         if _given(key, value) and key not in own:
-            owners = " or ".join(a for a, _, _ in FLAGS[key])
+            owners = " or ".join(FLAGS[key][1])
             raise InputError(f"{_spec(key).split('/')[0]} applies to --algo {owners}, not {algo}")
     for key, value in common.items():
         if key not in own and value:
@@ -111,7 +69,7 @@ def _options_for(algo: str, given: dict[str, Any], common: dict[str, Any]) -> al
 
 def _with_algorithm_options(f: Any) -> Any:
     for name in reversed(list(FLAGS)):
-        f = _option(name, FLAGS[name])(f)
+        f = _option(name)(f)
     return f
 
 
@@ -165,7 +123,7 @@ def common_options(
 @click.argument("inputs", nargs=-1, type=click.Path(allow_dash=True))
 @click.option(
     "--algo",
-    type=click.Choice(sorted(c.run_name for c in algorithms.option_types())),
+    type=click.Choice(sorted(train_flags.ALGORITHMS)),
     default="bpe",
     show_default=True,
     help="Training algorithm.",

@@ -21,7 +21,7 @@ from itertools import chain
 from operator import attrgetter
 from typing import Any, Callable
 
-from ..data import ParityRecord, TokenizerData, texts
+from ..data import ParityRecord, Rows, TokenizerData, texts
 
 #: Columns that may be None in every row of a version (counts and scores of an imported
 #: vocabulary): then they are left out of its INSERTs, and read NULL.
@@ -57,8 +57,11 @@ def insert(
 
 
 def _columns(objs: Sequence[Any], attrs: dict[str, str]) -> dict[str, list[Any]]:
-    """Each column (key) as the list of its attribute (value) of every object."""
-    return {column: list(map(attrgetter(attr), objs)) for column, attr in attrs.items()}
+    """Each column (key) as the list of its attribute (value) of every object: read from the
+    columns a trainer handed over when the rows are `Rows` (no row object made)."""
+    if isinstance(objs, Rows):
+        return {name: list(objs.column(attr)) for name, attr in attrs.items()}
+    return {name: list(map(attrgetter(attr), objs)) for name, attr in attrs.items()}
 
 
 _TOKENS = {"id": "id", "bytes": "bytes", "kind": "kind", "count": "count", "score": "score"}

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ... import _core, patterns
-from ...data import MergeRow, TokenizerData
+from ...data import TokenizerData
 from ...errors import InputError
 from ..interfaces import Trainer
 from ..options import Progress, TrainOptions, below_alphabet, flag
 from .pattern_options import PatternOptions
 from .superword_model import PAPER, SuperwordConfig
-from .training import sized_datas
+from .training import merge_rows, sized_datas
 
 #: The paper's best transition point was t = 180k of 200k: 90% of the vocabulary.
 DEFAULT_SHARE = 0.9
@@ -118,10 +118,8 @@ class SuperwordTrainer(Trainer):
             progress=progress,
         )
         config = SuperwordConfig(regex, transition, stage1, opts.max_words).to_json()
-        merges = [
-            MergeRow(rank=r, left=a, right=b, result=z, count=c, stage=1 if r < stage1 else 2)
-            for r, (a, b, z, c) in enumerate(out.merges)
-        ]
+        learned = out.merges  # a getter: converted anew on each read
+        merges = merge_rows(learned, stage=[1] * min(stage1, len(learned)) + [2] * max(0, len(learned) - stage1))
         datas = sized_datas(out, "byte", specials, config, merges)
         info = {
             "train_seconds": out.merge_seconds,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ... import _core, patterns
-from ...data import MergeRow, TokenizerData, TokenRow
+from ...data import MergeRow, Rows, TokenizerData, TokenRow
 from ...errors import InputError, VocabularySizeError
 from ..interfaces import Trainer
 from ..options import Progress, TrainOptions, below_alphabet, flag
@@ -66,21 +66,42 @@ def _specials(opts: BpeOptions) -> list[str]:
 
 
 def sized_datas(
-    out: _core.BpeTrained, base_kind: str, specials: Sequence[str], config: dict[str, Any], merges: list[MergeRow]
+    out: _core.BpeTrained,
+    base_kind: str,
+    specials: Sequence[str],
+    config: dict[str, Any],
+    merges: Sequence[MergeRow],
 ) -> list[TokenizerData]:
     """One TokenizerData per snapshot of a trained run: its tokens (the alphabet as `base_kind`,
-    then merged ones, with their counts at that size, then `specials`) and its first merges."""
+    then merged ones, with their counts at that size, then `specials`) and its first merges.
+    The tokens are `Rows` over the core's columns: no row object is made on the way to the store."""
     datas = []
     tokens = out.tokens  # a getter: each read converts the core's list anew
     n_base = out.alphabet_size
+    extra = [s.encode("utf-8") for s in specials]
     for n_tokens, n_merges, counts_at in out.snapshots:
-        # positional `map`: a third of the time of keyword calls in a comprehension
-        kinds = [base_kind] * min(n_base, n_tokens) + ["merged"] * max(0, n_tokens - n_base)
-        rows = list(map(TokenRow, range(n_tokens), tokens[:n_tokens], kinds, counts_at[:n_tokens]))
-        for s in specials:
-            rows.append(TokenRow(id=len(rows), bytes=s.encode("utf-8"), kind="special"))
+        kinds = [base_kind] * min(n_base, n_tokens) + ["merged"] * max(0, n_tokens - n_base) + ["special"] * len(extra)
+        columns = {
+            "id": range(n_tokens + len(extra)),
+            "bytes": tokens[:n_tokens] + extra,
+            "kind": kinds,
+            "count": counts_at[:n_tokens] + [None] * len(extra),
+        }
+        rows = Rows(TokenRow, columns)
         datas.append(TokenizerData(algorithm="bpe", config=dict(config), tokens=rows, merges=merges[:n_merges]))
     return datas
+
+
+def merge_rows(learned: Sequence[tuple[int, int, int, int]], **more: Sequence[Any]) -> Rows[MergeRow]:
+    """The core's merges ((left, right, result, count) in rank order) as `Rows`, with `more`
+    columns (e.g. superword BPE's `stage`)."""
+    left, right, result, count = (list(c) for c in zip(*learned)) if learned else ([], [], [], [])
+    columns: dict[str, Sequence[Any]] = {"rank": range(len(left)), "left": left, "right": right, "result": result}
+    columns.update(count=count, **more)
+    fields = ("rank", "left", "right", "result", "count", "score", "left_count", "right_count", "stage")
+    if "stage" in columns:  # the row's fields are positional: every one up to the last given
+        columns = {f: columns.get(f) or [None] * len(left) for f in fields}
+    return Rows(MergeRow, columns)
 
 
 def trained_result(
@@ -89,11 +110,7 @@ def trained_result(
     """What `Trainer.train_counts` returns for a run of the core's BPE merge loop (plain or
     parity-aware): one TokenizerData per size (`sized_datas`), its merges with their counts,
     and what the run records of the training."""
-    # Rows made by `map` with positional fields: a third of the time of keyword calls in a
-    # comprehension (a 32k-token version: 64k rows, most of what follows the core's work).
-    learned = out.merges  # a getter: each read converts the core's list anew
-    merges = list(map(MergeRow, range(len(learned)), *zip(*learned))) if learned else []
-    datas = sized_datas(out, base_kind, specials, config, merges)
+    datas = sized_datas(out, base_kind, specials, config, merge_rows(out.merges))  # a getter: converted anew
     info = {
         "train_seconds": out.merge_seconds,
         "distinct_pieces": out.distinct_pieces,
