@@ -107,8 +107,10 @@ fn unescape(s: &[u8], mut at: usize, out: &mut Vec<u8>) -> Option<(usize, usize)
                 }
             }
             b'"' => return Some((w, at)),
-            c if c < 0x20 => return None, // a raw control character
-            c => (out[w], at, w) = (c, at + 1, w + 1), // one of the last seven bytes (no whole word)
+            // a raw control character
+            c if c < 0x20 => return None,
+            // one of the last seven bytes, where no whole word is left
+            c => (out[w], at, w) = (c, at + 1, w + 1),
         }
     }
 }

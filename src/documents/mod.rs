@@ -150,7 +150,13 @@ pub fn cut<'a>(
     line0: usize,
 ) -> Cut<'a> {
     let mut out = Cut::default();
-    let mut scratch = Vec::new(); // a JSON string unescaped (json.rs), reused
+    // A JSON string unescaped (json.rs), reused from record to record; the arena sized once for
+    // the most text the records can give (unescaping never lengthens), not grown by doubling
+    // (each growth a copy of all the text so far).
+    let mut scratch = Vec::new();
+    if kind == Kind::Record {
+        out.arena.reserve(buf.len());
+    }
     // Valid UTF-8 throughout (the usual case): each line's text is a slice of it, not validated
     // again line by line.
     let text = if kind == Kind::Record { None } else { std::str::from_utf8(buf).ok() };
