@@ -12,9 +12,9 @@ nothing; on a corpus larger than memory it would also push out what is worth kee
 How: `write` copies the bytes into an aligned staging buffer (`STAGE` bytes, from `mmap`, so
 page-aligned) and writes every whole `ALIGN`-byte block of it when it is full; `flush` drops
 `O_DIRECT` from the descriptor and writes the remainder (under one block) the ordinary way.
-Where `O_DIRECT` does not exist (macOS, Windows) or the file system refuses it (tmpfs refuses
-the open; some refuse the first write), the file is written the ordinary way from the start or
-from that point on, with the same bytes. The caller fsyncs as before: the direct writes are on
+Where `O_DIRECT` does not exist (macOS, Windows) or the file system refuses it (some refuse
+the open, as tmpfs did before Linux 6.6; some the first write), the file is written the ordinary
+way from the start or from that point on, with the same bytes. The caller fsyncs as before: the direct writes are on
 the device already, the fsync flushes its cache and the tail.
 
 Example: 10,000 bytes in two writes of 5,000 with `ALIGN` 4096: both are staged; at `flush`,
