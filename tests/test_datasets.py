@@ -497,3 +497,43 @@ def test_the_digests_kept_while_writing_are_the_files_on_disk(tok: Any, corpus: 
     files = {f: d for s in ds.manifest["shards"] for f, d in s["files"].items()}
     assert len(files) >= 4
     assert files == {f: manifest.file_digest(str(tmp_path / fmt / f)) for f in files}
+
+
+@pytest.mark.parametrize("refused_after", [None, 0, 1])
+def test_the_ids_file_written_past_the_page_cache_holds_every_byte_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refused_after: Any
+) -> None:
+    """direct.py stages writes of any size in whole blocks; where the file system refuses direct
+    writes (here: the first, or the second, refused), the rest goes the ordinary way, none lost
+    or written twice."""
+    import errno
+    import os
+    import random
+
+    from tokreg.datasets.formats import direct
+
+    monkeypatch.setattr(direct, "STAGE", 3 * direct.ALIGN)
+    calls = {"n": 0}
+    real = os.write
+
+    def write(fd: int, data: Any) -> int:
+        if f.direct and refused_after is not None:
+            calls["n"] += 1
+            if calls["n"] > refused_after:
+                raise OSError(errno.EINVAL, "Invalid argument")
+        return real(fd, data)
+
+    monkeypatch.setattr(direct.os, "write", write)
+    rng = random.Random(5)
+    want = bytearray()
+    f = direct.IdsFile(str(tmp_path / "ids"))
+    for n in [0, 1, 4095, 4096, 9000, 12288, 3] + [rng.randrange(0, 20_000) for _ in range(30)]:
+        chunk = rng.randbytes(n)
+        f.write(chunk)
+        want += chunk
+    f.flush()
+    os.fsync(f.fileno())
+    f.close()
+    assert (tmp_path / "ids").read_bytes() == want
+    if refused_after is not None and hasattr(os, "O_DIRECT"):
+        assert calls["n"] == refused_after + 1

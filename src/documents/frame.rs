@@ -131,9 +131,10 @@ fn encode_pieces(
             frame.overrides,
             line0,
         );
+        let texts = c.texts();
         let parts = match draw {
-            Some(d) => tok.encode_batch_drawn(&c.texts, rule, d, 1),
-            None => tok.encode_batch(&c.texts, rule, 1),
+            Some(d) => tok.encode_batch_drawn(&texts, rule, d, 1),
+            None => tok.encode_batch(&texts, rule, 1),
         };
         let piece = parts.map(|mut parts| {
             let ids = if parts.len() == 1 { parts.pop().unwrap_or_default() } else { join(parts) };
@@ -220,7 +221,7 @@ mod tests {
     fn whole(frame: &Frame, rule: &Rule) -> Out {
         let c = cut(frame.buf, frame.kind, "text", frame.limit, frame.skip, frame.overrides, 0);
         let piece = Piece {
-            ids: join(tok().encode_batch(&c.texts, rule, 1).unwrap()),
+            ids: join(tok().encode_batch(&c.texts(), rule, 1).unwrap()),
             ends: c.ends,
             bad: c.bad,
             text_bytes: c.text_bytes,

@@ -22,7 +22,7 @@ pub mod json;
 
 pub use frame::{encode_frame, pack_pieces, packed_pieces_size, Frame, Piece};
 
-use std::borrow::Cow;
+use json::Found;
 
 /// What kind of document a buffer is cut into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,10 +67,20 @@ pub struct Bad {
     pub why: Why,
 }
 
-/// The documents of a buffer, in order: `texts[k]` ends at `ends[k]` in the buffer.
+/// A document's text: a slice of the buffer (or of a text Python's parser gave), or of the
+/// cut's arena (a JSON record's field with escapes, unescaped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Text<'a> {
+    Borrowed(&'a str),
+    Arena(usize, usize),
+}
+
+/// The documents of a buffer, in order: text `k` (`texts()`) ends at `ends[k]` in the buffer.
 #[derive(Debug, Default)]
 pub struct Cut<'a> {
-    pub texts: Vec<Cow<'a, str>>,
+    pub spans: Vec<Text<'a>>,
+    /// the unescaped texts of JSON records, one after another (one buffer per cut)
+    pub arena: String,
     pub ends: Vec<usize>,
     pub bad: Vec<Bad>,
     /// bytes of document text
@@ -80,6 +90,15 @@ pub struct Cut<'a> {
 }
 
 impl<'a> Cut<'a> {
+    /// The documents' texts, in order.
+    pub fn texts(&self) -> Vec<&str> {
+        let text = |t: &Text<'a>| match *t {
+            Text::Borrowed(s) => s,
+            Text::Arena(a, b) => &self.arena[a..b],
+        };
+        self.spans.iter().map(text).collect()
+    }
+
     fn bad(&mut self, skip: i64, end: usize, line: usize, why: Why) {
         if end as i64 > skip {
             self.bad.push(Bad { end, line, why });
@@ -95,17 +114,20 @@ impl<'a> Cut<'a> {
             return self.bad(skip, end, line, Why::Over(raw.len()));
         }
         if let Some(t) = text {
-            return self.text(end, Cow::Borrowed(t));
+            return self.text(end, Text::Borrowed(t));
         }
         match std::str::from_utf8(raw) {
-            Ok(t) => self.text(end, Cow::Borrowed(t)),
+            Ok(t) => self.text(end, Text::Borrowed(t)),
             Err(e) => self.bad(skip, end, line, Why::NotUtf8(e.valid_up_to())),
         }
     }
 
-    fn text(&mut self, end: usize, text: Cow<'a, str>) {
-        self.text_bytes += text.len();
-        self.texts.push(text);
+    fn text(&mut self, end: usize, text: Text<'a>) {
+        self.text_bytes += match text {
+            Text::Borrowed(s) => s.len(),
+            Text::Arena(a, b) => b - a,
+        };
+        self.spans.push(text);
         self.ends.push(end);
     }
 }
@@ -128,6 +150,13 @@ pub fn cut<'a>(
     line0: usize,
 ) -> Cut<'a> {
     let mut out = Cut::default();
+    // A JSON string unescaped (json.rs), reused from record to record; the arena sized once for
+    // the most text the records can give (unescaping never lengthens), not grown by doubling
+    // (each growth a copy of all the text so far).
+    let mut scratch = Vec::new();
+    if kind == Kind::Record {
+        out.arena.reserve(buf.len());
+    }
     // Valid UTF-8 throughout (the usual case): each line's text is a slice of it, not validated
     // again line by line.
     let text = if kind == Kind::Record { None } else { std::str::from_utf8(buf).ok() };
@@ -158,10 +187,12 @@ pub fn cut<'a>(
             Kind::Record if end as i64 <= skip => {}
             Kind::Record => match overrides.iter().find(|(l, _)| *l == line0 + line) {
                 Some((_, text)) if text.is_empty() => out.bad(skip, end, line, Why::Empty),
-                Some((_, text)) => out.text(end, Cow::Borrowed(text)),
-                None => match json::field_text(raw, field) {
-                    Some(t) if t.is_empty() => out.bad(skip, end, line, Why::Empty),
-                    Some(t) => out.text(end, t),
+                Some((_, text)) => out.text(end, Text::Borrowed(text)),
+                None => match json::field_into(raw, field, &mut scratch, &mut out.arena) {
+                    Some(Found::Line("")) => out.bad(skip, end, line, Why::Empty),
+                    Some(Found::Arena(a, b)) if a == b => out.bad(skip, end, line, Why::Empty),
+                    Some(Found::Line(t)) => out.text(end, Text::Borrowed(t)),
+                    Some(Found::Arena(a, b)) => out.text(end, Text::Arena(a, b)),
                     None => out.bad(skip, end, line, Why::Python),
                 },
             },
@@ -249,7 +280,7 @@ mod tests {
 
     fn docs(buf: &str, kind: Kind, limit: usize, skip: i64) -> (Vec<(String, usize)>, Vec<Bad>) {
         let c = cut(buf.as_bytes(), kind, "text", limit, skip, &[], 0);
-        (c.texts.iter().map(|t| t.to_string()).zip(c.ends).collect(), c.bad)
+        (c.texts().iter().map(|t| t.to_string()).zip(c.ends.clone()).collect(), c.bad)
     }
 
     fn texts(v: &[(&str, usize)]) -> Vec<(String, usize)> {
@@ -269,7 +300,7 @@ mod tests {
         assert_eq!(bad.iter().map(|b| (b.line, b.why)).collect::<Vec<_>>(), [(2, Why::Empty), (3, Why::Python)]);
         let over = [(3, "one".to_string())];
         let c = cut(jl.as_bytes(), Kind::Record, "text", 99, -1, &over, 0);
-        assert_eq!(c.texts, ["x\ny", "one", "z"]);
+        assert_eq!(c.texts(), ["x\ny", "one", "z"]);
     }
 
     #[test]

@@ -8,13 +8,15 @@ Three stages overlap, joined by bounded queues (`DEPTH` items each):
                     of the core that cuts, encodes and packs a frame in 64 KiB pieces on every
                     thread (GIL released; encode.py, src/documents/frame.rs), or a Ray
                     cluster's CPUs, in order
-    writer thread   ids -> shard files (each file's digest kept as it is written), renamed
+    writer thread   ids -> shard files (each file's digest kept as it is written; the ids
+                    past the page cache where the system allows: formats/direct.py), renamed
                     into place, then the manifest (formats/)
 
 Memory is bounded, whatever the corpus size: at most 2 * DEPTH + 3 batches are alive (in the
 two queues, and one in each stage), each about 4 MiB of text (more only when one document is
 larger, up to --max-document-bytes) with its ids at 2-4 bytes per id and the encoder's own
-copy, plus 8 bytes per document of the shard being written (its index). With 4 MiB batches that
+copy, plus 8 bytes per document of the shard being written (its index) and the 8 MiB staging
+buffer of its direct writes (formats/direct.py). With 4 MiB batches that
 is about 11 x 4 MiB x 3, some 140 MiB, plus the tokenizer; `memory_bound` gives the worst case,
 every batch holding a document of the largest size allowed; a Ray engine adds its window of
 batches in flight (engines.py). Measured (docs/benchmarks.md): 137 MB on 100 MB and 162 MB on
@@ -46,6 +48,7 @@ from .documents import BATCH_BYTES, Bad, Batch, Frame, InputDone, documents
 from .encode import Encoded, Encoder
 from .engines import Engine, engine_for
 from .formats import ShardWriter, layout
+from .formats.direct import STAGE
 from .options import TokenizeOptions, dtype_for, shard_limit
 
 DEPTH = 4
@@ -67,9 +70,10 @@ class Summary:
 
 
 def memory_bound(opts: TokenizeOptions) -> int:
-    """Bytes the pipeline's buffers can hold at once (not counting the tokenizer itself)."""
+    """Bytes the pipeline's buffers can hold at once (not counting the tokenizer itself): the
+    batches, and the open shard's staging buffer for direct writes (formats/direct.py)."""
     batch = BATCH_BYTES + opts.max_document_bytes
-    return (2 * DEPTH + 3) * batch * 3
+    return (2 * DEPTH + 3) * batch * 3 + STAGE
 
 
 def part_of(sources: list[Source], shard_of: Optional[tuple[int, int]]) -> list[Source]:
