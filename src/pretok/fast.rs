@@ -929,6 +929,7 @@ mod tests {
         ('\u{4e2d}', 1),
         ('\u{a0}', 1),
         ('\u{301}', 1),
+        ('\u{fffd}', 4),
     ];
 
     /// `count` strings of 64 to 320 characters drawn from `alphabet`.
@@ -1005,6 +1006,18 @@ mod tests {
             for skip in 0..prose.len() {
                 assert_same(&regexes, &format!("{}{text}{prose}{prose}", &prose[skip..]));
             }
+        }
+    }
+
+    #[test]
+    fn random_bytes_with_replacement_match_fancy_regex() {
+        // What the windows see on random bytes decoded with U+FFFD: mostly ASCII and U+FFFD.
+        let regexes = compiled();
+        let mut rng = Rng(0x0DDB_1A5E_5BAD_5EED);
+        let bytes: Vec<u8> = (0..60_000).map(|_| rng.next() as u8).collect();
+        let text = String::from_utf8_lossy(&bytes);
+        for (b, re) in &regexes {
+            assert!(regex_pieces(re, &text) == fast_pieces(*b, &text), "{b:?} differs on random bytes");
         }
     }
 

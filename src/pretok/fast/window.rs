@@ -22,7 +22,8 @@
 //!   the run's last SP/T stretch, or its last byte when that is SP/T (`\s*[\r\n]` ends a piece
 //!   after the run's last newline; `\s+(?!\S)` leaves the last blank to the next piece).
 //!
-//! What the window cannot see stops it early: a non-ASCII byte, and an apostrophe that may
+//! What the window cannot see stops it early: a non-ASCII byte (except the three of U+FFFD,
+//! a P character, which random bytes decoded with replacement are full of), and an apostrophe that may
 //! start a contraction (cl100k: any `'` before a contraction letter or the window's edge;
 //! o200k: such a `'` right after a letter, where `(?i:'s|...)` ends a word). Starts that depend
 //! on a byte past the known part (the inner starts of a blank run reaching it) are left for
@@ -113,6 +114,44 @@ pub(super) fn classify(w: &[u8; 64]) -> Classes {
     classify_plain(w)
 }
 
+/// The lead bytes of U+FFFD (`EF BF BD`, what invalid bytes decode to with replacement).
+#[inline(always)]
+fn replacement_leads(w: &[u8; 64]) -> u64 {
+    let [ef, bf, bd] = byte_masks(w, [0xEF, 0xBF, 0xBD]);
+    ef & after(bf) & after(after(bd))
+}
+
+/// For each of `bytes`, where it is in `w`.
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+#[inline(always)]
+fn byte_masks(w: &[u8; 64], bytes: [u8; 3]) -> [u64; 3] {
+    use std::arch::x86_64::*;
+    let mut m = [0u64; 3];
+    // SAFETY: as in `classify`.
+    unsafe {
+        for k in 0..4 {
+            let v = _mm_loadu_si128(w.as_ptr().add(16 * k) as *const __m128i);
+            for (mask, x) in m.iter_mut().zip(bytes) {
+                *mask |= (_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(x as i8))) as u16 as u64) << (16 * k);
+            }
+        }
+    }
+    m
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn byte_masks(w: &[u8; 64], bytes: [u8; 3]) -> [u64; 3] {
+    let mut m = [0u64; 3];
+    for (k, &x) in w.iter().enumerate() {
+        for (mask, want) in m.iter_mut().zip(bytes) {
+            *mask |= ((x == want) as u64) << k;
+        }
+    }
+    m
+}
+
 /// The same classes byte by byte (other targets, and the test of the SSE2 version).
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 pub(super) fn classify_plain(w: &[u8; 64]) -> Classes {
@@ -147,10 +186,23 @@ fn contraction_letter(x: u8) -> bool {
 #[inline(always)]
 pub(super) fn split_window<const O200K: bool>(b: &[u8], i: usize, f: &mut impl FnMut(usize, usize)) -> usize {
     let w: &[u8; 64] = b[i..i + 64].try_into().expect("64 bytes");
+    // A non-ASCII byte among the first 16 (CJK text between its ASCII spaces and newlines):
+    // not worth classifying (a U+FFFD there costs only this shortcut).
+    let word = |k: usize| u64::from_le_bytes(w[k..k + 8].try_into().expect("8 bytes"));
+    if (word(0) | word(8)) & 0x8080_8080_8080_8080 != 0 && w[..16].windows(3).all(|x| x != [0xEF, 0xBF, 0xBD]) {
+        return i;
+    }
     let c = classify(w);
-    // 1. The known part: up to the first non-ASCII byte (too little of it is not worth it),
-    //    then up to the first apostrophe that may begin a contraction here.
-    let ascii = c.high.trailing_zeros() as usize;
+    // 1. The known part: up to the first non-ASCII byte other than a whole U+FFFD (too little
+    //    of it is not worth it), then up to the first apostrophe that may begin a contraction.
+    //    U+FFFD is P, and its three bytes are marked P: runs of P bytes are runs of P characters.
+    let (lead, replacement) = if c.high == 0 {
+        (0, 0)
+    } else {
+        let lead = replacement_leads(w);
+        (lead, lead | lead << 1 | lead << 2)
+    };
+    let ascii = (c.high & !replacement).trailing_zeros() as usize;
     if ascii < 16 {
         return i;
     }
@@ -162,6 +214,9 @@ pub(super) fn split_window<const O200K: bool>(b: &[u8], i: usize, f: &mut impl F
     while ap != 0 {
         let k = ap.trailing_zeros() as usize;
         if k + 1 >= ascii || contraction_letter(w[k + 1]) {
+            if k == 0 {
+                return i;
+            }
             known = (1u64 << k) - 1;
             break;
         }
@@ -173,7 +228,7 @@ pub(super) fn split_window<const O200K: bool>(b: &[u8], i: usize, f: &mut impl F
     let blank = (c.space | c.tab) & known;
     let newline = c.newline & known;
     let white = blank | newline;
-    let other = known & !(c.high | c.letter | c.digit | c.space | c.tab | c.newline);
+    let other = known & !(c.letter | c.digit | c.space | c.tab | c.newline);
 
     // 2. What a P run takes after it: the newlines (o200k: and slashes) right behind it.
     let tail_class = if O200K { newline | (c.slash & known) } else { newline };
@@ -184,7 +239,9 @@ pub(super) fn split_window<const O200K: bool>(b: &[u8], i: usize, f: &mut impl F
 
     // 3. Piece starts.
     let letter_runs = letter & !before(letter);
-    let prefix = blank | (other_starts & !before(space));
+    // (A prefix marked at its last byte: an SP/T, or one P character that starts its run.)
+    let lone = other_starts & !before(space);
+    let prefix = blank | (lone & !lead) | (lone & lead) << 2;
     let mut starts = letter_runs & !before(prefix);
     if O200K {
         starts |= c.upper & known & before(letter & !c.upper);
