@@ -971,7 +971,7 @@ mod tests {
 
     #[test]
     fn long_strings_match_fancy_regex() {
-        const COUNT: usize = 6_000;
+        const COUNT: usize = 3_000;
         let regexes: Vec<_> = compiled().into_iter().filter(|(b, _)| *b != Builtin::Gpt2).collect();
         let mut failures = Vec::new();
         for text in long_strings(WINDOW_ALPHABET, COUNT, 0x51_7CC1_B727_220A) {
@@ -988,7 +988,7 @@ mod tests {
     #[test]
     fn windows_match_the_scalar_steps() {
         // The scalar steps are checked against fancy-regex above; this runs far more inputs.
-        const COUNT: usize = 60_000;
+        const COUNT: usize = 30_000;
         for (k, text) in long_strings(WINDOW_ALPHABET, COUNT, 0x2F1B_9D3A_44C0_1E57).enumerate() {
             for b in [Builtin::Cl100k, Builtin::O200k] {
                 let (want, got) = (scalar_pieces(b, &text), fast_pieces(b, &text));
@@ -999,11 +999,11 @@ mod tests {
 
     #[test]
     fn edge_cases_inside_windows_match_fancy_regex() {
-        // Each edge case at every offset of a window, after ASCII prose and before more of it.
+        // Each edge case at many offsets of a window, after ASCII prose and before more of it.
         let regexes = compiled();
         let prose = "Who's there? It's 1999 -- don't/won't (x)\n\tand  THE end.\r\n ";
-        for text in EDGE_CASES {
-            for skip in 0..prose.len() {
+        for (k, text) in EDGE_CASES.iter().enumerate() {
+            for skip in (k % 3..prose.len()).step_by(3) {
                 assert_same(&regexes, &format!("{}{text}{prose}{prose}", &prose[skip..]));
             }
         }
