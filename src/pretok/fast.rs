@@ -361,7 +361,7 @@ fn split_cl100k<const WINDOW: bool>(b: &[u8], f: &mut impl FnMut(usize, usize)) 
     let mut i = 0;
     while i < n {
         let c0 = b[i];
-        if WINDOW && c0 < 0x80 && i + 64 <= n {
+        if WINDOW && c0 < 0x80 && i + 64 <= n && window::worth_a_window(b[i + 1]) {
             let e = window::split_window::<false>(b, i, f);
             if e > i {
                 i = e;
@@ -477,7 +477,7 @@ fn split_o200k<const WINDOW: bool>(b: &[u8], f: &mut impl FnMut(usize, usize)) {
     let mut i = 0;
     while i < n {
         let c0 = b[i];
-        if WINDOW && c0 < 0x80 && i + 64 <= n {
+        if WINDOW && c0 < 0x80 && i + 64 <= n && window::worth_a_window(b[i + 1]) {
             let e = window::split_window::<true>(b, i, f);
             if e > i {
                 i = e;

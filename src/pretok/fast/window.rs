@@ -180,6 +180,14 @@ fn contraction_letter(x: u8) -> bool {
     matches!(x | 0x20, b's' | b'd' | b'm' | b't' | b'l' | b'v' | b'r')
 }
 
+/// Whether a window is worth trying at an ASCII byte followed by `next`: not when `next` is
+/// non-ASCII and not the lead byte of U+FFFD (an ASCII space or newline between CJK characters
+/// would settle at most one piece).
+#[inline(always)]
+pub(super) fn worth_a_window(next: u8) -> bool {
+    next < 0x80 || next == 0xEF
+}
+
 /// The pieces of `b[i..]` that the window `b[i..i + 64]` settles: calls `f` for each and
 /// returns the end of the last one (`i` when it settles none). `i` must be a piece start and
 /// `i + 64 <= b.len()`. `O200K` picks the pattern (else cl100k).
@@ -189,7 +197,9 @@ pub(super) fn split_window<const O200K: bool>(b: &[u8], i: usize, f: &mut impl F
     // A non-ASCII byte among the first 16 (CJK text between its ASCII spaces and newlines):
     // not worth classifying (a U+FFFD there costs only this shortcut).
     let word = |k: usize| u64::from_le_bytes(w[k..k + 8].try_into().expect("8 bytes"));
-    if (word(0) | word(8)) & 0x8080_8080_8080_8080 != 0 && w[..16].windows(3).all(|x| x != [0xEF, 0xBF, 0xBD]) {
+    let high = |k: usize| word(k) & 0x8080_8080_8080_8080;
+    let first_high = if high(0) != 0 { high(0).trailing_zeros() / 8 } else { 8 + high(8).trailing_zeros() / 8 };
+    if first_high < 16 && w[first_high as usize..first_high as usize + 3] != [0xEF, 0xBF, 0xBD] {
         return i;
     }
     let c = classify(w);
