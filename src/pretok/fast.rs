@@ -25,6 +25,7 @@
 //!   the empty string, so the pieces tile the text and `find_iter` never skips a character.
 
 mod tables;
+mod window;
 
 /// Which built-in pattern a splitter implements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,8 +58,8 @@ impl Builtin {
 pub fn split(b: Builtin, text: &str, mut f: impl FnMut(usize, usize)) {
     match b {
         Builtin::Gpt2 => split_gpt2(text.as_bytes(), &mut f),
-        Builtin::Cl100k => split_cl100k(text.as_bytes(), &mut f),
-        Builtin::O200k => split_o200k(text.as_bytes(), &mut f),
+        Builtin::Cl100k => split_cl100k::<true>(text.as_bytes(), &mut f),
+        Builtin::O200k => split_o200k::<true>(text.as_bytes(), &mut f),
     }
 }
 
@@ -353,11 +354,20 @@ fn split_gpt2(b: &[u8], f: &mut impl FnMut(usize, usize)) {
 // cl100k: '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+
 //         |\s++$|\s*[\r\n]|\s+(?!\S)|\s
 
-fn split_cl100k(b: &[u8], f: &mut impl FnMut(usize, usize)) {
+/// With `WINDOW`, ASCII stretches go 64 bytes at a time through `window::split_window`
+/// (without it, only the scalar steps below run: the tests compare the two).
+fn split_cl100k<const WINDOW: bool>(b: &[u8], f: &mut impl FnMut(usize, usize)) {
     let n = b.len();
     let mut i = 0;
     while i < n {
         let c0 = b[i];
+        if WINDOW && c0 < 0x80 && i + 64 <= n && window::worth_a_window(b[i + 1]) {
+            let e = window::split_window::<false>(b, i, f);
+            if e > i {
+                i = e;
+                continue;
+            }
+        }
         let end = 'm: {
             // A digit can only start branch 3 (it is no letter, no X prefix, no quote).
             if c0.is_ascii_digit() {
@@ -461,11 +471,19 @@ fn o200k_word(b: &[u8], s: usize) -> (Option<usize>, Option<usize>) {
     }
 }
 
-fn split_o200k(b: &[u8], f: &mut impl FnMut(usize, usize)) {
+/// `WINDOW` as in `split_cl100k`.
+fn split_o200k<const WINDOW: bool>(b: &[u8], f: &mut impl FnMut(usize, usize)) {
     let n = b.len();
     let mut i = 0;
     while i < n {
         let c0 = b[i];
+        if WINDOW && c0 < 0x80 && i + 64 <= n && window::worth_a_window(b[i + 1]) {
+            let e = window::split_window::<true>(b, i, f);
+            if e > i {
+                i = e;
+                continue;
+            }
+        }
         let end = 'm: {
             // A digit can only start B3 (it is in neither U, W nor X).
             if c0.is_ascii_digit() {
@@ -878,6 +896,129 @@ mod tests {
         }
         assert!(failures.is_empty(), "{mismatches} mismatches, e.g.:\n{}", failures.join("\n"));
         assert_eq!(checked, [COUNT; 3]);
+    }
+
+    /// Mostly ASCII, with every byte class the 64-byte windows (`window.rs`) tell apart, the
+    /// apostrophes that stop them, and a few non-ASCII characters that cut them short.
+    const WINDOW_ALPHABET: &[(char, u32)] = &[
+        (' ', 16),
+        ('a', 8),
+        ('b', 3),
+        ('e', 3),
+        ('s', 3),
+        ('t', 2),
+        ('l', 2),
+        ('A', 3),
+        ('B', 2),
+        ('S', 1),
+        ('L', 1),
+        ('\'', 4),
+        ('0', 3),
+        ('1', 2),
+        ('\n', 5),
+        ('\r', 2),
+        ('\t', 2),
+        ('\u{b}', 1),
+        ('/', 3),
+        ('!', 2),
+        ('.', 2),
+        ('(', 1),
+        ('\u{0}', 1),
+        ('\u{7f}', 1),
+        ('\u{e9}', 1),
+        ('\u{4e2d}', 1),
+        ('\u{a0}', 1),
+        ('\u{301}', 1),
+        ('\u{fffd}', 4),
+    ];
+
+    /// `count` strings of 64 to 320 characters drawn from `alphabet`.
+    fn long_strings(alphabet: &'static [(char, u32)], count: usize, seed: u64) -> impl Iterator<Item = String> {
+        let total: u32 = alphabet.iter().map(|&(_, w)| w).sum();
+        let mut rng = Rng(seed);
+        (0..count).map(move |_| {
+            let len = 64 + rng.below(257) as usize;
+            // Some strings repeat one short run, so that windows meet long runs and edges.
+            let run = rng.below(4) == 0;
+            let mut out = String::new();
+            while out.chars().count() < len {
+                let mut r = rng.below(total as u64) as u32;
+                let mut c = alphabet[0].0;
+                for &(x, w) in alphabet {
+                    if r < w {
+                        c = x;
+                        break;
+                    }
+                    r -= w;
+                }
+                let times = if run { 1 + rng.below(9) as usize } else { 1 };
+                out.extend(std::iter::repeat_n(c, times));
+            }
+            out
+        })
+    }
+
+    fn scalar_pieces(b: Builtin, text: &str) -> Vec<(usize, usize)> {
+        let mut v = Vec::new();
+        let mut f = |s, e| v.push((s, e));
+        match b {
+            Builtin::Cl100k => split_cl100k::<false>(text.as_bytes(), &mut f),
+            Builtin::O200k => split_o200k::<false>(text.as_bytes(), &mut f),
+            Builtin::Gpt2 => split_gpt2(text.as_bytes(), &mut f),
+        }
+        v
+    }
+
+    #[test]
+    fn long_strings_match_fancy_regex() {
+        const COUNT: usize = 3_000;
+        let regexes: Vec<_> = compiled().into_iter().filter(|(b, _)| *b != Builtin::Gpt2).collect();
+        let mut failures = Vec::new();
+        for text in long_strings(WINDOW_ALPHABET, COUNT, 0x51_7CC1_B727_220A) {
+            for (b, re) in &regexes {
+                if let Some(d) = diff(*b, re, &text) {
+                    failures.push(d);
+                }
+            }
+        }
+        let shown = failures.iter().take(5).cloned().collect::<Vec<_>>().join("\n");
+        assert!(failures.is_empty(), "{} mismatches, e.g.:\n{shown}", failures.len());
+    }
+
+    #[test]
+    fn windows_match_the_scalar_steps() {
+        // The scalar steps are checked against fancy-regex above; this runs far more inputs.
+        const COUNT: usize = 30_000;
+        for (k, text) in long_strings(WINDOW_ALPHABET, COUNT, 0x2F1B_9D3A_44C0_1E57).enumerate() {
+            for b in [Builtin::Cl100k, Builtin::O200k] {
+                let (want, got) = (scalar_pieces(b, &text), fast_pieces(b, &text));
+                assert!(want == got, "{b:?} on string {k} {text:?}: scalar {want:?}, windows {got:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn edge_cases_inside_windows_match_fancy_regex() {
+        // Each edge case at many offsets of a window, after ASCII prose and before more of it.
+        let regexes = compiled();
+        let prose = "Who's there? It's 1999 -- don't/won't (x)\n\tand  THE end.\r\n ";
+        for (k, text) in EDGE_CASES.iter().enumerate() {
+            for skip in (k % 3..prose.len()).step_by(3) {
+                assert_same(&regexes, &format!("{}{text}{prose}{prose}", &prose[skip..]));
+            }
+        }
+    }
+
+    #[test]
+    fn random_bytes_with_replacement_match_fancy_regex() {
+        // What the windows see on random bytes decoded with U+FFFD: mostly ASCII and U+FFFD.
+        let regexes = compiled();
+        let mut rng = Rng(0x0DDB_1A5E_5BAD_5EED);
+        let bytes: Vec<u8> = (0..60_000).map(|_| rng.next() as u8).collect();
+        let text = String::from_utf8_lossy(&bytes);
+        for (b, re) in &regexes {
+            assert!(regex_pieces(re, &text) == fast_pieces(*b, &text), "{b:?} differs on random bytes");
+        }
     }
 
     fn corpus(name: &str) -> Option<String> {
