@@ -10,9 +10,11 @@
 //! trained ones, a `corpus::train_counts` function in its module that turns the words counted by
 //! the shared counter (`count::Counts`) into its plain result.
 
-// Only the binding (py.rs) may use `unsafe` (it pauses Python's garbage collector), and
-// encode/table.rs, which reads a frozen encoder's tables in place (the layouts it may view are
-// marked `Plain`, each with the reason it holds).
+// `unsafe` is denied everywhere except where an `#[allow(unsafe_code)]` says why it holds, next
+// to the code: the binding (py.rs, which pauses Python's garbage collector); encode/table.rs,
+// which reads a frozen encoder's tables in place, and the layouts it may view (`Plain`: rank
+// table slots, seam spans; `Backing` in frozen.rs's tests); the piece cache's zero-filled
+// tables (`Zeroable`); and the pre-tokenizer's SSE2 loads (pretok/fast/window.rs).
 #![deny(unsafe_code)]
 
 pub mod bpe;
