@@ -226,9 +226,8 @@ pub fn apply_stage_two_from(merges: &StageTwo, ids: &mut Vec<u32>, from: usize) 
         for (i, r) in ranks[..n].iter_mut().enumerate() {
             *r = merges.get(run[i], run[i + 1]).unwrap_or(none);
         }
-        loop {
-            // The lowest rank, the leftmost on a tie (`min_by_key` keeps the first minimum).
-            let Some((i, &(r, z))) = ranks[..n].iter().enumerate().min_by_key(|&(_, &(r, _))| r) else { break };
+        // The lowest rank, the leftmost on a tie (`min_by_key` keeps the first minimum).
+        while let Some((i, &(r, z))) = ranks[..n].iter().enumerate().min_by_key(|&(_, &(r, _))| r) {
             if r == NONE {
                 break;
             }
