@@ -266,7 +266,7 @@ impl<'a> TaskRuns<'a> {
         Ok(t)
     }
 
-    /// The runs' pieces as global ids, run by run.
+    /// Calls `f` with each run's index in the counts and its pieces' local ids.
     fn each_run(&self, mut f: impl FnMut(usize, &[u32])) {
         let mut at = 0;
         for (r, &end) in self.ends.iter().enumerate() {
@@ -275,7 +275,8 @@ impl<'a> TaskRuns<'a> {
         }
     }
 
-    /// (cells, words) this task adds to stage 2: the ids of its runs of two ids or more.
+    /// (cells, words) this task adds to stage 2: the ids of its runs of two ids or more (a run
+    /// of one piece of one token is the only run of one id: every piece has at least one).
     fn stage_two_size(&self, seg: &Segments) -> (usize, usize) {
         let (mut cells, mut words) = (0, 0);
         self.each_run(|_, run| {
