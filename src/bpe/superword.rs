@@ -206,78 +206,96 @@ const NONE: u32 = u32::MAX;
 /// Applies the stage-2 merges to `ids` (one run's stage-1 ids) in place: lowest rank first,
 /// leftmost first on one rank.
 pub fn apply_stage_two(merges: &StageTwo, ids: &mut Vec<u32>) {
-    if ids.len() < 2 || merges.is_empty() {
+    apply_stage_two_from(merges, ids, 0)
+}
+
+/// `apply_stage_two` on the run that fills `ids` from `from` on (what comes before is left
+/// alone): a caller appends a run to its output and merges it there, without a copy.
+pub fn apply_stage_two_from(merges: &StageTwo, ids: &mut Vec<u32>, from: usize) {
+    let len = ids.len() - from.min(ids.len());
+    if len < 2 || merges.is_empty() {
         return;
     }
-    if ids.len() <= SCAN {
+    if len <= SCAN {
         // Each pair's (rank, result) kept beside it (NONE: not a merge), on the stack, so a
         // join looks up only the two pairs it makes.
+        let run = &mut ids[from..];
         let none = (NONE, NONE);
         let mut ranks = [none; SCAN];
-        let mut n = ids.len() - 1;
+        let mut n = len - 1;
         for (i, r) in ranks[..n].iter_mut().enumerate() {
-            *r = merges.get(ids[i], ids[i + 1]).unwrap_or(none);
+            *r = merges.get(run[i], run[i + 1]).unwrap_or(none);
         }
-        loop {
-            // The lowest rank, the leftmost on a tie (`min_by_key` keeps the first minimum).
-            let Some((i, &(r, z))) = ranks[..n].iter().enumerate().min_by_key(|&(_, &(r, _))| r) else { return };
+        // The lowest rank, the leftmost on a tie (`min_by_key` keeps the first minimum).
+        while let Some((i, &(r, z))) = ranks[..n].iter().enumerate().min_by_key(|&(_, &(r, _))| r) {
             if r == NONE {
-                return;
+                break;
             }
-            ids[i] = z;
-            ids.remove(i + 1);
+            run[i] = z;
+            run.copy_within(i + 2..n + 1, i + 1);
             ranks.copy_within(i + 1..n, i);
             n -= 1;
             if i > 0 {
-                ranks[i - 1] = merges.get(ids[i - 1], ids[i]).unwrap_or(none);
+                ranks[i - 1] = merges.get(run[i - 1], run[i]).unwrap_or(none);
             }
             if i < n {
-                ranks[i] = merges.get(ids[i], ids[i + 1]).unwrap_or(none);
+                ranks[i] = merges.get(run[i], run[i + 1]).unwrap_or(none);
             }
         }
+        // n pairs left: n + 1 ids
+        ids.truncate(from + n + 1);
+        return;
     }
     // The linked form: a dead cell holds NONE; a heap entry (rank, left cell) is checked when popped.
-    let n = ids.len();
+    let run = &mut ids[from..];
+    let n = run.len();
     let mut next: Vec<u32> = (1..=n as u32).collect();
     next[n - 1] = NONE;
     let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
     prev[0] = NONE;
     let mut heap = BinaryHeap::new();
     for i in 0..n - 1 {
-        if let Some((r, _)) = merges.get(ids[i], ids[i + 1]) {
+        if let Some((r, _)) = merges.get(run[i], run[i + 1]) {
             heap.push(Reverse((r, i as u32)));
         }
     }
     while let Some(Reverse((r, i))) = heap.pop() {
         let i = i as usize;
         let j = next[i];
-        if ids[i] == NONE || j == NONE {
+        if run[i] == NONE || j == NONE {
             continue;
         }
         let j = j as usize;
-        let Some((rank, z)) = merges.get(ids[i], ids[j]) else { continue };
+        let Some((rank, z)) = merges.get(run[i], run[j]) else { continue };
         if rank != r {
             continue;
         }
-        ids[i] = z;
-        ids[j] = NONE;
+        run[i] = z;
+        run[j] = NONE;
         next[i] = next[j];
         if next[j] != NONE {
             prev[next[j] as usize] = i as u32;
         }
         if prev[i] != NONE {
             let h = prev[i] as usize;
-            if let Some((r2, _)) = merges.get(ids[h], z) {
+            if let Some((r2, _)) = merges.get(run[h], z) {
                 heap.push(Reverse((r2, h as u32)));
             }
         }
         if next[i] != NONE {
-            if let Some((r2, _)) = merges.get(z, ids[next[i] as usize]) {
+            if let Some((r2, _)) = merges.get(z, run[next[i] as usize]) {
                 heap.push(Reverse((r2, i as u32)));
             }
         }
     }
-    ids.retain(|&id| id != NONE);
+    let mut kept = from;
+    for k in from..ids.len() {
+        if ids[k] != NONE {
+            ids[kept] = ids[k];
+            kept += 1;
+        }
+    }
+    ids.truncate(kept);
 }
 
 /// The encoder of a superword version.
@@ -326,15 +344,13 @@ impl Encode for SuperwordEncoder {
 
     fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> Result<(), CoreError> {
         let bytes = text.as_bytes();
-        let mut ids = Vec::new();
         self.stage1.with_pieces(|piece| {
             runs(text, &self.splitter, self.max_words, |run| {
-                ids.clear();
+                let from = out.len();
                 for &(a, b) in run {
-                    piece(&bytes[a..b], &mut ids);
+                    piece(&bytes[a..b], out);
                 }
-                apply_stage_two(&self.stage2, &mut ids);
-                out.extend_from_slice(&ids);
+                apply_stage_two_from(&self.stage2, out, from);
             })
         })
     }
@@ -342,10 +358,9 @@ impl Encode for SuperwordEncoder {
     /// A counted run (its key, see the module's comment) as encoding segments it: its pieces
     /// by stage 1, then stage 2 over the run, as `encode_into` does for the run in its line.
     fn segment_counted<'k>(&self, key: &'k [u8], out: &mut Vec<u32>) -> Result<&'k [u8], CoreError> {
-        let mut ids = Vec::new();
-        self.stage1.with_pieces(|piece| for_each_piece(key, |p| piece(p, &mut ids)))?;
-        apply_stage_two(&self.stage2, &mut ids);
-        out.extend_from_slice(&ids);
+        let from = out.len();
+        self.stage1.with_pieces(|piece| for_each_piece(key, |p| piece(p, out)))?;
+        apply_stage_two_from(&self.stage2, out, from);
         let semi = key.iter().position(|&c| c == b';').unwrap_or(0); // for_each_piece found it
         Ok(&key[semi + 1..])
     }
@@ -406,5 +421,15 @@ mod tests {
         apply_stage_two(&m, &mut odd);
         assert_eq!(odd.len(), 501);
         assert_eq!(odd[500], 1);
+        // behind ids that stay as they are, both forms give the same run
+        for run in [vec![1, 1, 1, 2], vec![1, 2, 1, 1, 2, 1], [1, 1, 2].repeat(30), vec![1; 101], vec![2, 1]] {
+            let mut alone = run.clone();
+            apply_stage_two(&m, &mut alone);
+            let mut behind = vec![1, 1, 7];
+            behind.extend_from_slice(&run);
+            apply_stage_two_from(&m, &mut behind, 3);
+            assert_eq!(behind[..3], [1, 1, 7]);
+            assert_eq!(behind[3..], alone[..], "{run:?}");
+        }
     }
 }
