@@ -134,6 +134,30 @@ def test_the_residue_rule_keeps_the_size_replays_exactly_and_leaves_no_training_
     assert "\n" not in str(e.value)
 
 
+def test_the_residue_rule_counts_f1_after_every_merge_as_the_encoder_does(registry: Registry, tmp_path: Path) -> None:
+    """The rule judges F1 on the training words as they stand after all later merges, not as
+    they stood when a token was made: each kept token's recorded count is what the encoder
+    (merges, then the removal events) emits on the training text, and each token that left was
+    a residue of the training text by the rule's ratio when the encoder replays the merges alone."""
+    corpus = _corpus(tmp_path, 300)
+    opts = PickyOptions(vocab_size=500, threshold=2.0, residue_below=0.1, residue_cost=3.0, threads=1)
+    v = registry.train("r", [corpus], opts)
+    data = registry.stored(v.ref).data()
+    lines = corpus.read_text(encoding="utf-8").splitlines(keepends=True)
+    emitted, _, consumed = registry.load(v.ref).merge_counts(lines)
+    kept = [t for t in data.tokens if t.kind in ("byte", "merged")]
+    assert [t.count for t in kept] == [emitted[t.id] for t in kept]
+    gone = [t for t in data.tokens if t.kind == "removed"]
+    assert gone and v.vocab_size == 500
+    # the same merges without the removals: plain BPE of the same number of merges
+    plain = registry.train("p", [corpus], BpeOptions(vocab_size=256 + len(data.merges)))
+    by_bytes = {t.bytes: t.id for t in registry.stored(plain.ref).data().tokens}
+    f1, _, f2 = registry.load(plain.ref).merge_counts(lines)
+    for t in gone:
+        i = by_bytes[t.bytes]
+        assert f1[i] + f2[i] >= 10 and f1[i] < 0.1 * (f1[i] + f2[i]), (t.bytes, f1[i], f2[i])
+
+
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [("residue_below", 1.5, "--residue-below must"), ("residue_cost", -1.0, "--residue-cost must")],

@@ -14,7 +14,8 @@
 //!    before brings that token back (same bytes, same place), as the paper's code does.
 //!
 //! With tau above 1 nothing is ever removed and the merges are `train.rs`'s (tested). This loop
-//! rewrites the words a merge touches, whole: simple and exact; byte-level pieces are short.
+//! rewrites the words a merge touches, whole: simple and exact. It moves only the pair counts
+//! that change: a run of CJK letters is one long piece, where a merge changes few of its pairs.
 //!
 //! **The residue rule** (`residue_below` R > 0; issue 28, item 3): LiteToken's residue (Sun et
 //! al., arXiv 2602.04706) judged on the training words as the run goes, with Scaffold-BPE's
@@ -158,30 +159,53 @@ impl State {
     }
 
     /// Puts `new` in place of word `w`, moving pair and token counts and indexing what is new;
-    /// the pairs whose count changed go to `changed`.
+    /// the pairs whose count changed go to `changed` (only those: a pair the rewrite leaves as
+    /// it was keeps its heap entry, which matters for a long word, such as a run of CJK letters,
+    /// where a merge changes two or three of a hundred pairs).
     fn replace(&mut self, w: u32, new: Vec<u32>, changed: &mut Vec<u64>) {
         let c = self.counts[w as usize] as i64;
         let old = std::mem::replace(&mut self.words[w as usize], new);
-        for p in old.windows(2) {
-            let k = key(p[0], p[1]);
-            *self.pairs.entry(k).or_insert(0) -= c;
-            changed.push(k);
+        let new = &self.words[w as usize];
+        let sorted = |word: &[u32]| {
+            let mut keys: Vec<u64> = word.windows(2).map(|p| key(p[0], p[1])).collect();
+            keys.sort_unstable();
+            keys
+        };
+        let (was, now) = (sorted(&old), sorted(new));
+        // the two sorted lists side by side: each key's count moves by c x (now - was)
+        let (mut i, mut j) = (0, 0);
+        while i < was.len() || j < now.len() {
+            let k = match (was.get(i), now.get(j)) {
+                (Some(&a), Some(&b)) => a.min(b),
+                (Some(&a), None) => a,
+                (None, Some(&b)) => b,
+                (None, None) => unreachable!(),
+            };
+            let (mut before, mut after) = (0i64, 0i64);
+            while was.get(i) == Some(&k) {
+                before += 1;
+                i += 1;
+            }
+            while now.get(j) == Some(&k) {
+                after += 1;
+                j += 1;
+            }
+            if before != after {
+                *self.pairs.entry(k).or_insert(0) += c * (after - before);
+                changed.push(k);
+            }
+            if before == 0 {
+                self.pair_words.entry(k).or_default().push(w);
+            }
         }
         for &t in &old {
             self.freq[t as usize] -= c;
         }
-        let new = &self.words[w as usize];
-        for p in new.windows(2) {
-            let k = key(p[0], p[1]);
-            *self.pairs.entry(k).or_insert(0) += c;
-            changed.push(k);
-            if !old.windows(2).any(|q| q == p) {
-                self.pair_words.entry(k).or_default().push(w);
-            }
-        }
+        let mut old_tokens = old;
+        old_tokens.sort_unstable();
         for &t in new {
             self.freq[t as usize] += c;
-            if !old.contains(&t) {
+            if old_tokens.binary_search(&t).is_err() {
                 self.token_words[t as usize].push(w);
             }
         }
