@@ -3,6 +3,9 @@
 //! `TOKREG_BENCH_ONCE=1` each file is encoded once and nothing is timed, for instruction
 //! counts under `valgrind --tool=callgrind` (repeatable whatever the machine's load). With
 //! `TOKREG_BENCH_COLD=1` each file is timed on the first call of a fresh encoder (best of 5, CPU time).
+//! With `TOKREG_BENCH_STREAM=1` each file is cut into documents of about 64 KB and a fresh
+//! encoder encodes them one call each, as `benchmarks/versus.py`'s stream does (best of 3, CPU
+//! time), beside the pre-tokenizer alone over the same documents: the rest is the encoder's.
 
 mod data;
 
@@ -61,6 +64,22 @@ fn cpu_seconds() -> f64 {
     ts.sec as f64 + ts.nsec as f64 / 1e9
 }
 
+/// `text` cut into documents of about 64 KB, at character boundaries.
+fn documents(text: &str) -> Vec<&str> {
+    let mut docs = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut cut = rest.len().min(1 << 16);
+        while !rest.is_char_boundary(cut) {
+            cut += 1;
+        }
+        let (doc, tail) = rest.split_at(cut);
+        docs.push(doc);
+        rest = tail;
+    }
+    docs
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     let vocab = args.first().map(String::as_str).unwrap_or("cl100k_base");
@@ -89,6 +108,42 @@ fn main() {
                 best = best.min(cpu_seconds() - t);
             }
             println!("{vocab} {f} cold: {:.1} MB/s", text.len() as f64 / best / 1e6);
+        }
+        return;
+    }
+    if std::env::var_os("TOKREG_BENCH_STREAM").is_some() {
+        for (f, text) in texts {
+            let docs = documents(&text);
+            let splitter = Splitter::new(pattern).unwrap();
+            let (mut split_best, mut enc_best, mut ids) = (f64::INFINITY, f64::INFINITY, 0);
+            for _ in 0..3 {
+                let t = cpu_seconds();
+                let mut n = 0usize;
+                for d in &docs {
+                    splitter.split(d, |a, b| n += b - a).unwrap();
+                }
+                split_best = split_best.min(cpu_seconds() - t);
+                assert_eq!(n, text.len());
+                let enc = RankEncoder::new(tokens.clone(), vec![], Splitter::new(pattern).unwrap()).unwrap();
+                let mut out = Vec::new();
+                let t = cpu_seconds();
+                ids = 0;
+                for d in &docs {
+                    out.clear();
+                    enc.encode_into(d, &mut out).unwrap();
+                    ids += out.len();
+                }
+                enc_best = enc_best.min(cpu_seconds() - t);
+            }
+            let mb = |s: f64| text.len() as f64 / s / 1e6;
+            println!(
+                "{vocab} {f} stream of {} documents: {:.1} MB/s ({ids} ids); pre-tokenizer alone {:.1} MB/s, \
+                 the rest {:.1} ns an id",
+                docs.len(),
+                mb(enc_best),
+                mb(split_best),
+                (enc_best - split_best) / ids as f64 * 1e9
+            );
         }
         return;
     }

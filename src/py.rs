@@ -129,20 +129,86 @@ unsafe impl Backing for Exported {
 /// Python ints for the token ids of one encoder, each made the first time an encode returns
 /// it: turning a result into a list then costs a reference-count increment per id instead of
 /// allocating an int object (CPython caches only -5..=256). Seen from Python that is about half
-/// the time of encoding English text, so it is worth its memory (16 bytes per id, plus 32 per
-/// id seen: at most 10 MB for o200k). Made lazily, a block of `ID_BLOCK` ids at a time, so that
-/// a fresh encoder's first call pays for the ids it returns rather than for the whole
-/// vocabulary (o200k's 3 MB of cells up front were 800 page faults, a third of a cached load).
+/// the time of encoding English text, so it is worth its memory (8 bytes per id, plus 32 per
+/// id seen: at most 8 MB for o200k).
+///
+/// One flat table of object pointers indexed by id (null until made), taken zeroed from the
+/// allocator: a fresh encoder's first call faults in the pages of the ids it returns, not the
+/// whole table (o200k's 1.6 MB up front would be 400 page faults). An id costs one load, one
+/// increment and one store into the list, where the lazily made blocks of `GILOnceCell`s this
+/// replaces cost a block lookup, a `OnceLock` check and a cell check more.
 struct IdInts {
-    blocks: Vec<std::sync::OnceLock<Box<[GILOnceCell<PyObject>]>>>,
+    /// id -> its int, a strong reference owned by the table, or null
+    cells: Box<[std::sync::atomic::AtomicPtr<pyo3::ffi::PyObject>]>,
 }
-
-/// Ids per block of `IdInts` (16 KB of cells).
-const ID_BLOCK: usize = 1024;
 
 impl IdInts {
     fn new(bound: usize) -> IdInts {
-        IdInts { blocks: (0..bound.div_ceil(ID_BLOCK)).map(|_| std::sync::OnceLock::new()).collect() }
+        type Cell = std::sync::atomic::AtomicPtr<pyo3::ffi::PyObject>;
+        if bound == 0 {
+            return IdInts { cells: Box::new([]) };
+        }
+        let layout = std::alloc::Layout::array::<Cell>(bound).expect("a table that fits memory");
+        // SAFETY: the layout is not empty; the allocation has room for `bound` cells, aligned,
+        // all of whose bytes are zero, which is a null `AtomicPtr` (it has the bit validity of
+        // `*mut T`); the box frees it with the same layout (a slice of `bound` cells).
+        let cells = unsafe {
+            let ptr = std::alloc::alloc_zeroed(layout) as *mut Cell;
+            if ptr.is_null() {
+                std::alloc::handle_alloc_error(layout);
+            }
+            Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, bound))
+        };
+        IdInts { cells }
+    }
+
+    /// A new strong reference to the int `i`.
+    #[inline(always)]
+    fn int(&self, py: Python<'_>, i: u32) -> PyResult<*mut pyo3::ffi::PyObject> {
+        use std::sync::atomic::Ordering::Acquire;
+        let Some(cell) = self.cells.get(i as usize) else { return Self::fresh(py, i) };
+        let p = cell.load(Acquire);
+        if p.is_null() {
+            return self.make(py, cell, i);
+        }
+        // SAFETY: a non-null cell holds a live int the table owns a reference to; the GIL is held.
+        unsafe { pyo3::ffi::Py_INCREF(p) };
+        Ok(p)
+    }
+
+    /// A new int object for `i`.
+    fn fresh(py: Python<'_>, i: u32) -> PyResult<*mut pyo3::ffi::PyObject> {
+        // SAFETY: the GIL is held (`py`); NULL (with an exception set) is turned into the error.
+        let p = unsafe { pyo3::ffi::PyLong_FromUnsignedLong(i.into()) };
+        if p.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        Ok(p)
+    }
+
+    /// Makes the int for `i`, keeps one reference in `cell` and returns another. Two threads of
+    /// a free-threaded interpreter may both make it: the first store wins and the other's copy
+    /// is released.
+    #[cold]
+    fn make(
+        &self,
+        py: Python<'_>,
+        cell: &std::sync::atomic::AtomicPtr<pyo3::ffi::PyObject>,
+        i: u32,
+    ) -> PyResult<*mut pyo3::ffi::PyObject> {
+        use std::sync::atomic::Ordering::{AcqRel, Acquire};
+        let p = Self::fresh(py, i)?;
+        // SAFETY (both arms): the GIL is held; `p` is our new reference and `other` a live int
+        // the table owns.
+        match cell.compare_exchange(std::ptr::null_mut(), p, AcqRel, Acquire) {
+            Ok(_) => unsafe { pyo3::ffi::Py_INCREF(p) },
+            Err(other) => unsafe {
+                pyo3::ffi::Py_DECREF(p);
+                pyo3::ffi::Py_INCREF(other);
+                return Ok(other);
+            },
+        }
+        Ok(p)
     }
 
     /// A new list of the ids' ints. Made with `PyList_New` and filled slot by slot: PyO3's
@@ -150,23 +216,16 @@ impl IdInts {
     /// the id itself (a list of 16k ids from a stream of prose: 18 ns an id, a quarter of the
     /// time of `encode` seen from Python).
     fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        let new = |i: u32| i.into_pyobject(py).unwrap().into_any().unbind();
-        let int = |i: u32| match self.blocks.get(i as usize / ID_BLOCK) {
-            Some(block) => block.get_or_init(|| (0..ID_BLOCK).map(|_| GILOnceCell::new()).collect())
-                [i as usize % ID_BLOCK]
-                .get_or_init(py, || new(i))
-                .clone_ref(py),
-            None => new(i),
-        };
         let len = pyo3::ffi::Py_ssize_t::try_from(ids.len()).expect("a list shorter than isize::MAX");
         // SAFETY: the GIL is held (`py`). `PyList_New(len)` returns a new list of `len` empty
         // slots, or NULL with an exception set (which `from_owned_ptr_or_err` turns into an
         // error); every slot is then set exactly once to a new strong reference, which the
-        // list steals, before the list is handed to Python.
+        // list steals, before the list is handed to Python (on an error, the list is dropped
+        // with its empty slots, which a list's deallocation skips).
         unsafe {
             let list = Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(len))?;
             for (k, &i) in ids.iter().enumerate() {
-                pyo3::ffi::PyList_SET_ITEM(list.as_ptr(), k as pyo3::ffi::Py_ssize_t, int(i).into_ptr());
+                pyo3::ffi::PyList_SET_ITEM(list.as_ptr(), k as pyo3::ffi::Py_ssize_t, self.int(py, i)?);
             }
             Ok(list.downcast_into_unchecked())
         }
@@ -183,6 +242,27 @@ impl IdInts {
             out.push(self.list(py, ids)?);
         }
         Ok(out)
+    }
+}
+
+impl Drop for IdInts {
+    /// Releases the table's ints (an encoder is dropped by Python, with the GIL held; `with_gil`
+    /// takes it otherwise).
+    fn drop(&mut self) {
+        let made = |c: &std::sync::atomic::AtomicPtr<pyo3::ffi::PyObject>| {
+            Some(c.load(std::sync::atomic::Ordering::Acquire)).filter(|p| !p.is_null())
+        };
+        if !self.cells.iter().any(|c| made(c).is_some()) {
+            return;
+        }
+        Python::with_gil(|_py| {
+            for c in self.cells.iter() {
+                if let Some(p) = made(c) {
+                    // SAFETY: the GIL is held; the table owns this reference.
+                    unsafe { pyo3::ffi::Py_DECREF(p) };
+                }
+            }
+        });
     }
 }
 
