@@ -53,9 +53,16 @@ def _child(mode: str, vocab: str, name: str, env: dict[str, str]) -> dict[str, A
         cwd=ROOT,
         env={**os.environ, **env},
     )
+    lines = p.stdout.strip().splitlines()
     if p.returncode != 0:
-        return {"failed": f"exit {p.returncode}"}
-    result: dict[str, Any] = json.loads(p.stdout.strip().splitlines()[-1])
+        failed = f"exit {p.returncode}" if p.returncode > 0 else f"killed by signal {-p.returncode}"
+        last = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else {}
+        if "at" not in last:
+            return {"failed": failed}
+        # The process died on input `at`: keep the inputs it finished, and say which one it was.
+        last["single"][last.pop("at")] = {"error": f"process died ({failed})"}
+        return last  # type: ignore[no-any-return]
+    result: dict[str, Any] = json.loads(lines[-1])
     return result
 
 
@@ -129,6 +136,9 @@ def run() -> None:
             row = {}
             for n in names:
                 runs = [r["single"][label] for r in single[n] if "single" in r and label in r["single"]]
+                if not runs:  # no turn reached this input: its process failed first
+                    why = next((r["failed"] for r in single[n] if "failed" in r), None)
+                    runs = [{"error": f"process {why}" if why else "not reached (died on an earlier input)"}]
                 cold, warm = _best(runs or [{}], "cold"), _best(runs or [{}], "warm")
                 row[n] = {**cold, "warm": warm.get("warm", float("inf"))} if "cold" in cold else cold
             results[label] = row

@@ -101,11 +101,17 @@ def guarded(f: Callable[[], Any]) -> tuple[Any, str | None]:
         return None, type(e).__name__
 
 
-def single(vocab: str, c: Contender, ref: Contender) -> dict[str, Any]:
+def single(vocab: str, c: Contender, ref: Contender, head: dict[str, Any]) -> dict[str, Any]:
     """Cold, then warm, on each input once. The ids of the cold call are compared with
-    tiktoken's after timing; one that differs is reported and not timed."""
+    tiktoken's after timing; one that differs is reported and not timed.
+
+    Before each input, the results so far are printed as a line with the input's label under
+    "at": a peer that kills the process on an input (a Rust abort or a stack overflow is not an
+    exception Python can catch) leaves that line last, and the parent reports the input it died
+    on and keeps the ones before it."""
     out: dict[str, dict[str, Any]] = {}
     for label, text in inputs().items():
+        print(json.dumps({**head, "single": out, "at": label}), flush=True)
         n = len(text.encode())
         enc, s = c.fresh(vocab), fresh_str(text)
         settle()
@@ -171,7 +177,7 @@ def main() -> None:
     ref = next(x for x in cs if x.name == "tiktoken")
     result: dict[str, Any] = {"version": c.version, "source": c.source}
     if mode == "single":
-        result["single"] = single(vocab, c, ref)
+        result["single"] = single(vocab, c, ref, result)
     else:
         docs = stream(STREAM_BYTES, MIX if mode == "stream" else "mixed")
         if mode == "batch":

@@ -14,7 +14,8 @@
 // to the code: the binding (py.rs, which pauses Python's garbage collector); encode/table.rs,
 // which reads a frozen encoder's tables in place, and the layouts it may view (`Plain`: rank
 // table slots, seam spans; `Backing` in frozen.rs's tests); the piece cache's zero-filled
-// tables (`Zeroable`); and the pre-tokenizer's SSE2 loads (pretok/fast/window.rs).
+// tables (`Zeroable`); the pre-tokenizer's SSE2 loads (pretok/fast/window.rs); and memory.rs,
+// which hands freed memory back to the system.
 #![deny(unsafe_code)]
 
 pub mod bpe;
@@ -24,6 +25,7 @@ pub mod documents;
 pub mod encode;
 pub mod error;
 pub mod hfpipe;
+pub mod memory;
 pub mod normalize;
 pub mod pool;
 pub mod pretok;

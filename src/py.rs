@@ -285,21 +285,6 @@ impl Drop for GcPause {
     }
 }
 
-/// Hands the heap's free pages back to the system (glibc keeps what a phase freed for later
-/// allocations of the same sizes, which the next phase does not make): called after counting
-/// and after training, so that the next phase's peak starts from what is really in use rather
-/// than adding to the last one's. Elsewhere the allocator decides.
-fn give_back_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        extern "C" {
-            fn malloc_trim(pad: usize) -> std::os::raw::c_int;
-        }
-        // SAFETY: glibc's malloc_trim only releases free memory; it takes no pointers.
-        unsafe { malloc_trim(0) };
-    }
-}
-
 /// Reports progress to an optional Python callable and notices Ctrl-C. Called from the thread
 /// that runs the training (the GIL released); it takes the GIL back for the duration of the call.
 struct Progress {
@@ -586,7 +571,7 @@ impl Counter {
         let threads = self.threads;
         let c = self.inner.take().ok_or_else(|| to_py_err(py, CoreError::input("this counter is finished")))?;
         let counts = py.allow_threads(|| pool::install(threads, || c.finish(keep_budget))?).or_raise(py)?;
-        py.allow_threads(give_back_memory);
+        py.allow_threads(crate::memory::give_back_memory);
         Ok(Counts { inner: counts })
     }
 }
@@ -906,7 +891,7 @@ fn train_bpe<'py>(
             pool::install(threads, || bpe::train_counts(counts, &cfg, &mut |p, d, t| prog.report(p, d, t)))?
         })
         .map_err(|e| prog.fail(py, e))?;
-    py.allow_threads(give_back_memory);
+    py.allow_threads(crate::memory::give_back_memory);
     Ok(BpeTrained::of(out.trained, out.alphabet_size, out.distinct_pieces, out.merge_seconds))
 }
 
@@ -942,7 +927,7 @@ fn train_parity<'py>(
     let out = py
         .allow_threads(|| bpe::train_parity(&train, &dev, &cfg, &mut |p, d, t| prog.report(p, d, t)))
         .map_err(|e| prog.fail(py, e))?;
-    py.allow_threads(give_back_memory);
+    py.allow_threads(crate::memory::give_back_memory);
     let trained = BpeTrained::of(out.trained, 256, out.distinct_pieces, out.merge_seconds);
     let costs = out.costs.into_iter().map(|c| (c.train_tokens, c.dev_tokens)).collect();
     Ok((trained, (out.chosen, out.gains, out.train_bytes, out.dev_bytes, costs)))
@@ -974,7 +959,7 @@ fn train_superword<'py>(
             pool::install(threads, || bpe::train_superword(counts, pattern, &cfg, &mut |p, d, t| prog.report(p, d, t)))?
         })
         .map_err(|e| prog.fail(py, e))?;
-    py.allow_threads(give_back_memory);
+    py.allow_threads(crate::memory::give_back_memory);
     let trained = BpeTrained::of(out.trained, 256, out.distinct_pieces, out.merge_seconds);
     Ok((trained, out.transition, out.stage1_merges, out.distinct_runs))
 }
@@ -1016,7 +1001,7 @@ fn train_picky<'py>(
             bpe::train_picky(alphabet, words, &cfg, &mut |d, t| prog.report("merge", d, t))
         })
         .map_err(|e| prog.fail(py, e))?;
-    py.allow_threads(give_back_memory);
+    py.allow_threads(crate::memory::give_back_memory);
     Ok((
         out.tokens,
         out.present,

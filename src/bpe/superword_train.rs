@@ -171,7 +171,7 @@ pub fn train_superword(
     // The tasks' tables were freed in the worker threads' malloc arenas, which the merge loop
     // (on this thread) does not allocate from: without giving them back, stage 2's index would
     // come on top of them (about 60 MB of the peak at 20 MB of text).
-    give_back_freed_memory();
+    crate::memory::give_back_memory();
     let tc = TrainConfig {
         target_tokens: cfg.max_tokens,
         min_frequency: cfg.min_frequency,
@@ -200,20 +200,6 @@ pub fn train_superword(
         distinct_pieces,
         merge_seconds: t0.elapsed().as_secs_f64(),
     })
-}
-
-/// Returns the allocator's free pages to the system (glibc's `malloc_trim`, as the binding does
-/// after each training; elsewhere nothing).
-#[allow(unsafe_code)]
-fn give_back_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        extern "C" {
-            fn malloc_trim(pad: usize) -> std::os::raw::c_int;
-        }
-        // SAFETY: glibc's malloc_trim only releases free memory; it takes no pointers.
-        unsafe { malloc_trim(0) };
-    }
 }
 
 /// One task's runs as piece ids (see `train_superword`, phase 1).
