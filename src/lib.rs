@@ -14,8 +14,9 @@
 // to the code: the binding (py.rs, which pauses Python's garbage collector); encode/table.rs,
 // which reads a frozen encoder's tables in place, and the layouts it may view (`Plain`: rank
 // table slots, seam spans; `Backing` in frozen.rs's tests); the piece cache's zero-filled
-// tables (`Zeroable`); the pre-tokenizer's SSE2 loads (pretok/fast/window.rs); and memory.rs,
-// which hands freed memory back to the system.
+// tables (`Zeroable`); the pre-tokenizer's SSE2 loads (pretok/fast/window.rs); memory.rs,
+// which hands freed memory back to the system; and documents/json.rs, which takes a JSON
+// string whose bytes are all ASCII as text without checking its UTF-8 again.
 #![deny(unsafe_code)]
 
 pub mod bpe;

@@ -15,7 +15,7 @@
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::sync::GILOnceCell;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyType};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyType};
 
 use crate::content;
 use crate::encode::table::Backing;
@@ -111,10 +111,12 @@ impl<T> OrRaise<T> for Result<T, CoreError> {
     }
 }
 
-/// A Python buffer a thawed encoder reads its tables from (`Encoder.thaw`).
+/// A Python buffer a thawed encoder reads its tables from (`Encoder.thaw`), or a frame of input
+/// `encode_documents` reads in place.
 struct Exported(pyo3::buffer::PyBuffer<u8>);
 
-// SAFETY: `Encoder.thaw` wraps only read-only, C-contiguous byte buffers (it checks both). While
+// SAFETY: `Encoder.thaw` and `read_only` wrap only read-only, C-contiguous byte buffers (they
+// check both). While
 // the buffer is exported (until this value drops), its exporter may not free, move or resize
 // it (an `mmap` refuses to close, a `bytes` is immutable), and Python code cannot write to a
 // read-only buffer. A memory map can still change if another process writes its file in place:
@@ -324,9 +326,22 @@ impl Progress {
 /// Checks that a pre-tokenizer pattern compiles (raising InputError with the reason if not);
 /// returns its canonical spelling (a known alias of a built-in becomes the built-in).
 /// How many times byte `b` occurs in `data` (line numbers of large buffers), the GIL released.
+/// `data`: any read-only contiguous byte buffer (bytes, a view of a read-only memory map).
 #[pyfunction]
-fn count_byte(py: Python<'_>, data: PyBackedBytes, b: u8) -> usize {
-    py.allow_threads(|| documents::count_byte(&data, b))
+fn count_byte(py: Python<'_>, data: &Bound<'_, PyAny>, b: u8) -> PyResult<usize> {
+    let data = read_only(py, data)?;
+    Ok(py.allow_threads(|| documents::count_byte(data.bytes(), b)))
+}
+
+/// `data`'s bytes in place, for reading with the GIL released: refused unless read-only and
+/// contiguous (nothing can then change them while exported).
+fn read_only(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Exported> {
+    let buf = pyo3::buffer::PyBuffer::<u8>::get(data)?;
+    if !buf.is_c_contiguous() || !buf.readonly() {
+        return Err(CoreError::input("expected a read-only contiguous byte buffer (bytes, a read-only mmap)"))
+            .or_raise(py);
+    }
+    Ok(Exported(buf))
 }
 
 #[pyfunction]
@@ -1640,18 +1655,25 @@ impl Encoder {
     }
 
     /// The documents of `buf` (whole lines, see `documents::cut`) cut and encoded in one call
-    /// with the GIL released, packed as a dataset stores them (`documents::pack`): (ids,
-    /// ids per document as i64, where each document ends in `buf` as i64, the units that are not
-    /// documents as (end, line index, why, size), bytes of document text). `why` is "over",
-    /// "line_over", "not_utf8" (size: the bad byte's offset), "empty" or "python". `draw`: a
-    /// stochastic encoding's (method, p, seed).
+    /// with the GIL released, packed as a dataset stores them (`documents::pack`) into `out`:
+    /// (bytes of ids written at the start of `out`, ids per document as i64, where each document
+    /// ends in `buf` as i64, the units that are not documents as (end, line index, why, size),
+    /// bytes of document text, lines in `buf`). `why` is "over", "line_over", "not_utf8" (size:
+    /// the bad byte's offset), "empty" or "python". `draw`: a stochastic encoding's (method, p,
+    /// seed).
+    ///
+    /// `buf`: any read-only contiguous byte buffer (bytes, or a read-only memory map of the
+    /// input: the reader hands the file's pages over without copying them). `out`: a bytearray
+    /// the caller reuses from frame to frame, grown when the ids need more room, never shrunk,
+    /// and never zeroed (every byte of the ids is written once); the caller must not touch it
+    /// during the call (the GIL is released while the ids are written into it).
     #[pyo3(signature = (buf, kind, field, limit, skip, overrides, allowed_special, disallowed_special, threads,
-        prefix, suffix, itemsize, draw=None))]
+        prefix, suffix, itemsize, out, draw=None))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn encode_documents<'py>(
         &self,
         py: Python<'py>,
-        buf: PyBackedBytes,
+        buf: &Bound<'py, PyAny>,
         kind: &str,
         field: &str,
         limit: usize,
@@ -1663,12 +1685,14 @@ impl Encoder {
         prefix: Vec<u32>,
         suffix: Vec<u32>,
         itemsize: usize,
+        out: &Bound<'py, PyByteArray>,
         draw: Option<(String, f64, u64)>,
     ) -> PyResult<(
-        Bound<'py, PyBytes>,
+        usize,
         Bound<'py, PyBytes>,
         Bound<'py, PyBytes>,
         Vec<(usize, usize, &'static str, usize)>,
+        usize,
         usize,
     )> {
         let kind = documents::Kind::from_name(kind)
@@ -1680,24 +1704,30 @@ impl Encoder {
             }
             None => None,
         };
+        let input = read_only(py, buf)?;
         let pieces = py
             .allow_threads(|| {
-                let frame = documents::Frame { buf: &buf, kind, field, limit, skip, overrides: &overrides };
+                let frame = documents::Frame { buf: input.bytes(), kind, field, limit, skip, overrides: &overrides };
                 let rule = self.rule(&allowed_special, &disallowed_special)?;
                 documents::encode_frame(&self.tok, &frame, &rule, draw, threads)
             })
             .or_raise(py)?;
-        // The ids packed by the pieces' tasks straight into the bytes object Python gets (the
-        // GIL released meanwhile: nothing else sees that object yet).
+        drop(input); // released with the GIL held
+                     // The ids packed by the pieces' tasks straight into `out` (the GIL released meanwhile:
+                     // the caller keeps `out` to itself), over whatever it held: each byte is written once.
         let (size, lengths_size) = documents::packed_pieces_size(&pieces, prefix.len() + suffix.len(), itemsize);
+        if out.len() < size {
+            out.resize(size + size / 8)?; // a little room, so that the next frame's ids fit
+        }
+        // SAFETY: `out` holds at least `size` bytes and is not resized until this call returns;
+        // no Python code runs on it meanwhile (the caller's contract, above).
+        let ids: &mut [u8] = unsafe { &mut out.as_bytes_mut()[..size] };
         let mut lengths = vec![0u8; lengths_size];
-        let ids = PyBytes::new_with(py, size, |out| {
-            py.allow_threads(|| {
-                let packing = (&prefix[..], &suffix[..], itemsize);
-                documents::pack_pieces(&pieces, packing, threads, out, &mut lengths)
-            })
-            .or_raise(py)
-        })?;
+        py.allow_threads(|| {
+            let packing = (&prefix[..], &suffix[..], itemsize);
+            documents::pack_pieces(&pieces, packing, threads, ids, &mut lengths)
+        })
+        .or_raise(py)?;
         let ends: Vec<u8> = pieces.iter().flat_map(|p| &p.ends).flat_map(|&e| (e as i64).to_le_bytes()).collect();
         let bad = pieces
             .iter()
@@ -1711,7 +1741,8 @@ impl Encoder {
             })
             .collect();
         let text_bytes = pieces.iter().map(|p| p.text_bytes).sum();
-        Ok((ids, PyBytes::new(py, &lengths), PyBytes::new(py, &ends), bad, text_bytes))
+        let lines = pieces.iter().map(|p| p.lines).sum();
+        Ok((size, PyBytes::new(py, &lengths), PyBytes::new(py, &ends), bad, text_bytes, lines))
     }
 
     /// `encode_batch` drawn by a stochastic method (`encode::stochastic`): `method` is

@@ -44,7 +44,7 @@ __all__ = [
 
 PATTERNS: dict[str, str]
 
-def count_byte(data: bytes, b: int) -> int: ...
+def count_byte(data: Buffer, b: int) -> int: ...
 def check_pattern(pattern: str) -> str: ...
 def content_header(content: bytes) -> str: ...
 def content_records(
@@ -380,7 +380,7 @@ class Encoder:
     ) -> tuple[bytes, bytes]: ...
     def encode_documents(
         self,
-        buf: bytes,
+        buf: Buffer,
         kind: str,
         field: str,
         limit: int,
@@ -392,8 +392,9 @@ class Encoder:
         prefix: list[int],
         suffix: list[int],
         itemsize: int,
+        out: bytearray,
         draw: Optional[tuple[str, float, int]] = None,
-    ) -> tuple[bytes, bytes, bytes, list[tuple[int, int, str, int]], int]: ...
+    ) -> tuple[int, bytes, bytes, list[tuple[int, int, str, int]], int, int]: ...
     def encode_batch_drawn(
         self,
         texts: list[str],

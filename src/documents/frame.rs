@@ -39,13 +39,15 @@ pub struct Frame<'a> {
 
 /// What one piece gives, its positions and line indexes already in the frame's terms: its
 /// documents' ids, where each document ends in the frame, the units that are not documents,
-/// bytes of document text.
+/// bytes of document text, and its lines (the frame's lines are the pieces' summed: the
+/// caller numbers the next frame's lines from them, without a scan of its own).
 #[derive(Debug, Default, PartialEq)]
 pub struct Piece {
     pub ids: Flat,
     pub ends: Vec<usize>,
     pub bad: Vec<Bad>,
     pub text_bytes: usize,
+    pub lines: usize,
 }
 
 /// The pieces of a frame, cut and encoded, in order (see the module docs).
@@ -140,7 +142,7 @@ fn encode_pieces(
             let ids = if parts.len() == 1 { parts.pop().unwrap_or_default() } else { join(parts) };
             let ends = c.ends.iter().map(|&e| from + e).collect();
             let bad = c.bad.iter().map(|b| Bad { end: from + b.end, line: line0 + b.line, why: b.why }).collect();
-            Piece { ids, ends, bad, text_bytes: c.text_bytes }
+            Piece { ids, ends, bad, text_bytes: c.text_bytes, lines: c.lines }
         });
         (piece, c.lines)
     };
@@ -206,8 +208,8 @@ mod tests {
     use super::*;
     use crate::encode::tiny_byte_level as tok;
 
-    /// (ids, lengths, ends, bad, text bytes) as the binding hands them on.
-    type Out = (Vec<u8>, Vec<u8>, Vec<usize>, Vec<Bad>, usize);
+    /// (ids, lengths, ends, bad, text bytes, lines) as the binding hands them on.
+    type Out = (Vec<u8>, Vec<u8>, Vec<usize>, Vec<Bad>, usize, usize);
 
     fn packed(pieces: &[Piece], threads: usize) -> Out {
         let (n, m) = packed_pieces_size(pieces, 3, 2);
@@ -215,7 +217,8 @@ mod tests {
         pack_pieces(pieces, (&[7], &[9, 9], 2), threads, &mut ids, &mut lengths).unwrap();
         let ends = pieces.iter().flat_map(|p| p.ends.clone()).collect();
         let bad = pieces.iter().flat_map(|p| p.bad.clone()).collect();
-        (ids, lengths, ends, bad, pieces.iter().map(|p| p.text_bytes).sum())
+        let lines = pieces.iter().map(|p| p.lines).sum();
+        (ids, lengths, ends, bad, pieces.iter().map(|p| p.text_bytes).sum(), lines)
     }
 
     fn whole(frame: &Frame, rule: &Rule) -> Out {
@@ -225,6 +228,7 @@ mod tests {
             ends: c.ends,
             bad: c.bad,
             text_bytes: c.text_bytes,
+            lines: c.lines,
         };
         packed(&[piece], 1)
     }

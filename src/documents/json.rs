@@ -60,9 +60,10 @@ const SIMPLE: [u8; 256] = {
 };
 
 /// The text of the JSON string whose body begins at `at` in `s` (just after its opening quote),
-/// unescaped into `out[..n]`: (n, where its closing quote is). None when the string is not
-/// valid (unclosed, a raw control character, an unknown escape, a lone surrogate); its UTF-8
-/// is not checked here.
+/// unescaped into `out[..n]`: (n, where its closing quote is, whether every byte of the string
+/// as written is ASCII). None when the string is not valid (unclosed, a raw control character,
+/// an unknown escape, a lone surrogate); its UTF-8 is not checked here, but an all-ASCII string
+/// needs no check (an escape gives a whole character), which is most strings of most corpora.
 ///
 /// The one loop of the hot path (these records have an escape every 12 bytes or so): eight
 /// bytes are copied to `out` whole and the copy is then cut at the first stop byte (`stops`),
@@ -73,16 +74,21 @@ const SIMPLE: [u8; 256] = {
 /// (Tried and dropped: the run's end and a one-character escape taken without a branch. Each
 /// word then waits for the previous one's end, and it ran 1.6x slower than this loop, whose
 /// branches let the processor run ahead.)
-fn unescape(s: &[u8], mut at: usize, out: &mut Vec<u8>) -> Option<(usize, usize)> {
+fn unescape(s: &[u8], mut at: usize, out: &mut Vec<u8>) -> Option<(usize, usize, bool)> {
     let room = s.len() - at + 8;
     if out.len() < room {
         out.resize(room, 0);
     }
     let mut w = 0;
+    // the high bits of every byte read (some past the string's end too: then a check is made
+    // that was not needed, never the reverse)
+    let mut high = 0u64;
     loop {
         while let Some(word) = s.get(at..at + 8) {
             out[w..w + 8].copy_from_slice(word);
-            let flags = stops(u64::from_le_bytes(word.try_into().ok()?));
+            let x = u64::from_le_bytes(word.try_into().ok()?);
+            high |= x;
+            let flags = stops(x);
             if flags != 0 {
                 let k = (flags.trailing_zeros() / 8) as usize;
                 (at, w) = (at + k, w + k);
@@ -106,21 +112,34 @@ fn unescape(s: &[u8], mut at: usize, out: &mut Vec<u8>) -> Option<(usize, usize)
                     return None;
                 }
             }
-            b'"' => return Some((w, at)),
+            b'"' => return Some((w, at, high & 0x8080_8080_8080_8080 == 0)),
             // a raw control character
             c if c < 0x20 => return None,
             // one of the last seven bytes, where no whole word is left
-            c => (out[w], at, w) = (c, at + 1, w + 1),
+            c => (out[w], at, w, high) = (c, at + 1, w + 1, high | c as u64),
         }
     }
 }
 
 /// A string's text: its bytes in the line when it has no escape (checked as UTF-8), else
-/// unescaped in the scanner's `scratch[..n]` (not checked yet: `checked`, `keep`).
+/// unescaped in the scanner's `scratch[..n]` (not checked yet, unless all ASCII: `checked`,
+/// `keep`).
 #[derive(Clone, Copy)]
 enum Str<'a> {
     Line(&'a str),
-    Scratch(usize),
+    Scratch(usize, bool),
+}
+
+/// `b` as text: checked as UTF-8 unless the caller knows it is all ASCII (`unescape` saw the
+/// high bit of every byte of the string as written; an escape gives a whole character).
+#[allow(unsafe_code)]
+fn text(b: &[u8], ascii: bool) -> Option<&str> {
+    if ascii {
+        // SAFETY: ASCII bytes are valid UTF-8.
+        Some(unsafe { std::str::from_utf8_unchecked(b) })
+    } else {
+        std::str::from_utf8(b).ok()
+    }
 }
 
 /// Where a record's field text is: in the line, or in the caller's arena.
@@ -142,8 +161,11 @@ struct Scan<'a, 'o> {
 }
 
 impl<'a> Scan<'a, '_> {
+    /// JSON's whitespace but the line break: a record is one line, and `record` scans a buffer
+    /// of lines, stopping at the break (a line holding one has no JSON object on it whole, and
+    /// goes to Python's parser).
     fn ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.s.get(self.at) {
+        while let Some(b' ' | b'\t' | b'\r') = self.s.get(self.at) {
             self.at += 1;
         }
     }
@@ -159,13 +181,13 @@ impl<'a> Scan<'a, '_> {
         self.eat(b'"')?;
         let s: &'a [u8] = self.s;
         let start = self.at;
-        let (n, quote) = unescape(s, start, self.scratch)?;
+        let (n, quote, ascii) = unescape(s, start, self.scratch)?;
         self.at = quote + 1;
         if n == quote - start {
             // no escape (each one shortens the text)
-            Some(Str::Line(std::str::from_utf8(&s[start..quote]).ok()?))
+            Some(Str::Line(text(&s[start..quote], ascii)?))
         } else {
-            Some(Str::Scratch(n))
+            Some(Str::Scratch(n, ascii))
         }
     }
 
@@ -173,7 +195,7 @@ impl<'a> Scan<'a, '_> {
     fn checked(&mut self) -> Option<&[u8]> {
         Some(match self.string()? {
             Str::Line(t) => t.as_bytes(),
-            Str::Scratch(n) => std::str::from_utf8(&self.scratch[..n]).ok()?.as_bytes(),
+            Str::Scratch(n, ascii) => text(&self.scratch[..n], ascii)?.as_bytes(),
         })
     }
 
@@ -246,9 +268,9 @@ impl<'a> Scan<'a, '_> {
     fn keep(&mut self, s: Str<'a>) -> Option<Found<'a>> {
         Some(match s {
             Str::Line(t) => Found::Line(t),
-            Str::Scratch(n) => {
+            Str::Scratch(n, ascii) => {
                 self.arena.truncate(self.mark);
-                self.arena.push_str(std::str::from_utf8(&self.scratch[..n]).ok()?);
+                self.arena.push_str(text(&self.scratch[..n], ascii)?);
                 Found::Arena(self.mark, self.arena.len())
             }
         })
@@ -308,6 +330,32 @@ pub fn field_into<'a>(line: &'a [u8], field: &str, scratch: &mut Vec<u8>, arena:
     }
 }
 
+/// The record on the line that begins at `start` in `buf` (a buffer of lines), scanned without
+/// looking for the line's end first: (`field_into` of that line, where the line's break is, or
+/// `buf.len()` for a last line without one). None when the line is not one valid record with
+/// that field a string (as `field_into`): the caller then finds the line's end and judges it as
+/// any other line. One pass over a record instead of a search for its end and then a scan.
+pub fn record<'a>(
+    buf: &'a [u8],
+    start: usize,
+    field: &str,
+    scratch: &mut Vec<u8>,
+    arena: &mut String,
+) -> Option<(Found<'a>, usize)> {
+    let mark = arena.len();
+    let mut s = Scan { s: buf, at: start, scratch, arena, mark };
+    s.ws();
+    let text = if s.s.get(s.at) == Some(&b'{') { s.members(0, Some(field)) } else { None };
+    s.ws();
+    match text {
+        Some(Some(found)) if s.at == buf.len() || buf[s.at] == b'\n' => Some((found, s.at)),
+        _ => {
+            arena.truncate(mark);
+            None
+        }
+    }
+}
+
 /// The string value of `field` in the JSON object `line`, or None to leave the line to Python
 /// (`field_into` for one line).
 pub fn field_text<'a>(line: &'a [u8], field: &str) -> Option<Cow<'a, str>> {
@@ -339,6 +387,17 @@ mod tests {
     }
 
     #[test]
+    fn a_record_is_scanned_to_its_line_break() {
+        let buf = b"{\"text\": \"a\"} \r\n{\"text\": \"b\"}x\n{\"text\":\n\"c\"}\n{\"text\": \"d\"}";
+        let (mut scratch, mut arena) = (Vec::new(), String::new());
+        let mut got = |at| record(buf, at, "text", &mut scratch, &mut arena).map(|(f, stop)| (format!("{f:?}"), stop));
+        assert_eq!(got(0), Some(("Line(\"a\")".into(), 15)));
+        assert_eq!(got(16), None); // not the object alone
+        assert_eq!(got(31), None); // a line break inside the object
+        assert_eq!(got(45), Some(("Line(\"d\")".into(), buf.len())));
+    }
+
+    #[test]
     fn anything_unusual_is_left_to_python() {
         for line in [
             r#"{"text": "broken"#,
@@ -359,6 +418,20 @@ mod tests {
             assert_eq!(get(line), None, "{line}");
         }
         assert_eq!(field_text(b"{\"text\": \"caf\xe9\"}", "text"), None);
+        // a byte that is not UTF-8 anywhere in a string: in a word read whole, among the last
+        // seven bytes, after an escape, in a key
+        for line in [
+            &b"{\"text\": \"\xff and then some more text\"}"[..],
+            b"{\"text\": \"ab\xc3\"}",
+            b"{\"text\": \"a\\n\xe9\\tb and more\"}",
+            b"{\"te\xffxt\": \"a\", \"text\": \"b\"}",
+        ] {
+            assert_eq!(field_text(line, "text"), None, "{}", String::from_utf8_lossy(line));
+        }
+        assert_eq!(
+            field_text("{\"text\": \"\u{e9}t\u{e9} \\n \u{1f600}\"}".as_bytes(), "text").as_deref(),
+            Some("\u{e9}t\u{e9} \n \u{1f600}")
+        );
         let deep = format!("{{\"a\":{}1{}, \"text\": \"x\"}}", "[".repeat(300), "]".repeat(300));
         assert_eq!(get(&deep), None);
     }

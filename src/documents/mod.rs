@@ -163,7 +163,33 @@ pub fn cut<'a>(
     let mut para: Option<(usize, usize, bool)> = None; // (start, first line, holds a line over)
     let mut start = 0;
     let mut line = 0;
+    // Records are scanned from their start, the line's end found by the scan itself (json.rs
+    // `record`); a line the scan does not take whole, and every line on a second call (with
+    // Python's texts), goes the general way below.
+    let scan = kind == Kind::Record && overrides.is_empty();
     while start < buf.len() {
+        if scan {
+            let mark = out.arena.len();
+            if let Some((found, stop)) = json::record(buf, start, field, &mut scratch, &mut out.arena) {
+                let end = if stop < buf.len() { stop + 1 } else { stop };
+                if stop - start > limit {
+                    out.arena.truncate(mark);
+                    out.bad(skip, end, line, Why::Over(stop - start));
+                } else if end as i64 <= skip {
+                    out.arena.truncate(mark);
+                } else {
+                    match found {
+                        Found::Line("") => out.bad(skip, end, line, Why::Empty),
+                        Found::Arena(a, b) if a == b => out.bad(skip, end, line, Why::Empty),
+                        Found::Line(t) => out.text(end, Text::Borrowed(t)),
+                        Found::Arena(a, b) => out.text(end, Text::Arena(a, b)),
+                    }
+                }
+                start = end;
+                line += 1;
+                continue;
+            }
+        }
         let (stop, end) = match memchr::memchr(b'\n', &buf[start..]) {
             Some(k) => (start + k, start + k + 1),
             None => (buf.len(), buf.len()),
@@ -301,6 +327,33 @@ mod tests {
         let over = [(3, "one".to_string())];
         let c = cut(jl.as_bytes(), Kind::Record, "text", 99, -1, &over, 0);
         assert_eq!(c.texts(), ["x\ny", "one", "z"]);
+    }
+
+    #[test]
+    fn records_scanned_whole_equal_records_cut_at_their_line_breaks() {
+        // a second call's override (here for no line) sends every line the general way
+        let general = [(usize::MAX, String::new())];
+        let cases: [&[u8]; 3] = [
+            b"{\"text\": \"a\\nb\"}\n{\"text\":\"caf\xc3\xa9\"}\r\n \n{\"text\": \"\"}\n{\"text\": 1}\n{\"text\": \"x\"} y\n",
+            b"{\"text\":\"bad \xff\"}\n{\"a\":\n\"b\", \"text\": \"c\"}\n{\"text\": \"\\u00e9\\t\"}\n\n{\"text\": \"no break\"}",
+            b"{\"text\": \"one\", \"text\": \"tw\\u006f\"}\n{\"text\":\"\xe9t\xc3\xa9\"}\n{\"text\":\"\\\"q\\\"\"}\r\n",
+        ];
+        for buf in cases {
+            for limit in [4, 14, 99] {
+                for skip in [-1, 17, 40] {
+                    let a = cut(buf, Kind::Record, "text", limit, skip, &[], 0);
+                    let b = cut(buf, Kind::Record, "text", limit, skip, &general, 0);
+                    let key = |c: &Cut| (c.texts().join("|"), c.ends.clone(), c.bad.clone(), c.text_bytes, c.lines);
+                    assert_eq!(key(&a), key(&b), "{:?}, limit {limit}, skip {skip}", String::from_utf8_lossy(buf));
+                }
+            }
+        }
+        let c = cut(cases[0], Kind::Record, "text", 99, -1, &[], 0);
+        assert_eq!(c.texts(), ["a\nb", "caf\u{e9}"]);
+        assert_eq!(
+            c.bad.iter().map(|b| (b.line, b.why)).collect::<Vec<_>>(),
+            [(3, Why::Empty), (4, Why::Python), (5, Why::Python)]
+        );
     }
 
     #[test]

@@ -7,17 +7,23 @@ Two kinds of batch (`encode`): a `Frame` of whole lines of text or JSON Lines, w
 cuts into documents, encodes and packs in the dataset's dtype in one call with the GIL released
 (no Python object per document either: the hot path, src/documents/), and a `Batch` of Python
 strings (Parquet rows, a whole file, an iterator's texts).
+
+A frame's ids are packed into a bytearray taken from the encoder's `Buffers` and handed back by
+whoever has used them (the writer, once they are written: `Buffers.give`), so that frame after
+frame they go into pages already touched: a fresh buffer per frame cost its first touch of
+every page (the kernel zeroing it, then the core writing it) in the calling thread.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
 from ..encoding import stochastic
 from ..encoding.tokenizer import Specials, Tokenizer, _rule
 from ..errors import InputError
-from .documents import Bad, Batch, Frame, judge
+from .documents import BATCH_BYTES, Bad, Batch, Frame, LineBook, judge
 from .formats import numpy
 from .options import TokenizeOptions
 
@@ -25,16 +31,43 @@ from .options import TokenizeOptions
 _SLOT = -1
 
 
+#: A buffer larger than this (a frame with a huge document) is not kept for reuse.
+KEEP = 4 * BATCH_BYTES
+
+
+class Buffers:
+    """Bytearrays for frames' ids, reused (see the module docstring). A buffer is made only when
+    none is free, so there are never more than the frames in flight at once (the pipeline's
+    bound); `give` keeps at most KEEP bytes each."""
+
+    def __init__(self) -> None:
+        self.free: deque[bytearray] = deque()  # append and pop are atomic: writer and encoder share it
+
+    def take(self) -> bytearray:
+        try:
+            return self.free.pop()
+        except IndexError:
+            return bytearray()
+
+    def give(self, buf: Optional[bytearray]) -> None:
+        """`buf` is free again: the caller holds no view of it any more."""
+        if buf is not None and len(buf) <= KEEP:
+            self.free.append(buf)
+
+
 @dataclass(frozen=True)
 class Encoded:
     """A batch's ids in the dataset's dtype (little-endian), ids per document (int64), where
-    each document ends in its input, its bad records, and its bytes of document text."""
+    each document ends in its input, its bad records, and its bytes of document text; `buffer`:
+    the encoder's bytearray under `ids`, for `Buffers.give` once the ids are used (None: `ids`
+    owns its memory)."""
 
     ids: Any
     lengths: Any
     ends: Any
     bad: list[Bad]
     text: int
+    buffer: Optional[bytearray] = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +81,9 @@ class Encoder:
     dtype: str
     #: a seeded stochastic encoding: (dropout, seed, method), or None
     draw: Optional[tuple[float, Optional[int], Optional[str]]] = None
+    #: frames' first line numbers, and the bytearrays their ids are packed into (both mutable)
+    lines: LineBook = field(default_factory=LineBook, compare=False)
+    buffers: Buffers = field(default_factory=Buffers, compare=False)
 
     @classmethod
     def of(cls, tok: Tokenizer, opts: TokenizeOptions, dtype: str, threads: int) -> Encoder:
@@ -95,18 +131,22 @@ class Encoder:
                 draw = (d.method, d.p, d.seed)
         itemsize = np.dtype(self.dtype).itemsize
         overrides: list[tuple[int, str]] = []
+        first = self.lines.first(item)
+        out = self.buffers.take()
         while True:
-            ids, lengths, ends, bad, text = self.tok._enc.encode_documents(
+            size, lengths, ends, bad, text, lines = self.tok._enc.encode_documents(
                 item.buf, item.kind, item.field, item.limit, item.skip - item.start, overrides,
-                allowed, disallowed, self.threads, list(self.prefix), list(self.suffix), itemsize, draw,
+                allowed, disallowed, self.threads, list(self.prefix), list(self.suffix), itemsize, out, draw,
             )  # fmt: skip
-            bads, more = judge(item, bad)
+            bads, more = judge(item, bad, first)
             if not more:  # records Python's parser reads that the core's scanner leaves to it: rare
                 break
             overrides = sorted(overrides + more)
+        self.lines.done(item, first, lines)
         positions = np.frombuffer(ends, dtype="<i8") + item.start
         dt = np.dtype(self.dtype).newbyteorder("<")
-        return Encoded(np.frombuffer(ids, dtype=dt), np.frombuffer(lengths, dtype="<i8"), positions, bads, text)
+        ids = np.frombuffer(out, dtype=dt, count=size // itemsize)
+        return Encoded(ids, np.frombuffer(lengths, dtype="<i8"), positions, bads, text, out)
 
     def __call__(self, texts: list[str]) -> tuple[Any, Any]:
         """(ids in the dataset's dtype, little-endian; ids per document, int64)."""

@@ -25,10 +25,12 @@ implementing the same three members and one line in `engine_for`.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any, Optional, Protocol, Union
 
+from .._core import count_byte
 from ..errors import InputError
-from .documents import Batch, Frame
+from .documents import Batch, Frame, LineBook
 from .encode import Encoded, Encoder
 
 ENGINES = ("local", "ray")
@@ -88,7 +90,8 @@ def _on_worker(spec: tuple[bytes, str, str, tuple[Any, ...]], item: Union[Batch,
 
         tok = Tokenizer(content, ref=ref, expect_hash=content_hash)
         enc = _COMPILED[(content_hash, settings)] = Encoder(tok, 1, *settings)
-    return enc.encode(item)
+    # the ids travel back alone (pickled from their view), not the buffer under them
+    return replace(enc.encode(item), buffer=None)
 
 
 class RayEngine:
@@ -109,9 +112,16 @@ class RayEngine:
         # every field of the encoder but its threads (a task has one CPU): a stochastic draw too
         settings = (encoder.allowed, encoder.disallowed, encoder.prefix, encoder.suffix, encoder.dtype, encoder.draw)
         self.spec = ray.put((tok.content, tok.hash, tok.ref, settings))
+        self.lines = LineBook()
         self.task = ray.remote(num_cpus=1, max_retries=3)(_on_worker)
 
     def submit(self, item: Union[Batch, Frame]) -> Any:
+        if isinstance(item, Frame):
+            # A task sees one frame: its first line is numbered here, where frames come in order,
+            # and its bytes travel (a view of this process's memory map cannot).
+            first = self.lines.first(item)
+            self.lines.done(item, first, count_byte(item.buf, 10))
+            item = replace(item, buf=bytes(item.buf), line=first)
         return self.task.remote(self.spec, item)
 
     def result(self, handle: Any) -> Encoded:

@@ -320,6 +320,9 @@ def _run(
                 if len(enc.ends) or enc.bad:
                     last = max([*(int(e) for e in enc.ends[-1:]), *(b.position for b in enc.bad[-1:])])
                     stats["last_end"] = (batch.source, last)
+                ids_buffer = enc.buffer
+                del item, enc  # the last views of the ids: their buffer can take another frame's
+                encoder.buffers.give(ids_buffer)
                 if progress is not None:
                     progress("tokenize", batch.disk, disk_total, documents=stats["docs"], tokens=shards.written)
         except BaseException as e:
