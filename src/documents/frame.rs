@@ -144,7 +144,9 @@ fn encode_pieces(
             let bad = c.bad.iter().map(|b| Bad { end: from + b.end, line: line0 + b.line, why: b.why }).collect();
             Piece { ids, ends, bad, text_bytes: c.text_bytes, lines: c.lines }
         });
-        (piece, c.lines)
+        let lines = c.lines;
+        c.recycle();
+        (piece, lines)
     };
     let done: Vec<(Result<Piece, CoreError>, usize)> = if threads == 1 || starts.len() == 1 {
         (0..starts.len()).map(one).collect()

@@ -20,6 +20,8 @@
 mod frame;
 pub mod json;
 
+use std::cell::RefCell;
+
 pub use frame::{encode_frame, pack_pieces, packed_pieces_size, Frame, Piece};
 
 use json::Found;
@@ -89,7 +91,25 @@ pub struct Cut<'a> {
     pub lines: usize,
 }
 
+thread_local! {
+    /// `cut`'s working space, kept by each thread from piece to piece instead of taken fresh
+    /// (and touched fresh) for each: the scratch a JSON string is unescaped into, and an arena
+    /// (a `Cut` takes it, `recycle` gives it back).
+    static SPACE: RefCell<(Vec<u8>, String)> = RefCell::new(Default::default());
+}
+
+/// Working space larger than this (a piece holding a huge document) is not kept.
+const KEEP: usize = 1 << 20;
+
 impl<'a> Cut<'a> {
+    /// Gives the arena back to this thread's working space, for its next cut.
+    pub fn recycle(mut self) {
+        if self.arena.capacity() <= KEEP {
+            self.arena.clear();
+            SPACE.with(|s| s.borrow_mut().1 = self.arena);
+        }
+    }
+
     /// The documents' texts, in order.
     pub fn texts(&self) -> Vec<&str> {
         let text = |t: &Text<'a>| match *t {
@@ -153,7 +173,8 @@ pub fn cut<'a>(
     // A JSON string unescaped (json.rs), reused from record to record; the arena sized once for
     // the most text the records can give (unescaping never lengthens), not grown by doubling
     // (each growth a copy of all the text so far).
-    let mut scratch = Vec::new();
+    let (mut scratch, arena) = SPACE.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    out.arena = arena;
     if kind == Kind::Record {
         out.arena.reserve(buf.len());
     }
@@ -232,6 +253,9 @@ pub fn cut<'a>(
         paragraph(&mut out, skip, buf.len(), first, over, &buf[from..upto], t, limit);
     }
     out.lines = line;
+    if scratch.capacity() <= KEEP {
+        SPACE.with(|s| s.borrow_mut().0 = scratch);
+    }
     out
 }
 
