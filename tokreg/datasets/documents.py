@@ -368,9 +368,13 @@ def _framed_documents(
     opts = cut.opts
     what = {"record": "is a record", "line": "is a document", "paragraph": "(a paragraph) is a document"}[kind]
     sep = b"\n\n" if kind == "paragraph" else b"\n"
-    got_frames = stream.frames(sep, opts.max_document_bytes) if isinstance(stream, _Mapped) else None
+    frames: Iterator[Union[tuple[Any, int, int], _Over]] = (
+        stream.frames(sep, opts.max_document_bytes)
+        if isinstance(stream, _Mapped)
+        else _frames(stream, sep, opts.max_document_bytes)
+    )
     follows = 0  # where the last frame given ended: a frame starting there may leave its line to the LineBook
-    for got in got_frames or _frames(stream, sep, opts.max_document_bytes):
+    for got in frames:
         if isinstance(got, _Over):
             cut.bad(got.end, f"{name} line {got.line} {what} over --max-document-bytes")
             if (b := cut.flush()) is not None:
