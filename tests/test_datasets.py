@@ -537,3 +537,46 @@ def test_the_ids_file_written_past_the_page_cache_holds_every_byte_in_order(
     assert (tmp_path / "ids").read_bytes() == want
     if refused_after is not None and hasattr(os, "O_DIRECT"):
         assert calls["n"] == refused_after + 1
+
+
+@pytest.mark.parametrize("kind", ["record", "paragraph"])
+def test_mapped_and_read_inputs_give_the_same_shards_and_name_the_same_lines(
+    tok: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """A plain file is read through memory maps (its lines numbered from the core's counts), a
+    compressed one by `read` (numbered by the reader): with frames of 300 bytes, units over the
+    limit among them, both give the same shards and name the same lines in their skipped units."""
+    import gzip
+    import re
+
+    monkeypatch.setattr(documents, "BATCH_BYTES", 300)
+    rows, bad = [], []
+    for i in range(150):
+        if i % 29 == 7 or i % 41 == 40:
+            rows.append(json.dumps({"text": "long " * (40 + i)}).encode())  # over 150 bytes
+            bad.append(i + 1)
+        elif kind == "record" and i % 17 == 5:
+            rows.append(b'{"text": "broken')
+            bad.append(i + 1)
+        elif kind == "paragraph" and i % 4 == 0:
+            rows.append(b"")
+        else:
+            rows.append(json.dumps({"text": f"line {i} of the corpus"}).encode())
+    data = b"\n".join(rows) + b"\n"
+    suffix = ".jsonl" if kind == "record" else ".txt"
+    (tmp_path / f"c{suffix}").write_bytes(data)
+    (tmp_path / f"c{suffix}.gz").write_bytes(gzip.compress(data))
+    opts = TokenizeOptions(document=kind, on_bad_record="skip", max_document_bytes=150, format="bin")
+    made = {}
+    for name in (f"c{suffix}", f"c{suffix}.gz"):
+        out = tokenize(tok, [tmp_path / name], tmp_path / f"ds-{name}", opts, threads=2).manifest
+        reasons = [r for s in out["shards"] for r in s["skipped_examples"]] + out["skipped_examples"]
+        lines = [int(re.search(r" line (\d+)", r).group(1)) for r in reasons]  # type: ignore[union-attr]
+        shards = {f: b for f, b in files(tmp_path / f"ds-{name}").items() if f != "manifest.json"}
+        made[name] = (shards, lines, out["totals"])
+    plain, packed = made.values()
+    assert plain == packed
+    if kind == "record":
+        assert plain[1] == bad[: manifest.EXAMPLES] and plain[2]["skipped"] == len(bad)
+    else:  # a paragraph over the limit is named by its first line
+        assert plain[2]["skipped"] >= 5 and all(rows[n - 1] for n in plain[1])

@@ -2,8 +2,9 @@
 
 Three stages overlap, joined by bounded queues (`DEPTH` items each):
 
-    reader thread   inputs -> ~4 MiB frames of whole lines (decompress, hash; documents.py),
-                    or batches of texts (Parquet rows, whole files)
+    reader thread   inputs -> ~4 MiB frames of whole lines (decompress, hash; documents.py;
+                    a plain file's frames are views of memory maps of its pages), or
+                    batches of texts (Parquet rows, whole files)
     calling thread  frames -> documents -> ids through the engine (engines.py): here, one call
                     of the core that cuts, encodes and packs a frame in 64 KiB pieces on every
                     thread (GIL released; encode.py, src/documents/frame.rs), or a Ray
@@ -14,8 +15,8 @@ Three stages overlap, joined by bounded queues (`DEPTH` items each):
 
 Memory is bounded, whatever the corpus size: at most 2 * DEPTH + 3 batches are alive (in the
 two queues, and one in each stage), each about 4 MiB of text (more only when one document is
-larger, up to --max-document-bytes) with its ids at 2-4 bytes per id and the encoder's own
-copy, plus 8 bytes per document of the shard being written (its index) and the 8 MiB staging
+larger, up to --max-document-bytes) with its ids at 2-4 bytes per id (in a buffer reused from
+frame to frame: encode.Buffers, one per frame in flight) and the encoder's own copy, plus 8 bytes per document of the shard being written (its index) and the 8 MiB staging
 buffer of its direct writes (formats/direct.py). With 4 MiB batches that
 is about 11 x 4 MiB x 3, some 140 MiB, plus the tokenizer; `memory_bound` gives the worst case,
 every batch holding a document of the largest size allowed; a Ray engine adds its window of
