@@ -16,12 +16,13 @@ Three stages overlap, joined by bounded queues (`DEPTH` items each):
 Memory is bounded, whatever the corpus size: at most 2 * DEPTH + 3 batches are alive (in the
 two queues, and one in each stage), each about 4 MiB of text (more only when one document is
 larger, up to --max-document-bytes) with its ids at 2-4 bytes per id (in a buffer reused from
-frame to frame: encode.Buffers, one per frame in flight) and the encoder's own copy, plus 8 bytes per document of the shard being written (its index) and the 8 MiB staging
-buffer of its direct writes (formats/direct.py). With 4 MiB batches that
-is about 11 x 4 MiB x 3, some 140 MiB, plus the tokenizer; `memory_bound` gives the worst case,
-every batch holding a document of the largest size allowed; a Ray engine adds its window of
-batches in flight (engines.py). Measured (docs/benchmarks.md): 137 MB on 100 MB and 162 MB on
-1 GB of kernel sources in one shard (the difference is that shard's index, 8 bytes a document).
+frame to frame: encode.Buffers, one per frame in flight) and the encoder's own copy, plus 8
+bytes per document of the shard being written (its index) and the 8 MiB staging buffer of its
+direct writes (formats/direct.py). With 4 MiB batches that is about 11 x 4 MiB x 3, some
+140 MiB, plus the tokenizer; `memory_bound` gives the worst case, every batch holding a
+document of the largest size allowed; a Ray engine adds its window of batches in flight
+(engines.py). Measured (docs/benchmarks.md): 109-127 MB on 100 MB and 126 MB on 1 GB of JSON
+Lines of kernel sources in one shard.
 
 Shards: a shard is closed after the document with which it reaches the shard size, so the
 shard boundaries, and therefore every byte written, depend only on the documents and the
