@@ -14,8 +14,9 @@
 // to the code: the binding (py.rs, which pauses Python's garbage collector); encode/table.rs,
 // which reads a frozen encoder's tables in place, and the layouts it may view (`Plain`: rank
 // table slots, seam spans; `Backing` in frozen.rs's tests); the piece cache's zero-filled
-// tables (`Zeroable`); the pre-tokenizer's SSE2 loads (pretok/fast/window.rs); and memory.rs,
-// which hands freed memory back to the system.
+// tables (`Zeroable`); the pre-tokenizer's SSE2 loads (pretok/fast/window.rs); memory.rs,
+// which hands freed memory back to the system; and the BPE merge loop's cache prefetch
+// (bpe/train.rs).
 #![deny(unsafe_code)]
 
 pub mod bpe;
