@@ -122,6 +122,11 @@ class Trained:
     def measure_in_background(self) -> Callable[[], list[FinishedVersion]]:
         """Starts `measure` on a thread (the core lets go of the GIL while it encodes) and
         returns what waits for it: the measured versions, or what it raised."""
+        # Each version's encoder is compiled here, once (tokenizer.py keeps it by hash): the
+        # measure and the recorder's sample strings both need it, and on two threads at once
+        # both would compile it.
+        for v in self.versions:
+            Tokenizer.of_finished(v, ref="trained")
         out: list[list[FinishedVersion]] = []
         failed: list[BaseException] = []
 
