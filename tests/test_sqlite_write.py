@@ -109,7 +109,7 @@ def test_a_write_waits_for_ready_and_what_it_raises_rolls_it_back(tmp_path: Path
             with pytest.raises(Failed):
                 write("m", runs[0], ready=fail)
             called: list[int] = []
-            assert [r.info.ref for r in write("m", runs[1], ready=lambda: called.append(1))] == ["m@1"]
+            assert [r.info.ref for r in write("m", runs[1], ready=lambda c=called: c.append(1))] == ["m@1"]
             assert called == [1]
     rec.close()
     for db in (lean, full):

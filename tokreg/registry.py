@@ -345,9 +345,7 @@ class Registry:
             items = [(v, list(zip(SAMPLES, encode_all(Tokenizer.of_finished(v, ref=name))))) for v in versions]
             self._ensure()
             with engine.database_errors(self._where):
-                infos = writer.record_all(
-                    self.engine, name, items, message=message, created_at=created_at, ready=ready
-                )
+                infos = writer.record_all(self.engine, name, items, message=message, created_at=created_at, ready=ready)
         except KeyboardInterrupt:
             raise self.interruption() from None
         return [Recorded(info, v) for info, v in zip(infos, versions)]

@@ -46,7 +46,9 @@ pub type WordSplit = Box<dyn Fn(&str, &mut dyn FnMut(&str)) + Send + Sync>;
 
 /// One sub-chunk's counts split by shard (short pieces as their `short` key, the others as
 /// bytes), and its number of lines.
-type Partitioned<'a> = (Vec<(Vec<(u64, u64)>, Vec<(Cow<'a, [u8]>, u64)>)>, u64);
+type Partitioned<'a> = (Vec<ShardPart<'a>>, u64);
+/// One shard's part of a sub-chunk's counts: short pieces, then the others.
+type ShardPart<'a> = (Vec<(u64, u64)>, Vec<(Cow<'a, [u8]>, u64)>);
 
 /// Pieces of at most this many bytes are held as one number (`short`), not as bytes: most
 /// pieces of prose and code are this short, and a number hashes and compares in one step where
@@ -279,8 +281,7 @@ impl Counter {
                     lines += 1;
                     count_line(split, max, line, &mut local)?;
                 }
-                let mut parts: Vec<(Vec<(u64, u64)>, Vec<(Cow<[u8]>, u64)>)> =
-                    (0..SHARDS).map(|_| (Vec::new(), Vec::new())).collect();
+                let mut parts: Vec<ShardPart> = (0..SHARDS).map(|_| (Vec::new(), Vec::new())).collect();
                 for (k, v) in local.small {
                     parts[shard_of_short(k)].0.push((k, v));
                 }

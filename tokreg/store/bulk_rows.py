@@ -51,7 +51,7 @@ def insert(
     # The rows are made a statement's worth at a time: a tuple per row for all of them at
     # once (64k for a 32k-token version) was a few MB at the run's peak.
     rows = zip(*(columns[c] for c in names))
-    for i in range(0, n - n % per, per):
+    for _ in range(n // per):
         execute(full, tuple(chain.from_iterable(islice(rows, per))))
     if n % per:
         rest = list(rows)
