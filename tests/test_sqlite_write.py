@@ -5,6 +5,7 @@ existing SQLite registry at the newest schema (None otherwise: the registry open
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
@@ -102,12 +103,13 @@ def test_a_write_waits_for_ready_and_what_it_raises_rolls_it_back(tmp_path: Path
 
     full, lean = tmp_path / "full.db", tmp_path / "lean.db"
     Registry(lean, create=True).close()
+    shutil.copy(lean, full)  # one registry made, not two (the migrations take most of this test)
     rec = sqlite_write.open_file(str(lean), samples_of)
     assert rec is not None
-    with Registry(full, create=True) as reg:
+    with Registry(full) as reg:
         for write in (rec.record_trained, reg.record_trained):
             with pytest.raises(Failed):
-                write("m", runs[0], ready=fail)
+                write("m", runs[1], ready=fail)
             called: list[int] = []
             assert [r.info.ref for r in write("m", runs[1], ready=lambda c=called: c.append(1))] == ["m@1"]
             assert called == [1]
