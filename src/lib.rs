@@ -15,8 +15,9 @@
 // which reads a frozen encoder's tables in place, and the layouts it may view (`Plain`: rank
 // table slots, seam spans; `Backing` in frozen.rs's tests); the piece cache's zero-filled
 // tables (`Zeroable`); the pre-tokenizer's SSE2 loads (pretok/fast/window.rs); memory.rs,
-// which hands freed memory back to the system; and documents/json.rs, which takes a JSON
-// string whose bytes are all ASCII as text without checking its UTF-8 again.
+// which hands freed memory back to the system; documents/json.rs, which takes a JSON string
+// whose bytes are all ASCII as text without checking its UTF-8 again; and the BPE merge loop's
+// cache prefetch (bpe/train.rs).
 #![deny(unsafe_code)]
 
 pub mod bpe;

@@ -5,6 +5,7 @@ existing SQLite registry at the newest schema (None otherwise: the registry open
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
@@ -88,3 +89,44 @@ def test_train_opens_an_existing_registry_without_sqlalchemy(tmp_path: Path) -> 
     opening = Opening(str(tmp_path / "new.db"), "m")
     assert isinstance(opening.registry(), Registry)
     opening.abandon()
+
+
+def test_a_write_waits_for_ready_and_what_it_raises_rolls_it_back(tmp_path: Path, runs: list[list[Any]]) -> None:
+    """`tokreg train` measures its versions while it records them (`ready` waits for the
+    measure before the commit): a measure that fails leaves both kinds of write uncommitted."""
+
+    class Failed(Exception):
+        pass
+
+    def fail() -> None:
+        raise Failed
+
+    full, lean = tmp_path / "full.db", tmp_path / "lean.db"
+    Registry(lean, create=True).close()
+    shutil.copy(lean, full)  # one registry made, not two (the migrations take most of this test)
+    rec = sqlite_write.open_file(str(lean), samples_of)
+    assert rec is not None
+    with Registry(full) as reg:
+        for write in (rec.record_trained, reg.record_trained):
+            with pytest.raises(Failed):
+                write("m", runs[1], ready=fail)
+            called: list[int] = []
+            assert [r.info.ref for r in write("m", runs[1], ready=lambda c=called: c.append(1))] == ["m@1"]
+            assert called == [1]
+    rec.close()
+    for db in (lean, full):
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT name, number, content_hash FROM versions").fetchall() == [
+                ("m", 1, runs[1][0].content_hash)
+            ]
+
+
+def test_measured_in_the_background_is_measured_in_line(tmp_path: Path) -> None:
+    corpus = Corpus.of([corpus_slice(tmp_path / "slice.txt", 15_000)])
+    opts = BpeOptions(vocab_size=400, pattern="gpt2")
+    trained = train_run.train_unmeasured(corpus, opts, [300, 400])
+    assert all(v.round_trip is None for v in trained.versions)
+    measured = trained.measure_in_background()()
+    assert all(v.round_trip is not None and v.round_trip.lossless for v in measured)
+    assert [v.round_trip for v in measured] == [v.round_trip for v in train_run.train(corpus, opts, [300, 400])]
+    assert [v.content_hash for v in measured] == [v.content_hash for v in trained.versions]

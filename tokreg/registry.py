@@ -300,12 +300,19 @@ class Registry:
         return self.record_trained(name, trained, message=message)
 
     def record_trained(
-        self, name: str, trained: Sequence[FinishedVersion], *, message: Optional[str] = None
+        self,
+        name: str,
+        trained: Sequence[FinishedVersion],
+        *,
+        message: Optional[str] = None,
+        ready: Optional[Callable[[], object]] = None,
     ) -> list[Recorded]:
         """Records the versions of one training run (`training.train_run.train`, several sizes
         smallest first) as the next versions of `name`, all or none, a size that gave the same
         content as a smaller one once: the second half of `train_corpus`, for a caller that
-        trained while this registry was being opened (`tokreg train`)."""
+        trained while this registry was being opened (`tokreg train`). `ready` is called after
+        the rows are written and before they are committed (what it raises rolls them back):
+        `tokreg train` waits there for the measure of the versions made meanwhile."""
         check_name(name)
         seen: set[str] = set()
         unique = []
@@ -313,7 +320,7 @@ class Registry:
             if v.content_hash not in seen:
                 seen.add(v.content_hash)
                 unique.append(v)
-        return self._record(name, unique, message)
+        return self._record(name, unique, message, ready)
 
     def add(self, name: str, data: TokenizerData, *, message: Optional[str] = None) -> VersionInfo:
         """Records an already trained or imported tokenizer as the next version of `name`. It is
@@ -322,7 +329,13 @@ class Registry:
         check_name(name)
         return self._record(name, [finish(data)], message)[0].info
 
-    def _record(self, name: str, versions: Sequence[FinishedVersion], message: Optional[str]) -> list[Recorded]:
+    def _record(
+        self,
+        name: str,
+        versions: Sequence[FinishedVersion],
+        message: Optional[str],
+        ready: Optional[Callable[[], object]] = None,
+    ) -> list[Recorded]:
         """Writes `versions` as the next versions of `name`, all or none. Each is compiled and
         its sample strings encoded first: a version that cannot encode is never written."""
         created_at = datetime.now(timezone.utc)
@@ -332,7 +345,7 @@ class Registry:
             items = [(v, list(zip(SAMPLES, encode_all(Tokenizer.of_finished(v, ref=name))))) for v in versions]
             self._ensure()
             with engine.database_errors(self._where):
-                infos = writer.record_all(self.engine, name, items, message=message, created_at=created_at)
+                infos = writer.record_all(self.engine, name, items, message=message, created_at=created_at, ready=ready)
         except KeyboardInterrupt:
             raise self.interruption() from None
         return [Recorded(info, v) for info, v in zip(infos, versions)]

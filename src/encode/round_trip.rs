@@ -125,6 +125,7 @@ impl Tokenizer {
         // (tokens, unknown, bytes) of pieces a..b; None at the first piece that cannot stand
         // for its lines.
         type Sums = Option<(u64, u64, u64)>;
+        let concatenates = self.encoder().concatenates();
         let measure = |a: usize, b: usize| -> Result<Sums, CoreError> {
             let (mut tokens, mut unknown, mut bytes) = (0u64, 0u64, 0u64);
             let mut ids = Vec::new();
@@ -139,7 +140,7 @@ impl Tokenizer {
                 if std::str::from_utf8(piece).is_err() {
                     return Ok(None);
                 }
-                if self.decode_bytes(&ids)? != piece {
+                if !self.decodes_to(&ids, piece, concatenates)? {
                     return Ok(None);
                 }
                 tokens += n * ids.len() as u64;
@@ -164,6 +165,26 @@ impl Tokenizer {
             }
             _ => None,
         })
+    }
+}
+
+impl Tokenizer {
+    /// Whether `ids` decode to `want`: compared token by token, without making the decoded
+    /// bytes, when decoding only concatenates the tokens' bytes (`Encode::concatenates`); an
+    /// id without bytes fails as `decode_bytes` fails on it.
+    fn decodes_to(&self, ids: &[u32], want: &[u8], concatenates: bool) -> Result<bool, CoreError> {
+        if !concatenates {
+            return Ok(self.decode_bytes(ids)? == want);
+        }
+        let mut rest = want;
+        for &id in ids {
+            // An id without bytes, or a token that differs (rare): decoded whole, as before.
+            match self.encoder().token_bytes(id).and_then(|t| rest.strip_prefix(t)) {
+                Some(r) => rest = r,
+                None => return Ok(self.decode_bytes(ids)? == want),
+            }
+        }
+        Ok(rest.is_empty())
     }
 }
 

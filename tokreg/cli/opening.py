@@ -43,7 +43,12 @@ class Recorder(Protocol):
     def where(self) -> str: ...
 
     def record_trained(
-        self, name: str, trained: Sequence[FinishedVersion], *, message: Optional[str] = None
+        self,
+        name: str,
+        trained: Sequence[FinishedVersion],
+        *,
+        message: Optional[str] = None,
+        ready: Optional[Callable[[], object]] = None,
     ) -> list[Recorded]: ...
 
     def interruption(self) -> Interrupted: ...

@@ -7,6 +7,7 @@ refused, never ignored."""
 from __future__ import annotations
 
 import collections
+import dataclasses
 from typing import Any, Optional
 
 import click
@@ -236,7 +237,7 @@ def train(
     progress = Progress.for_mode("none" if quiet or (as_json and progress_mode == "auto") else progress_mode)
     try:
         corpus = Corpus.of(inputs, glob=glob, field=field, counts=counts, engine=engine)
-        finished = train_run.train(corpus, opts, sizes, progress=opening.guard(progress))
+        unmeasured = train_run.train_unmeasured(corpus, opts, sizes, progress=opening.guard(progress))
     except (KeyboardInterrupt, Interrupted):
         opening.abandon()
         raise Interrupted("interrupted while training; nothing was written to the registry") from None
@@ -245,8 +246,14 @@ def train(
         raise
     finally:
         progress.clear()
+    # The measure of each version on its corpus (printed, not recorded) is made on a thread
+    # while the versions are written; the write waits for it before it commits, so a measure
+    # that fails (or a Ctrl-C while it is made) leaves the registry as it was.
+    measured = unmeasured.measure_in_background()
     reg = remember(opening.registry())
-    recorded = reg.record_trained(name, finished, message=message)
+    recorded = reg.record_trained(name, unmeasured.versions, message=message, ready=measured)
+    by_hash = {v.content_hash: v for v in measured()}
+    recorded = [dataclasses.replace(r, version=by_hash[r.version.content_hash]) for r in recorded]
     say_created(reg)
     versions = [r.info for r in recorded]
     if as_json:

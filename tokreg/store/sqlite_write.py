@@ -151,9 +151,11 @@ class SqliteRecorder:
         *,
         message: Optional[str] = None,
         created_at: Optional[datetime] = None,
+        ready: Optional[Callable[[], object]] = None,
     ) -> list[Recorded]:
         """The versions of one training run as the next versions of `name`, all or none, a size
-        that gave the same content as a smaller one once (as `Registry.record_trained`)."""
+        that gave the same content as a smaller one once (as `Registry.record_trained`, `ready`
+        too)."""
         check_name(name)
         unique = list({v.content_hash: v for v in reversed(trained)}.values())[::-1]
         created_at = created_at or datetime.now(timezone.utc)
@@ -169,6 +171,8 @@ class SqliteRecorder:
             for version, samples in items:
                 same = version.same_run([(i, w) for i, (w, _) in zip(infos, items)])
                 infos.append(_insert(conn, name, version, when, message, samples, same))
+            if ready is not None:
+                ready()
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:

@@ -19,7 +19,7 @@ import gc
 import json
 from collections.abc import Sequence
 from datetime import datetime, timezone
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from sqlalchemy import Connection, Engine, func, insert, inspect, select, update
 
@@ -223,11 +223,13 @@ def record_all(
     *,
     message: Optional[str] = None,
     created_at: Optional[datetime] = None,
+    ready: Optional[Callable[[], object]] = None,
 ) -> list[VersionInfo]:
     """Adds each (version, samples) as the next versions of `name`, in order, in one
     transaction: several sizes from one run are written all or none. Each returned version's
     `same_run` names the versions of its run written before it here (as a read at that point
-    of the transaction would: the first of a run names none)."""
+    of the transaction would: the first of a run names none). `ready` is called after the rows
+    and before the commit; what it raises rolls them back."""
     check_name(name)
     created_at = created_at or datetime.now(timezone.utc)
     # The rows are hundreds of thousands of fresh tuples that cannot form cycles; Python's
@@ -240,6 +242,8 @@ def record_all(
             for version, samples in items:
                 same_run = version.same_run([(v, w) for v, (w, _) in zip(out, items)])
                 out.append(_insert(conn, name, version, created_at, message, samples, same_run))
+            if ready is not None:
+                ready()
             return out
     except KeyboardInterrupt:
         # All or none: the last version's row tells which.

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
+import threading
 import time
 import uuid
 from collections.abc import Sequence
@@ -102,8 +103,60 @@ def train(
     *,
     progress: Optional[algorithms.Progress] = None,
 ) -> list[FinishedVersion]:
-    """Trains one version per size (ascending), each finished with its run record; nothing is
-    written."""
+    """Trains one version per size (ascending), each finished with its run record and measured
+    on its corpus; nothing is written."""
+    return train_unmeasured(corpus, options, sizes, progress=progress).measure()
+
+
+@dataclasses.dataclass(frozen=True)
+class Trained:
+    """The versions of one run, trained and finished (content, hashes, run record: what the
+    registry records) but not yet measured on their corpus, and how to measure them: the
+    measure (round_trip.py) is not recorded, only shown, so `tokreg train` records while it is
+    made (`measure_in_background`) instead of after it."""
+
+    versions: tuple[FinishedVersion, ...]
+    #: () -> `versions`, each with its `round_trip` (or as it is, where nothing measures it).
+    measure: Callable[[], list[FinishedVersion]]
+
+    def measure_in_background(self) -> Callable[[], list[FinishedVersion]]:
+        """Starts `measure` on a thread (the core lets go of the GIL while it encodes) and
+        returns what waits for it: the measured versions, or what it raised."""
+        # Each version's encoder is compiled here, once (tokenizer.py keeps it by hash): the
+        # measure and the recorder's sample strings both need it, and on two threads at once
+        # both would compile it.
+        for v in self.versions:
+            Tokenizer.of_finished(v, ref="trained")
+        out: list[list[FinishedVersion]] = []
+        failed: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                out.append(self.measure())
+            except BaseException as e:  # handed to the waiting thread, which raises it
+                failed.append(e)
+
+        thread = threading.Thread(target=run, name="tokreg-round-trip", daemon=True)
+        thread.start()
+
+        def wait() -> list[FinishedVersion]:
+            thread.join()
+            if failed:
+                raise failed[0]
+            return out[0]
+
+        return wait
+
+
+def train_unmeasured(
+    corpus: Corpus,
+    options: algorithms.TrainOptions,
+    sizes: Optional[Sequence[int]] = None,
+    *,
+    progress: Optional[algorithms.Progress] = None,
+) -> Trained:
+    """`train` up to the measure: one finished version per size (ascending), and what measures
+    them (`Trained`)."""
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
     trainer = algorithms.trainer_for(options)
@@ -157,8 +210,8 @@ def _trained(
     t0: float,
     t1: float,
     progress: Optional[algorithms.Progress],
-) -> list[FinishedVersion]:
-    """`train` from its counts on: train every size and finish each version."""
+) -> Trained:
+    """`train_unmeasured` from its counts on: train every size and finish each version."""
     if by_language is not None:
         datas, info = trainer.train_languages(*by_language, options, wanted, progress)
     else:
@@ -208,9 +261,13 @@ def _trained(
                 "reproducible": counted.reproducible,
             },
         }
-        version = _finish(data, parsed, run)
-        finished.append(_measured(version, counted.counts if by_pieces else None, kept_text, options.threads))
-    return finished
+        finished.append(_finish(data, parsed, run))
+    pieces = counted.counts if by_pieces else None
+
+    def measure() -> list[FinishedVersion]:
+        return [_measured(v, pieces, kept_text, options.threads) for v in finished]
+
+    return Trained(tuple(finished), measure)
 
 
 def _measured(
