@@ -446,7 +446,7 @@ fn merges_from_ranks(py: Python<'_>, tokens: Vec<(u32, PyBackedBytes)>) -> PyRes
 /// released; `finish` gives the `Counts`. One constructor per way of cutting lines.
 #[pyclass(module = "tokreg._core")]
 struct Counter {
-    inner: Option<count::Counter>,
+    inner: Option<count::AnyCounter>,
     threads: usize,
 }
 
@@ -462,10 +462,11 @@ impl Counter {
         dir: Option<String>,
         threads: usize,
     ) -> Counter {
-        Counter { inner: Some(count::Counter::new(split, max_piece_bytes, table_budget, spill_dir(dir))), threads }
+        let c = count::Counter::new(split, max_piece_bytes, table_budget, spill_dir(dir));
+        Counter { inner: Some(count::AnyCounter::Shared(c)), threads }
     }
 
-    fn live(&mut self, py: Python<'_>) -> PyResult<&mut count::Counter> {
+    fn live(&mut self, py: Python<'_>) -> PyResult<&mut count::AnyCounter> {
         self.inner.as_mut().ok_or_else(|| to_py_err(py, CoreError::input("this counter is finished; make a new one")))
     }
 }
@@ -487,7 +488,8 @@ impl Counter {
         Ok(Counter::make(count::Splitting::Pieces(splitter), max_piece_bytes, table_budget, spill_dir, threads))
     }
 
-    /// Superword BPE: runs of up to `max_words` pieces of a pattern (`bpe::superword`).
+    /// Superword BPE: runs of up to `max_words` pieces of a pattern (`bpe::superword`), counted
+    /// by `count::RunCounter`.
     #[staticmethod]
     #[pyo3(signature = (pattern, max_words, table_budget=usize::MAX, spill_dir=None, threads=0))]
     fn superword(
@@ -499,11 +501,8 @@ impl Counter {
         threads: usize,
     ) -> PyResult<Counter> {
         let splitter = Splitter::new(pattern).or_raise(py)?;
-        let split = count::Splitting::Words(Box::new(move |line: &str, emit: &mut dyn FnMut(&str)| {
-            // The official patterns never fail; a custom regex that gives up counts nothing more of the line.
-            let _ = bpe::superword::count_runs(line, &splitter, max_words, emit);
-        }));
-        Ok(Counter::make(split, 0, table_budget, spill_dir, threads))
+        let c = count::RunCounter::new(splitter, max_words, table_budget, self::spill_dir(spill_dir));
+        Ok(Counter { inner: Some(count::AnyCounter::Runs(c)), threads })
     }
 
     /// WordPiece: BERT normalization and pre-tokenization.

@@ -44,7 +44,7 @@ pub fn runs(
 }
 
 /// `runs`, holding the run being cut in `run` (a buffer the caller keeps across lines).
-fn runs_in(
+pub(crate) fn runs_in(
     text: &str,
     splitter: &Splitter,
     max_words: usize,

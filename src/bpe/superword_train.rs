@@ -357,6 +357,13 @@ mod tests {
         let mut ids = Vec::new();
         enc.encode_into(&text, &mut ids).unwrap();
         assert_eq!(enc.decode_bytes(&ids).unwrap(), text.as_bytes());
+        // each counted run segments as its text encodes (the round trip's form)
+        for (key, _) in counts.iter() {
+            let (mut got, mut want) = (Vec::new(), Vec::new());
+            let run = enc.segment_counted(key, &mut got).unwrap();
+            enc.encode_into(std::str::from_utf8(run).unwrap(), &mut want).unwrap();
+            assert_eq!(got, want);
+        }
         // the final counts of training are the encoder's on the training text
         let mut uses = vec![0u64; tokens.len()];
         for &id in &ids {

@@ -160,7 +160,7 @@ fn shard_of_short(key: u64) -> usize {
 
 /// The end of the longest prefix of `s` (at most `max` bytes, at least one character) that
 /// ends at a character boundary.
-fn cut(s: &[u8], max: usize) -> usize {
+pub(super) fn cut(s: &[u8], max: usize) -> usize {
     if s.len() <= max {
         return s.len();
     }

@@ -9,6 +9,8 @@
 //!   neither the thread count nor the chunk size can change a count.
 //! - `spill.rs`: when the table outgrows its memory budget it is written to a temporary file
 //!   as a run sorted by bytes and emptied (counting out of core); `finish` merges the runs.
+//! - `runs.rs`: `RunCounter`, superword BPE's runs counted as sequences of piece ids (the
+//!   same `Counts` as `Counter` with `bpe::superword::count_runs` as its word split, cheaper).
 //! - `counts.rs`: `Counts`, the finished result: distinct pieces sorted by bytes, each with its
 //!   count, and what the budget rule dropped; its binary form, sums, and the budget rule.
 //!
@@ -19,9 +21,11 @@
 
 mod counter;
 mod counts;
+mod runs;
 mod spill;
 
 pub use counter::{Counter, Splitting, WordSplit};
+pub use runs::{AnyCounter, RunCounter};
 
 /// One counted piece and its count, as runs and merges stream them.
 pub type Entry = (Box<[u8]>, u64);
