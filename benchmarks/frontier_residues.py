@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 import tokreg
+from benchmarks import residues_scale
 from benchmarks.common import DATA, held_out_split, need_data, table, text_lines
 from tokreg.algorithms.bpe.picky_model import PickyConfig
 from tokreg.algorithms.bpe.picky_training import picky_data
@@ -313,6 +314,8 @@ def run() -> None:
                 _section(title, "kernel", folder, train, held, (8000, 32000))
             else:
                 print(f"\nresidues on kernel.txt: {KERNEL} not found (../shared/tools/big-corpus.sh); skipped")
+        if "scale" in only:  # not by default: tens of minutes (benchmarks/residues_scale.py)
+            residues_scale.run()
         if "docs" in only:
             texts = _kernel_docs()
             if texts:
