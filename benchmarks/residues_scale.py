@@ -72,7 +72,7 @@ SHARES = (0.8, 0.85, 0.9)
 SHARES_A = (0.8, 1.0)  # k above A's count would remove them all again
 #: ... and, for the training judges, a share of plain BPE's residues on all of H (only the
 #: grid's numbers come from H: which tokens leave is chosen on T alone).
-TRAIN_SHARES = (0.7, 0.8, 0.9, 1.0)
+TRAIN_SHARES = (0.7, 0.8, 0.9, 1.0, 1.2)
 PARTS = 4
 #: BPE N + EXTRA N is trained in the same run as BPE N, to cut the N + k versions from.
 EXTRA = 0.25
