@@ -27,6 +27,10 @@ vocabulary size (a run can stop short: the 3.4 MB English runs out of pairs befo
 residue-free version has fewer tokens), the training CPU time of the process (counting
 included) and the time of the measure (one traced encode, two threads). One residue-rule run
 per table is trained again on 1 and on 2 threads: its content hash must not change.
+
+`TOKREG_BENCH_RESIDUES=scale` (not in the default list: tens of minutes) runs
+benchmarks/residues_scale.py: does the gap between the rules and the held-out bound close on
+samples of 20-400 MB of the 1 GB kernel.txt?
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 import tokreg
+from benchmarks import residues_scale
 from benchmarks.common import DATA, held_out_split, need_data, table, text_lines
 from tokreg.algorithms.bpe.picky_model import PickyConfig
 from tokreg.algorithms.bpe.picky_training import picky_data
@@ -313,6 +318,8 @@ def run() -> None:
                 _section(title, "kernel", folder, train, held, (8000, 32000))
             else:
                 print(f"\nresidues on kernel.txt: {KERNEL} not found (../shared/tools/big-corpus.sh); skipped")
+        if "scale" in only:  # not by default: tens of minutes (benchmarks/residues_scale.py)
+            residues_scale.run()
         if "docs" in only:
             texts = _kernel_docs()
             if texts:
