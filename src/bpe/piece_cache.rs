@@ -171,17 +171,9 @@ struct WordEntry {
     nids: u8,
     /// Set by a hit, cleared by the clock hand passing: the entry is kept one more round.
     used: u8,
-    /// In the bucket's first entry: where the bucket's clock hand points (0..4); in its second,
-    /// the bucket's generation (`stamp`); kept as it is when the entry is replaced.
+    /// In the bucket's first entry: where the bucket's clock hand points (0..4).
     hand: u8,
     ids: [u32; WORD_IDS],
-}
-
-/// The generation a word-table bucket was filled in: the `hand` byte of its second entry,
-/// which no clock hand uses (the bucket's hand is in its first entry).
-#[inline(always)]
-fn stamp(bucket: &WordBucket) -> u8 {
-    bucket.0[1].hand
 }
 
 /// Four entries that one piece's hash selects, on one 128-byte boundary (two cache lines
@@ -230,10 +222,6 @@ pub struct PieceCache {
     /// Each remembered pair: its answer (`APART` or `MERGED`) in the top two bits, then
     /// a << 32 | b; 0 is an empty slot.
     pairs: Vec<u64>,
-    /// The word table's generation: a bucket whose stamp (`stamp`) differs holds nothing.
-    /// Emptying the cache for another encoder moves it on instead of writing 2 MB, which cost
-    /// about 70 µs of every fresh encoder's first call, a few percent of a short text's time.
-    epoch: u8,
 }
 
 impl PieceCache {
@@ -245,7 +233,6 @@ impl PieceCache {
             short: Table::new(),
             long: Table::new(),
             pairs: vec![0; PAIRS],
-            epoch: 1, // zeroed buckets are stamped 0: empty
         }
     }
 
@@ -300,9 +287,6 @@ impl PieceCache {
         debug_assert!((1..=WORD_KEY).contains(&piece.len()));
         let (a, b) = words(piece);
         let at = word_hash(a, b, piece.len()) & (WORD_BUCKETS - 1);
-        if stamp(&self.words[at]) != self.epoch {
-            return Word::Miss(at);
-        }
         for e in self.words[at].0.iter_mut() {
             if e.a == a && e.b == b && e.len as usize == piece.len() {
                 if e.used == 0 {
@@ -324,11 +308,6 @@ impl PieceCache {
     #[inline]
     pub fn set_word(&mut self, at: usize, piece: &[u8], ids: &[u32]) {
         let (a, b) = words(piece);
-        if stamp(&self.words[at]) != self.epoch {
-            // Left from an earlier generation: emptied now, and stamped with this one.
-            self.words[at] = WordBucket::default();
-            self.words[at].0[1].hand = self.epoch;
-        }
         let bucket = &mut self.words[at].0;
         let way = match bucket.iter().position(|e| e.len == 0) {
             Some(way) => way,
@@ -357,12 +336,7 @@ impl PieceCache {
     /// Forgets every entry (the memory stays).
     fn clear(&mut self) {
         self.tokens.fill(TokenEntry::default());
-        // The word table by generation (`epoch`): written whole only when the stamp wraps.
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            self.words.fill(WordBucket::default());
-            self.epoch = 1;
-        }
+        self.words.fill(WordBucket::default());
         self.chars.fill(CharEntry::default());
         self.short.meta.fill(Meta::default());
         self.long.meta.fill(Meta::default());
@@ -442,10 +416,9 @@ pub fn with_cache<T>(owner: u64, f: impl FnOnce(&mut PieceCache) -> T) -> T {
             Some(k) => caches[..=k].rotate_right(1),
             None => {
                 // Reuse the least recently used cache's memory when the thread has its share:
-                // emptying it writes 1.1 MB of mapped memory (the word table, 2 MB more, only
-                // moves to a new generation), where a new one would take page faults all over
-                // the tables during the call (on a busy machine, ten times the cost of encoding
-                // a short document).
+                // emptying it touches 0.3 MB of mapped memory, where a new one would take page
+                // faults all over 2.3 MB during the call (on a busy machine, ten times the
+                // cost of encoding a short document).
                 let fresh = if caches.len() >= ENCODERS_PER_THREAD {
                     let (_, mut c) = caches.pop().expect("a full list");
                     c.clear();
@@ -721,32 +694,6 @@ mod tests {
             + c.words.len() * std::mem::size_of::<WordBucket>()
             + c.pairs.len() * 8;
         assert!(bytes < 4_600_000, "{bytes}");
-    }
-
-    /// Emptying a cache moves the word table to a new generation instead of writing it: after
-    /// every emptying (through the stamp's wrap, when the table is written whole), no word of
-    /// an earlier generation is found, a bucket of an old generation takes new words, and the
-    /// clock hand of a bucket filled again still evicts as before.
-    #[test]
-    fn an_emptied_word_table_holds_nothing_of_before() {
-        let mut c = PieceCache::new();
-        let pieces: Vec<Vec<u8>> = (0..40u32).map(|i| format!("w{i:03}").into_bytes()).collect();
-        for round in 0..600u32 {
-            for (i, p) in pieces.iter().enumerate() {
-                match c.word(p, &mut vec![]) {
-                    Word::Miss(at) => c.set_word(at, p, &[round, i as u32]),
-                    _ => panic!("round {round}: {:?} known before it was stored", String::from_utf8_lossy(p)),
-                }
-            }
-            for (i, p) in pieces.iter().enumerate() {
-                let mut out = vec![];
-                if let Word::Ids = c.word(p, &mut out) {
-                    assert_eq!(out, [round, i as u32]);
-                }
-            }
-            c.clear();
-            assert_ne!(c.epoch, 0);
-        }
     }
 
     #[test]
