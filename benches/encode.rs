@@ -2,7 +2,8 @@
 //! `.tiktoken` files, in MB/s: `cargo bench --bench encode [-- VOCAB FILE...]`. With
 //! `TOKREG_BENCH_ONCE=1` each file is encoded once and nothing is timed, for instruction
 //! counts under `valgrind --tool=callgrind` (repeatable whatever the machine's load). With
-//! `TOKREG_BENCH_COLD=1` each file is timed on the first call of a fresh encoder (best of 5, CPU time).
+//! `TOKREG_BENCH_COLD=1` each file is timed on the first call of a fresh encoder (best of 5, or of `TOKREG_BENCH_COLD_REPS`, CPU time);
+//! with `TOKREG_BENCH_COLD_LOOP=N`, N times on one encoder that forgets its caches before each call.
 //! With `TOKREG_BENCH_STREAM=1` each file is cut into documents of about 64 KB and a fresh
 //! encoder encodes them one call each, as `benchmarks/versus.py`'s stream does (best of 3, CPU
 //! time), beside the pre-tokenizer alone over the same documents: the rest is the encoder's.
@@ -96,11 +97,42 @@ fn main() {
         ["kjv.txt", "dr.en.txt", "dr.zh-cn.txt"].iter().filter_map(|f| Some((f.to_string(), data::read(f)?))).collect()
     };
     let once = std::env::var_os("TOKREG_BENCH_ONCE").is_some();
+    if let Some(reps) = std::env::var("TOKREG_BENCH_COLD_LOOP").ok().and_then(|r| r.parse::<usize>().ok()) {
+        // Cold, many times over one encoder: before each call it forgets its caches, so the call
+        // runs as a fresh encoder's first does, without building the tables again (for
+        // profiling the cold path). Best and median CPU time.
+        let mut enc = RankEncoder::new(tokens.clone(), vec![], Splitter::new(pattern).unwrap()).unwrap();
+        for (f, text) in texts {
+            let mut times = Vec::with_capacity(reps);
+            let mut out = Vec::new();
+            // With TOKREG_BENCH_EVICT_MB, that many megabytes are written before each call (not
+            // timed), so the encoder's tables are out of L2 cache as a freshly built encoder's are.
+            let evict_mb =
+                std::env::var("TOKREG_BENCH_EVICT_MB").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(0);
+            let mut scratch = vec![0u8; evict_mb << 20];
+            for rep in 0..reps {
+                enc.forget_caches();
+                out.clear();
+                for (i, b) in scratch.iter_mut().enumerate().step_by(64) {
+                    *b = (i + rep) as u8;
+                }
+                std::hint::black_box(&scratch);
+                let t = cpu_seconds();
+                enc.encode_into(&text, &mut out).unwrap();
+                times.push(cpu_seconds() - t);
+            }
+            times.sort_by(f64::total_cmp);
+            let mb = |s: f64| text.len() as f64 / s / 1e6;
+            println!("{vocab} {f} cold x{reps}: best {:.1} MB/s, median {:.1} MB/s", mb(times[0]), mb(times[reps / 2]));
+        }
+        return;
+    }
     if std::env::var_os("TOKREG_BENCH_COLD").is_some() {
         // Cold: a fresh encoder per run, timed on its first call (best of 5, CPU time).
         for (f, text) in texts {
             let mut best = f64::INFINITY;
-            for _ in 0..5 {
+            let reps = std::env::var("TOKREG_BENCH_COLD_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(5);
+            for _ in 0..reps {
                 let enc = RankEncoder::new(tokens.clone(), vec![], Splitter::new(pattern).unwrap()).unwrap();
                 let mut out = Vec::new();
                 let t = cpu_seconds();
