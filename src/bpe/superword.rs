@@ -113,19 +113,21 @@ pub fn run_key(key: &mut String, text: &str, run: &[(usize, usize)]) {
 /// Appends `n` in decimal (what `write!` gives, without its formatting machinery: keys are
 /// built for every run of the corpus).
 fn push_decimal(key: &mut String, n: usize) {
-    let mut digits = [0u8; 20];
+    for &d in decimal(n, &mut [0; 20]) {
+        key.push(d as char);
+    }
+}
+
+/// `n`'s decimal digits, written at the end of `digits`.
+pub(crate) fn decimal(mut n: usize, digits: &mut [u8; 20]) -> &[u8] {
     let mut at = digits.len();
-    let mut n = n;
     loop {
         at -= 1;
         digits[at] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
-            break;
+            return &digits[at..];
         }
-    }
-    for &d in &digits[at..] {
-        key.push(d as char);
     }
 }
 

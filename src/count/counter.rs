@@ -16,6 +16,7 @@ use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHasher};
 
 use super::counts::{CountStats, Counts};
+use super::lines::Lines;
 use super::spill::{merge_runs, Run};
 use crate::error::CoreError;
 use crate::pretok::Splitter;
@@ -99,7 +100,7 @@ pub struct Counter {
     table_budget: usize,
     spill_dir: PathBuf,
     runs: Vec<Run>,
-    tail: Vec<u8>,
+    lines: Lines,
     stats: CountStats,
 }
 
@@ -189,7 +190,7 @@ impl Counter {
             table_budget: table_budget.max(4096),
             spill_dir,
             runs: Vec::new(),
-            tail: Vec::new(),
+            lines: Lines::default(),
             stats: CountStats::default(),
         }
     }
@@ -197,26 +198,16 @@ impl Counter {
     /// Counts the complete lines of `data` (after the unfinished line of the previous chunk).
     pub fn feed(&mut self, data: &[u8]) -> Result<(), CoreError> {
         self.stats.input_bytes += data.len() as u64;
-        let Some(last) = data.iter().rposition(|&b| b == b'\n') else {
-            self.tail.extend_from_slice(data);
-            return self.cut_long_tail();
-        };
-        let mut body = &data[..=last];
-        if !self.tail.is_empty() {
-            let first = body.iter().position(|&b| b == b'\n').unwrap_or(0);
-            let mut line = std::mem::take(&mut self.tail);
-            line.extend_from_slice(&body[..=first]);
-            self.count_block(&line)?;
-            body = &body[first + 1..];
-        }
-        self.count_block(body)?;
-        self.tail.extend_from_slice(&data[last + 1..]);
-        self.cut_long_tail()
+        let mut lines = std::mem::take(&mut self.lines);
+        let cuts = lines.feed(data, |block| self.count_block(block));
+        self.lines = lines;
+        self.stats.cut_lines += cuts?;
+        Ok(())
     }
 
     /// Ends one input: its last line is counted even without a final `\n`.
     pub fn end_input(&mut self) -> Result<(), CoreError> {
-        let line = std::mem::take(&mut self.tail);
+        let line = self.lines.end();
         self.count_block(&line)
     }
 
@@ -251,17 +242,6 @@ impl Counter {
         stats.spilled_runs = self.runs.len() as u64;
         let merged = merge_runs(std::mem::take(&mut self.runs))?;
         Counts::select(merged, stats, keep_budget.unwrap_or(usize::MAX))
-    }
-
-    fn cut_long_tail(&mut self) -> Result<(), CoreError> {
-        while self.tail.len() > LONG_LINE {
-            let end = cut(&self.tail, LONG_LINE);
-            let rest = self.tail.split_off(end);
-            let line = std::mem::replace(&mut self.tail, rest);
-            self.stats.cut_lines += 1;
-            self.count_block(&line)?;
-        }
-        Ok(())
     }
 
     fn count_block(&mut self, block: &[u8]) -> Result<(), CoreError> {

@@ -7,6 +7,8 @@
 //!   into maps that borrow the chunk's bytes, and folded into a table split into `SHARDS`
 //!   shards by hash, the shards filled in parallel. Counts are sums of 64-bit integers, so
 //!   neither the thread count nor the chunk size can change a count.
+//! - `lines.rs`: `Lines`, the line framing both counters share (a chunk's unfinished line
+//!   carried to the next, an overlong one cut).
 //! - `spill.rs`: when the table outgrows its memory budget it is written to a temporary file
 //!   as a run sorted by bytes and emptied (counting out of core); `finish` merges the runs.
 //! - `runs.rs`: `RunCounter`, superword BPE's runs counted as sequences of piece ids (the
@@ -21,6 +23,7 @@
 
 mod counter;
 mod counts;
+mod lines;
 mod runs;
 mod spill;
 

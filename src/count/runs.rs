@@ -26,10 +26,10 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
-use super::counter::{cut, LONG_LINE};
 use super::counts::{CountStats, Counts};
+use super::lines::Lines;
 use super::spill::{merge_runs, Run};
-use crate::bpe::superword::runs_in;
+use crate::bpe::superword::{decimal, runs_in};
 use crate::error::CoreError;
 use crate::pretok::Splitter;
 
@@ -232,17 +232,7 @@ fn push_key(out: &mut Vec<u8>, pieces: &Pieces, run: &[u32]) {
         if i > 0 {
             out.push(b',');
         }
-        let mut digits = [0u8; 20];
-        let (mut at, mut n) = (digits.len(), pieces.get(p).len());
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        out.extend_from_slice(&digits[at..]);
+        out.extend_from_slice(decimal(pieces.get(p).len(), &mut [0; 20]));
     }
     out.push(b';');
     for &p in run {
@@ -269,7 +259,7 @@ pub struct RunCounter {
     table_budget: usize,
     spill_dir: PathBuf,
     spilled: Vec<Run>,
-    tail: Vec<u8>,
+    lines: Lines,
     stats: CountStats,
 }
 
@@ -310,7 +300,7 @@ impl RunCounter {
             table_budget: table_budget.max(4096),
             spill_dir,
             spilled: Vec::new(),
-            tail: Vec::new(),
+            lines: Lines::default(),
             stats: CountStats::default(),
         }
     }
@@ -318,26 +308,16 @@ impl RunCounter {
     /// Counts the complete lines of `data` (after the unfinished line of the previous chunk).
     pub fn feed(&mut self, data: &[u8]) -> Result<(), CoreError> {
         self.stats.input_bytes += data.len() as u64;
-        let Some(last) = memchr::memrchr(b'\n', data) else {
-            self.tail.extend_from_slice(data);
-            return self.cut_long_tail();
-        };
-        let mut body = &data[..=last];
-        if !self.tail.is_empty() {
-            let first = memchr::memchr(b'\n', body).unwrap_or(0);
-            let mut line = std::mem::take(&mut self.tail);
-            line.extend_from_slice(&body[..=first]);
-            self.count_block(&line)?;
-            body = &body[first + 1..];
-        }
-        self.count_block(body)?;
-        self.tail.extend_from_slice(&data[last + 1..]);
-        self.cut_long_tail()
+        let mut lines = std::mem::take(&mut self.lines);
+        let cuts = lines.feed(data, |block| self.count_block(block));
+        self.lines = lines;
+        self.stats.cut_lines += cuts?;
+        Ok(())
     }
 
     /// Ends one input: its last line is counted even without a final `\n`.
     pub fn end_input(&mut self) -> Result<(), CoreError> {
-        let line = std::mem::take(&mut self.tail);
+        let line = self.lines.end();
         self.count_block(&line)
     }
 
@@ -379,17 +359,6 @@ impl RunCounter {
         self.shards.iter().map(RunTable::estimate).sum::<usize>()
             + self.pieces.bytes.len()
             + self.pieces.len() * PIECE_OVERHEAD
-    }
-
-    fn cut_long_tail(&mut self) -> Result<(), CoreError> {
-        while self.tail.len() > LONG_LINE {
-            let end = cut(&self.tail, LONG_LINE);
-            let rest = self.tail.split_off(end);
-            let line = std::mem::replace(&mut self.tail, rest);
-            self.stats.cut_lines += 1;
-            self.count_block(&line)?;
-        }
-        Ok(())
     }
 
     fn count_block(&mut self, block: &[u8]) -> Result<(), CoreError> {
