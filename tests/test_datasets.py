@@ -580,3 +580,23 @@ def test_mapped_and_read_inputs_give_the_same_shards_and_name_the_same_lines(
         assert plain[1] == bad[: manifest.EXAMPLES] and plain[2]["skipped"] == len(bad)
     else:  # a paragraph over the limit is named by its first line
         assert plain[2]["skipped"] >= 5 and all(rows[n - 1] for n in plain[1])
+
+
+def test_inputs_without_a_document_are_refused_and_leave_no_folder(tok: Any, run: Cli, tmp_path: Path) -> None:
+    empty, blank = tmp_path / "empty.txt", tmp_path / "blank.txt"
+    empty.write_bytes(b"")
+    blank.write_bytes(b"\n" * 9)  # a line of spaces is a document; empty lines are not
+    res = run("tokenize", "mini@1", empty, "-o", tmp_path / "a", ok=False)
+    one_error_line(res, "nothing to tokenize", "empty.txt", "is empty")
+    assert not (tmp_path / "a").exists()
+    res = run("tokenize", "mini@1", blank, "--document", "line", "-o", tmp_path / "b", ok=False)
+    one_error_line(res, "nothing to tokenize in 'blank.txt'", "no document", "no dataset was kept")
+    assert not (tmp_path / "b").exists()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"text": "broken\n{"body": "no text"}\n')
+    (tmp_path / "c").mkdir()
+    res = run("tokenize", "mini@1", bad, "-o", tmp_path / "c", "--on-bad-record", "skip", ok=False)
+    one_error_line(res, "all 2 records were skipped", "bad.jsonl")
+    assert (tmp_path / "c").is_dir() and not any((tmp_path / "c").iterdir())
+    with pytest.raises(InputError, match="nothing to tokenize"):
+        tokenize(tok, [empty, empty], tmp_path / "d")

@@ -32,6 +32,7 @@ inputs (hashing them again), drops the documents its complete shards hold, and g
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import threading
@@ -233,6 +234,10 @@ def _tokenize(
     sources = part_of(expand(inputs, glob=opts.glob, field=opts.field), opts.shard_of)
     for s in sources:
         opts.document_kind(s.format)  # refuse a mismatch before writing
+    whole = opts.shard_of is None  # a part of a split run may hold no document; a whole run may not
+    if whole and all(s.path is not None and s.size_on_disk == 0 for s in sources):
+        raise InputError(f"nothing to tokenize: {_names(sources)} empty; give inputs that hold text")
+    existed = os.path.isdir(folder)
     dtype = dtype_for(id_bound(tok), opts.format)
     encoder = Encoder.of(tok, opts, dtype, threads)
     # The engine connects first: a cluster that cannot be reached leaves the folder as it was.
@@ -247,6 +252,18 @@ def _tokenize(
     finally:
         eng.close()
     shards.finish(stats["last_end"])
+    if whole and not doc["shards"]:
+        _discard(folder, existed)
+        skipped = shards.bad_count
+        why = (
+            f"all {skipped} records were skipped as bad (first: {shards.bad[0].reason})"
+            if skipped
+            else f"no document in {'it' if len(sources) == 1 else 'them'} (only blank lines or empty records)"
+        )
+        raise InputError(
+            f"nothing to tokenize in {_names(sources, verb=False)}: {why}; give inputs that hold text "
+            f"(no dataset was kept at {folder})"
+        )
     doc["inputs"] = shards.inputs
     doc["totals"] = {
         "shards": len(doc["shards"]),
@@ -259,6 +276,24 @@ def _tokenize(
     doc["dataset_hash"] = manifest.dataset_hash(doc)
     manifest.write(folder, doc)
     return Summary(folder, doc, state.resumed, False, time.monotonic() - t0, stats["text"], shards.written)
+
+
+def _names(sources: Sequence[Source], verb: bool = True) -> str:
+    """The inputs as a message names them: the first three, and how many more."""
+    shown = ", ".join(repr(s.name) for s in sources[:3])
+    more = f" and {len(sources) - 3} more" if len(sources) > 3 else ""
+    if not verb:
+        return shown + more
+    return shown + more + (" is" if len(sources) == 1 else " are all")
+
+
+def _discard(folder: str, existed: bool) -> None:
+    """Removes what a run that made no shard left in `folder`: its manifest (no shard names a
+    document, so nothing else of a dataset is there) and the folder itself when this run made it."""
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(os.path.join(folder, manifest.NAME))
+    if not existed and not os.listdir(folder):
+        os.rmdir(folder)
 
 
 _END = object()
