@@ -15,6 +15,7 @@ import hashlib
 import os
 import re
 import sqlite3
+import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -665,3 +666,31 @@ def test_postgres_refuses_names_the_registry_schema_also_defines(pg_registry: tu
         finally:
             owner.execute("DROP FUNCTION public.lower(integer) CASCADE")
         assert reg.sql("SELECT lower('A')")[1] == [("a",)]
+
+
+def _free_pthread_keys() -> int:
+    """How many more pthread keys this process could create (all created here are deleted)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None)
+    made, key = [], ctypes.c_uint()
+    while libc.pthread_key_create(ctypes.byref(key), None) == 0:
+        made.append(key.value)
+    for k in made:
+        libc.pthread_key_delete(k)
+    return len(made)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts pthread keys through glibc")
+def test_checking_many_statements_uses_no_pthread_key_per_statement() -> None:
+    """libpg_query keeps per-thread state under a pthread key it never deletes: parsing each
+    statement on a new thread used one of the process's 1,024 keys per `Registry.sql` on
+    PostgreSQL, until a long-lived process (a serve, a test worker) could make no more."""
+    pytest.importorskip("pglast")
+    from tokreg.store import pg_check
+
+    pg_check.parse("SELECT 1")  # the parse thread and its key, once
+    before = _free_pthread_keys()
+    for k in range(200):
+        pg_check.parse(f"SELECT {k} FROM vocab WHERE tokenizer = 'a@1'")
+    assert before - _free_pthread_keys() <= 1

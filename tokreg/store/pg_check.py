@@ -26,6 +26,7 @@ adds) is refused by default. On the known kinds:
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -309,33 +310,59 @@ MAX_CHARS = 100_000
 #: stack. They run on a thread with this much stack (address space reserved, touched only as
 #: used), which holds any statement of MAX_CHARS.
 _PARSE_STACK = 512 << 20
-_stack_size_lock = threading.Lock()
 #: pglast's base class of tree nodes, set by parse() once pglast is imported (until then, a class
 #: nothing is an instance of).
 _NODE_CLASS: type = type("NoNodeYet", (), {})
 
 
-def _on_big_stack(parse_sql: Callable[[str], Any], query: str) -> Any:
-    """`parse_sql(query)` on a thread with a stack that no statement of MAX_CHARS exhausts."""
-    out: dict[str, Any] = {}
+class _ParseThread:
+    """One thread, started once per process with a stack of _PARSE_STACK, that parses every
+    statement handed to it in turn.
 
-    def run() -> None:
-        try:
-            out["stmts"] = parse_sql(query)
-        except Exception as e:  # handed to the caller's thread
-            out["error"] = e
+    Not a new thread per statement: libpg_query keeps per-thread state under a pthread key it
+    never deletes, so each thread that parses uses up one of the process's 1,024 keys for good.
+    With a thread per statement, a `tokreg serve` of a PostgreSQL registry or any long-lived
+    process calling `Registry.sql` failed after about a thousand statements, in whatever next
+    asked for a key (seen as `import tracemalloc` raising `OSError: [Errno 0]`)."""
 
-    with _stack_size_lock:
-        old = threading.stack_size(_PARSE_STACK)
-        try:
-            worker = threading.Thread(target=run, name="tokreg-sql-parse", daemon=True)
-            worker.start()
-        finally:
-            threading.stack_size(old)
-    worker.join()
-    if "error" in out:
-        raise out["error"]
-    return out["stmts"]
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[tuple[Callable[[str], Any], str, dict[str, Any], threading.Event]] = (
+            queue.SimpleQueue()
+        )
+        self._thread: threading.Thread | None = None
+
+    def _serve(self) -> None:
+        while True:
+            parse_sql, query, out, done = self._jobs.get()
+            try:
+                out["stmts"] = parse_sql(query)
+            except Exception as e:  # handed to the caller's thread
+                out["error"] = e
+            finally:
+                done.set()
+
+    def __call__(self, parse_sql: Callable[[str], Any], query: str) -> Any:
+        with self._lock:  # (after a fork the parent's thread is not alive in the child: start one)
+            if self._thread is None or not self._thread.is_alive():
+                old = threading.stack_size(_PARSE_STACK)
+                try:
+                    self._thread = threading.Thread(target=self._serve, name="tokreg-sql-parse", daemon=True)
+                    self._thread.start()
+                finally:
+                    threading.stack_size(old)
+        out: dict[str, Any] = {}
+        done = threading.Event()
+        self._jobs.put((parse_sql, query, out, done))
+        done.wait()
+        if "error" in out:
+            raise out["error"]
+        return out["stmts"]
+
+
+#: `_on_big_stack(parse_sql, query)`: `parse_sql(query)` on the process's parse thread, whose
+#: stack no statement of MAX_CHARS exhausts.
+_on_big_stack = _ParseThread()
 
 
 def parse(query: str) -> Any:
