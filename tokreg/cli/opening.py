@@ -93,7 +93,8 @@ class Opening:
     @staticmethod
     def _recorder(db: Optional[str], name: str) -> Recorder:
         check_name(name)
-        from ..store.sqlite_write import open_file
+        from ..store.sqlite_write import open_file  # on this thread, as the Registry below
+
 
         lean = open_file(db, samples_of)
         if lean is not None:

@@ -88,7 +88,7 @@ def count(
 
 def from_counts(path: PathLike, options: algorithms.TrainOptions) -> counting_local.Counted:
     """The counting phase read from a counts file, checked to be counted as `options` count."""
-    from . import counts_file
+    from . import counts_file  # on use, as the languages and the encoder (top of the module)
 
     t0 = time.perf_counter()
     counts, header = counts_file.read(path)
@@ -132,7 +132,7 @@ class Trained:
         # Each version's encoder is compiled here, once (tokenizer.py keeps it by hash): the
         # measure and the recorder's sample strings both need it, and on two threads at once
         # both would compile it.
-        from ..encoding.tokenizer import Tokenizer
+        from ..encoding.tokenizer import Tokenizer  # on use (top of the module)
 
         for v in self.versions:
             Tokenizer.of_finished(v, ref="trained")
@@ -175,7 +175,7 @@ def train_unmeasured(
     trainer.check(options, wanted)
     plan = trainer.languages(options)
     if plan is not None:
-        from . import languages
+        from . import languages  # on use (top of the module)
     if plan is not None and not corpus.inputs and corpus.counts is None:
         corpus = dataclasses.replace(corpus, inputs=tuple(p for paths in plan.train.values() for p in paths))
     if plan is not None and plan.field is None and corpus.counts is None:
@@ -289,7 +289,7 @@ def _measured(
 ) -> FinishedVersion:
     """`version` with what it loses of the corpus (round_trip.py): measured on the counted
     `pieces` when given and they stand for the lines, else on the text kept (`read_kept`, if any)."""
-    from ..encoding.tokenizer import Tokenizer
+    from ..encoding.tokenizer import Tokenizer  # on use (top of the module)
 
     tok: Optional[Tokenizer] = None
     if pieces is not None:
@@ -321,7 +321,7 @@ def count_to_file(
 ) -> dict[str, Any]:
     """Counts a corpus as `options` would train on it and writes every piece (no budget rule:
     that applies when training) to a counts file; returns its summary."""
-    from . import counts_file
+    from . import counts_file  # on use (top of the module)
 
     counted = count(corpus, options, progress=progress, keep=False)
     spec = algorithms.trainer_for(options).counting(options)
@@ -331,7 +331,7 @@ def count_to_file(
 
 def merge_counts_files(paths: Sequence[PathLike], output: PathLike) -> dict[str, Any]:
     """Sums counts files counted alike (`tokreg count --merge`) into `output`."""
-    from . import counts_file
+    from . import counts_file  # on use (top of the module)
 
     t0 = time.perf_counter()
     counts, spec, corpus = counts_file.merge(paths)
