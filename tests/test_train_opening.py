@@ -3,6 +3,8 @@ opening finds wrong stops the run at its next progress report, with the same err
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -33,3 +35,25 @@ def test_a_good_opening_passes_reports_on_and_gives_the_registry(tmp_path: Path)
     assert seen == [("merge", 256, 1000)]
     assert not reg.created and not (tmp_path / "r.db").exists()  # opened, not created: the first write creates it
     reg.close()
+
+
+def test_what_is_needed_only_after_training_is_imported_on_the_opening_thread(tmp_path: Path) -> None:
+    # A fresh process: the command's module and a BPE run's trainer and corpus, as the command
+    # has them when the core starts to count, hold none of AFTER_TRAINING; the opening imports them.
+    code = (
+        "import sys; from tokreg import algorithms; from tokreg.cli import opening, train\n"
+        "from tokreg.training.corpus import Corpus\n"
+        "opts = train._options_for('bpe', {'pattern': 'gpt2'}, train.common_options(300, 0, (), 0, None))\n"
+        "algorithms.trainer_for(opts).counting(opts); Corpus.of([sys.argv[1]]).sources()\n"
+        "print(sorted(m for m in opening.AFTER_TRAINING if m in sys.modules))\n"
+        "opening.Opening(sys.argv[2], 'mini').registry().close()\n"
+        "print(sorted(m for m in opening.AFTER_TRAINING if m in sys.modules))"
+    )
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("low lower newest widest\n", encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(corpus), str(tmp_path / "r.db")], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    from tokreg.cli.opening import AFTER_TRAINING
+
+    assert out == ["[]", str(sorted(AFTER_TRAINING))]
