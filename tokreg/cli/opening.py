@@ -95,7 +95,6 @@ class Opening:
         check_name(name)
         from ..store.sqlite_write import open_file  # on this thread, as the Registry below
 
-
         lean = open_file(db, samples_of)
         if lean is not None:
             return lean
