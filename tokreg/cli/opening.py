@@ -12,8 +12,8 @@ same one-line error the command would have given before training.
 
 The thread then imports what the command needs once the core has trained (`AFTER_TRAINING`):
 in a fresh process each import is Python work under the GIL, which the core leaves free while
-it counts and merges, so there it costs no wall time (on a small corpus the imports are as long
-as the training).
+it counts and merges, so there it takes no time from the command's own thread (about 20 ms of
+CPU, against 60-200 ms of counting and merging on a 1 MB corpus).
 """
 
 from __future__ import annotations
