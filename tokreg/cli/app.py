@@ -99,9 +99,11 @@ class TokregGroup(click.Group):
 @contextlib.contextmanager
 def collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector paused for the block (as it was after it). Importing a
-    command's modules, or a run that makes rows, allocates tens of thousands of objects that live
-    on (functions, classes, rows) and form no garbage cycles; the collector would walk them again
-    at each threshold, for nothing (importing `tokreg train`'s modules: about 7% of their CPU)."""
+    command's modules allocates tens of thousands of objects that live on (functions, classes)
+    and form no garbage cycles; the collector would walk them again at each threshold, for
+    nothing (importing `tokreg train`'s modules: about 7% of their CPU). Not for a whole run: the
+    few cycles a training run leaves can hold a chunk of its corpus (paused through `tokreg
+    train`, a 6 MB run's peak was 2-4 MB higher)."""
     paused = gc.isenabled()
     gc.disable()
     try:

@@ -19,7 +19,6 @@ from ..training import budget, round_trip, train_run
 from ..training.corpus import Corpus
 from ..training.progress import Progress
 from . import train_flags
-from .app import collector_paused
 from .common import db_option, echo_json, json_option, progress_option, remember, say_created
 from .opening import Opening
 
@@ -156,9 +155,6 @@ def common_options(
 @_with_algorithm_options
 @json_option
 @db_option
-# The whole run with the cyclic collector paused: its modules are imported on two threads while
-# it trains, and its rows are many objects that form no cycles (app.collector_paused).
-@collector_paused()
 def train(
     name: str,
     inputs: tuple[str, ...],
