@@ -101,9 +101,9 @@ def collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector paused for the block (as it was after it). Importing a
     command's modules allocates tens of thousands of objects that live on (functions, classes)
     and form no garbage cycles; the collector would walk them again at each threshold, for
-    nothing (importing `tokreg train`'s modules: about 7% of their CPU). Not for a whole run: the
-    few cycles a training run leaves can hold a chunk of its corpus (paused through `tokreg
-    train`, a 6 MB run's peak was 2-4 MB higher)."""
+    nothing (importing `tokreg train`'s modules: about 7% of their CPU). Not for a whole run:
+    paused through `tokreg train`, a 6 MB run peaked 2-4 MB higher (83 against 79-81 MB; the run
+    leaves no garbage cycles, so the cause is not known), for no CPU that could be measured."""
     paused = gc.isenabled()
     gc.disable()
     try:
