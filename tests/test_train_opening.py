@@ -3,10 +3,13 @@ opening finds wrong stops the run at its next progress report, with the same err
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from tokreg import Registry
 from tokreg.cli.opening import Opening
 from tokreg.errors import InputError
 
@@ -33,3 +36,55 @@ def test_a_good_opening_passes_reports_on_and_gives_the_registry(tmp_path: Path)
     assert seen == [("merge", 256, 1000)]
     assert not reg.created and not (tmp_path / "r.db").exists()  # opened, not created: the first write creates it
     reg.close()
+
+
+def test_what_is_needed_only_after_training_is_imported_on_the_opening_thread(
+    registry: Registry, db_path: Path, tmp_path: Path
+) -> None:
+    # A fresh process: the command's module and a BPE run's trainer and corpus, as the command
+    # has them when the core starts to count, hold none of AFTER_TRAINING; the opening imports them.
+    code = (
+        "import sys; from tokreg import algorithms; from tokreg.cli import opening, train\n"
+        "from tokreg.training.corpus import Corpus\n"
+        "opts = train._options_for('bpe', {'pattern': 'gpt2'}, train.common_options(300, 0, (), 0, None))\n"
+        "algorithms.trainer_for(opts).counting(opts); Corpus.of([sys.argv[1]]).sources()\n"
+        "print(sorted(m for m in opening.AFTER_TRAINING if m in sys.modules))\n"
+        "opening.Opening(sys.argv[2], 'mini').registry().close()\n"
+        "print(sorted(m for m in opening.AFTER_TRAINING if m in sys.modules))"
+    )
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("low lower newest widest\n", encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(corpus), str(db_path)], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    from tokreg.cli.opening import AFTER_TRAINING
+
+    assert out == ["[]", str(sorted(AFTER_TRAINING))]
+
+
+def _console(argv: list[str], after: str) -> str:
+    """`tokreg ARGV` through the console script's entry point in a fresh process, then `after`'s
+    value printed."""
+    code = (
+        "import sys; from tokreg import console\n"
+        f"sys.argv = ['tokreg', *{argv!r}]\n"
+        "try:\n    console.main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        f"print({after})"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+
+
+def test_a_lean_train_imports_neither_sqlalchemy_nor_logging(registry: Registry, db_path: Path, tmp_path: Path) -> None:
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("low lower newest widest\n" * 20, encoding="utf-8")
+    argv = ["train", "mini", str(corpus), "--vocab-size", "270", "--db", str(db_path), "-q"]
+    assert _console(argv, "[m in sys.modules for m in ('sqlalchemy', 'logging')]").splitlines()[-1] == "[False, False]"
+
+
+@pytest.mark.slow
+def test_the_console_quiets_sqlalchemys_loggers_when_it_is_imported(registry: Registry, db_path: Path) -> None:
+    # SQLAlchemy logs an interruption that lands while a connection returns to its pool, with a
+    # traceback; the command says it in one line (console.py).
+    logger = "__import__('logging').getLogger('sqlalchemy')"
+    after = f"[(type(h).__name__, lg.propagate) for lg in [{logger}] for h in lg.handlers]"
+    assert _console(["list", "--db", str(db_path)], after).splitlines()[-1] == "[('NullHandler', False)]"

@@ -51,19 +51,47 @@ def _unraisable(u: Any) -> None:
         sys.__unraisablehook__(u)
 
 
+class _QuietSqlalchemy:
+    """An import hook that, when SQLAlchemy is first imported, gives its loggers a handler that
+    drops what they say, then steps aside (it finds nothing itself). SQLAlchemy logs (with a
+    traceback) an interruption that lands while it returns a connection to its pool; the command
+    reports the interruption itself, in one line. Set up on SQLAlchemy's import rather than at
+    start-up: `tokreg train` into an existing SQLite registry never imports it, and importing
+    `logging` for it cost a fresh process a few milliseconds. It stays in `sys.meta_path` (inert)
+    once used: removing it while another thread walks that list could make it skip a finder."""
+
+    def __init__(self) -> None:
+        self._done = False
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "sqlalchemy" and not self._done:
+            self._done = True
+            _quiet_sqlalchemy()
+
+    @classmethod
+    def install(cls) -> None:
+        """The hook in place, or its work done now when SQLAlchemy is loaded already (a process
+        that imported it before calling `main`)."""
+        if "sqlalchemy" in sys.modules:
+            _quiet_sqlalchemy()
+        else:
+            sys.meta_path.insert(0, cls())
+
+
+def _quiet_sqlalchemy() -> None:
+    import logging  # here: see _QuietSqlalchemy (SQLAlchemy imports it too)
+
+    logging.getLogger("sqlalchemy").addHandler(logging.NullHandler())
+    logging.getLogger("sqlalchemy").propagate = False
+
+
 def main() -> None:
     global _installed
     try:
         signal.signal(signal.SIGINT, _first)
         _installed = True
         sys.unraisablehook = _unraisable
-        import logging  # after the handler, like every import that takes time
-
-        # SQLAlchemy logs (with a traceback) an interruption that lands while it returns a
-        # connection to its pool; the command reports the interruption itself, in one line.
-        logging.getLogger("sqlalchemy").addHandler(logging.NullHandler())
-        logging.getLogger("sqlalchemy").propagate = False
-
+        _QuietSqlalchemy.install()
         from .cli import main as cli_main  # after the handler: these imports take most of start-up
     except KeyboardInterrupt:
         finished()

@@ -9,6 +9,7 @@ database whether that write was committed (`Registry.interruption`).
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import warnings
 from collections.abc import Iterator
@@ -57,7 +58,8 @@ class TokregGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> Optional[click.Command]:
         if cmd_name not in self.commands and cmd_name in self.lazy_commands:
             module, attr = self.lazy_commands[cmd_name]
-            command = getattr(importlib.import_module(module), attr)
+            with collector_paused():
+                command = getattr(importlib.import_module(module), attr)
             self.add_command(command, cmd_name)
         return super().get_command(ctx, cmd_name)
 
@@ -92,6 +94,23 @@ class TokregGroup(click.Group):
             reg = ctx.meta.pop(REGISTRY, None)
             if reg is not None:
                 reg.close()
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused for the block (as it was after it). Importing a
+    command's modules allocates tens of thousands of objects that live on (functions, classes)
+    and form no garbage cycles; the collector would walk them again at each threshold, for
+    nothing (importing `tokreg train`'s modules: about 7% of their CPU). Not for a whole run:
+    paused through `tokreg train`, a 6 MB run peaked 2-4 MB higher (83 against 79-81 MB; the run
+    leaves no garbage cycles, so the cause is not known), for no CPU that could be measured."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 @contextlib.contextmanager

@@ -225,7 +225,7 @@ def _insert(
         (vid,),
     )
     for name_, columns in bulk_rows.of_version(data):
-        bulk_rows.insert(conn.execute, name_, vid, columns)
+        bulk_rows.insert(conn.execute, name_, vid, columns, sqlite=True)
     rounds = ((r.round, r.phase, r.vocab_size, r.log_likelihood) for r in data.rounds)
     _many(conn, "training_rounds", vid, ("round", "phase", "vocab_size", "log_likelihood"), rounds)
     if data.run is not None:

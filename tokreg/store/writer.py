@@ -52,7 +52,8 @@ def _bulk_plain(conn: Connection, tbl: Any, version_id: int, columns: dict[str, 
     """Inserts one version's rows of `tbl`, given as `columns` (each column's values in row
     order), straight through the driver, many rows per statement (bulk_rows.py)."""
     mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
-    bulk_rows.insert(conn.exec_driver_sql, tbl.name, version_id, columns, mark)
+    sqlite = conn.dialect.driver == "pysqlite"
+    bulk_rows.insert(conn.exec_driver_sql, tbl.name, version_id, columns, mark, sqlite=sqlite)
 
 
 def _bulk(conn: Connection, tbl: Any, rows: list[dict[str, Any]]) -> None:

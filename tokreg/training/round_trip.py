@@ -17,14 +17,16 @@ at the cost of its distinct pieces, and the text is not read again.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from .. import _core
 from ..data import RoundTrip
-from ..encoding.tokenizer import Tokenizer
 from .corpus.decompress import open_decompressed
 from .corpus.reader import Feed
 from .corpus.sources import Source
+
+if TYPE_CHECKING:  # counting imports this module, and the encoder is needed only once trained
+    from ..encoding.tokenizer import Tokenizer
 
 #: The most corpus text kept while counting to measure the trained version on: a corpus up to
 #: this size is measured whole, a larger one on its lines before it (the result says which).

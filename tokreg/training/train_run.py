@@ -20,15 +20,20 @@ import time
 import uuid
 from collections.abc import Sequence
 from datetime import datetime, timezone
-from typing import Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from .. import _core, algorithms
 from ..algorithms import template
 from ..data import FinishedVersion, TokenizerData, finish
-from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError
-from . import budget, counting_local, counts_file, languages, round_trip
+from . import budget, counting_local, round_trip
 from .corpus import Corpus
+
+if TYPE_CHECKING:
+    # Imported where used: the encoder only once a version is trained (`tokreg train` imports
+    # it on the registry's thread while the core trains, cli/opening.py), the counts file and
+    # the languages only by the runs that use them.
+    from ..encoding.tokenizer import Tokenizer
 
 PathLike = Union[str, os.PathLike[str]]  # not a string: typing would compile it at import
 
@@ -83,6 +88,8 @@ def count(
 
 def from_counts(path: PathLike, options: algorithms.TrainOptions) -> counting_local.Counted:
     """The counting phase read from a counts file, checked to be counted as `options` count."""
+    from . import counts_file  # on use, as the languages and the encoder (top of the module)
+
     t0 = time.perf_counter()
     counts, header = counts_file.read(path)
     spec = algorithms.trainer_for(options).counting(options)
@@ -125,6 +132,8 @@ class Trained:
         # Each version's encoder is compiled here, once (tokenizer.py keeps it by hash): the
         # measure and the recorder's sample strings both need it, and on two threads at once
         # both would compile it.
+        from ..encoding.tokenizer import Tokenizer  # on use (top of the module)
+
         for v in self.versions:
             Tokenizer.of_finished(v, ref="trained")
         out: list[list[FinishedVersion]] = []
@@ -165,6 +174,8 @@ def train_unmeasured(
     options = dataclasses.replace(options, vocab_size=wanted[-1])  # type: ignore[type-var]
     trainer.check(options, wanted)
     plan = trainer.languages(options)
+    if plan is not None:
+        from . import languages  # on use (top of the module)
     if plan is not None and not corpus.inputs and corpus.counts is None:
         corpus = dataclasses.replace(corpus, inputs=tuple(p for paths in plan.train.values() for p in paths))
     if plan is not None and plan.field is None and corpus.counts is None:
@@ -278,6 +289,8 @@ def _measured(
 ) -> FinishedVersion:
     """`version` with what it loses of the corpus (round_trip.py): measured on the counted
     `pieces` when given and they stand for the lines, else on the text kept (`read_kept`, if any)."""
+    from ..encoding.tokenizer import Tokenizer  # on use (top of the module)
+
     tok: Optional[Tokenizer] = None
     if pieces is not None:
         tok = Tokenizer.of_finished(version, ref="trained")
@@ -308,6 +321,8 @@ def count_to_file(
 ) -> dict[str, Any]:
     """Counts a corpus as `options` would train on it and writes every piece (no budget rule:
     that applies when training) to a counts file; returns its summary."""
+    from . import counts_file  # on use (top of the module)
+
     counted = count(corpus, options, progress=progress, keep=False)
     spec = algorithms.trainer_for(options).counting(options)
     counts_file.write(output, counted.counts, spec, counted.corpus)
@@ -316,6 +331,8 @@ def count_to_file(
 
 def merge_counts_files(paths: Sequence[PathLike], output: PathLike) -> dict[str, Any]:
     """Sums counts files counted alike (`tokreg count --merge`) into `output`."""
+    from . import counts_file  # on use (top of the module)
+
     t0 = time.perf_counter()
     counts, spec, corpus = counts_file.merge(paths)
     counts_file.write(output, counts, spec, corpus)
