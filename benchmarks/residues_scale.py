@@ -293,7 +293,9 @@ def run_one(
     return rows, notes
 
 
-def run_budget(reg: tokreg.Registry, texts: Texts, train: str, held: str, n: int, tag: str) -> tuple[list[list[Any]], list[str]]:
+def run_budget(
+    reg: tokreg.Registry, texts: Texts, train: str, held: str, n: int, tag: str
+) -> tuple[list[list[Any]], list[str]]:
     """Plain BPE N and `drop-residues --budget MARGIN` on it, both measured on H (the budget's k
     is chosen on the training text alone: versions/residue_budget.py)."""
     rows: list[list[Any]] = []

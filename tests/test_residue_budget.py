@@ -65,8 +65,11 @@ def test_tokens_counted_from_a_trace_are_the_encoders(corpus: Path) -> None:
     config = ResidueFreeConfig(data.config["pattern"], tuple(sorted(gone))).to_json()
     free = Tokenizer.from_data(dataclasses.replace(data, tokens=tokens, config=config), "free")
     emitted = sum(len(ids) for ids in free.encode_ordinary_batch(lines))
-    assert emitted == t.tokens(gone, made_of) > t.tokens(set(), made_of) == sum(
-        len(ids) for ids in tok.encode_ordinary_batch(lines)
+    assert (
+        emitted
+        == t.tokens(gone, made_of)
+        > t.tokens(set(), made_of)
+        == sum(len(ids) for ids in tok.encode_ordinary_batch(lines))
     )
     assert not any(i in gone for ids in free.encode_ordinary_batch(lines) for i in ids)
 
@@ -114,6 +117,4 @@ def test_budget_from_the_cli_and_refusals(small_blocks: None, corpus: Path, tmp_
     one_error_line(run("drop-residues", "k@1", "k", "--text", corpus, "--budget", "lots", ok=False), "--budget")
     other = tmp_path / "o.txt"
     other.write_bytes(head_lines("kjv.txt", 150_000))
-    one_error_line(
-        run("drop-residues", "k@1", "k", "--text", other, "--budget", "0.8%", ok=False), "is not k@1"
-    )
+    one_error_line(run("drop-residues", "k@1", "k", "--text", other, "--budget", "0.8%", ok=False), "is not k@1")

@@ -31,7 +31,9 @@ from .derived import echo_created
     "whose tokens per byte on a check part of FILE (every 5th block, trained without it) stay within "
     "PCT of plain BPE's (e.g. 0.8%).",
 )
-@click.option("--threads", type=int, default=0, show_default=True, help="Threads (0: one per core); never changes the result.")
+@click.option(
+    "--threads", type=int, default=0, show_default=True, help="Threads (0: one per core); never changes the result."
+)
 @click.option("--message", "-m", help="A note stored with the version.")
 @json_option
 @db_option
@@ -62,8 +64,9 @@ def drop_residues(
     (plain byte-level BPE of N tokens): FILE is cut into blocks of 64 Ki characters (to a line
     end); every 5th is the check part, the rest the fit part. BPE is trained on the fit part;
     for a k, BPE N + k less the k tokens that are residues in most of the fit part's 4 parts
-    (blocks in turn) per F1 is measured on the check part; k rises by N/128 while its tokens
-    per byte stay within PCT of plain BPE N's there, then the gap is halved to N/1024. The
+    (blocks in turn) per F1 is measured on the check part; k doubles from N/128 (to at most
+    N/4) while its tokens per byte stay within PCT of plain BPE N's there, then the gap to the
+    first k over it is halved down to N/1024. The
     version is BPE N + k trained on all of FILE less k tokens judged on FILE's 4 parts: every
     id of BASE kept, k new ones, k holes. The margin, the split, k and every k tried are
     recorded in the lineage. After LiteToken's residues and PickyBPE's removal (Chizhov et al.,

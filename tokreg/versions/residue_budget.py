@@ -18,9 +18,10 @@ model). Two things are chosen, each on T only:
 - **how many** (the budget): a validation inside T. Every `CHECK_EVERY`-th block is the check
   part, the others the fit part. BPE N + N/4 is trained on the fit part alone; for a k, BPE N + k
   is that run's prefix, the judge reads the fit part (its blocks dealt into `PARTS` parts) and
-  the version's tokens per byte on the check part is compared with plain BPE N's there. k rises
-  in steps of N/128 while that cost stays within the margin, then the gap to the first k over it
-  is halved down to N/1024 or less; the largest k found within the margin is the one applied
+  the version's tokens per byte on the check part is compared with plain BPE N's there. k
+  doubles from N/128 while that cost stays within the margin (up to N/4), then the gap to the
+  first k over it is halved down to N/1024 or less; the largest k found within the margin is
+  the one applied
   (the cost is taken to rise with k: every k tried is recorded, so a reader sees where it did
   not). Then BPE N + k is trained on all of T, judged on T's parts, and its k tokens removed.
 
@@ -63,7 +64,7 @@ CHECK_EVERY = 5
 PARTS = 4
 #: k is at most N / MAX_SHARE (the fit run trains BPE N + N / MAX_SHARE once).
 MAX_SHARE = 4
-#: k first rises in steps of N / COARSE, then the gap is halved down to N / FINE.
+#: k first doubles from N / COARSE, then the gap is halved down to N / FINE.
 COARSE = 128
 FINE = 1024
 
@@ -224,17 +225,15 @@ def search(
                 tried[k] = Step(k, per_byte, per_byte / base_per_byte - 1, len(order))
         return tried[k].cost <= margin
 
-    coarse, fine = max(1, n // COARSE), max(1, n // FINE)
-    ok, over = 0, None
-    k = coarse
-    while k <= kmax:
+    fine = max(1, n // FINE)
+    ok, over = 0, kmax + 1
+    k = max(1, n // COARSE)
+    while k <= kmax:  # doubling: N/128, N/64, ... while within the margin
         if not passes(k):
             over = k
             break
         ok = k
-        k += coarse
-    if over is None:
-        over = min(kmax + 1, ok + coarse)
+        k *= 2
     while over - ok > fine:
         mid = (ok + over) // 2
         if passes(mid):
@@ -284,7 +283,9 @@ def drop_with_budget(
     residues.check(below, min_seen)
     base_data = stored.data()
     if any(t.kind == "special" for t in base_data.tokens):
-        raise InputError(f"{info.ref} has special tokens; --budget retrains plain BPE and keeps none; nothing was written")
+        raise InputError(
+            f"{info.ref} has special tokens; --budget retrains plain BPE and keeps none; nothing was written"
+        )
     n = len(base_data.tokens)
     if n // COARSE < 1:
         raise InputError(f"{info.ref} has {n:,} tokens; --budget needs at least {COARSE} to step k by N/{COARSE}")
@@ -328,11 +329,14 @@ def drop_with_budget(
     # 3. all of T: BPE N + k, judged on T's parts
     whole = train_bpe(path, n + k, pattern, threads)
     if not same_merges(whole, base_data):  # BPE's merges of a size are a prefix of a larger size's
-        raise InputError(f"BPE {n + k:,} trained on {path} does not begin with {info.ref}'s merges; nothing was written")
+        raise InputError(
+            f"BPE {n + k:,} trained on {path} does not begin with {info.ref}'s merges; nothing was written"
+        )
     order = judge(whole, dealt(blocks), below, min_seen, threads)
     if len(order) < k:
         raise InputError(
-            f"{path} names {len(order):,} residues of BPE {n + k:,}, fewer than the k = {k:,} chosen; nothing was written"
+            f"{path} names {len(order):,} residues of BPE {n + k:,}, fewer than the k = {k:,} chosen; "
+            "nothing was written"
         )
     gone = sorted(order[:k])
     drop = set(gone)
@@ -358,7 +362,10 @@ def drop_with_budget(
                 f"blocks of {BLOCK} characters to a line end; every {CHECK_EVERY}th block the check part, "
                 "the rest the fit part"
             ),
-            "steps": f"k += N/{COARSE} while within the margin, then the gap halved to N/{FINE}",
+            "steps": (
+                f"k doubles from N/{COARSE} while within the margin (at most N/{MAX_SHARE}), "
+                f"then the gap is halved to N/{FINE}"
+            ),
             "fit_bytes": fit_bytes,
             "check_bytes": check_bytes,
             "check_plain_tokens_per_byte": round(base_per_byte, 6),
