@@ -118,3 +118,14 @@ def test_budget_from_the_cli_and_refusals(small_blocks: None, corpus: Path, tmp_
     other = tmp_path / "o.txt"
     other.write_bytes(head_lines("kjv.txt", 150_000))
     one_error_line(run("drop-residues", "k@1", "k", "--text", other, "--budget", "0.8%", ok=False), "is not k@1")
+
+
+def test_a_trace_of_counted_pieces_is_the_trace_of_the_lines(corpus: Path) -> None:
+    """Each piece encodes on its own: the pieces' traces, weighted by the bits of their counts,
+    sum to the trace of the text's lines."""
+    data = rb.train_bpe(str(corpus), N, "cl100k", 1)
+    tok = Tokenizer.from_data(data, "t")
+    blocks = rb.cut_blocks(corpus.read_text(encoding="utf-8"), 2048)[:20]
+    pieces = rb.pieces_of(blocks, data.config["pattern"], 1)
+    assert [w for w, _ in pieces.groups][:3] == [1, 2, 4]
+    assert rb.trace(tok, pieces, 1) == rb.trace(tok, rb.lines_of(blocks), 1)

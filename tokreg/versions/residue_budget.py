@@ -44,8 +44,9 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Union
+from typing import Any, Optional, Union
 
+from .. import _core
 from ..algorithms import model_of, template
 from ..algorithms.bpe.residue_free_model import ResidueFreeConfig
 from ..algorithms.bpe.training import BpeOptions
@@ -162,12 +163,53 @@ class Trace:
         return sum(f * split.get(i, 1) for i, f in enumerate(self.emitted) if f)
 
 
-def trace(tok: Tokenizer, lines: Sequence[str], threads: int) -> Trace:
-    emitted, formed, consumed = tok.merge_counts(lines, threads=threads)
-    return Trace(emitted, formed, consumed)
+@dataclass(frozen=True)
+class Pieces:
+    """A text as its distinct pieces (the pattern's), grouped by the bits of their counts:
+    (2**b, the pieces whose count has bit b set). Byte-level BPE encodes each piece on its own,
+    so a trace of each group, times its weight, summed, is the trace of the text (tested), for
+    about as many pieces as the text has distinct ones rather than all of them."""
+
+    groups: tuple[tuple[int, list[str]], ...]
 
 
-def judge(data: TokenizerData, parts: Sequence[Sequence[str]], below: float, min_seen: int, threads: int) -> list[int]:
+def pieces_of(blocks: Sequence[list[str]], pattern: str, threads: int) -> Pieces:
+    counter = _core.Counter.pieces(pattern, threads=threads)
+    for b in blocks:
+        counter.feed("".join(b).encode("utf-8"))
+    counter.end_input()
+    by_bit: dict[int, list[str]] = {}
+    for piece, count in counter.finish().items():
+        text = piece.decode("utf-8")
+        bit = 0
+        while count:
+            if count & 1:
+                by_bit.setdefault(bit, []).append(text)
+            count >>= 1
+            bit += 1
+    return Pieces(tuple((1 << bit, by_bit[bit]) for bit in sorted(by_bit)))
+
+
+def trace(tok: Tokenizer, text: Union[Pieces, Sequence[str]], threads: int) -> Trace:
+    """The merge loop's counts on lines, or on counted pieces (each group's times its weight)."""
+    if not isinstance(text, Pieces):
+        emitted, formed, consumed = tok.merge_counts(text, threads=threads)
+        return Trace(emitted, formed, consumed)
+    sums: Optional[list[list[int]]] = None
+    for weight, group in text.groups:
+        got = tok.merge_counts(group, threads=threads)
+        if sums is None:
+            sums = [[0] * len(got[0]) for _ in range(3)]
+        for acc, row in zip(sums, got):
+            for i, x in enumerate(row):
+                if x:
+                    acc[i] += weight * x
+    if sums is None:
+        sums = [[0] * tok.vocab_size for _ in range(3)]
+    return Trace(*sums)
+
+
+def judge(data: TokenizerData, parts: Sequence[Pieces], below: float, min_seen: int, threads: int) -> list[int]:
     """The tokens of `data` (BPE) in the order the judge removes them: most parts it is a residue
     of per F1 over all parts, then lowest id. Only tokens a residue of some part are listed."""
     tok = Tokenizer.from_data(data, "judged")
@@ -196,8 +238,8 @@ class Step:
 
 def search(
     fit_data: TokenizerData,
-    fit_parts: Sequence[Sequence[str]],
-    check: Sequence[str],
+    fit_parts: Sequence[Pieces],
+    check: Pieces,
     check_bytes: int,
     n: int,
     margin: float,
@@ -303,8 +345,7 @@ def drop_with_budget(
         )
     check_blocks = blocks[CHECK_EVERY - 1 :: CHECK_EVERY]
     fit_blocks = [b for j, b in enumerate(blocks) if j % CHECK_EVERY != CHECK_EVERY - 1]
-    check = lines_of(check_blocks)
-    check_bytes = sum(len(line.encode("utf-8")) for line in check)
+    check_bytes = sum(len(line.encode("utf-8")) for b in check_blocks for line in b)
     fit_bytes = raw_bytes - check_bytes
 
     # 0. BASE must be what plain BPE N makes of this text (then BPE N + k begins with it)
@@ -319,7 +360,15 @@ def drop_with_budget(
         raise InputError(f"{path}'s fit part has too few pairs for {n + n // MAX_SHARE:,} tokens; nothing was written")
     # 2. how many: the largest k within the margin on the check part
     k, base_per_byte, steps = search(
-        fit_data, dealt(fit_blocks), check, check_bytes, n, margin, below, min_seen, threads
+        fit_data,
+        [pieces_of(fit_blocks[j::PARTS], pattern, threads) for j in range(PARTS)],
+        pieces_of(check_blocks, pattern, threads),
+        check_bytes,
+        n,
+        margin,
+        below,
+        min_seen,
+        threads,
     )
     if k == 0:
         raise InputError(
@@ -332,7 +381,9 @@ def drop_with_budget(
         raise InputError(
             f"BPE {n + k:,} trained on {path} does not begin with {info.ref}'s merges; nothing was written"
         )
-    order = judge(whole, dealt(blocks), below, min_seen, threads)
+    order = judge(
+        whole, [pieces_of(blocks[j::PARTS], pattern, threads) for j in range(PARTS)], below, min_seen, threads
+    )
     if len(order) < k:
         raise InputError(
             f"{path} names {len(order):,} residues of BPE {n + k:,}, fewer than the k = {k:,} chosen; "
