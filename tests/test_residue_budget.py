@@ -46,8 +46,6 @@ def test_blocks_end_at_line_ends_and_give_the_text_back() -> None:
     assert "".join(rb.lines_of(blocks)) == text
     assert all(sum(map(len, b)) >= 1000 and b[-1].endswith("\n") for b in blocks[:-1])
     assert all(sum(map(len, b)) - len(b[-1]) < 1000 for b in blocks)  # cut at the first line end past 1000
-    parts = rb.dealt(blocks, 4)
-    assert parts[1] == [line for b in blocks[1::4] for line in b]
 
 
 def test_tokens_counted_from_a_trace_are_the_encoders(corpus: Path) -> None:

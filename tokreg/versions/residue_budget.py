@@ -21,16 +21,17 @@ model). Two things are chosen, each on T only:
   the version's tokens per byte on the check part is compared with plain BPE N's there. k
   doubles from N/128 while that cost stays within the margin (up to N/4), then the gap to the
   first k over it is halved down to N/1024 or less; the largest k found within the margin is
-  the one applied
-  (the cost is taken to rise with k: every k tried is recorded, so a reader sees where it did
-  not). Then BPE N + k is trained on all of T, judged on T's parts, and its k tokens removed.
+  the one applied (the cost is taken to rise with k: every k tried is recorded, so a reader
+  sees where it did not). Then BPE N + k is trained on all of T, judged on T's parts, and its k
+  tokens removed.
 
 Nothing here reads any other text: the margin, the split and the steps are fixed before a
 held-out text is looked at, and recorded in the lineage with every k tried.
 
 Tokens per byte with removals are counted from one trace of the merge loop (`merge_counts`):
 each emitted token counts once, a removed one as many tokens as the leaves it splits into (its
-parents, theirs where removed too), which is what the encoder emits (tested against it).
+parents, theirs where removed too), which is what the encoder emits (tested against it). The
+traces run over a part's distinct pieces, counted once (`Pieces`), not over its every line.
 
     >>> reg.drop_residues("kernel-bpe@1", "kernel-bpe", "kernel.txt", budget=0.008)
     ... # -> kernel-bpe@2: BPE 8,000 + k less k, k chosen within 0.8% on kernel.txt's check part
@@ -102,11 +103,6 @@ def cut_blocks(text: str, size: int = 0) -> list[list[str]]:
 
 def lines_of(blocks: Sequence[list[str]]) -> list[str]:
     return [line for b in blocks for line in b]
-
-
-def dealt(blocks: Sequence[list[str]], parts: int = PARTS) -> list[list[str]]:
-    """The blocks dealt in turn into `parts` parts, each as its lines."""
-    return [lines_of(blocks[j::parts]) for j in range(parts)]
 
 
 def cut_bpe(data: TokenizerData, size: int) -> TokenizerData:
