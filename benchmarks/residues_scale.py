@@ -80,6 +80,8 @@ RULE_COSTS = tuple(float(x) for x in os.environ.get("TOKREG_BENCH_SCALE_RULES", 
 THREADS = int(os.environ.get("TOKREG_BENCH_SCALE_THREADS", "2"))
 #: "budget": only plain BPE and `drop-residues --budget` (each margin in BUDGETS, percent).
 ONLY = os.environ.get("TOKREG_BENCH_SCALE_ONLY", "")
+#: which version --budget records: "all" (trained on all of T) or "checked" (the fit part's).
+BUDGET_VERSION = os.environ.get("TOKREG_BENCH_SCALE_BUDGET_VERSION", "all")
 BUDGETS = tuple(float(x) for x in os.environ.get("TOKREG_BENCH_SCALE_BUDGETS", "0.8").split(",") if x)
 
 
@@ -308,14 +310,21 @@ def run_budget(
     rows.append([f"plain BPE {n:,}", "H", f"{p_h:,}", "", f"{on_h.per_byte:.4f}", "", f"{train_cpu:.1f}"])
     for margin in BUDGETS:
         t0, w0 = cpu(), time.perf_counter()
-        v = reg.drop_residues(plain.ref, f"budget{tag}-{margin:g}", train, budget=margin / 100, threads=THREADS)
+        v = reg.drop_residues(
+            plain.ref,
+            f"budget{tag}-{margin:g}",
+            train,
+            budget=margin / 100,
+            budget_version=BUDGET_VERSION,
+            threads=THREADS,
+        )
         judge_cpu, wall = cpu() - t0, time.perf_counter() - w0
         m = texts.measure(reg.load(v.ref), held)
         r = len(m.residues())
         budget = reg.lineage(v.ref)[0].lineage.details["budget"]  # nearest first
         rows.append(
             [
-                f"--budget {margin:g}%: BPE {n + budget['k']:,} less {budget['k']:,}",
+                f"--budget {margin:g}% ({BUDGET_VERSION}): BPE {n + budget['k']:,} less {budget['k']:,}",
                 "H",
                 f"{r:,}",
                 f"{p_h / max(r, 1):.1f}x",

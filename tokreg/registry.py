@@ -427,6 +427,7 @@ class Registry:
         below: Optional[float] = None,
         min_seen: Optional[int] = None,
         budget: Optional[float] = None,
+        budget_version: str = "all",
         threads: int = 0,
         message: Optional[str] = None,
     ) -> VersionInfo:
@@ -438,7 +439,8 @@ class Registry:
 
         With `budget` (a share of tokens per byte, 0.008 for 0.8%), `text` is BASE's training
         text and the version is BPE N + k trained on it less k tokens, k the largest within the
-        budget on a check part of `text` (versions/residue_budget.py)."""
+        budget on a check part of `text` (versions/residue_budget.py); `budget_version` "checked":
+        the fit part's version whose cost was checked instead (BASE's ids not kept)."""
         stored = self._derivable(base, name)
         from .evaluation import evaluate, residues  # on use: see the note at the top-level imports
         from .versions import no_residues, residue_budget
@@ -451,6 +453,7 @@ class Registry:
                 below=residues.BELOW if below is None else below,
                 min_seen=residues.MIN_SEEN if min_seen is None else min_seen,
                 threads=threads,
+                version=budget_version,
             )
             k = derived.data.lineage["details"]["removed"] if derived.data.lineage else 0
             note = f"BPE +{k:,} less {k:,} residues of {stored.info.ref}, k within {100 * budget:g}% on a check part"

@@ -44,6 +44,7 @@ def drop_residues(
     below: Optional[float],
     min_seen: Optional[int],
     budget: Optional[str],
+    budget_version: str,
     threads: int,
     message: Optional[str],
     as_json: bool,
@@ -84,6 +85,14 @@ def drop_residues(
     margin = None if budget is None else parse_margin(budget)
     reg = open_registry(db)
     v = reg.drop_residues(
-        base, name, text, below=below, min_seen=min_seen, budget=margin, threads=threads, message=message
+        base,
+        name,
+        text,
+        below=below,
+        min_seen=min_seen,
+        budget=margin,
+        budget_version=budget_version,
+        threads=threads,
+        message=message,
     )
     echo_created(reg, v, as_json)

@@ -58,6 +58,8 @@ from ..evaluation import residues
 from ..files import read_text
 
 DERIVATION = "dropped_residues"
+#: "all": BPE N + k trained on all of T (BASE's ids kept); "checked": the fit part's version.
+VERSIONS = ("all", "checked")
 #: A block of T: this many characters, then to the end of the line.
 BLOCK = 1 << 16
 #: Every CHECK_EVERY-th block (the 5th, 10th, ...) is the check part; the rest the fit part.
@@ -308,9 +310,14 @@ def drop_with_budget(
     below: float,
     min_seen: int,
     threads: int = 0,
+    version: str = "all",
 ) -> FinishedVersion:
     """BPE N + k trained on `path` (BASE's training text) less k tokens, k chosen within `margin`
-    on `path`'s own check part: a version descending from `stored` (BPE N, trained on `path`)."""
+    on `path`'s own check part: a version descending from `stored` (BPE N, trained on `path`).
+    `version` "checked": instead the version whose cost the check part measured (BPE N + k of the
+    fit part, judged on its parts): BASE's ids are not kept, a fifth of the text is not trained on."""
+    if version not in VERSIONS:
+        raise InputError(f"--budget-version is one of {', '.join(VERSIONS)}, not {version!r}")
     info = stored.info
     model = model_of(info.algorithm, info.config)
     if model.name != "byte_bpe":
@@ -355,9 +362,10 @@ def drop_with_budget(
     if len([t for t in fit_data.tokens if t.kind != "special"]) < n + n // MAX_SHARE:
         raise InputError(f"{path}'s fit part has too few pairs for {n + n // MAX_SHARE:,} tokens; nothing was written")
     # 2. how many: the largest k within the margin on the check part
+    fit_parts = [pieces_of(fit_blocks[j::PARTS], pattern, threads) for j in range(PARTS)]
     k, base_per_byte, steps = search(
         fit_data,
-        [pieces_of(fit_blocks[j::PARTS], pattern, threads) for j in range(PARTS)],
+        fit_parts,
         pieces_of(check_blocks, pattern, threads),
         check_bytes,
         n,
@@ -371,15 +379,19 @@ def drop_with_budget(
             f"no k from {max(1, n // FINE)} up keeps {path}'s check part within {100 * margin:g}% of plain BPE's "
             "tokens per byte; nothing was written"
         )
-    # 3. all of T: BPE N + k, judged on T's parts
-    whole = train_bpe(path, n + k, pattern, threads)
-    if not same_merges(whole, base_data):  # BPE's merges of a size are a prefix of a larger size's
-        raise InputError(
-            f"BPE {n + k:,} trained on {path} does not begin with {info.ref}'s merges; nothing was written"
+    if version == "checked":  # 3. the version checked: the fit part's BPE N + k, judged on its parts
+        cut = cut_bpe(fit_data, n + k)  # its counts are the larger run's: not this version's
+        whole = dataclasses.replace(cut, tokens=[dataclasses.replace(t, count=None) for t in cut.tokens])
+        order = judge(whole, fit_parts, below, min_seen, threads)
+    else:  # 3. all of T: BPE N + k, judged on T's parts
+        whole = train_bpe(path, n + k, pattern, threads)
+        if not same_merges(whole, base_data):  # BPE's merges of a size are a prefix of a larger size's
+            raise InputError(
+                f"BPE {n + k:,} trained on {path} does not begin with {info.ref}'s merges; nothing was written"
+            )
+        order = judge(
+            whole, [pieces_of(blocks[j::PARTS], pattern, threads) for j in range(PARTS)], below, min_seen, threads
         )
-    order = judge(
-        whole, [pieces_of(blocks[j::PARTS], pattern, threads) for j in range(PARTS)], below, min_seen, threads
-    )
     if len(order) < k:
         raise InputError(
             f"{path} names {len(order):,} residues of BPE {n + k:,}, fewer than the k = {k:,} chosen; "
@@ -398,12 +410,13 @@ def drop_with_budget(
         "below": below,
         "min_seen": min_seen,
         "text": {"name": os.path.basename(path), "bytes": raw_bytes, "lines": sum(len(b) for b in blocks)},
-        "ids_preserved": True,
+        "ids_preserved": version == "all",
         "holes": k,
         "added": k,
         "budget": {
             "margin": margin,
             "k": k,
+            "version": version,
             "judge": f"most of {PARTS} parts (blocks in turn) a residue of, per F1; ties lowest id",
             "split": (
                 f"blocks of {BLOCK} characters to a line end; every {CHECK_EVERY}th block the check part, "
