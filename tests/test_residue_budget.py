@@ -112,6 +112,8 @@ def test_budget_from_the_cli_and_refusals(small_blocks: None, corpus: Path, tmp_
     assert out["ref"] == "k@2"
     shown = run("show", "k@2").output
     assert "dropped" in shown
+    checked = run("drop-residues", "k@1", "k", "--text", corpus, "--budget", "0.8%", "--budget-version", "checked")
+    assert "the version checked" in checked.output and "ids NOT kept" in checked.output
     one_error_line(run("drop-residues", "k@1", "k", "--text", corpus, "--budget", "lots", ok=False), "--budget")
     other = tmp_path / "o.txt"
     other.write_bytes(head_lines("kjv.txt", 150_000))
@@ -127,3 +129,25 @@ def test_a_trace_of_counted_pieces_is_the_trace_of_the_lines(corpus: Path) -> No
     pieces = rb.pieces_of(blocks, data.config["pattern"], 1)
     assert [w for w, _ in pieces.groups][:3] == [1, 2, 4]
     assert rb.trace(tok, pieces, 1) == rb.trace(tok, rb.lines_of(blocks), 1)
+
+
+@pytest.mark.slow
+def test_the_checked_version_is_the_one_the_check_part_measured(
+    small_blocks: None, corpus: Path, tmp_path: Path
+) -> None:
+    """--budget-version checked records the fit part's BPE N + k less k: its cost on the check
+    part, measured again with the encoder, is the one recorded."""
+    with Registry(tmp_path / "r.db") as reg:
+        base = reg.train("k", [corpus], BpeOptions(vocab_size=N))
+        v = reg.drop_residues(base.ref, "k", corpus, budget=0.008, budget_version="checked", threads=1)
+        (entry, *_) = reg.lineage(v.ref)
+        b = entry.lineage.details["budget"]
+        assert b["version"] == "checked" and entry.lineage.details["ids_preserved"] is False
+        blocks = rb.cut_blocks(corpus.read_text(encoding="utf-8"))
+        check = rb.lines_of(blocks[rb.CHECK_EVERY - 1 :: rb.CHECK_EVERY])
+        tok = reg.load(v.ref)
+        per_byte = sum(len(ids) for ids in tok.encode_ordinary_batch(check)) / len("".join(check).encode())
+        assert per_byte == pytest.approx(b["check_plain_tokens_per_byte"] * (1 + b["check_cost"]), rel=1e-5)
+        assert reg.stored(v.ref).info.vocab_size == N
+        with pytest.raises(InputError, match="--budget-version"):
+            reg.drop_residues(base.ref, "k", corpus, budget=0.008, budget_version="some")

@@ -32,6 +32,14 @@ from .derived import echo_created
     "PCT of plain BPE's (e.g. 0.8%).",
 )
 @click.option(
+    "--budget-version",
+    type=click.Choice(["all", "checked"]),
+    default="all",
+    show_default=True,
+    help="With --budget: 'all' trains BPE N + k on all of FILE (BASE's ids kept); 'checked' keeps the "
+    "version the check part measured (BPE N + k of the fit part: BASE's ids not kept).",
+)
+@click.option(
     "--threads", type=int, default=0, show_default=True, help="Threads (0: one per core); never changes the result."
 )
 @click.option("--message", "-m", help="A note stored with the version.")
