@@ -34,6 +34,11 @@ Per training size T and held-out size H, at each vocabulary size N:
   candidates than k has no version of N tokens there and is skipped;
 - **the residue rule** (`--algo picky --residue-below 0.1 --residue-cost K`), trained on T.
 
+With TOKREG_BENCH_SCALE_ONLY=budget, only plain BPE N and `drop-residues --budget M` for each
+margin M in TOKREG_BENCH_SCALE_BUDGETS (percent, default 0.8; versions/residue_budget.py: k is
+chosen on T alone, the version then measured on H), with TOKREG_BENCH_SCALE_BUDGET_VERSION
+("all", or "checked": the fit part's version).
+
 BPE N and BPE N + N/4 are trained in one run; each N + k is the larger one cut (BPE's merges of
 a smaller size are a prefix of a larger one's: checked on each run). The train CPU of plain BPE
 is that run's. Versions go to a scratch registry; the removal versions carry no token counts
