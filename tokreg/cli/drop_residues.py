@@ -88,7 +88,7 @@ def drop_residues(
         tokreg train kern kernel.txt --vocab-size 8000
         tokreg drop-residues kern@1 kern --text kernel.txt --budget 0.8%
     """
-    from ..versions.residue_budget import parse_margin
+    from ..versions.residue_budget import parse_margin  # on use: the CLI loads commands lazily
 
     margin = None if budget is None else parse_margin(budget)
     reg = open_registry(db)
