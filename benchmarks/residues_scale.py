@@ -34,6 +34,11 @@ Per training size T and held-out size H, at each vocabulary size N:
   candidates than k has no version of N tokens there and is skipped;
 - **the residue rule** (`--algo picky --residue-below 0.1 --residue-cost K`), trained on T.
 
+With TOKREG_BENCH_SCALE_ONLY=budget, only plain BPE N and `drop-residues --budget M` for each
+margin M in TOKREG_BENCH_SCALE_BUDGETS (percent, default 0.8; versions/residue_budget.py: k is
+chosen on T alone, the version then measured on H), with TOKREG_BENCH_SCALE_BUDGET_VERSION
+("all", or "checked": the fit part's version).
+
 BPE N and BPE N + N/4 are trained in one run; each N + k is the larger one cut (BPE's merges of
 a smaller size are a prefix of a larger one's: checked on each run). The train CPU of plain BPE
 is that run's. Versions go to a scratch registry; the removal versions carry no token counts
@@ -78,6 +83,11 @@ PARTS = 4
 EXTRA = 0.25
 RULE_COSTS = tuple(float(x) for x in os.environ.get("TOKREG_BENCH_SCALE_RULES", "1,3,5,10").split(",") if x)
 THREADS = int(os.environ.get("TOKREG_BENCH_SCALE_THREADS", "2"))
+#: "budget": only plain BPE and `drop-residues --budget` (each margin in BUDGETS, percent).
+ONLY = os.environ.get("TOKREG_BENCH_SCALE_ONLY", "")
+#: which version --budget records: "all" (trained on all of T) or "checked" (the fit part's).
+BUDGET_VERSION = os.environ.get("TOKREG_BENCH_SCALE_BUDGET_VERSION", "all")
+BUDGETS = tuple(float(x) for x in os.environ.get("TOKREG_BENCH_SCALE_BUDGETS", "0.8").split(",") if x)
 
 
 def blocks(path: Path) -> list[int]:
@@ -290,6 +300,53 @@ def run_one(
     return rows, notes
 
 
+def run_budget(
+    reg: tokreg.Registry, texts: Texts, train: str, held: str, n: int, tag: str
+) -> tuple[list[list[Any]], list[str]]:
+    """Plain BPE N and `drop-residues --budget MARGIN` on it, both measured on H (the budget's k
+    is chosen on the training text alone: versions/residue_budget.py)."""
+    rows: list[list[Any]] = []
+    notes: list[str] = []
+    t0 = cpu()
+    plain = reg.train(f"bpe{tag}", [train], tokreg.BpeOptions(vocab_size=n))
+    train_cpu = cpu() - t0
+    on_h = texts.measure(reg.load(plain.ref), held)
+    p_h = len(on_h.residues())
+    rows.append([f"plain BPE {n:,}", "H", f"{p_h:,}", "", f"{on_h.per_byte:.4f}", "", f"{train_cpu:.1f}"])
+    for margin in BUDGETS:
+        t0, w0 = cpu(), time.perf_counter()
+        v = reg.drop_residues(
+            plain.ref,
+            f"budget{tag}-{margin:g}",
+            train,
+            budget=margin / 100,
+            budget_version=BUDGET_VERSION,
+            threads=THREADS,
+        )
+        judge_cpu, wall = cpu() - t0, time.perf_counter() - w0
+        m = texts.measure(reg.load(v.ref), held)
+        r = len(m.residues())
+        budget = reg.lineage(v.ref)[0].lineage.details["budget"]  # nearest first
+        rows.append(
+            [
+                f"--budget {margin:g}% ({BUDGET_VERSION}): BPE {n + budget['k']:,} less {budget['k']:,}",
+                "H",
+                f"{r:,}",
+                f"{p_h / max(r, 1):.1f}x",
+                f"{m.per_byte:.4f}",
+                f"{100 * (m.per_byte / on_h.per_byte - 1):+.2f}%",
+                f"{judge_cpu:.1f}",
+            ]
+        )
+        tried = ", ".join(f"{s['k']}: {100 * s['cost']:+.2f}%" for s in budget["tried"])
+        notes.append(
+            f"{n:,}, --budget {margin:g}%: k = {budget['k']:,} (check part {budget['check_bytes'] / 1e6:.1f} MB, "
+            f"fit part {budget['fit_bytes'] / 1e6:.1f} MB; k tried, cost on the check part: {tried}); "
+            f"{judge_cpu:.0f} s CPU, {wall:.0f} s wall"
+        )
+    return rows, notes
+
+
 def run() -> None:
     if not KERNEL_1G.exists():
         print(f"\nresidues at scale: {KERNEL_1G} not found (../shared/tools/big-corpus.sh 1000); skipped")
@@ -309,7 +366,10 @@ def run() -> None:
         reg = tokreg.Registry(os.path.join(folder, f"scale{t_mb}.db"))
         for n in VOCABS:
             w0 = time.perf_counter()
-            rows, notes = run_one(reg, texts, train, parts, held, halves, n, f"{n}")
+            if ONLY == "budget":
+                rows, notes = run_budget(reg, texts, train, held, n, f"{n}")
+            else:
+                rows, notes = run_one(reg, texts, train, parts, held, halves, n, f"{n}")
             load = os.getloadavg()[0]
             table(
                 f"kernel.txt blocks: trained on {os.path.getsize(train) / 1e6:.1f} MB, held out H "

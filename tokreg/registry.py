@@ -426,17 +426,38 @@ class Registry:
         *,
         below: Optional[float] = None,
         min_seen: Optional[int] = None,
+        budget: Optional[float] = None,
+        budget_version: str = "all",
+        threads: int = 0,
         message: Optional[str] = None,
     ) -> VersionInfo:
         """Records `base` (byte-level BPE) without the residues measured on `text` as the next
         version of `name` (versions/no_residues.py): each residue (LiteToken, arXiv
         2602.04706; `residues` has the measure) is split into its parents where it would be
         emitted (PickyBPE's removal, arXiv 2409.04599); every other id is kept, the removed
-        ones are holes."""
+        ones are holes.
+
+        With `budget` (a share of tokens per byte, 0.008 for 0.8%), `text` is BASE's training
+        text and the version is BPE N + k trained on it less k tokens, k the largest within the
+        budget on a check part of `text` (versions/residue_budget.py); `budget_version` "checked":
+        the fit part's version whose cost was checked instead (BASE's ids not kept)."""
         stored = self._derivable(base, name)
         from .evaluation import evaluate, residues  # on use: see the note at the top-level imports
-        from .versions import no_residues
+        from .versions import no_residues, residue_budget
 
+        if budget is not None:
+            derived = residue_budget.drop_with_budget(
+                stored,
+                os.fspath(text),
+                margin=budget,
+                below=residues.BELOW if below is None else below,
+                min_seen=residues.MIN_SEEN if min_seen is None else min_seen,
+                threads=threads,
+                version=budget_version,
+            )
+            k = derived.data.lineage["details"]["removed"] if derived.data.lineage else 0
+            note = f"BPE +{k:,} less {k:,} residues of {stored.info.ref}, k within {100 * budget:g}% on a check part"
+            return self._record(name, [derived], message or note)[0].info
         (loaded,) = evaluate.read_texts([text])
         derived = no_residues.drop_residues(
             stored,

@@ -29,6 +29,13 @@ def lineage_line(line: Lineage) -> str:
         notes.append(f"-{d['removed']:,} residues, left as holes")
     if "ids_preserved" in d:
         notes.append("ids kept" if d["ids_preserved"] else "ids NOT kept")
+    b = d.get("budget")
+    if b:
+        notes.append(
+            f"k = {b['k']:,} chosen within {100 * b['margin']:g}% tokens per byte on a check part of "
+            f"{d['text']['name']} ({100 * b['check_cost']:+.2f}% there)"
+            + (", the version checked: trained on its fit part" if b.get("version") == "checked" else "")
+        )
     if d.get("specials_renumbered"):
         notes.append("specials renumbered")
     for key in ("keep_text", "check_text"):

@@ -24,6 +24,24 @@ from .derived import echo_created
 )
 @click.option("--below", type=float, metavar="R", help="A residue: F1/(F1+F2) below R [default: 0.1].")
 @click.option("--min-seen", type=int, metavar="N", help="Judge only tokens formed at least N times [default: 10].")
+@click.option(
+    "--budget",
+    metavar="PCT",
+    help="Instead: FILE is BASE's training text; make BPE N + k on it less k residues, k the largest "
+    "whose tokens per byte on a check part of FILE (every 5th block, trained without it) stay within "
+    "PCT of plain BPE's (e.g. 0.8%).",
+)
+@click.option(
+    "--budget-version",
+    type=click.Choice(["all", "checked"]),
+    default="all",
+    show_default=True,
+    help="With --budget: 'all' trains BPE N + k on all of FILE (BASE's ids kept); 'checked' keeps the "
+    "version the check part measured (BPE N + k of the fit part: BASE's ids not kept).",
+)
+@click.option(
+    "--threads", type=int, default=0, show_default=True, help="Threads (0: one per core); never changes the result."
+)
 @click.option("--message", "-m", help="A note stored with the version.")
 @json_option
 @db_option
@@ -33,6 +51,9 @@ def drop_residues(
     text: str,
     below: Optional[float],
     min_seen: Optional[int],
+    budget: Optional[str],
+    budget_version: str,
+    threads: int,
     message: Optional[str],
     as_json: bool,
     db: Optional[str],
@@ -48,11 +69,38 @@ def drop_residues(
     made with BASE still matches. Recorded in the lineage (`tokreg show`, `tokreg log`).
     Exports to tokenizer.json and .tiktoken are refused (they cannot express it).
 
+    With --budget PCT, how many residues leave is chosen on FILE alone, BASE's training text
+    (plain byte-level BPE of N tokens): FILE is cut into blocks of 64 Ki characters (to a line
+    end); every 5th is the check part, the rest the fit part. BPE is trained on the fit part;
+    for a k, BPE N + k less the k tokens that are residues in most of the fit part's 4 parts
+    (blocks in turn) per F1 is measured on the check part; k doubles from N/128 (to at most
+    N/4) while its tokens per byte stay within PCT of plain BPE N's there, then the gap to the
+    first k over it is halved down to N/1024. The
+    version is BPE N + k trained on all of FILE less k tokens judged on FILE's 4 parts: every
+    id of BASE kept, k new ones, k holes. The margin, the split, k and every k tried are
+    recorded in the lineage. After LiteToken's residues and PickyBPE's removal (Chizhov et al.,
+    arXiv 2409.04599) with a validation budget; held-out text is never read.
+
     \b
     Example:
         tokreg drop-residues gpt-mini@1 gpt-mini --text corpus.txt
         tokreg audit gpt-mini@2 --residues --text held-out.txt
+        tokreg train kern kernel.txt --vocab-size 8000
+        tokreg drop-residues kern@1 kern --text kernel.txt --budget 0.8%
     """
+    from ..versions.residue_budget import parse_margin  # on use: the CLI loads commands lazily
+
+    margin = None if budget is None else parse_margin(budget)
     reg = open_registry(db)
-    v = reg.drop_residues(base, name, text, below=below, min_seen=min_seen, message=message)
+    v = reg.drop_residues(
+        base,
+        name,
+        text,
+        below=below,
+        min_seen=min_seen,
+        budget=margin,
+        budget_version=budget_version,
+        threads=threads,
+        message=message,
+    )
     echo_created(reg, v, as_json)

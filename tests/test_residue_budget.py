@@ -1,0 +1,153 @@
+"""`tokreg drop-residues --budget` (versions/residue_budget.py): k residues removed from BPE
+N + k, k chosen on a check part of the training text alone. The blocks are made small here
+(`BLOCK`) so a few hundred KB of text has the 20 blocks the split needs."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from tokreg import BpeOptions, Registry, Tokenizer
+from tokreg.algorithms.bpe.residue_free_model import ResidueFreeConfig
+from tokreg.errors import InputError
+from tokreg.versions import residue_budget as rb
+
+from .conftest import Cli, head_lines, one_error_line
+
+N = 400
+
+
+@pytest.fixture
+def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rb, "BLOCK", 2048)
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    path = tmp_path / "t.txt"
+    path.write_bytes(head_lines("dr.en.txt", 150_000))
+    return path
+
+
+def test_margin_is_a_percentage() -> None:
+    assert rb.parse_margin("0.8%") == pytest.approx(0.008)
+    assert rb.parse_margin(" 1 ") == pytest.approx(0.01)
+    for bad in ("", "x%", "0", "-1%", "100"):
+        with pytest.raises(InputError, match="--budget"):
+            rb.parse_margin(bad)
+
+
+def test_blocks_end_at_line_ends_and_give_the_text_back() -> None:
+    text = "".join(f"line {i} {'x' * (i % 37)}\n" for i in range(2000)) + "no end"
+    blocks = rb.cut_blocks(text, 1000)
+    assert "".join(rb.lines_of(blocks)) == text
+    assert all(sum(map(len, b)) >= 1000 and b[-1].endswith("\n") for b in blocks[:-1])
+    assert all(sum(map(len, b)) - len(b[-1]) < 1000 for b in blocks)  # cut at the first line end past 1000
+
+
+def test_tokens_counted_from_a_trace_are_the_encoders(corpus: Path) -> None:
+    """A removed token counts as the leaves it splits into: the residue-free encoder's count."""
+    data = rb.train_bpe(str(corpus), N, "cl100k", 1)
+    tok = Tokenizer.from_data(data, "t")
+    lines = corpus.read_text(encoding="utf-8").splitlines(keepends=True)[::7]
+    t = rb.trace(tok, lines, 1)
+    made_of = rb.parents(data)
+    # the residues, and with them a token and one of its parents (a removed parent splits again)
+    gone = set(sorted(t.residues(0.1, 10))[:40])
+    top = max(i for i in range(256, N) if t.emitted[i])
+    gone |= {top, made_of[top][0]} - set(range(256))
+    tokens = [dataclasses.replace(x, kind="removed", count=None) if x.id in gone else x for x in data.tokens]
+    config = ResidueFreeConfig(data.config["pattern"], tuple(sorted(gone))).to_json()
+    free = Tokenizer.from_data(dataclasses.replace(data, tokens=tokens, config=config), "free")
+    emitted = sum(len(ids) for ids in free.encode_ordinary_batch(lines))
+    assert (
+        emitted
+        == t.tokens(gone, made_of)
+        > t.tokens(set(), made_of)
+        == sum(len(ids) for ids in tok.encode_ordinary_batch(lines))
+    )
+    assert not any(i in gone for ids in free.encode_ordinary_batch(lines) for i in ids)
+
+
+@pytest.mark.slow
+def test_budget_version_is_recorded_deterministic_and_keeps_base_ids(
+    small_blocks: None, corpus: Path, tmp_path: Path
+) -> None:
+    with Registry(tmp_path / "r.db") as reg:
+        base = reg.train("k", [corpus], BpeOptions(vocab_size=N))
+        v = reg.drop_residues(base.ref, "k", corpus, budget=0.008, threads=1)
+        again = reg.drop_residues(base.ref, "k2", corpus, budget=0.008, threads=2)
+        assert v.content_hash == again.content_hash  # threads never change it
+        (entry, *_) = reg.lineage(v.ref)
+        details = entry.lineage.details
+        assert entry.lineage.parent == base.ref and entry.lineage.derivation == "dropped_residues"
+        b = details["budget"]
+        k = b["k"]
+        assert k == details["removed"] > 0 and b["margin"] == 0.008
+        tried = {s["k"]: s["cost"] for s in b["tried"]}
+        assert tried[k] == b["check_cost"] <= 0.008
+        # the largest k found: every larger k tried is over the margin, the next step up too
+        assert all(c > 0.008 for kk, c in tried.items() if kk > k)
+        assert any(kk <= k + max(1, N // rb.FINE) and kk > k for kk in tried) or k == N // rb.MAX_SHARE
+        st_base, st = reg.stored(base.ref), reg.stored(v.ref)
+        removed = [t.id for t in st.tokens if t.kind == "removed"]
+        assert len(removed) == k and len(st.tokens) == N + k
+        assert [t.bytes for t in st.tokens[:N]] == [t.bytes for t in st_base.tokens]  # BASE's ids kept
+        assert st.info.vocab_size == N
+        tok = reg.load(v.ref)
+        lines = corpus.read_text(encoding="utf-8").splitlines(keepends=True)
+        ids = {i for row in tok.encode_ordinary_batch(lines) for i in row}
+        assert not ids & set(removed)
+        assert "".join(tok.decode(tok.encode_ordinary(x)) for x in lines[:500]) == "".join(lines[:500])
+
+
+@pytest.mark.slow
+def test_budget_from_the_cli_and_refusals(small_blocks: None, corpus: Path, tmp_path: Path) -> None:
+    run = Cli(tmp_path / "r.db")
+    run("train", "k", corpus, "--vocab-size", N)
+    out = json.loads(run("drop-residues", "k@1", "k", "--text", corpus, "--budget", "0.8%", "--json").output)
+    assert out["ref"] == "k@2"
+    shown = run("show", "k@2").output
+    assert "dropped" in shown
+    checked = run("drop-residues", "k@1", "k", "--text", corpus, "--budget", "0.8%", "--budget-version", "checked")
+    assert "the version checked" in checked.output and "ids NOT kept" in checked.output
+    one_error_line(run("drop-residues", "k@1", "k", "--text", corpus, "--budget", "lots", ok=False), "--budget")
+    other = tmp_path / "o.txt"
+    other.write_bytes(head_lines("kjv.txt", 150_000))
+    one_error_line(run("drop-residues", "k@1", "k", "--text", other, "--budget", "0.8%", ok=False), "is not k@1")
+
+
+def test_a_trace_of_counted_pieces_is_the_trace_of_the_lines(corpus: Path) -> None:
+    """Each piece encodes on its own: the pieces' traces, weighted by the bits of their counts,
+    sum to the trace of the text's lines."""
+    data = rb.train_bpe(str(corpus), N, "cl100k", 1)
+    tok = Tokenizer.from_data(data, "t")
+    blocks = rb.cut_blocks(corpus.read_text(encoding="utf-8"), 2048)[:20]
+    pieces = rb.pieces_of(blocks, data.config["pattern"], 1)
+    assert [w for w, _ in pieces.groups][:3] == [1, 2, 4]
+    assert rb.trace(tok, pieces, 1) == rb.trace(tok, rb.lines_of(blocks), 1)
+
+
+@pytest.mark.slow
+def test_the_checked_version_is_the_one_the_check_part_measured(
+    small_blocks: None, corpus: Path, tmp_path: Path
+) -> None:
+    """--budget-version checked records the fit part's BPE N + k less k: its cost on the check
+    part, measured again with the encoder, is the one recorded."""
+    with Registry(tmp_path / "r.db") as reg:
+        base = reg.train("k", [corpus], BpeOptions(vocab_size=N))
+        v = reg.drop_residues(base.ref, "k", corpus, budget=0.008, budget_version="checked", threads=1)
+        (entry, *_) = reg.lineage(v.ref)
+        b = entry.lineage.details["budget"]
+        assert b["version"] == "checked" and entry.lineage.details["ids_preserved"] is False
+        blocks = rb.cut_blocks(corpus.read_text(encoding="utf-8"))
+        check = rb.lines_of(blocks[rb.CHECK_EVERY - 1 :: rb.CHECK_EVERY])
+        tok = reg.load(v.ref)
+        per_byte = sum(len(ids) for ids in tok.encode_ordinary_batch(check)) / len("".join(check).encode())
+        assert per_byte == pytest.approx(b["check_plain_tokens_per_byte"] * (1 + b["check_cost"]), rel=1e-5)
+        assert reg.stored(v.ref).info.vocab_size == N
+        with pytest.raises(InputError, match="--budget-version"):
+            reg.drop_residues(base.ref, "k", corpus, budget=0.008, budget_version="some")

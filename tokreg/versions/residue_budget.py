@@ -1,0 +1,443 @@
+"""`tokreg drop-residues --budget`: how many residues to remove, chosen on the training text
+alone (issue 28, item 3).
+
+A residue (LiteToken, Sun et al., arXiv 2602.04706; evaluation/residues.py) is a token BPE's
+merge loop forms on a text (at least `min_seen` times) but seldom emits (F1 / (F1 + F2) below
+`below`). Removing one, PickyBPE's way (Chizhov et al., arXiv 2409.04599: where it would be
+emitted, its parents are), costs tokens; the slot it frees buys another merge. The version made
+here is BPE N + k trained on the text T, less k of its tokens, removed after the last merge (N
+tokens left, every id of BPE N kept, the removed ones left as holes: versions/no_residues.py's
+model). Two things are chosen, each on T only:
+
+- **which k tokens** (the judge): T is cut into blocks (`BLOCK` characters, to a line end), the
+  blocks dealt in turn into `PARTS` parts. A token's score is the number of parts in which it is
+  a residue, per its F1 over all of them (both with BPE N + k); the k of highest score leave
+  (ties: lowest id). A token every part calls a residue and that is seldom emitted goes first:
+  which tokens are residues moves from sample to sample, and the share of parts estimates how
+  likely it is one on other text of the same kind.
+- **how many** (the budget): a validation inside T. Every `CHECK_EVERY`-th block is the check
+  part, the others the fit part. BPE N + N/4 is trained on the fit part alone; for a k, BPE N + k
+  is that run's prefix, the judge reads the fit part (its blocks dealt into `PARTS` parts) and
+  the version's tokens per byte on the check part is compared with plain BPE N's there. k
+  doubles from N/128 while that cost stays within the margin (up to N/4), then the gap to the
+  first k over it is halved down to N/1024 or less; the largest k found within the margin is
+  the one applied (the cost is taken to rise with k: every k tried is recorded, so a reader
+  sees where it did not). Then BPE N + k is trained on all of T, judged on T's parts, and its k
+  tokens removed.
+
+Nothing here reads any other text: the margin, the split and the steps are fixed before a
+held-out text is looked at, and recorded in the lineage with every k tried.
+
+Tokens per byte with removals are counted from one trace of the merge loop (`merge_counts`):
+each emitted token counts once, a removed one as many tokens as the leaves it splits into (its
+parents, theirs where removed too), which is what the encoder emits (tested against it). The
+traces run over a part's distinct pieces, counted once (`Pieces`), not over its every line.
+
+    >>> reg.drop_residues("kernel-bpe@1", "kernel-bpe", "kernel.txt", budget=0.008)
+    ... # -> kernel-bpe@2: BPE 8,000 + k less k, k chosen within 0.8% on kernel.txt's check part
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Optional, Union
+
+from .. import _core
+from ..algorithms import model_of, template
+from ..algorithms.bpe.residue_free_model import ResidueFreeConfig
+from ..algorithms.bpe.training import BpeOptions
+from ..data import FinishedVersion, StoredVersion, TokenizerData, finish
+from ..encoding.tokenizer import Tokenizer
+from ..errors import InputError
+from ..evaluation import residues
+from ..files import read_text
+
+DERIVATION = "dropped_residues"
+#: "all": BPE N + k trained on all of T (BASE's ids kept); "checked": the fit part's version.
+VERSIONS = ("all", "checked")
+#: A block of T: this many characters, then to the end of the line.
+BLOCK = 1 << 16
+#: Every CHECK_EVERY-th block (the 5th, 10th, ...) is the check part; the rest the fit part.
+CHECK_EVERY = 5
+#: The judge deals its text's blocks in turn into this many parts.
+PARTS = 4
+#: k is at most N / MAX_SHARE (the fit run trains BPE N + N / MAX_SHARE once).
+MAX_SHARE = 4
+#: k first doubles from N / COARSE, then the gap is halved down to N / FINE.
+COARSE = 128
+FINE = 1024
+
+
+def parse_margin(text: str) -> float:
+    """'0.8%' or '0.8' (percent) -> 0.008."""
+    raw = text.strip().removesuffix("%").strip()
+    try:
+        value = float(raw)
+    except ValueError:
+        raise InputError(f"--budget takes a percentage of tokens per byte such as 0.8%, not {text!r}") from None
+    if not 0 < value < 100:
+        raise InputError(f"--budget must be above 0% and below 100% (e.g. 0.8%), not {text!r}")
+    return value / 100
+
+
+def cut_blocks(text: str, size: int = 0) -> list[list[str]]:
+    """`text` as blocks of lines (line ends kept): each block at least `size` (0: `BLOCK`)
+    characters, ending at a line end (the last one whatever is left)."""
+    size = size or BLOCK
+    out: list[list[str]] = []
+    block: list[str] = []
+    n = 0
+    for line in text.splitlines(keepends=True):
+        block.append(line)
+        n += len(line)
+        if n >= size:
+            out.append(block)
+            block, n = [], 0
+    if block:
+        out.append(block)
+    return out
+
+
+def lines_of(blocks: Sequence[list[str]]) -> list[str]:
+    return [line for b in blocks for line in b]
+
+
+def cut_bpe(data: TokenizerData, size: int) -> TokenizerData:
+    """A trained BPE's prefix of `size` tokens (its first size - 256 merges): BPE of that size
+    trained on the same counts (ties broken alike)."""
+    tokens = [t for t in data.tokens if t.kind != "special"]
+    if size > len(tokens):
+        raise InputError(f"the corpus gave {len(tokens):,} tokens, fewer than the {size:,} asked")
+    keep = tokens[:size]
+    merges = [m for m in data.merges if m.result < size]
+    return dataclasses.replace(data, tokens=keep, merges=merges)
+
+
+def parents(data: TokenizerData) -> dict[int, tuple[int, int]]:
+    """Token id -> (left, right) of the merge that makes it."""
+    return {m.result: (m.left, m.right) for m in data.merges}
+
+
+def leaves(gone: set[int], made_of: dict[int, tuple[int, int]]) -> dict[int, int]:
+    """How many tokens each removed token is emitted as: its parents, split again where removed."""
+    memo: dict[int, int] = {}
+
+    def count(x: int) -> int:
+        if x not in gone:
+            return 1
+        if x not in memo:
+            left, right = made_of[x]
+            memo[x] = count(left) + count(right)
+        return memo[x]
+
+    for x in sorted(gone):  # parents have lower ids: recursion depth stays small in id order
+        count(x)
+    return memo
+
+
+@dataclass(frozen=True)
+class Trace:
+    """BPE's merge loop on some lines: per token id, emitted (F1), formed and merged further (F2)."""
+
+    emitted: list[int]
+    formed: list[int]
+    consumed: list[int]
+
+    def residues(self, below: float, min_seen: int) -> set[int]:
+        return {
+            i
+            for i, (f, m) in enumerate(zip(self.emitted, self.consumed))
+            if self.formed[i] and f + m >= min_seen and f < below * (f + m)
+        }
+
+    def tokens(self, gone: set[int], made_of: dict[int, tuple[int, int]]) -> int:
+        """Tokens emitted once `gone` are removed after the last merge."""
+        split = leaves(gone, made_of)
+        return sum(f * split.get(i, 1) for i, f in enumerate(self.emitted) if f)
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """A text as its distinct pieces (the pattern's), grouped by the bits of their counts:
+    (2**b, the pieces whose count has bit b set). Byte-level BPE encodes each piece on its own,
+    so a trace of each group, times its weight, summed, is the trace of the text (tested), for
+    about as many pieces as the text has distinct ones rather than all of them."""
+
+    groups: tuple[tuple[int, list[str]], ...]
+
+
+def pieces_of(blocks: Sequence[list[str]], pattern: str, threads: int) -> Pieces:
+    counter = _core.Counter.pieces(pattern, threads=threads)
+    for b in blocks:
+        counter.feed("".join(b).encode("utf-8"))
+    counter.end_input()
+    by_bit: dict[int, list[str]] = {}
+    for piece, count in counter.finish().items():
+        text = piece.decode("utf-8")
+        bit = 0
+        while count:
+            if count & 1:
+                by_bit.setdefault(bit, []).append(text)
+            count >>= 1
+            bit += 1
+    return Pieces(tuple((1 << bit, by_bit[bit]) for bit in sorted(by_bit)))
+
+
+def trace(tok: Tokenizer, text: Union[Pieces, Sequence[str]], threads: int) -> Trace:
+    """The merge loop's counts on lines, or on counted pieces (each group's times its weight)."""
+    if not isinstance(text, Pieces):
+        emitted, formed, consumed = tok.merge_counts(text, threads=threads)
+        return Trace(emitted, formed, consumed)
+    sums: Optional[list[list[int]]] = None
+    for weight, group in text.groups:
+        got = tok.merge_counts(group, threads=threads)
+        if sums is None:
+            sums = [[0] * len(got[0]) for _ in range(3)]
+        for acc, row in zip(sums, got):
+            for i, x in enumerate(row):
+                if x:
+                    acc[i] += weight * x
+    if sums is None:
+        sums = [[0] * tok.vocab_size for _ in range(3)]
+    return Trace(*sums)
+
+
+def judge(data: TokenizerData, parts: Sequence[Pieces], below: float, min_seen: int, threads: int) -> list[int]:
+    """The tokens of `data` (BPE) in the order the judge removes them: most parts it is a residue
+    of per F1 over all parts, then lowest id. Only tokens a residue of some part are listed."""
+    tok = Tokenizer.from_data(data, "judged")
+    traces = [trace(tok, p, threads) for p in parts]
+    in_parts: dict[int, int] = {}
+    for t in traces:
+        for i in t.residues(below, min_seen):
+            in_parts[i] = in_parts.get(i, 0) + 1
+    f1 = {i: sum(t.emitted[i] for t in traces) for i in in_parts}
+    # c / F1 descending is (-c / F1) ascending; compared as fractions, so exact
+    return [i for _, i in sorted((Fraction(-c, max(f1[i], 1)), i) for i, c in in_parts.items())]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One k tried on the check part."""
+
+    k: int
+    per_byte: float
+    cost: float  # against plain BPE N on the check part
+    candidates: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"k": self.k, "tokens_per_byte": round(self.per_byte, 6), "cost": round(self.cost, 6)}
+
+
+def search(
+    fit_data: TokenizerData,
+    fit_parts: Sequence[Pieces],
+    check: Pieces,
+    check_bytes: int,
+    n: int,
+    margin: float,
+    below: float,
+    min_seen: int,
+    threads: int,
+) -> tuple[int, float, list[Step]]:
+    """The largest k found whose check cost is within `margin` (see the module's docstring)."""
+    made_of = parents(fit_data)
+    base = trace(Tokenizer.from_data(cut_bpe(fit_data, n), "plain"), check, threads)
+    base_tokens = base.tokens(set(), made_of)
+    base_per_byte = base_tokens / check_bytes
+    kmax = n // MAX_SHARE
+    tried: dict[int, Step] = {}
+
+    def passes(k: int) -> bool:
+        if k not in tried:
+            data = cut_bpe(fit_data, n + k)
+            order = judge(data, fit_parts, below, min_seen, threads)
+            if len(order) < k:  # not a version of n tokens: counts as over the budget
+                tried[k] = Step(k, float("inf"), float("inf"), len(order))
+            else:
+                on_check = trace(Tokenizer.from_data(data, "candidate"), check, threads)
+                per_byte = on_check.tokens(set(order[:k]), made_of) / check_bytes
+                tried[k] = Step(k, per_byte, per_byte / base_per_byte - 1, len(order))
+        return tried[k].cost <= margin
+
+    fine = max(1, n // FINE)
+    ok, over = 0, kmax + 1
+    k = max(1, n // COARSE)
+    while k <= kmax:  # doubling: N/128, N/64, ... while within the margin
+        if not passes(k):
+            over = k
+            break
+        ok = k
+        k *= 2
+    while over - ok > fine:
+        mid = (ok + over) // 2
+        if passes(mid):
+            ok = mid
+        else:
+            over = mid
+    return ok, base_per_byte, [tried[k] for k in sorted(tried)]
+
+
+def train_bpe(source: Union[str, Iterator[str]], size: int, pattern: str, threads: int) -> TokenizerData:
+    """Plain byte-level BPE of `size` tokens on a file or on strings, nothing recorded."""
+    from ..training import train_run  # on use, as the registry imports training
+    from ..training.corpus import Corpus
+
+    inputs = [source]
+    opts = BpeOptions(vocab_size=size, pattern=pattern, threads=threads)
+    (v,) = train_run.train_unmeasured(Corpus.of(inputs), opts, [size]).versions
+    return v.data
+
+
+def same_merges(larger: TokenizerData, base: TokenizerData) -> bool:
+    """Whether `larger` begins with `base`'s tokens and merges."""
+    n = len(base.tokens)
+    return [(m.left, m.right, m.result) for m in larger.merges[: len(base.merges)]] == [
+        (m.left, m.right, m.result) for m in base.merges
+    ] and [t.bytes for t in larger.tokens[:n]] == [t.bytes for t in base.tokens]
+
+
+def drop_with_budget(
+    stored: StoredVersion,
+    path: str,
+    *,
+    margin: float,
+    below: float,
+    min_seen: int,
+    threads: int = 0,
+    version: str = "all",
+) -> FinishedVersion:
+    """BPE N + k trained on `path` (BASE's training text) less k tokens, k chosen within `margin`
+    on `path`'s own check part: a version descending from `stored` (BPE N, trained on `path`).
+    `version` "checked": instead the version whose cost the check part measured (BPE N + k of the
+    fit part, judged on its parts): BASE's ids are not kept, a fifth of the text is not trained on."""
+    if version not in VERSIONS:
+        raise InputError(f"--budget-version is one of {', '.join(VERSIONS)}, not {version!r}")
+    info = stored.info
+    model = model_of(info.algorithm, info.config)
+    if model.name != "byte_bpe":
+        raise InputError(
+            f"{info.ref} is {getattr(model, 'title', model.name)}; --budget applies to byte-level BPE versions "
+            "trained on the --text file; nothing was written"
+        )
+    residues.check(below, min_seen)
+    base_data = stored.data()
+    if any(t.kind == "special" for t in base_data.tokens):
+        raise InputError(
+            f"{info.ref} has special tokens; --budget retrains plain BPE and keeps none; nothing was written"
+        )
+    n = len(base_data.tokens)
+    if n // COARSE < 1:
+        raise InputError(f"{info.ref} has {n:,} tokens; --budget needs at least {COARSE} to step k by N/{COARSE}")
+    pattern = model.parse_config(info.config).pattern
+    t0 = time.perf_counter()
+    text = read_text(path, "--text file")
+    raw_bytes = len(text.encode("utf-8"))
+    blocks = cut_blocks(text)
+    del text  # the blocks hold its lines
+    if len(blocks) < CHECK_EVERY * PARTS:
+        raise InputError(
+            f"{path} has {len(blocks)} blocks of {BLOCK:,} characters; --budget needs at least "
+            f"{CHECK_EVERY * PARTS} (a check part of every {CHECK_EVERY}th and {PARTS} parts to judge on); "
+            "nothing was written"
+        )
+    check_blocks = blocks[CHECK_EVERY - 1 :: CHECK_EVERY]
+    fit_blocks = [b for j, b in enumerate(blocks) if j % CHECK_EVERY != CHECK_EVERY - 1]
+    check_bytes = sum(len(line.encode("utf-8")) for b in check_blocks for line in b)
+    fit_bytes = raw_bytes - check_bytes
+
+    # 0. BASE must be what plain BPE N makes of this text (then BPE N + k begins with it)
+    if not same_merges(train_bpe(path, n, pattern, threads), base_data):
+        raise InputError(
+            f"plain BPE {n:,} trained on {path} is not {info.ref}: --budget needs BASE to be byte-level BPE "
+            "trained on that file with default options; nothing was written"
+        )
+    # 1. the fit part: BPE N + N/4 once, every N + k its prefix
+    fit_data = train_bpe(("".join(b) for b in fit_blocks), n + n // MAX_SHARE, pattern, threads)
+    if len([t for t in fit_data.tokens if t.kind != "special"]) < n + n // MAX_SHARE:
+        raise InputError(f"{path}'s fit part has too few pairs for {n + n // MAX_SHARE:,} tokens; nothing was written")
+    # 2. how many: the largest k within the margin on the check part
+    fit_parts = [pieces_of(fit_blocks[j::PARTS], pattern, threads) for j in range(PARTS)]
+    k, base_per_byte, steps = search(
+        fit_data,
+        fit_parts,
+        pieces_of(check_blocks, pattern, threads),
+        check_bytes,
+        n,
+        margin,
+        below,
+        min_seen,
+        threads,
+    )
+    if k == 0:
+        raise InputError(
+            f"no k from {max(1, n // FINE)} up keeps {path}'s check part within {100 * margin:g}% of plain BPE's "
+            "tokens per byte; nothing was written"
+        )
+    if version == "checked":  # 3. the version checked: the fit part's BPE N + k, judged on its parts
+        cut = cut_bpe(fit_data, n + k)  # its counts are the larger run's: not this version's
+        whole = dataclasses.replace(cut, tokens=[dataclasses.replace(t, count=None) for t in cut.tokens])
+        order = judge(whole, fit_parts, below, min_seen, threads)
+    else:  # 3. all of T: BPE N + k, judged on T's parts
+        whole = train_bpe(path, n + k, pattern, threads)
+        if not same_merges(whole, base_data):  # BPE's merges of a size are a prefix of a larger size's
+            raise InputError(
+                f"BPE {n + k:,} trained on {path} does not begin with {info.ref}'s merges; nothing was written"
+            )
+        order = judge(
+            whole, [pieces_of(blocks[j::PARTS], pattern, threads) for j in range(PARTS)], below, min_seen, threads
+        )
+    if len(order) < k:
+        raise InputError(
+            f"{path} names {len(order):,} residues of BPE {n + k:,}, fewer than the k = {k:,} chosen; "
+            "nothing was written"
+        )
+    gone = sorted(order[:k])
+    drop = set(gone)
+    tokens = [dataclasses.replace(t, kind="removed", count=None) if t.id in drop else t for t in whole.tokens]
+    cfg = model.parse_config(info.config)
+    config = ResidueFreeConfig(cfg.pattern, tuple(gone), cfg.keep_gaps).to_json()
+    config.update({key: v for key, v in info.config.items() if key in template.KEYS})
+    new = dataclasses.replace(whole, config=config, tokens=tokens, source=DERIVATION)
+    chosen = next(s for s in steps if s.k == k)
+    details: dict[str, Any] = {
+        "removed": k,
+        "below": below,
+        "min_seen": min_seen,
+        "text": {"name": os.path.basename(path), "bytes": raw_bytes, "lines": sum(len(b) for b in blocks)},
+        "ids_preserved": version == "all",
+        "holes": k,
+        "added": k,
+        "budget": {
+            "margin": margin,
+            "k": k,
+            "version": version,
+            "judge": f"most of {PARTS} parts (blocks in turn) a residue of, per F1; ties lowest id",
+            "split": (
+                f"blocks of {BLOCK} characters to a line end; every {CHECK_EVERY}th block the check part, "
+                "the rest the fit part"
+            ),
+            "steps": (
+                f"k doubles from N/{COARSE} while within the margin (at most N/{MAX_SHARE}), "
+                f"then the gap is halved to N/{FINE}"
+            ),
+            "fit_bytes": fit_bytes,
+            "check_bytes": check_bytes,
+            "check_plain_tokens_per_byte": round(base_per_byte, 6),
+            "check_cost": round(chosen.cost, 6),
+            "tried": [s.to_json() for s in steps],
+            "seconds": round(time.perf_counter() - t0, 1),
+        },
+    }
+    lineage = {
+        "parent_ref": info.ref,
+        "parent_hash": info.content_hash,
+        "derivation": DERIVATION,
+        "details": details,
+    }
+    return finish(dataclasses.replace(new, lineage=lineage))
