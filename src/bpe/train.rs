@@ -598,7 +598,9 @@ pub fn train_refusing(
     // (also after each compaction).
     let fresh = |counts: &[i64], flags: &[u8], floor: u64| {
         (0..counts.len() as u32)
-            .filter(|&s| counts[s as usize] > 0 && counts[s as usize] as u64 >= floor && flags[s as usize] & BANNED == 0)
+            .filter(|&s| {
+                counts[s as usize] > 0 && counts[s as usize] as u64 >= floor && flags[s as usize] & BANNED == 0
+            })
             .map(|s| pack(counts[s as usize] as u64, s))
             .collect::<Vec<_>>()
     };
