@@ -704,8 +704,12 @@ pub fn train_refusing(
         // Left to right, so that in a run like `a a a` the leftmost pair is joined first.
         positions.clear();
         pos.drain(s, &mut positions, &mut chain);
-        // Ascending runs (see `Positions::drain`): the stable sort merges runs.
-        positions.sort();
+        // Ascending runs (see `Positions::drain`): often one (a pair made by one merge, or
+        // found only when indexing), then no sort is needed. (The stable sort, which merges
+        // runs, allocates a scratch copy of them: more memory at the peak.)
+        if !positions.is_sorted() {
+            positions.sort_unstable();
+        }
         positions.dedup();
         grown.clear();
         // Each join changes the counts of the pairs around it at once (the pair merged itself
