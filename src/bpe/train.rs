@@ -467,7 +467,7 @@ impl Positions {
     /// Empties a slot's positions into `out`, its nodes to the free list. They come in
     /// ascending runs: those found when indexing, then those of each merge that pushed to the
     /// slot, oldest first (a merge pushes in ascending order, and a node fills in order), so
-    /// that a sort that merges runs puts them in order in a pass or two. `chain` is scratch.
+    /// that they are most often one run, in order already. `chain` is scratch.
     fn drain(&mut self, slot: usize, out: &mut Vec<u32>, chain: &mut Vec<u32>) {
         if let Some(r) = self.first_range.get_mut(slot) {
             let (a, b) = std::mem::take(r);
