@@ -707,7 +707,7 @@ pub fn train_refusing(
         // Ascending runs (see `Positions::drain`): often one (a pair made by one merge, or
         // found only when indexing), then no sort is needed. (The stable sort, which merges
         // runs, allocates a scratch copy of them: more memory at the peak.)
-        if !positions.is_sorted() {
+        if !positions.windows(2).all(|w| w[0] <= w[1]) {
             positions.sort_unstable();
         }
         positions.dedup();
