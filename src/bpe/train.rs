@@ -252,6 +252,10 @@ const EDGE: u32 = u32::MAX - 1;
 /// No node (the end of a position list).
 const NIL: u32 = u32::MAX;
 
+/// Slot flags: a pair never to merge, and one whose count the current merge raised.
+const BANNED: u8 = 1;
+const GROWN: u8 = 2;
+
 /// Cells per mark (see `Links::marks`).
 const MARK: usize = 16;
 
@@ -346,8 +350,40 @@ impl SlotMap {
 
     /// Adds the last slot of `pairs`, whose key is not in the table.
     fn insert(&mut self, k: u64, pairs: &[u64]) {
-        let s = (pairs.len() - 1) as u32;
+        self.insert_slot(k, (pairs.len() - 1) as u32, pairs);
+    }
+
+    /// Adds slot `s` of `pairs`, whose key `k` is not in the table.
+    fn insert_slot(&mut self, k: u64, s: u32, pairs: &[u64]) {
         self.t.insert_unique(hash(k), s, |&s| hash(pairs[s as usize]));
+    }
+}
+
+/// Alphabets up to this size index their pairs in a direct table (`Direct`) rather than the hash
+/// table: byte-level BPE's 256 bytes (a 256 KB table), or a character-level alphabet of Latin
+/// text.
+const DIRECT_ALPHABET: usize = 1024;
+
+/// The slots of the pairs of two symbols of the alphabet, `x * n + y` -> slot (`NIL`: none yet),
+/// while indexing: every cell looks its pair up twice there, and a table of at most a few MB
+/// answers from cache where the hash table costs a hash, a probe and a key compare (a third of
+/// indexing's time at 20 MB of prose). Afterwards its slots go to the hash table.
+struct Direct {
+    n: usize,
+    slot: Vec<u32>,
+}
+
+impl Direct {
+    fn new(alphabet: usize) -> Direct {
+        let n = if alphabet <= DIRECT_ALPHABET { alphabet } else { 0 };
+        Direct { n, slot: vec![NIL; n * n] }
+    }
+
+    /// The entry of pair (x, y), if both are symbols of the alphabet.
+    #[inline]
+    fn at(&self, x: u32, y: u32) -> Option<usize> {
+        let (x, y) = (x as usize, y as usize);
+        (x < self.n && y < self.n).then_some(x * self.n + y)
     }
 }
 
@@ -428,19 +464,27 @@ impl Positions {
         self.head[slot] = i;
     }
 
-    /// Empties a slot's positions into `out`, its nodes to the free list.
-    fn drain(&mut self, slot: usize, out: &mut Vec<u32>) {
+    /// Empties a slot's positions into `out`, its nodes to the free list. They come in
+    /// ascending runs: those found when indexing, then those of each merge that pushed to the
+    /// slot, oldest first (a merge pushes in ascending order, and a node fills in order), so
+    /// that they are most often one run, in order already. `chain` is scratch.
+    fn drain(&mut self, slot: usize, out: &mut Vec<u32>, chain: &mut Vec<u32>) {
         if let Some(r) = self.first_range.get_mut(slot) {
             let (a, b) = std::mem::take(r);
             out.extend_from_slice(&self.first[a as usize..b as usize]);
         }
+        chain.clear();
         let mut i = std::mem::replace(&mut self.head[slot], NIL);
         while i != NIL {
-            let node = &mut self.nodes[i as usize];
-            out.extend(node[..PER_NODE].iter().copied().filter(|&p| p != NIL));
-            let next = std::mem::replace(&mut node[PER_NODE], self.free);
+            chain.push(i);
+            i = self.nodes[i as usize][PER_NODE];
+        }
+        for &i in chain.iter().rev() {
+            out.extend(self.nodes[i as usize][..PER_NODE].iter().copied().filter(|&p| p != NIL));
+        }
+        for &i in chain.iter() {
+            self.nodes[i as usize][PER_NODE] = self.free;
             self.free = i;
-            i = next;
         }
     }
 }
@@ -485,6 +529,7 @@ pub fn train_refusing(
     // of positions; the second lays the positions out slot by slot (a counting sort), looking
     // each pair up again rather than keeping a slot per cell (4 bytes a cell at the peak).
     let mut sizes: Vec<u32> = Vec::new();
+    let mut direct = Direct::new(tokens.len());
     let mut w = usize::MAX; // the first cell, an edge, opens word 0
     for xy in links.sym.windows(2) {
         let (x, y) = (xy[0], xy[1]);
@@ -496,13 +541,21 @@ pub fn train_refusing(
             continue;
         }
         let k = key(x, y);
-        let s = match slot_of.get(k, &pairs) {
+        let at = direct.at(x, y);
+        let known = match at {
+            Some(i) => Some(direct.slot[i]).filter(|&s| s != NIL),
+            None => slot_of.get(k, &pairs),
+        };
+        let s = match known {
             Some(s) => s as usize,
             None => {
                 pairs.push(k);
                 counts.push(0);
                 sizes.push(0);
-                slot_of.insert(k, &pairs);
+                match at {
+                    Some(i) => direct.slot[i] = (pairs.len() - 1) as u32,
+                    None => slot_of.insert(k, &pairs),
+                }
                 pairs.len() - 1
             }
         };
@@ -521,22 +574,33 @@ pub fn train_refusing(
         if x == EDGE || y == EDGE {
             continue;
         }
-        let s = slot_of.get(key(x, y), &pairs).expect("every pair has its slot from the first pass") as usize;
+        let s = match direct.at(x, y) {
+            Some(i) => direct.slot[i],
+            None => slot_of.get(key(x, y), &pairs).expect("every pair has its slot from the first pass"),
+        } as usize;
         first[sizes[s] as usize] = p as u32;
         sizes[s] += 1;
     }
     drop(sizes);
+    // The merge loop finds every pair through the hash table.
+    for &s in direct.slot.iter().filter(|&&s| s != NIL) {
+        slot_of.insert_slot(pairs[s as usize], s, &pairs);
+    }
+    drop(direct);
     let mut pos = Positions { first, first_range, nodes: Vec::new(), head: vec![NIL; pairs.len()], free: NIL };
-    let mut banned: Vec<bool> = vec![false; pairs.len()];
+    // Per slot: BANNED (never merged: too long or refused), GROWN (raised by this merge).
+    let mut flags: Vec<u8> = vec![0; pairs.len()];
     let too_long = |k: u64, tokens: &[Vec<u8>]| {
         cfg.max_token_bytes > 0
             && tokens[(k >> 32) as usize].len() + tokens[(k & 0xFFFF_FFFF) as usize].len() > cfg.max_token_bytes
     };
     // Every pair that could be merged, counted at least `floor` times, at its current count
     // (also after each compaction).
-    let fresh = |counts: &[i64], banned: &[bool], floor: u64| {
+    let fresh = |counts: &[i64], flags: &[u8], floor: u64| {
         (0..counts.len() as u32)
-            .filter(|&s| counts[s as usize] > 0 && counts[s as usize] as u64 >= floor && !banned[s as usize])
+            .filter(|&s| {
+                counts[s as usize] > 0 && counts[s as usize] as u64 >= floor && flags[s as usize] & BANNED == 0
+            })
             .map(|s| pack(counts[s as usize] as u64, s))
             .collect::<Vec<_>>()
     };
@@ -546,7 +610,7 @@ pub fn train_refusing(
     // time the best pair in the heap is below the floor, the floor falls to `min_frequency` and
     // the heap is rebuilt with every pair, so the pair chosen is always the best of all.
     let mut floor = heap_floor(&counts, wanted).max(cfg.min_frequency);
-    let mut heap = Heap { v: fresh(&counts, &banned, floor) };
+    let mut heap = Heap { v: fresh(&counts, &flags, floor) };
     heap.heapify(&Order { tokens: &tokens, heads: &heads, pairs: &pairs });
     let mut compact_at = (2 * heap.v.len()).max(1 << 16);
 
@@ -576,12 +640,13 @@ pub fn train_refusing(
     // The positions of the pair merged, and the pairs whose count a merge raised (their slots).
     let mut positions: Vec<u32> = Vec::new();
     let mut grown: Vec<u32> = Vec::new();
+    let mut chain: Vec<u32> = Vec::new();
     while tokens.len() < cfg.target_tokens {
         // The lazy heap keeps an entry per push; when most are stale, it is rebuilt from the
         // current counts (the pair chosen is the same: see `Heap`).
         if heap.v.len() >= compact_at {
             heap.v.clear();
-            heap.v.extend(fresh(&counts, &banned, floor));
+            heap.v.extend(fresh(&counts, &flags, floor));
             heap.heapify(&Order { tokens: &tokens, heads: &heads, pairs: &pairs });
             compact_at = (2 * heap.v.len()).max(1 << 16);
         }
@@ -594,7 +659,7 @@ pub fn train_refusing(
             // Every pair left in the heap is below the floor; one out of it may be better.
             floor = cfg.min_frequency;
             heap.v.clear();
-            heap.v.extend(fresh(&counts, &banned, floor));
+            heap.v.extend(fresh(&counts, &flags, floor));
             heap.heapify(&Order { tokens: &tokens, heads: &heads, pairs: &pairs });
             compact_at = (2 * heap.v.len()).max(1 << 16);
             continue;
@@ -603,7 +668,7 @@ pub fn train_refusing(
         let s = s as usize;
         let current = counts[s].max(0) as u64;
         if current != count {
-            if current > 0 && !banned[s] {
+            if current > 0 && flags[s] & BANNED == 0 {
                 heap.push((current, s as u32), &Order { tokens: &tokens, heads: &heads, pairs: &pairs });
             }
             continue;
@@ -613,7 +678,7 @@ pub fn train_refusing(
         }
         let k = pairs[s];
         if too_long(k, &tokens) {
-            banned[s] = true;
+            flags[s] |= BANNED;
             continue;
         }
         let (a, b) = ((k >> 32) as u32, (k & 0xFFFF_FFFF) as u32);
@@ -621,7 +686,7 @@ pub fn train_refusing(
         joined.extend_from_slice(&tokens[b as usize]);
         let existing = by_bytes.get(&joined, &tokens);
         if existing.is_none() && refused(&joined) {
-            banned[s] = true;
+            flags[s] |= BANNED;
             continue;
         }
         let z = match existing {
@@ -638,8 +703,13 @@ pub fn train_refusing(
 
         // Left to right, so that in a run like `a a a` the leftmost pair is joined first.
         positions.clear();
-        pos.drain(s, &mut positions);
-        positions.sort_unstable();
+        pos.drain(s, &mut positions, &mut chain);
+        // Ascending runs (see `Positions::drain`): often one (a pair made by one merge, or
+        // found only when indexing), then no sort is needed. (The stable sort, which merges
+        // runs, allocates a scratch copy of them: more memory at the peak.)
+        if !positions.windows(2).all(|w| w[0] <= w[1]) {
+            positions.sort_unstable();
+        }
         positions.dedup();
         grown.clear();
         // Each join changes the counts of the pairs around it at once (the pair merged itself
@@ -656,7 +726,7 @@ pub fn train_refusing(
                     pairs.push(pk);
                     counts.push(0);
                     pos.head.push(NIL);
-                    banned.push(false);
+                    flags.push(0);
                     slot_of.insert(pk, &pairs);
                     pairs.len() - 1
                 }
@@ -664,7 +734,10 @@ pub fn train_refusing(
             counts[ps] += d;
             if let Some(at) = made_at {
                 pos.push(ps, at);
-                grown.push(ps as u32);
+                if flags[ps] & GROWN == 0 {
+                    flags[ps] |= GROWN;
+                    grown.push(ps as u32);
+                }
             }
         };
         for (i, &p) in positions.iter().enumerate() {
@@ -699,13 +772,14 @@ pub fn train_refusing(
             links.sym[q] = DEAD;
         }
         counts[s] = 0;
-        // A pair raised several times is pushed once; one raised and lowered again by the same
-        // merge may be pushed at its current count, which the lazy heap allows (see `Heap`).
-        grown.sort_unstable();
-        grown.dedup();
+        // A pair raised several times is pushed once (its GROWN flag), in the order first
+        // raised: the order of pushes never changes which entry pops first (the tie rule is a
+        // total order over the pairs). One raised and lowered again by the same merge may be
+        // pushed at its current count, which the lazy heap allows (see `Heap`).
         for &ps in &grown {
+            flags[ps as usize] &= !GROWN;
             let c = counts[ps as usize];
-            if c > 0 && !banned[ps as usize] {
+            if c > 0 && flags[ps as usize] & BANNED == 0 {
                 heap.push((c as u64, ps), &Order { tokens: &tokens, heads: &heads, pairs: &pairs });
             }
         }
