@@ -889,6 +889,73 @@ mod tests {
         }
     }
 
+    /// A thread's caches pass from encoder to encoder by generations (`piece_cache`): three
+    /// encoders of different vocabularies taking turns on one thread (so every call takes over
+    /// the least recently used cache, which holds another vocabulary's ids, more than twice
+    /// round all generations and through the full clears between) each give the plain rule's
+    /// ids of its own vocabulary, on Chinese text (characters, character pairs that are tokens,
+    /// clauses merged one character at a time) and on random text.
+    #[test]
+    fn ids_stay_exact_as_caches_pass_between_encoders() {
+        std::thread::spawn(|| {
+            let zh = crate::test_data::read("dr.zh-cn.txt").unwrap_or_else(|| "中文的文本，中国人的文字。".repeat(40));
+            let chars: Vec<char> = zh.chars().filter(|c| c.len_utf8() == 3).take(400).collect();
+            // Vocabulary v: pairs of characters that are tokens in v 0 only, whole characters
+            // in v 0 and 1, the first two bytes of characters in all three.
+            let vocab = |v: usize| -> Vec<Vec<u8>> {
+                let mut extra: Vec<Vec<u8>> = vec![b"th".to_vec(), b"he".to_vec(), b" the".to_vec()];
+                for (k, c) in chars.iter().enumerate() {
+                    let b = c.to_string().into_bytes();
+                    extra.push(b[..2].to_vec());
+                    if v < 2 {
+                        extra.push(b.clone());
+                    }
+                    if v == 0 && k % 3 == 0 {
+                        extra.push(chars[k..(k + 2).min(chars.len())].iter().collect::<String>().into_bytes());
+                    }
+                }
+                extra.sort();
+                extra.dedup();
+                extra
+            };
+            let encoders: Vec<RankEncoder> = (0..3)
+                .map(|v| {
+                    let extra = vocab(v);
+                    encoder(&extra.iter().map(|t| &t[..]).collect::<Vec<_>>())
+                })
+                .collect();
+            let mut rnd = crate::test_data::rng(0x6a09_e667_f3bc_c908);
+            let mut texts: Vec<String> = (0..3).map(|k| zh.chars().skip(200 * k).take(150).collect()).collect();
+            for _ in 0..3 {
+                let bytes: Vec<u8> = (0..300).map(|_| rnd(256) as u8).collect();
+                texts.push(String::from_utf8_lossy(&bytes).into_owned());
+            }
+            let plain = |e: &RankEncoder, text: &str| -> Vec<u32> {
+                let mut ids = vec![];
+                e.splitter
+                    .split(text, |a, b| {
+                        let p = &text.as_bytes()[a..b];
+                        let bounds: Vec<usize> =
+                            naive_starts(e, p).iter().map(|&s| s as usize).chain([p.len()]).collect();
+                        ids.extend(bounds.windows(2).map(|w| e.rank(&p[w[0]..w[1]]).unwrap()));
+                    })
+                    .unwrap();
+                ids
+            };
+            let want: Vec<Vec<Vec<u32>>> =
+                encoders.iter().map(|e| texts.iter().map(|t| plain(e, t)).collect()).collect();
+            assert!(want[0] != want[1] && want[1] != want[2], "the vocabularies must segment differently");
+            for round in 0..2 * 63 + 10 {
+                let v = round % 3;
+                for (k, text) in texts.iter().enumerate().skip(round % 2) {
+                    assert_eq!(encoders[v].encode_ordinary(text).unwrap(), want[v][k], "round {round}, text {k}");
+                }
+            }
+        })
+        .join()
+        .unwrap();
+    }
+
     /// Long pieces: the chunked path (with its memo, its seam checks and its retries) gives
     /// exactly what `merge_long` gives over the whole piece: runs of one letter, periodic
     /// patterns, random mixes, and runs broken once far from the start.
