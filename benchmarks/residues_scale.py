@@ -65,7 +65,9 @@ from tokreg.evaluation.residues import BELOW, MIN_SEEN
 
 KERNEL_1G = Path(os.environ.get("TOKREG_BENCH_KERNEL_1G", "/work/bigcorp1g/kernel.txt"))
 BLOCK = 1 << 16
-SEED = 28
+#: The shuffle's seed. 28 made every table in the README; another (TOKREG_BENCH_SCALE_SEED) is a
+#: fresh draw of T and H from the same file, for a rule chosen after looking at seed 28's H.
+SEED = int(os.environ.get("TOKREG_BENCH_SCALE_SEED", "28"))
 #: (training MB, held-out MB) pairs, nested on both sides.
 SIZES = tuple(
     tuple(int(x) for x in pair.split("/"))
