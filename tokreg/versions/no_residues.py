@@ -36,15 +36,21 @@ from ..evaluation.evaluate import Text
 DERIVATION = "dropped_residues"
 
 
-def drop_residues(stored: StoredVersion, text: Text, *, below: float, min_seen: int) -> FinishedVersion:
-    """`stored` without the residues measured on `text`, as a version descending from it."""
+def require_byte_bpe(stored: StoredVersion, applies: str) -> None:
+    """InputError unless `stored` is a byte-level BPE version; `applies` says what applies to them."""
     info = stored.info
     model = model_of(info.algorithm, info.config)
     if model.name != "byte_bpe":
-        raise InputError(
-            f"{info.ref} is {getattr(model, 'title', model.name)}; dropping residues applies to byte-level BPE "
-            "versions (trained or imported from .tiktoken/tokenizer.json); nothing was written"
-        )
+        raise InputError(f"{info.ref} is {getattr(model, 'title', model.name)}; {applies}; nothing was written")
+
+
+def drop_residues(stored: StoredVersion, text: Text, *, below: float, min_seen: int) -> FinishedVersion:
+    """`stored` without the residues measured on `text`, as a version descending from it."""
+    info = stored.info
+    require_byte_bpe(
+        stored,
+        "dropping residues applies to byte-level BPE versions (trained or imported from .tiktoken/tokenizer.json)",
+    )
     residues.check(below, min_seen)
     parent = Tokenizer.from_data(stored.data(), info.ref)
     rows = residues.measure(parent, text)
@@ -54,7 +60,7 @@ def drop_residues(stored: StoredVersion, text: Text, *, below: float, min_seen: 
     drop = set(gone)
     data = stored.data()
     tokens = [dataclasses.replace(t, kind="removed", count=None) if t.id in drop else t for t in data.tokens]
-    cfg = model.parse_config(info.config)
+    cfg = model_of(info.algorithm, info.config).parse_config(info.config)
     config = ResidueFreeConfig(cfg.pattern, tuple(gone), cfg.keep_gaps).to_json()
     config.update({k: v for k, v in info.config.items() if k in template.KEYS})
     new = dataclasses.replace(data, config=config, tokens=tokens, source=DERIVATION)

@@ -56,6 +56,7 @@ from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError
 from ..evaluation import residues
 from ..files import read_text
+from .no_residues import require_byte_bpe
 
 DERIVATION = "dropped_residues"
 #: "all": BPE N + k trained on all of T (BASE's ids kept); "checked": the fit part's version.
@@ -319,12 +320,8 @@ def drop_with_budget(
     if version not in VERSIONS:
         raise InputError(f"--budget-version is one of {', '.join(VERSIONS)}, not {version!r}")
     info = stored.info
+    require_byte_bpe(stored, "--budget applies to byte-level BPE versions trained on the --text file")
     model = model_of(info.algorithm, info.config)
-    if model.name != "byte_bpe":
-        raise InputError(
-            f"{info.ref} is {getattr(model, 'title', model.name)}; --budget applies to byte-level BPE versions "
-            "trained on the --text file; nothing was written"
-        )
     residues.check(below, min_seen)
     base_data = stored.data()
     if any(t.kind == "special" for t in base_data.tokens):
