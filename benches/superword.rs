@@ -40,6 +40,21 @@ fn round_trip(enc: &dyn Encode, counts: &Counts) -> u64 {
         .sum()
 }
 
+/// Tokens numbered by their position, as the encoders take them.
+fn numbered(tokens: &[Vec<u8>]) -> Vec<(u32, &[u8])> {
+    tokens.iter().enumerate().map(|(i, b)| (i as u32, b.as_slice())).collect()
+}
+
+/// Wall and CPU seconds of counting, training and the round trip, and in all, from the
+/// (wall, CPU) readings at the start and after each phase.
+fn phases(at: [(Instant, f64); 4]) -> String {
+    let span = |a: usize, b: usize| ((at[b].0 - at[a].0).as_secs_f64(), at[b].1 - at[a].1);
+    let [(cw, cc), (tw, tc), (rw, rc), (w, c)] = [span(0, 1), span(1, 2), span(2, 3), span(0, 3)];
+    format!(
+        "count {cw:.2} s (CPU {cc:.2}), train {tw:.2} s (CPU {tc:.2}), round trip {rw:.2} s (CPU {rc:.2}); wall {w:.2} s, CPU {c:.2} s"
+    )
+}
+
 fn main() {
     let path = std::env::var("TOKREG_TRAIN_CORPUS").unwrap_or_else(|_| "../shared/data/kjv.txt".into());
     let num = |k: &str, d: usize| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
@@ -59,35 +74,15 @@ fn main() {
         let (c0, t0) = (cpu(), Instant::now());
         let counts = count(Splitting::Pieces(Splitter::new(CL100K).unwrap()));
         let (t1, c1) = (Instant::now(), cpu());
-        let cfg = CorpusConfig {
-            max_tokens: vocab,
-            min_frequency: 0,
-            char_level: false,
-            end_of_word: None,
-            max_token_bytes: 0,
-            snapshots: vec![],
-        };
+        let cfg = CorpusConfig::byte_level(vocab);
         let out = train_counts(&counts, &cfg, &mut |_, _, _| true).unwrap();
         let (t2, c2) = (Instant::now(), cpu());
-        let toks: Vec<(u32, &[u8])> =
-            out.trained.tokens.iter().enumerate().map(|(i, b)| (i as u32, b.as_slice())).collect();
+        let toks = numbered(&out.trained.tokens);
         let enc = RankEncoder::new(toks, vec![], Splitter::new(CL100K).unwrap()).unwrap();
         let tokens = round_trip(&enc, &counts);
         let t3 = Instant::now();
-        println!(
-            "bpe      {:.1} MB, {} pieces: count {:.2} s (CPU {:.2}), train {:.2} s (CPU {:.2}), round trip {:.2} s (CPU {:.2}); wall {:.2} s, CPU {:.2} s; {} tokens",
-            data.len() as f64 / 1e6,
-            counts.len(),
-            (t1 - t0).as_secs_f64(),
-            c1 - c0,
-            (t2 - t1).as_secs_f64(),
-            c2 - c1,
-            (t3 - t2).as_secs_f64(),
-            cpu() - c2,
-            (t3 - t0).as_secs_f64(),
-            cpu() - c0,
-            tokens
-        );
+        let phases = phases([(t0, c0), (t1, c1), (t2, c2), (t3, cpu())]);
+        println!("bpe      {:.1} MB, {} pieces: {phases}; {tokens} tokens", data.len() as f64 / 1e6, counts.len());
     }
     if only != "bpe" {
         let (c0, t0) = (cpu(), Instant::now());
@@ -113,27 +108,18 @@ fn main() {
         };
         let out = train_superword(&counts, CL100K, &cfg, &mut |_, _, _| true).unwrap();
         let (t2, c2) = (Instant::now(), cpu());
-        let toks: Vec<(u32, &[u8])> =
-            out.trained.tokens.iter().enumerate().map(|(i, b)| (i as u32, b.as_slice())).collect();
+        let toks = numbered(&out.trained.tokens);
         let stage2: Vec<(u32, u32, u32)> =
             out.trained.merges[out.stage1_merges..].iter().map(|m| (m.left, m.right, m.result)).collect();
         let enc = SuperwordEncoder::new(toks, vec![], CL100K, out.transition as u32, &stage2, k).unwrap();
         let tokens = round_trip(&enc, &counts);
         let t3 = Instant::now();
+        let phases = phases([(t0, c0), (t1, c1), (t2, c2), (t3, cpu())]);
         println!(
-            "superbpe {:.1} MB, {} runs, {} pieces: count {:.2} s (CPU {:.2}), train {:.2} s (CPU {:.2}), round trip {:.2} s (CPU {:.2}); wall {:.2} s, CPU {:.2} s; {} tokens",
+            "superbpe {:.1} MB, {} runs, {} pieces: {phases}; {tokens} tokens",
             data.len() as f64 / 1e6,
             counts.len(),
-            out.distinct_pieces,
-            (t1 - t0).as_secs_f64(),
-            c1 - c0,
-            (t2 - t1).as_secs_f64(),
-            c2 - c1,
-            (t3 - t2).as_secs_f64(),
-            cpu() - c2,
-            (t3 - t0).as_secs_f64(),
-            cpu() - c0,
-            tokens
+            out.distinct_pieces
         );
     }
 }

@@ -24,14 +24,7 @@ fn main() {
     }
     let counts = c.finish(None).unwrap();
     let t1 = Instant::now();
-    let cfg = CorpusConfig {
-        max_tokens: vocab,
-        min_frequency: 0,
-        char_level: false,
-        end_of_word: None,
-        max_token_bytes: 0,
-        snapshots: vec![],
-    };
+    let cfg = CorpusConfig::byte_level(vocab);
     let out = train_counts(&counts, &cfg, &mut |_, _, _| true).unwrap();
     let t2 = Instant::now();
     println!(

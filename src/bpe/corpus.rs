@@ -27,6 +27,20 @@ pub struct CorpusConfig {
     pub snapshots: Vec<usize>,
 }
 
+impl CorpusConfig {
+    /// Byte-level BPE to `max_tokens`, with no frequency floor, length limit or snapshots.
+    pub fn byte_level(max_tokens: usize) -> CorpusConfig {
+        CorpusConfig {
+            max_tokens,
+            min_frequency: 0,
+            char_level: false,
+            end_of_word: None,
+            max_token_bytes: 0,
+            snapshots: vec![],
+        }
+    }
+}
+
 pub struct CorpusOutput {
     pub trained: TrainOutput,
     /// The first `alphabet_size` tokens are the base alphabet.
@@ -80,14 +94,7 @@ mod tests {
     use crate::pretok::{Splitter, GPT2, WHITESPACE};
 
     fn cfg(max_tokens: usize, char_level: bool) -> CorpusConfig {
-        CorpusConfig {
-            max_tokens,
-            min_frequency: 0,
-            char_level,
-            end_of_word: None,
-            max_token_bytes: 0,
-            snapshots: vec![],
-        }
+        CorpusConfig { char_level, ..CorpusConfig::byte_level(max_tokens) }
     }
 
     fn train_corpus(

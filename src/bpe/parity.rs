@@ -524,14 +524,7 @@ mod tests {
         let c = counts(&EN.repeat(3));
         let plain = train_counts(
             &c,
-            &CorpusConfig {
-                max_tokens: 300,
-                min_frequency: 0,
-                char_level: false,
-                end_of_word: None,
-                max_token_bytes: 0,
-                snapshots: vec![270],
-            },
+            &CorpusConfig { snapshots: vec![270], ..CorpusConfig::byte_level(300) },
             &mut |_, _, _| true,
         )
         .unwrap();
