@@ -27,7 +27,7 @@ from typing import Any
 
 from ..algorithms import model_of, template
 from ..algorithms.bpe.residue_free_model import ResidueFreeConfig
-from ..data import FinishedVersion, StoredVersion, finish
+from ..data import FinishedVersion, StoredVersion, TokenizerData, finish
 from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError
 from ..evaluation import residues
@@ -77,10 +77,11 @@ def drop_residues(stored: StoredVersion, text: Text, *, below: float, min_seen: 
         "holes": len(gone),
         "check_text": {"name": os.path.basename(text.name), "lines": len(lines), "changed_lines": changed},
     }
-    lineage = {
-        "parent_ref": info.ref,
-        "parent_hash": info.content_hash,
-        "derivation": DERIVATION,
-        "details": details,
-    }
+    return descendant(new, stored, details)
+
+
+def descendant(new: TokenizerData, parent: StoredVersion, details: dict[str, Any]) -> FinishedVersion:
+    """`new` finished as a version that dropped residues from `parent`, `details` in its lineage."""
+    info = parent.info
+    lineage = {"parent_ref": info.ref, "parent_hash": info.content_hash, "derivation": DERIVATION, "details": details}
     return finish(dataclasses.replace(new, lineage=lineage))

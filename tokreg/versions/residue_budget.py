@@ -51,14 +51,13 @@ from .. import _core
 from ..algorithms import model_of, template
 from ..algorithms.bpe.residue_free_model import ResidueFreeConfig
 from ..algorithms.bpe.training import BpeOptions
-from ..data import FinishedVersion, StoredVersion, TokenizerData, finish
+from ..data import FinishedVersion, StoredVersion, TokenizerData
 from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError
 from ..evaluation import residues
 from ..files import read_text
-from .no_residues import require_byte_bpe
+from .no_residues import DERIVATION, descendant, require_byte_bpe
 
-DERIVATION = "dropped_residues"
 #: "all": BPE N + k trained on all of T (BASE's ids kept); "checked": the fit part's version.
 VERSIONS = ("all", "checked")
 #: A block of T: this many characters, then to the end of the line.
@@ -431,10 +430,4 @@ def drop_with_budget(
             "seconds": round(time.perf_counter() - t0, 1),
         },
     }
-    lineage = {
-        "parent_ref": info.ref,
-        "parent_hash": info.content_hash,
-        "derivation": DERIVATION,
-        "details": details,
-    }
-    return finish(dataclasses.replace(new, lineage=lineage))
+    return descendant(new, stored, details)
