@@ -50,11 +50,11 @@ def insert(
     head = f"INSERT INTO {table} ({', '.join(['version_id', *names])}) VALUES "
     per = max(1, PARAMS // len(names))
     full = head + ", ".join([one] * per)
-    # The rows are made a statement's worth at a time: a tuple per row for all of them at
-    # once (64k for a 32k-token version) was a few MB at the run's peak.
-    # The sqlite3 module binds a bytearray as a BLOB at once, but looks for an adapter for each
-    # bytes value first (a third of what binding the tokens cost); the BLOB stored is the same.
-    # Made as the rows are, not a list of them all beside the bytes (a few MB at the run's peak).
+    # The rows (and, for the sqlite3 module, the tokens' bytes as bytearrays) are made a
+    # statement's worth at a time: a tuple per row for all of them at once (64k for a 32k-token
+    # version) was a few MB at the run's peak. sqlite3 binds a bytearray as a BLOB at once but
+    # looks for an adapter for each bytes value first (a third of what binding the tokens
+    # cost); the BLOB stored is the same.
     rows = zip(*(map(bytearray, columns[c]) if sqlite and c == "bytes" else columns[c] for c in names))
     for _ in range(n // per):
         execute(full, tuple(chain.from_iterable(islice(rows, per))))
