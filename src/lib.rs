@@ -17,10 +17,11 @@
 // tables (`Zeroable`); the pre-tokenizer's SSE2 loads (pretok/fast/window.rs); memory.rs,
 // which hands freed memory back to the system; documents/json.rs, which takes a JSON string
 // whose bytes are all ASCII as text without checking its UTF-8 again; and the BPE merge loop's
-// cache prefetch (bpe/train.rs).
+// cache prefetch (bpe/train.rs); and bus_error.rs, which installs a SIGBUS handler.
 #![deny(unsafe_code)]
 
 pub mod bpe;
+pub mod bus_error;
 pub mod content;
 pub mod count;
 pub mod documents;

@@ -344,6 +344,13 @@ fn read_only(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Exported> {
     Ok(Exported(buf))
 }
 
+/// On SIGBUS (a memory-mapped file cut short by another program), write `line` to stderr and
+/// exit with `status` at once: the console script's one line instead of a bare "Bus error".
+#[pyfunction]
+fn say_and_exit_on_bus_error(line: &[u8], status: i32) -> PyResult<()> {
+    crate::bus_error::say_and_exit_on_bus_error(line, status).map_err(Into::into)
+}
+
 #[pyfunction]
 fn check_pattern(py: Python<'_>, pattern: &str) -> PyResult<String> {
     Splitter::new(pattern).or_raise(py)?;
@@ -1899,6 +1906,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     }
     m.add("PATTERNS", patterns)?;
     m.add_function(wrap_pyfunction!(check_pattern, m)?)?;
+    m.add_function(wrap_pyfunction!(say_and_exit_on_bus_error, m)?)?;
     m.add_function(wrap_pyfunction!(count_byte, m)?)?;
     m.add_function(wrap_pyfunction!(content_header, m)?)?;
     m.add_function(wrap_pyfunction!(content_rows, m)?)?;

@@ -600,3 +600,43 @@ def test_inputs_without_a_document_are_refused_and_leave_no_folder(tok: Any, run
     assert (tmp_path / "c").is_dir() and not any((tmp_path / "c").iterdir())
     with pytest.raises(InputError, match="nothing to tokenize"):
         tokenize(tok, [empty, empty], tmp_path / "d")
+
+
+_CUT_WHILE_MAPPED = """
+import os, sys
+from tokreg import console
+from tokreg.datasets import documents
+
+path = sys.argv[1]
+read_to = documents._Mapped.read_to
+
+
+def cut_then_read(self, mm, a0, end):
+    os.truncate(path, 0)  # another program cuts the file short while its pages are mapped
+    read_to(self, mm, a0, end)
+
+
+documents._Mapped.read_to = cut_then_read
+sys.argv = ["tokreg", *sys.argv[2:]]
+console.main()
+"""
+
+
+def test_an_input_cut_short_while_mapped_ends_in_one_line(
+    tok: Any, db_path: Path, corpus: Path, tmp_path: Path
+) -> None:
+    """A plain input is read through read-only maps: a page cut off the file by another program
+    raises SIGBUS, which no code recovers from. The console script says so in one line and exits
+    with 135 (128 + SIGBUS), instead of the shell's bare "Bus error"; the registry is untouched."""
+    import subprocess
+    import sys
+
+    before = db_path.read_bytes()
+    argv = ["tokenize", "mini@1", str(corpus), "-o", str(tmp_path / "ds"), "--db", str(db_path)]
+    res = subprocess.run(
+        [sys.executable, "-c", _CUT_WHILE_MAPPED, str(corpus), *argv], capture_output=True, text=True, timeout=60
+    )
+    assert res.returncode == 135, res.stderr
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith("tokreg: error: a file being read was cut short")
+    assert "run the command again once the file is complete" in res.stderr
+    assert db_path.read_bytes() == before

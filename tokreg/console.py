@@ -9,6 +9,11 @@ safe, and the line says how to see what the registry holds. Once a command has i
 (`finished`), Ctrl-C is ignored and the process exits with that outcome. Only the standard
 library is imported here, and only what the interpreter has already loaded before the handler
 is in place (os, signal, sys); anything else after it.
+
+A file read through a memory map (`tokreg tokenize`'s plain inputs, the built-encoder cache)
+that another program cuts short meanwhile raises SIGBUS, which no code can recover from: the
+core's handler, installed next, says so in one line and exits with status 135 (128 + SIGBUS, as
+a shell reports it) instead of the shell's bare "Bus error".
 """
 
 from __future__ import annotations
@@ -92,6 +97,9 @@ def main() -> None:
         _installed = True
         sys.unraisablehook = _unraisable
         _QuietSqlalchemy.install()
+        from . import _core  # the extension alone (1 ms); the commands import it anyway
+
+        _core.say_and_exit_on_bus_error(BUS_ERROR_LINE, BUS_ERROR_EXIT)
         from .cli import main as cli_main  # after the handler: these imports take most of start-up
     except KeyboardInterrupt:
         finished()
@@ -104,6 +112,14 @@ def main() -> None:
             _exit_interrupted()
         raise
 
+
+#: What a SIGBUS says (see the module's docstring) and the status it leaves with.
+BUS_ERROR_LINE = (
+    b"tokreg: error: a file being read was cut short by another program meanwhile (bus error on a "
+    b"memory-mapped page); stopped at once (every write to the registry is all-or-nothing): run "
+    b"the command again once the file is complete\n"
+)
+BUS_ERROR_EXIT = 135
 
 #: The exit status of an interrupted command (errors.Interrupted.exit_code; not imported: see above).
 Interrupted_EXIT = 130
