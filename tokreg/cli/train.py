@@ -14,6 +14,7 @@ import click
 
 from .. import algorithms
 from ..algorithms import template
+from ..data import column
 from ..errors import InputError, Interrupted
 from ..training import budget, round_trip, train_run
 from ..training.corpus import Corpus
@@ -265,7 +266,7 @@ def train(
         return
     for v, trained in ((r.info, r.version) for r in recorded):
         run = trained.run or {}
-        by_kind = collections.Counter(t.kind for t in trained.data.tokens)
+        by_kind = collections.Counter(column(trained.data.tokens, "kind"))  # no row object per token
         kinds = ", ".join(f"{n:,} {k}" for k, n in sorted(by_kind.items()))
         click.echo(f"{v.ref}  {v.content_hash}")
         model = algorithms.model_of(v.algorithm, v.config)
