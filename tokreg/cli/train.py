@@ -248,10 +248,14 @@ def train(
     finally:
         progress.clear()
     # The measure of each version on its corpus (printed, not recorded) is made on a thread
-    # while the versions are written; the write waits for it before it commits, so a measure
-    # that fails (or a Ctrl-C while it is made) leaves the registry as it was.
+    # (after compiling the versions' encoders there) while the versions are written; the write
+    # waits for it before it commits, so a measure that fails (or a Ctrl-C while it is made)
+    # leaves the registry as it was.
     measured = unmeasured.measure_in_background()
+    opening.before_samples = measured.compiled
     reg = remember(opening.registry())
+    if not opening.lean:
+        measured.compiled()  # a Registry encodes the samples first: with the encoders compiled once
     recorded = reg.record_trained(name, unmeasured.versions, message=message, ready=measured)
     by_hash = {v.content_hash: v for v in measured()}
     recorded = [dataclasses.replace(r, version=by_hash[r.version.content_hash]) for r in recorded]
