@@ -137,4 +137,3 @@ class CharBpe(Model[CharBpeConfig]):
 
 BYTE_LEVEL = ByteBpe()
 CHAR_LEVEL = CharBpe()
-
