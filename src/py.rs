@@ -755,6 +755,22 @@ impl BpeTrained {
         self.merges.clone()
     }
 
+    /// The merges as four columns of little-endian numbers in rank order: left, right and
+    /// result (u32 each) and count (u64), for Python's `array` (no tuple or int per merge).
+    #[getter]
+    #[allow(clippy::type_complexity)]
+    fn merge_columns<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> (Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>) {
+        let ids = |pick: fn(&PyBpeMerge) -> u32| -> Bound<'py, PyBytes> {
+            let raw: Vec<u8> = self.merges.iter().flat_map(|m| pick(m).to_le_bytes()).collect();
+            PyBytes::new(py, &raw)
+        };
+        let counts: Vec<u8> = self.merges.iter().flat_map(|m| m.3.to_le_bytes()).collect();
+        (ids(|m| m.0), ids(|m| m.1), ids(|m| m.2), PyBytes::new(py, &counts))
+    }
+
     #[getter]
     fn snapshots(&self) -> Vec<(usize, usize, Vec<u64>)> {
         self.snapshots.clone()

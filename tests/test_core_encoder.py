@@ -362,7 +362,16 @@ def trainers() -> dict[str, Any]:
 
 
 KEYS = {
-    "bpe": {"tokens", "token_counts", "merges", "snapshots", "alphabet_size", "distinct_pieces", "merge_seconds"},
+    "bpe": {
+        "tokens",
+        "token_counts",
+        "merges",
+        "merge_columns",
+        "snapshots",
+        "alphabet_size",
+        "distinct_pieces",
+        "merge_seconds",
+    },
     "wordpiece": {"tokens", "merges", "distinct_words", "merge_seconds"},
     "unigram": {"pieces", "rounds", "sized", "distinct_words", "train_seconds"},
 }

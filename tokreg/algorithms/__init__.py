@@ -62,7 +62,7 @@ _REGISTERED = (
     ("bpe.bundles", "CHAR_LEVEL", "bpe.model", "CHAR_LEVEL", "bpe.training"),
     ("wordpiece.bundles", "WORDPIECE", "wordpiece.model", "WORDPIECE", "wordpiece.training"),
     ("unigram.bundles", "UNIGRAM", "unigram.model", "UNIGRAM", "unigram.training"),
-    ("bpe.bundles", "SENTENCEPIECE", "bpe.model", "SENTENCEPIECE", None),
+    ("bpe.bundles", "SENTENCEPIECE", "bpe.sp_model", "SENTENCEPIECE", None),
     ("bpe.bundles", "HF_PIPELINE", "bpe.hf_pipe", "HF_BPE", None),
     ("wordpiece.bundles", "HF_PIPELINE", "wordpiece.hf_pipe", "HF_WORDPIECE", None),
     ("bpe.bundles", "SUPERWORD", "bpe.superword_model", "SUPERWORD", "bpe.superword_training"),

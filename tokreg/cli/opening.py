@@ -41,9 +41,13 @@ def samples_of(version: FinishedVersion, name: str) -> list[tuple[str, list[int]
     `Registry` stores them)."""
     # On use: `tokreg train` imports this module before it trains, and needs these to record.
     from ..encoding.tokenizer import Tokenizer
-    from ..versions.samples import SAMPLES, encode_all
+    from ..versions.samples import SAMPLES
 
-    return list(zip(SAMPLES, encode_all(Tokenizer.of_finished(version, ref=name))))
+    # Encoded on the core's pool, whose threads measured the version a moment before: a thread's
+    # first encode sets up ~3 MB of its own (`encode_all` on this thread would add that to the
+    # run's peak). The ids are `encode_ordinary`'s, as `encode_all` gives them.
+    ids = Tokenizer.of_finished(version, ref=name).encode_ordinary_batch(list(SAMPLES))
+    return list(zip(SAMPLES, ids))
 
 
 class Recorder(Protocol):
@@ -76,6 +80,12 @@ class Opening:
     def __init__(self, db: Optional[str], name: str):
         self._registry: Optional[Recorder] = None
         self.error: Optional[BaseException] = None
+        #: Called before the lean recorder encodes the sample strings: `tokreg train` waits
+        #: there for the encoders compiled on the measure's thread (`train_run.Measuring`).
+        self.before_samples: Callable[[], None] = lambda: None
+        #: Whether the registry is written by the lean SQLite recorder (else by a `Registry`,
+        #: which encodes the samples before it writes).
+        self.lean = True
         self._thread = threading.Thread(target=self._open, args=(db, name), name="tokreg-open", daemon=True)
         self._thread.start()
 
@@ -91,12 +101,15 @@ class Opening:
             except Exception:  # only a head start: the command imports it again where it is used
                 break
 
-    @staticmethod
-    def _recorder(db: Optional[str], name: str) -> Recorder:
+    def _samples(self, version: FinishedVersion, name: str) -> list[tuple[str, list[int]]]:
+        self.before_samples()
+        return samples_of(version, name)
+
+    def _recorder(self, db: Optional[str], name: str) -> Recorder:
         check_name(name)
         from ..store.sqlite_write import open_file  # on this thread, as the Registry below
 
-        lean = open_file(db, samples_of)
+        lean = open_file(db, self._samples)
         if lean is not None:
             return lean
         # Imported here, on this thread: loading SQLAlchemy and the store is what this
@@ -109,6 +122,7 @@ class Opening:
         except BaseException:
             reg.close()
             raise
+        self.lean = False
         return reg
 
     def guard(self, progress: Callable[..., None]) -> Callable[..., None]:

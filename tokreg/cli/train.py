@@ -14,6 +14,7 @@ import click
 
 from .. import algorithms
 from ..algorithms import template
+from ..data import column
 from ..errors import InputError, Interrupted
 from ..training import budget, round_trip, train_run
 from ..training.corpus import Corpus
@@ -247,10 +248,14 @@ def train(
     finally:
         progress.clear()
     # The measure of each version on its corpus (printed, not recorded) is made on a thread
-    # while the versions are written; the write waits for it before it commits, so a measure
-    # that fails (or a Ctrl-C while it is made) leaves the registry as it was.
+    # (after compiling the versions' encoders there) while the versions are written; the write
+    # waits for it before it commits, so a measure that fails (or a Ctrl-C while it is made)
+    # leaves the registry as it was.
     measured = unmeasured.measure_in_background()
+    opening.before_samples = measured.compiled
     reg = remember(opening.registry())
+    if not opening.lean:
+        measured.compiled()  # a Registry encodes the samples first: with the encoders compiled once
     recorded = reg.record_trained(name, unmeasured.versions, message=message, ready=measured)
     by_hash = {v.content_hash: v for v in measured()}
     recorded = [dataclasses.replace(r, version=by_hash[r.version.content_hash]) for r in recorded]
@@ -265,7 +270,7 @@ def train(
         return
     for v, trained in ((r.info, r.version) for r in recorded):
         run = trained.run or {}
-        by_kind = collections.Counter(t.kind for t in trained.data.tokens)
+        by_kind = collections.Counter(column(trained.data.tokens, "kind"))  # no row object per token
         kinds = ", ".join(f"{n:,} {k}" for k, n in sorted(by_kind.items()))
         click.echo(f"{v.ref}  {v.content_hash}")
         model = algorithms.model_of(v.algorithm, v.config)

@@ -16,12 +16,12 @@ so it takes its default, NULL. For a 200k-token import: 1.2 -> 0.5 s of CPU.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from itertools import chain, islice
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
 from operator import attrgetter
-from typing import Any, Callable
+from typing import Any, Callable, Union
 
-from ..data import ParityRecord, Rows, TokenizerData, texts
+from ..data import ParityRecord, Rows, TokenizerData, column, texts_of
 
 #: Columns that may be None in every row of a version (counts and scores of an imported
 #: vocabulary): then they are left out of its INSERTs, and read NULL.
@@ -34,14 +34,15 @@ def insert(
     execute: Callable[[str, tuple[Any, ...]], Any],
     table: str,
     version_id: int,
-    columns: dict[str, list[Any]],
+    columns: Mapping[str, Column],
     mark: str = "?",
     *,
     sqlite: bool = False,
 ) -> None:
     """Inserts the rows of version `version_id` given as `columns` (each column's values in row
-    order: plain ints, floats, str, bytes or None) with `execute(statement, parameters)`;
-    `mark` is the driver's parameter mark; `sqlite`: the driver is the sqlite3 module."""
+    order: plain ints, floats, str, bytes or None; a list, an array, a range, or `Derived`)
+    with `execute(statement, parameters)`; `mark` is the driver's parameter mark; `sqlite`: the
+    driver is the sqlite3 module."""
     names = [c for c, values in columns.items() if c not in NULLABLE or values.count(None) < len(values)]
     n = min((len(columns[c]) for c in names), default=0)
     if not n:
@@ -50,24 +51,55 @@ def insert(
     head = f"INSERT INTO {table} ({', '.join(['version_id', *names])}) VALUES "
     per = max(1, PARAMS // len(names))
     full = head + ", ".join([one] * per)
-    # The rows (and, for the sqlite3 module, the tokens' bytes as bytearrays) are made a
-    # statement's worth at a time: a tuple per row for all of them at once (64k for a 32k-token
-    # version) was a few MB at the run's peak. sqlite3 binds a bytearray as a BLOB at once but
-    # looks for an adapter for each bytes value first (a third of what binding the tokens
-    # cost); the BLOB stored is the same.
-    rows = zip(*(map(bytearray, columns[c]) if sqlite and c == "bytes" else columns[c] for c in names))
-    for _ in range(n // per):
-        execute(full, tuple(chain.from_iterable(islice(rows, per))))
-    if n % per:
-        rest = list(rows)
-        execute(head + ", ".join([one] * len(rest)), tuple(chain.from_iterable(rest)))
+    # The rows (and derived columns, and for the sqlite3 module the tokens' bytes as
+    # bytearrays) are made a statement's worth at a time: a tuple per row, or a text per token,
+    # for all of them at once (64k for a 32k-token version) was a few MB at the run's peak.
+    # sqlite3 binds a bytearray as a BLOB at once but looks for an adapter for each bytes value
+    # first (a third of what binding the tokens cost); the BLOB stored is the same.
+    blob = [sqlite and c == "bytes" for c in names]
+    values = [columns[c] for c in names]
+    for start in range(0, n, per):
+        stop = min(n, start + per)
+        part: list[Iterable[Any]] = [_part(v, start, stop) for v in values]
+        part = [map(bytearray, p) if b else p for p, b in zip(part, blob)]
+        statement = full if stop - start == per else head + ", ".join([one] * (stop - start))
+        execute(statement, tuple(chain.from_iterable(zip(*part))))
 
 
-def _columns(objs: Sequence[Any], attrs: dict[str, str]) -> dict[str, list[Any]]:
-    """Each column (key) as the list of its attribute (value) of every object: read from the
-    columns a trainer handed over when the rows are `Rows` (no row object made)."""
+class Derived:
+    """A column made from another as the rows are inserted, a statement's worth at a time:
+    `make(source[i:j])` gives the values of rows i..j (e.g. the tokens' texts from their
+    bytes, `data.texts_of`), so that they are never all held at once."""
+
+    __slots__ = ("make", "source")
+
+    def __init__(self, make: Callable[[Sequence[Any]], Sequence[Any]], source: Sequence[Any]):
+        self.make = make
+        self.source = source
+
+    def __len__(self) -> int:
+        return len(self.source)
+
+    def count(self, value: Any) -> int:  # a derived column is never left out (see NULLABLE)
+        return sum(1 for x in self.make(self.source) if x == value)
+
+
+#: A column's values in row order, or a column made from another as the rows are inserted.
+Column = Union[Sequence[Any], Derived]
+
+
+def _part(values: Column, start: int, stop: int) -> Sequence[Any]:
+    if isinstance(values, Derived):
+        return values.make(values.source[start:stop])
+    return values[start:stop]
+
+
+def _columns(objs: Sequence[Any], attrs: dict[str, str]) -> dict[str, Sequence[Any]]:
+    """Each column (key) as the values of its attribute (value) of every object: the columns a
+    trainer handed over, as they are, when the rows are `Rows` (no row object made, no copy; a
+    field it did not give is None in every row, and left out here, as `insert` would)."""
     if isinstance(objs, Rows):
-        return {name: list(objs.column(attr)) for name, attr in attrs.items()}
+        return {name: objs.column(attr) for name, attr in attrs.items() if objs.given(attr)}
     return {name: list(map(attrgetter(attr), objs)) for name, attr in attrs.items()}
 
 
@@ -77,11 +109,12 @@ _MERGES.update(score="score", left_count="left_count", right_count="right_count"
 _REMOVALS = {"event": "event", "after_rank": "after", "token_id": "token_id", "ios": "ios", "count": "count"}
 
 
-def of_version(data: TokenizerData) -> list[tuple[str, dict[str, list[Any]]]]:
+def of_version(data: TokenizerData) -> list[tuple[str, Mapping[str, Column]]]:
     """(table, columns) of the bulk rows of a version: its tokens and its merges, PickyBPE's
     removal events, and a parity-aware run's languages and per-merge gains."""
-    out = [
-        ("tokens", {**_columns(data.tokens, _TOKENS), "text": texts(data.tokens)}),
+    texts: Column = Derived(texts_of, column(data.tokens, "bytes"))
+    out: list[tuple[str, Mapping[str, Column]]] = [
+        ("tokens", {**_columns(data.tokens, _TOKENS), "text": texts}),
         ("merges", _columns(data.merges, _MERGES)),
     ]
     if data.removals:

@@ -24,6 +24,7 @@ import os
 import sqlite3
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -161,15 +162,17 @@ class SqliteRecorder:
         created_at = created_at or datetime.now(timezone.utc)
         when = stored_time(created_at)
         self._pending = (name, unique[-1].content_hash, when)
-        items = [(v, self._samples(v, name)) for v in unique]
         conn = self._conn
         paused = gc.isenabled()
         gc.disable()  # as writer.py: the rows are many fresh tuples that cannot form cycles
         conn.execute("BEGIN IMMEDIATE")
         try:
             infos: list[VersionInfo] = []
-            for version, samples in items:
-                same = version.same_run([(i, w) for i, (w, _) in zip(infos, items)])
+            for version in unique:
+                same = version.same_run(list(zip(infos, unique)))
+                # The samples are encoded last, after the rows (the encoder may still be being
+                # compiled on another thread meanwhile, cli/train.py); the statements are the same.
+                samples = partial(self._samples, version, name)
                 infos.append(_insert(conn, name, version, when, message, samples, same))
             if ready is not None:
                 ready()
@@ -190,7 +193,7 @@ def _insert(
     version: FinishedVersion,
     when: str,
     message: Optional[str],
-    samples: list[tuple[str, list[int]]],
+    samples: Callable[[], list[tuple[str, list[int]]]],
     same_run: tuple[str, ...],
 ) -> VersionInfo:
     data = version.data
@@ -235,7 +238,7 @@ def _insert(
             f"INSERT INTO training_runs ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
             (vid, *run.values()),
         )
-    samples_rows = ((i, s, json.dumps(ids)) for i, (s, ids) in enumerate(samples))
+    samples_rows = [(i, s, json.dumps(ids)) for i, (s, ids) in enumerate(samples())]
     _many(conn, "samples", vid, ("position", "text", "ids"), samples_rows)
     return VersionInfo(
         id=vid,

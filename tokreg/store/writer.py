@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional
 
@@ -48,7 +48,7 @@ from .schema import (
 _BATCH = 20_000
 
 
-def _bulk_plain(conn: Connection, tbl: Any, version_id: int, columns: dict[str, list[Any]]) -> None:
+def _bulk_plain(conn: Connection, tbl: Any, version_id: int, columns: Mapping[str, bulk_rows.Column]) -> None:
     """Inserts one version's rows of `tbl`, given as `columns` (each column's values in row
     order), straight through the driver, many rows per statement (bulk_rows.py)."""
     mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"

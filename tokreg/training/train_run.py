@@ -126,35 +126,56 @@ class Trained:
     #: () -> `versions`, each with its `round_trip` (or as it is, where nothing measures it).
     measure: Callable[[], list[FinishedVersion]]
 
-    def measure_in_background(self) -> Callable[[], list[FinishedVersion]]:
-        """Starts `measure` on a thread (the core lets go of the GIL while it encodes) and
-        returns what waits for it: the measured versions, or what it raised."""
+    def measure_in_background(self) -> Measuring:
+        """Compiles each version's encoder, then runs `measure`, on a thread (the core lets go
+        of the GIL while it compiles and encodes), while the caller records the versions;
+        returns what waits for it (`Measuring`)."""
         # Each version's encoder is compiled here, once (tokenizer.py keeps it by hash): the
         # measure and the recorder's sample strings both need it, and on two threads at once
-        # both would compile it.
+        # both would compile it; the recorder waits for it (`Measuring.compiled`) only when it
+        # gets to the samples, after the rows.
         from ..encoding.tokenizer import Tokenizer  # on use (top of the module)
 
-        for v in self.versions:
-            Tokenizer.of_finished(v, ref="trained")
-        out: list[list[FinishedVersion]] = []
-        failed: list[BaseException] = []
+        measuring = Measuring()
 
         def run() -> None:
             try:
-                out.append(self.measure())
+                for v in self.versions:
+                    Tokenizer.of_finished(v, ref="trained")
+                measuring.encoders.set()
+                measuring.out.append(self.measure())
             except BaseException as e:  # handed to the waiting thread, which raises it
-                failed.append(e)
+                measuring.failed.append(e)
+            finally:
+                measuring.encoders.set()
 
-        thread = threading.Thread(target=run, name="tokreg-round-trip", daemon=True)
-        thread.start()
+        measuring.thread = threading.Thread(target=run, name="tokreg-round-trip", daemon=True)
+        measuring.thread.start()
+        return measuring
 
-        def wait() -> list[FinishedVersion]:
-            thread.join()
-            if failed:
-                raise failed[0]
-            return out[0]
 
-        return wait
+class Measuring:
+    """The measure of a run's versions under way on its thread (`Trained.measure_in_background`):
+    called, it waits for the measured versions (or raises what the measure raised)."""
+
+    def __init__(self) -> None:
+        self.encoders = threading.Event()  # set once the versions' encoders are compiled (or failed)
+        self.out: list[list[FinishedVersion]] = []
+        self.failed: list[BaseException] = []
+        self.thread: Optional[threading.Thread] = None
+
+    def compiled(self) -> None:
+        """Waits until every version's encoder is compiled (raises what compiling raised)."""
+        self.encoders.wait()
+        if self.failed and not self.out:
+            raise self.failed[0]
+
+    def __call__(self) -> list[FinishedVersion]:
+        assert self.thread is not None
+        self.thread.join()
+        if self.failed:
+            raise self.failed[0]
+        return self.out[0]
 
 
 def train_unmeasured(

@@ -5,7 +5,7 @@ import the trainer and every file codec."""
 from __future__ import annotations
 
 from ..interfaces import Algorithm
-from . import hf_pipe, model
+from . import hf_pipe, model, sp_model
 from .extend import ByteLevelExtender, CharLevelExtender
 from .hf import ByteLevelHf, CharLevelHf
 from .hf_sentencepiece import SpBpeHf
@@ -27,7 +27,7 @@ BYTE_LEVEL = Algorithm(
     model.BYTE_LEVEL, trainer=TRAINER, extender=ByteLevelExtender(), hf=ByteLevelHf(), tiktoken=TiktokenRanks()
 )
 CHAR_LEVEL = Algorithm(model.CHAR_LEVEL, trainer=TRAINER, extender=CharLevelExtender(), hf=CharLevelHf())
-SENTENCEPIECE = Algorithm(model.SENTENCEPIECE, hf=SpBpeHf(), sentencepiece=SpBpeModelFile())
+SENTENCEPIECE = Algorithm(sp_model.SENTENCEPIECE, hf=SpBpeHf(), sentencepiece=SpBpeModelFile())
 HF_PIPELINE = Algorithm(hf_pipe.HF_BPE, hf=hf_pipe.HfPipelineBpeHf())
 # Parity-aware BPE trains plain byte-level versions: byte-level BPE's model and codecs, its own trainer.
 PARITY = Algorithm(model.BYTE_LEVEL, trainer=PARITY_TRAINER, hf=ByteLevelHf(), tiktoken=TiktokenRanks())

@@ -35,7 +35,7 @@ from ...errors import InputError
 from ...formats import hf_json
 from .. import template
 from ..interfaces import HfCodec
-from .model import SENTENCEPIECE
+from .sp_model import SENTENCEPIECE
 
 MARK = "\u2581"
 

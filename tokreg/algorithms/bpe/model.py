@@ -1,6 +1,6 @@
-"""The three BPE models: what a version of each flavour is (its typed config, stored and hashed)
-and the core encoder it compiles to. All three are stored as "bpe" and told apart by their
-config.
+"""The two BPE models tokreg trains, byte-level and character-level: what a version of each
+flavour is (its typed config, stored and hashed) and the core encoder it compiles to. Both are
+stored as "bpe" and told apart by their config, as is the third, SentencePiece BPE (sp_model.py).
 
 Byte-level BPE (GPT-2, cl100k, o200k style): 256 byte tokens, a pre-tokenizer pattern, and
 tiktoken's encoding rule, so a trained version and an imported `.tiktoken` file share one
@@ -16,12 +16,8 @@ become `<unk>`; whitespace between words is not kept, so it is lossy. Config:
 Both take "keep_gaps": true when the text between the pattern's matches is pieces too (Hugging
 Face's `Split` with `Isolated`; stored only then, so other versions' hashes never change).
 
-SentencePiece BPE (Llama 1/2, Mistral style `model_type: BPE` models), imported from `.model`
-files: SentencePiece's text handling (../sentencepiece_text.py), then merges driven by the
-pieces' scores (`_core.Encoder.sp_bpe`, see src/spbpe). tokreg does not train it; `--algo bpe`
-trains the other two. Config: {"byte_level": false, "model": "sentencepiece", "normalizer":
-{...}, "byte_fallback", "unk_token"}, and "unk_surface" only when not SentencePiece's ` ⁇ `
-(../sentencepiece_text.py).
+SentencePiece BPE is in sp_model.py: SentencePiece's text handling, which byte-level training
+never needs, is imported only with it (about 5 ms of a fresh `tokreg train`).
 """
 
 from __future__ import annotations
@@ -32,9 +28,8 @@ from typing import Any, Optional
 
 from ... import _core
 from ...errors import InputError
-from .. import sentencepiece_text, template
+from .. import template
 from ..interfaces import Model, exact_keys
-from ..sentencepiece_text import UNK_SURFACE, UNK_SURFACE_KEYS, SpNormalizerConfig, unk_surface_json, unk_surface_of
 
 #: The optional config key of the byte- and character-level flavours (see `gaps_json`).
 GAPS_KEYS = frozenset({"keep_gaps"})
@@ -140,58 +135,5 @@ class CharBpe(Model[CharBpeConfig]):
         return "classic BPE keeps words, not the whitespace between them: decoding joins them with single spaces"
 
 
-@dataclass(frozen=True)
-class SpBpeConfig:
-    normalizer: SpNormalizerConfig
-    byte_fallback: bool
-    unk_token: str
-    unk_surface: str = UNK_SURFACE  # what the unknown piece decodes to
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "byte_level": False,
-            "model": "sentencepiece",
-            "normalizer": self.normalizer.to_json(),
-            "byte_fallback": self.byte_fallback,
-            "unk_token": self.unk_token,
-            **unk_surface_json(self.unk_surface),
-        }
-
-
-class SpBpe(Model[SpBpeConfig]):
-    name = "sp_bpe"
-    stored_as = "bpe"
-    title = "SentencePiece BPE"
-    special_kind = "control"
-    score_label = "score"
-
-    def owns(self, config: Mapping[str, Any]) -> bool:
-        return config.get("model") == "sentencepiece"
-
-    def parse_config(self, raw: Mapping[str, Any]) -> SpBpeConfig:
-        keys = {"byte_level", "model", "normalizer", "byte_fallback", "unk_token"}
-        exact_keys(raw, keys, self.title, template.KEYS | UNK_SURFACE_KEYS)
-        return SpBpeConfig(
-            normalizer=SpNormalizerConfig.from_json(raw["normalizer"], self.title),
-            byte_fallback=bool(raw["byte_fallback"]),
-            unk_token=str(raw["unk_token"]),
-            unk_surface=unk_surface_of(raw, self.title),
-        )
-
-    def display_config(self, raw: Mapping[str, Any]) -> dict[str, Any]:
-        """The normalizer as its rule's name, whether the rules are custom, their hash."""
-        return {**raw, "normalizer": self.parse_config(raw).normalizer.summary()}
-
-    def compile(self, content: bytes, config: SpBpeConfig) -> _core.Encoder:
-        return _core.Encoder.sp_bpe(content, **config.normalizer.core_args(), unk_surface=config.unk_surface)
-
-    def lossless(self, config: SpBpeConfig) -> bool:
-        return sentencepiece_text.lossless(config.normalizer, config.byte_fallback)
-
-    def lossy_by_design(self, config: SpBpeConfig) -> Optional[str]:
-        return sentencepiece_text.lossy_by_design(config.normalizer, config.byte_fallback)
-
-
 BYTE_LEVEL = ByteBpe()
 CHAR_LEVEL = CharBpe()
-SENTENCEPIECE = SpBpe()

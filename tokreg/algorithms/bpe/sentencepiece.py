@@ -7,7 +7,7 @@ from ...data import TokenizerData
 from ...formats.sentencepiece_proto import Model as SpModel
 from .. import sentencepiece_model
 from ..interfaces import SentencePieceCodec
-from .model import SENTENCEPIECE, SpBpeConfig
+from .sp_model import SENTENCEPIECE, SpBpeConfig
 
 
 class SpBpeModelFile(SentencePieceCodec):
