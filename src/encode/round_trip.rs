@@ -12,7 +12,8 @@
 
 use rayon::prelude::*;
 
-use super::Tokenizer;
+use super::{Encode, Tokenizer};
+use crate::bpe::{Distinct, Merger, Runs};
 use crate::count::Counts;
 use crate::error::CoreError;
 use crate::pool;
@@ -103,20 +104,66 @@ impl Tokenizer {
 /// Distinct pieces per parallel task.
 const TASK_PIECES: usize = 4096;
 
+/// How a pass segments counted keys: by the encoder taken apart for a pass over distinct keys
+/// (`bpe::distinct_pass`: no thread cache that every new key misses), or key by key through the
+/// encoder (`Encode::segment_counted`) when it offers no such form.
+enum Segmenter<'a> {
+    Pieces(Merger<'a>),
+    Runs(Runs<'a>),
+    Encoder(&'a dyn Encode),
+}
+
+impl<'a> Segmenter<'a> {
+    fn new(enc: &'a dyn Encode, uncached: bool) -> Segmenter<'a> {
+        match enc.distinct() {
+            Some(Distinct::Pieces(e)) if uncached => Segmenter::Pieces(Merger::new(e)),
+            Some(Distinct::Runs(s1, s2)) if uncached => Segmenter::Runs(Runs::new(s1, s2)),
+            _ => Segmenter::Encoder(enc),
+        }
+    }
+
+    fn segment(&mut self, key: &'a [u8], out: &mut Vec<u32>) -> Result<&'a [u8], CoreError> {
+        match self {
+            Segmenter::Pieces(m) => {
+                m.piece(key, out);
+                Ok(key)
+            }
+            Segmenter::Runs(r) => r.run(key, out),
+            Segmenter::Encoder(e) => e.segment_counted(key, out),
+        }
+    }
+}
+
 impl Tokenizer {
     /// `round_trip` of the whole text `counts` were counted from (every line of it, none
     /// skipped), found from the distinct pieces (or a superword version's runs): each encoded
-    /// once as encoding segments it (`Encode::segment_counted`), decoded back and compared; its tokens and unknown ids
+    /// once as encoding segments it, decoded back and compared; its tokens and unknown ids
     /// weighted by its count. `None` when the pieces cannot stand for the lines, and the
     /// caller measures the lines: an encoder that does not encode piece by piece, counts that
     /// lost text (pieces dropped by the budget, long lines cut, a pattern leaving gaps, so the
     /// pieces do not add up to the bytes read), a piece that is not UTF-8 (its line would be
     /// skipped), or a piece that does not come back (which lines lose it, the lines tell).
+    ///
+    /// Every key is new, so a byte-level or superword encoder segments them without its thread
+    /// caches (`bpe::distinct_pass`), by the same rule. Totals are sums over tasks of pieces in
+    /// their sorted order, so the thread count never changes them.
     pub fn round_trip_pieces(
         &self,
         counts: &Counts,
         specials: &[u32],
         threads: usize,
+    ) -> Result<Option<RoundTrip>, CoreError> {
+        self.round_trip_keys(counts, specials, threads, true)
+    }
+
+    /// `round_trip_pieces`, segmenting through the encoder's cached path when not `uncached`
+    /// (what the uncached pass is tested against).
+    fn round_trip_keys<'a>(
+        &'a self,
+        counts: &'a Counts,
+        specials: &[u32],
+        threads: usize,
+        uncached: bool,
     ) -> Result<Option<RoundTrip>, CoreError> {
         let stats = &counts.stats;
         if stats.dropped_pieces > 0 || stats.cut_lines > 0 {
@@ -125,14 +172,15 @@ impl Tokenizer {
         // (tokens, unknown, bytes) of pieces a..b; None at the first piece that cannot stand
         // for its lines.
         type Sums = Option<(u64, u64, u64)>;
-        let concatenates = self.encoder().concatenates();
-        let measure = |a: usize, b: usize| -> Result<Sums, CoreError> {
+        let enc = self.encoder();
+        let concatenates = enc.concatenates();
+        let measure = |seg: &mut Segmenter<'a>, a: usize, b: usize| -> Result<Sums, CoreError> {
             let (mut tokens, mut unknown, mut bytes) = (0u64, 0u64, 0u64);
             let mut ids = Vec::new();
             for i in a..b {
                 let n = counts.count(i);
                 ids.clear();
-                let piece = match self.encoder().segment_counted(counts.piece(i), &mut ids) {
+                let piece = match seg.segment(counts.piece(i), &mut ids) {
                     Ok(text) => text,
                     Err(CoreError::Unsupported { .. }) => return Ok(None),
                     Err(e) => return Err(e),
@@ -151,12 +199,19 @@ impl Tokenizer {
         };
         let join = |x: Sums, y: Sums| Some((x?.0 + y?.0, x?.1 + y?.1, x?.2 + y?.2));
         let starts: Vec<usize> = (0..counts.len()).step_by(TASK_PIECES).collect();
-        let task = |&a: &usize| measure(a, (a + TASK_PIECES).min(counts.len()));
+        let task = |seg: &mut Segmenter<'a>, &a: &usize| measure(seg, a, (a + TASK_PIECES).min(counts.len()));
         let sums = if threads == 1 || starts.len() <= 1 {
-            starts.iter().map(task).try_fold(Some((0, 0, 0)), |acc, s| Ok::<_, CoreError>(join(acc, s?)))?
+            let mut seg = Segmenter::new(enc, uncached);
+            starts
+                .iter()
+                .map(|a| task(&mut seg, a))
+                .try_fold(Some((0, 0, 0)), |acc, s| Ok::<_, CoreError>(join(acc, s?)))?
         } else {
             pool::install(threads, || {
-                starts.par_iter().map(task).try_reduce(|| Some((0, 0, 0)), |x, y| Ok(join(x, y)))
+                starts
+                    .par_iter()
+                    .map_init(|| Segmenter::new(enc, uncached), task)
+                    .try_reduce(|| Some((0, 0, 0)), |x, y| Ok(join(x, y)))
             })??
         };
         Ok(match sums {
