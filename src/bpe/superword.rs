@@ -368,7 +368,7 @@ impl Encode for SuperwordEncoder {
     }
 
     fn distinct(&self) -> Option<super::Distinct<'_>> {
-        Some(super::Distinct::Runs(&self.stage1, &self.stage2))
+        Some(super::Distinct::Runs(&self.stage1, &self.stage2, &self.full))
     }
 
     fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError> {

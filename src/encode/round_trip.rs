@@ -12,9 +12,11 @@
 
 use rayon::prelude::*;
 
-use super::{Encode, Tokenizer};
-use crate::bpe::{Distinct, Merger, Runs};
+use super::Tokenizer;
+use crate::bpe::distinct_pass::run;
+use crate::bpe::{same_bytes, Distinct, Merger, RankEncoder};
 use crate::count::Counts;
+use crate::encode::Encode;
 use crate::error::CoreError;
 use crate::pool;
 
@@ -104,36 +106,6 @@ impl Tokenizer {
 /// Distinct pieces per parallel task.
 const TASK_PIECES: usize = 4096;
 
-/// How a pass segments counted keys: by the encoder taken apart for a pass over distinct keys
-/// (`bpe::distinct_pass`: no thread cache that every new key misses), or key by key through the
-/// encoder (`Encode::segment_counted`) when it offers no such form.
-enum Segmenter<'a> {
-    Pieces(Merger<'a>),
-    Runs(Runs<'a>),
-    Encoder(&'a dyn Encode),
-}
-
-impl<'a> Segmenter<'a> {
-    fn new(enc: &'a dyn Encode, uncached: bool) -> Segmenter<'a> {
-        match enc.distinct() {
-            Some(Distinct::Pieces(e)) if uncached => Segmenter::Pieces(Merger::new(e)),
-            Some(Distinct::Runs(s1, s2)) if uncached => Segmenter::Runs(Runs::new(s1, s2)),
-            _ => Segmenter::Encoder(enc),
-        }
-    }
-
-    fn segment(&mut self, key: &'a [u8], out: &mut Vec<u32>) -> Result<&'a [u8], CoreError> {
-        match self {
-            Segmenter::Pieces(m) => {
-                m.piece(key, out);
-                Ok(key)
-            }
-            Segmenter::Runs(r) => r.run(key, out),
-            Segmenter::Encoder(e) => e.segment_counted(key, out),
-        }
-    }
-}
-
 impl Tokenizer {
     /// `round_trip` of the whole text `counts` were counted from (every line of it, none
     /// skipped), found from the distinct pieces (or a superword version's runs): each encoded
@@ -144,9 +116,10 @@ impl Tokenizer {
     /// pieces do not add up to the bytes read), a piece that is not UTF-8 (its line would be
     /// skipped), or a piece that does not come back (which lines lose it, the lines tell).
     ///
-    /// Every key is new, so a byte-level or superword encoder segments them without its thread
-    /// caches (`bpe::distinct_pass`), by the same rule. Totals are sums over tasks of pieces in
-    /// their sorted order, so the thread count never changes them.
+    /// Every piece is new, so a byte-level encoder merges them by its rule without its thread
+    /// cache (`bpe::distinct_pass`); a superword encoder's runs are new but their pieces are
+    /// not, so stage 1 keeps its cache, held for a task rather than taken for each run. Totals
+    /// are sums over tasks, so the thread count never changes them.
     pub fn round_trip_pieces(
         &self,
         counts: &Counts,
@@ -156,9 +129,9 @@ impl Tokenizer {
         self.round_trip_keys(counts, specials, threads, true)
     }
 
-    /// `round_trip_pieces`, segmenting through the encoder's cached path when not `uncached`
-    /// (what the uncached pass is tested against).
-    fn round_trip_keys<'a>(
+    /// `round_trip_pieces`, or with every key segmented by `Encode::segment_counted` when not
+    /// `uncached` (what the pass is tested against).
+    pub fn round_trip_keys<'a>(
         &'a self,
         counts: &'a Counts,
         specials: &[u32],
@@ -174,44 +147,61 @@ impl Tokenizer {
         type Sums = Option<(u64, u64, u64)>;
         let enc = self.encoder();
         let concatenates = enc.concatenates();
-        let measure = |seg: &mut Segmenter<'a>, a: usize, b: usize| -> Result<Sums, CoreError> {
-            let (mut tokens, mut unknown, mut bytes) = (0u64, 0u64, 0u64);
-            let mut ids = Vec::new();
-            for i in a..b {
-                let n = counts.count(i);
-                ids.clear();
-                let piece = match seg.segment(counts.piece(i), &mut ids) {
-                    Ok(text) => text,
-                    Err(CoreError::Unsupported { .. }) => return Ok(None),
-                    Err(e) => return Err(e),
-                };
-                if std::str::from_utf8(piece).is_err() {
-                    return Ok(None);
+        // Segments a key into the ids it encodes to and returns its text.
+        type Segment<'s, 'a> = &'s mut dyn FnMut(&'a [u8], &mut Vec<u32>) -> Result<&'a [u8], CoreError>;
+        // `full`: the byte-level encoder whose tokens the ids are, read without a dynamic call.
+        let measure =
+            |seg: Segment<'_, 'a>, full: Option<&RankEncoder>, a: usize, b: usize| -> Result<Sums, CoreError> {
+                let (mut tokens, mut unknown, mut bytes) = (0u64, 0u64, 0u64);
+                let mut ids = Vec::new();
+                for i in a..b {
+                    let n = counts.count(i);
+                    ids.clear();
+                    let piece = match seg(counts.piece(i), &mut ids) {
+                        Ok(text) => text,
+                        Err(CoreError::Unsupported { .. }) => return Ok(None),
+                        Err(e) => return Err(e),
+                    };
+                    if std::str::from_utf8(piece).is_err() {
+                        return Ok(None);
+                    }
+                    if !self.decodes_to(&ids, piece, concatenates, full)? {
+                        return Ok(None);
+                    }
+                    tokens += n * ids.len() as u64;
+                    unknown += n * ids.iter().filter(|i| specials.contains(i)).count() as u64;
+                    bytes += n * piece.len() as u64;
                 }
-                if !self.decodes_to(&ids, piece, concatenates)? {
-                    return Ok(None);
-                }
-                tokens += n * ids.len() as u64;
-                unknown += n * ids.iter().filter(|i| specials.contains(i)).count() as u64;
-                bytes += n * piece.len() as u64;
-            }
-            Ok(Some((tokens, unknown, bytes)))
-        };
+                Ok(Some((tokens, unknown, bytes)))
+            };
         let join = |x: Sums, y: Sums| Some((x?.0 + y?.0, x?.1 + y?.1, x?.2 + y?.2));
         let starts: Vec<usize> = (0..counts.len()).step_by(TASK_PIECES).collect();
-        let task = |seg: &mut Segmenter<'a>, &a: &usize| measure(seg, a, (a + TASK_PIECES).min(counts.len()));
+        let task = |&a: &usize| {
+            let b = (a + TASK_PIECES).min(counts.len());
+            match enc.distinct() {
+                Some(Distinct::Pieces(e)) if uncached => {
+                    let mut merger = Merger::new(e);
+                    measure(
+                        &mut |key, out| {
+                            merger.piece(key, out);
+                            Ok(key)
+                        },
+                        Some(e),
+                        a,
+                        b,
+                    )
+                }
+                Some(Distinct::Runs(stage1, stage2, full)) if uncached => {
+                    stage1.with_pieces(|piece| measure(&mut |key, out| run(piece, stage2, key, out), Some(full), a, b))
+                }
+                _ => measure(&mut |key, out| enc.segment_counted(key, out), None, a, b),
+            }
+        };
         let sums = if threads == 1 || starts.len() <= 1 {
-            let mut seg = Segmenter::new(enc, uncached);
-            starts
-                .iter()
-                .map(|a| task(&mut seg, a))
-                .try_fold(Some((0, 0, 0)), |acc, s| Ok::<_, CoreError>(join(acc, s?)))?
+            starts.iter().map(task).try_fold(Some((0, 0, 0)), |acc, s| Ok::<_, CoreError>(join(acc, s?)))?
         } else {
             pool::install(threads, || {
-                starts
-                    .par_iter()
-                    .map_init(|| Segmenter::new(enc, uncached), task)
-                    .try_reduce(|| Some((0, 0, 0)), |x, y| Ok(join(x, y)))
+                starts.par_iter().map(task).try_reduce(|| Some((0, 0, 0)), |x, y| Ok(join(x, y)))
             })??
         };
         Ok(match sums {
@@ -227,16 +217,27 @@ impl Tokenizer {
     /// Whether `ids` decode to `want`: compared token by token, without making the decoded
     /// bytes, when decoding only concatenates the tokens' bytes (`Encode::concatenates`); an
     /// id without bytes fails as `decode_bytes` fails on it.
-    fn decodes_to(&self, ids: &[u32], want: &[u8], concatenates: bool) -> Result<bool, CoreError> {
+    /// `full`: the encoder `token_bytes` is asked of, when it is a byte-level one.
+    fn decodes_to(
+        &self,
+        ids: &[u32],
+        want: &[u8],
+        concatenates: bool,
+        full: Option<&RankEncoder>,
+    ) -> Result<bool, CoreError> {
         if !concatenates {
             return Ok(self.decode_bytes(ids)? == want);
         }
         let mut rest = want;
         for &id in ids {
             // An id without bytes, or a token that differs (rare): decoded whole, as before.
-            match self.encoder().token_bytes(id).and_then(|t| rest.strip_prefix(t)) {
-                Some(r) => rest = r,
-                None => return Ok(self.decode_bytes(ids)? == want),
+            let token = match full {
+                Some(f) => f.token_bytes(id),
+                None => self.encoder().token_bytes(id),
+            };
+            match token {
+                Some(t) if rest.len() >= t.len() && same_bytes(&rest[..t.len()], t) => rest = &rest[t.len()..],
+                _ => return Ok(self.decode_bytes(ids)? == want),
             }
         }
         Ok(rest.is_empty())
