@@ -95,8 +95,8 @@ impl<'a> Merger<'a> {
             next[i] = i as u8 + 1;
             prev[i] = (i as u8).wrapping_sub(1);
         }
-        for i in 0..n - 1 {
-            ranks[i] = rank(i, i + 2);
+        for (i, r) in ranks[..n - 1].iter_mut().enumerate() {
+            *r = rank(i, i + 2);
         }
         ranks[n - 1] = NONE;
         let live = &mut ranks[..n];
