@@ -1641,17 +1641,19 @@ impl Encoder {
 
     /// `round_trip` of the whole text `counts` were counted from, found from its distinct
     /// pieces (`encode::round_trip`), the same six numbers; `None` when the pieces cannot stand
-    /// for the lines (measure the lines then).
-    #[pyo3(signature = (counts, specials, threads=0))]
+    /// for the lines (measure the lines then). `uncached=False`: each key segmented through the
+    /// encoder's cached path, as the tests compare.
+    #[pyo3(signature = (counts, specials, threads=0, uncached=true))]
     fn round_trip_pieces(
         &self,
         py: Python<'_>,
         counts: PyRef<'_, Counts>,
         specials: Vec<u32>,
         threads: usize,
+        uncached: bool,
     ) -> PyResult<Option<RoundTripTotals>> {
         let counts = &counts.inner;
-        let r = py.allow_threads(|| self.tok.round_trip_pieces(counts, &specials, threads)).or_raise(py)?;
+        let r = py.allow_threads(|| self.tok.round_trip_keys(counts, &specials, threads, uncached)).or_raise(py)?;
         Ok(r.map(|r| (r.lines, r.lost_lines, r.tokens, r.unknown, r.bytes, r.skipped)))
     }
 

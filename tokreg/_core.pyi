@@ -361,7 +361,7 @@ class Encoder:
         self, segments: list[bytes], specials: list[int], threads: int = 0
     ) -> tuple[int, int, int, int, int, int]: ...
     def round_trip_pieces(
-        self, counts: Counts, specials: list[int], threads: int = 0
+        self, counts: Counts, specials: list[int], threads: int = 0, uncached: bool = True
     ) -> Optional[tuple[int, int, int, int, int, int]]: ...
     def count_batch(
         self,

@@ -7,6 +7,7 @@
 //! replays them); a version without its residues (`residue_free`).
 
 mod corpus;
+pub mod distinct_pass;
 mod dropout;
 mod extend;
 pub mod merges;
@@ -25,6 +26,7 @@ mod superword_train;
 pub mod train;
 
 pub use corpus::{train_counts, CorpusConfig, CorpusOutput};
+pub use distinct_pass::{same_bytes, Distinct, Merger};
 pub use extend::{extend, ExtendConfig, ExtendOutput};
 pub use merges::MergeEncoder;
 pub use parity::{train_parity, Costs, ParityConfig, ParityOutput};

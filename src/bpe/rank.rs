@@ -677,6 +677,10 @@ impl Encode for RankEncoder {
         Ok(())
     }
 
+    fn distinct(&self) -> Option<super::Distinct<'_>> {
+        Some(super::Distinct::Pieces(self))
+    }
+
     /// The tokens' bytes, concatenated (special tokens as their text).
     fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError> {
         let mut out = Vec::with_capacity(ids.len() * 4);

@@ -367,6 +367,10 @@ impl Encode for SuperwordEncoder {
         Ok(&key[semi + 1..])
     }
 
+    fn distinct(&self) -> Option<super::Distinct<'_>> {
+        Some(super::Distinct::Runs(&self.stage1, &self.stage2, &self.full))
+    }
+
     fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError> {
         self.full.decode_bytes(ids)
     }

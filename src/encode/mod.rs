@@ -175,6 +175,12 @@ pub trait Encode: Send + Sync {
         Ok(key)
     }
 
+    /// This encoder taken apart for one pass over counted keys that are all distinct (the round
+    /// trip over a corpus's pieces, `bpe::distinct_pass`); None: the pass calls `segment_counted`.
+    fn distinct(&self) -> Option<crate::bpe::Distinct<'_>> {
+        None
+    }
+
     /// The `k` best segmentations, best first, with their scores.
     fn nbest(&self, _text: &str, _k: usize) -> Result<Vec<(Vec<u32>, f64)>, CoreError> {
         Err(CoreError::Unsupported { operation: "n-best segmentation", kind: self.kind() })

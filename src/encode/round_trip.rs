@@ -13,7 +13,10 @@
 use rayon::prelude::*;
 
 use super::Tokenizer;
+use crate::bpe::distinct_pass::run;
+use crate::bpe::{same_bytes, Distinct, Merger, RankEncoder};
 use crate::count::Counts;
+use crate::encode::Encode;
 use crate::error::CoreError;
 use crate::pool;
 
@@ -106,17 +109,34 @@ const TASK_PIECES: usize = 4096;
 impl Tokenizer {
     /// `round_trip` of the whole text `counts` were counted from (every line of it, none
     /// skipped), found from the distinct pieces (or a superword version's runs): each encoded
-    /// once as encoding segments it (`Encode::segment_counted`), decoded back and compared; its tokens and unknown ids
+    /// once as encoding segments it, decoded back and compared; its tokens and unknown ids
     /// weighted by its count. `None` when the pieces cannot stand for the lines, and the
     /// caller measures the lines: an encoder that does not encode piece by piece, counts that
     /// lost text (pieces dropped by the budget, long lines cut, a pattern leaving gaps, so the
     /// pieces do not add up to the bytes read), a piece that is not UTF-8 (its line would be
     /// skipped), or a piece that does not come back (which lines lose it, the lines tell).
+    ///
+    /// Every piece is new, so a byte-level encoder merges them by its rule without its thread
+    /// cache (`bpe::distinct_pass`); a superword encoder's runs are new but their pieces are
+    /// not, so stage 1 keeps its cache, held for a task rather than taken for each run. Totals
+    /// are sums over tasks, so the thread count never changes them.
     pub fn round_trip_pieces(
         &self,
         counts: &Counts,
         specials: &[u32],
         threads: usize,
+    ) -> Result<Option<RoundTrip>, CoreError> {
+        self.round_trip_keys(counts, specials, threads, true)
+    }
+
+    /// `round_trip_pieces`, or with every key segmented by `Encode::segment_counted` when not
+    /// `uncached` (what the pass is tested against).
+    pub fn round_trip_keys<'a>(
+        &'a self,
+        counts: &'a Counts,
+        specials: &[u32],
+        threads: usize,
+        uncached: bool,
     ) -> Result<Option<RoundTrip>, CoreError> {
         let stats = &counts.stats;
         if stats.dropped_pieces > 0 || stats.cut_lines > 0 {
@@ -125,33 +145,58 @@ impl Tokenizer {
         // (tokens, unknown, bytes) of pieces a..b; None at the first piece that cannot stand
         // for its lines.
         type Sums = Option<(u64, u64, u64)>;
-        let concatenates = self.encoder().concatenates();
-        let measure = |a: usize, b: usize| -> Result<Sums, CoreError> {
-            let (mut tokens, mut unknown, mut bytes) = (0u64, 0u64, 0u64);
-            let mut ids = Vec::new();
-            for i in a..b {
-                let n = counts.count(i);
-                ids.clear();
-                let piece = match self.encoder().segment_counted(counts.piece(i), &mut ids) {
-                    Ok(text) => text,
-                    Err(CoreError::Unsupported { .. }) => return Ok(None),
-                    Err(e) => return Err(e),
-                };
-                if std::str::from_utf8(piece).is_err() {
-                    return Ok(None);
+        let enc = self.encoder();
+        let concatenates = enc.concatenates();
+        // Segments a key into the ids it encodes to and returns its text.
+        type Segment<'s, 'a> = &'s mut dyn FnMut(&'a [u8], &mut Vec<u32>) -> Result<&'a [u8], CoreError>;
+        // `full`: the byte-level encoder whose tokens the ids are, read without a dynamic call.
+        let measure =
+            |seg: Segment<'_, 'a>, full: Option<&RankEncoder>, a: usize, b: usize| -> Result<Sums, CoreError> {
+                let (mut tokens, mut unknown, mut bytes) = (0u64, 0u64, 0u64);
+                let mut ids = Vec::new();
+                for i in a..b {
+                    let n = counts.count(i);
+                    ids.clear();
+                    let piece = match seg(counts.piece(i), &mut ids) {
+                        Ok(text) => text,
+                        Err(CoreError::Unsupported { .. }) => return Ok(None),
+                        Err(e) => return Err(e),
+                    };
+                    if std::str::from_utf8(piece).is_err() {
+                        return Ok(None);
+                    }
+                    if !self.decodes_to(&ids, piece, concatenates, full)? {
+                        return Ok(None);
+                    }
+                    tokens += n * ids.len() as u64;
+                    unknown += n * ids.iter().filter(|i| specials.contains(i)).count() as u64;
+                    bytes += n * piece.len() as u64;
                 }
-                if !self.decodes_to(&ids, piece, concatenates)? {
-                    return Ok(None);
-                }
-                tokens += n * ids.len() as u64;
-                unknown += n * ids.iter().filter(|i| specials.contains(i)).count() as u64;
-                bytes += n * piece.len() as u64;
-            }
-            Ok(Some((tokens, unknown, bytes)))
-        };
+                Ok(Some((tokens, unknown, bytes)))
+            };
         let join = |x: Sums, y: Sums| Some((x?.0 + y?.0, x?.1 + y?.1, x?.2 + y?.2));
         let starts: Vec<usize> = (0..counts.len()).step_by(TASK_PIECES).collect();
-        let task = |&a: &usize| measure(a, (a + TASK_PIECES).min(counts.len()));
+        let task = |&a: &usize| {
+            let b = (a + TASK_PIECES).min(counts.len());
+            match enc.distinct() {
+                Some(Distinct::Pieces(e)) if uncached => {
+                    let mut merger = Merger::new(e);
+                    measure(
+                        &mut |key, out| {
+                            merger.piece(key, out);
+                            Ok(key)
+                        },
+                        Some(e),
+                        a,
+                        b,
+                    )
+                }
+                Some(Distinct::Runs(stage1, stage2, full)) if uncached => {
+                    stage1.with_pieces(|piece| measure(&mut |key, out| run(piece, stage2, key, out), Some(full), a, b))
+                }
+                _ => measure(&mut |key, out| enc.segment_counted(key, out), None, a, b),
+            }
+        };
         let sums = if threads == 1 || starts.len() <= 1 {
             starts.iter().map(task).try_fold(Some((0, 0, 0)), |acc, s| Ok::<_, CoreError>(join(acc, s?)))?
         } else {
@@ -172,16 +217,27 @@ impl Tokenizer {
     /// Whether `ids` decode to `want`: compared token by token, without making the decoded
     /// bytes, when decoding only concatenates the tokens' bytes (`Encode::concatenates`); an
     /// id without bytes fails as `decode_bytes` fails on it.
-    fn decodes_to(&self, ids: &[u32], want: &[u8], concatenates: bool) -> Result<bool, CoreError> {
+    /// `full`: the encoder `token_bytes` is asked of, when it is a byte-level one.
+    fn decodes_to(
+        &self,
+        ids: &[u32],
+        want: &[u8],
+        concatenates: bool,
+        full: Option<&RankEncoder>,
+    ) -> Result<bool, CoreError> {
         if !concatenates {
             return Ok(self.decode_bytes(ids)? == want);
         }
         let mut rest = want;
         for &id in ids {
             // An id without bytes, or a token that differs (rare): decoded whole, as before.
-            match self.encoder().token_bytes(id).and_then(|t| rest.strip_prefix(t)) {
-                Some(r) => rest = r,
-                None => return Ok(self.decode_bytes(ids)? == want),
+            let token = match full {
+                Some(f) => f.token_bytes(id),
+                None => self.encoder().token_bytes(id),
+            };
+            match token {
+                Some(t) if rest.len() >= t.len() && same_bytes(&rest[..t.len()], t) => rest = &rest[t.len()..],
+                _ => return Ok(self.decode_bytes(ids)? == want),
             }
         }
         Ok(rest.is_empty())
