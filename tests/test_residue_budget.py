@@ -249,7 +249,9 @@ def test_folds_rule_from_the_cli_and_refusals(small_blocks: None, corpus: Path, 
     out = run("drop-residues", "k@1", "k", "--text", corpus, "--budget", "1%", "--fewer", "3x")
     assert "chosen by folds of t.txt" in out.output and "ids kept" in out.output
     assert "by folds" in run("show", "k@2").output
-    one_error_line(run("drop-residues", "k@1", "k", "--text", corpus, "--fewer", "3", ok=False), "--fewer needs --budget")
+    one_error_line(
+        run("drop-residues", "k@1", "k", "--text", corpus, "--fewer", "3", ok=False), "--fewer needs --budget"
+    )
     one_error_line(
         run("drop-residues", "k@1", "k", "--text", corpus, "--budget", "1%", "--fewer", "1", ok=False), "--fewer"
     )
@@ -258,8 +260,18 @@ def test_folds_rule_from_the_cli_and_refusals(small_blocks: None, corpus: Path, 
     )
     one_error_line(
         run(
-            "drop-residues", "k@1", "k", "--text", corpus, "--budget", "1%", "--fewer", "3",
-            "--budget-version", "checked", ok=False,
+            "drop-residues",
+            "k@1",
+            "k",
+            "--text",
+            corpus,
+            "--budget",
+            "1%",
+            "--fewer",
+            "3",
+            "--budget-version",
+            "checked",
+            ok=False,
         ),
         "--budget-version",
     )

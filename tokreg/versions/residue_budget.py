@@ -320,7 +320,9 @@ def drop_with_budget(
     With `fewer`, the folds rule instead (`drop_by_folds`)."""
     if fewer is not None:
         if version != "all":
-            raise InputError("--fewer keeps BASE's ids (the version on all of the text); --budget-version is for --budget alone")
+            raise InputError(
+                "--fewer keeps BASE's ids (the version on all of the text); --budget-version is for --budget alone"
+            )
         return drop_by_folds(stored, path, margin=margin, goal=fewer, below=below, min_seen=min_seen, threads=threads)
     if version not in VERSIONS:
         raise InputError(f"--budget-version is one of {', '.join(VERSIONS)}, not {version!r}")
@@ -448,7 +450,9 @@ EIGHTHS = 2 * PARTS
 
 def added(traces: Sequence[Trace]) -> Trace:
     """The trace of the parts' text together (the counts add)."""
-    return Trace(*([sum(col) for col in zip(*(getattr(t, f) for t in traces))] for f in ("emitted", "formed", "consumed")))
+    return Trace(
+        *([sum(col) for col in zip(*(getattr(t, f) for t in traces))] for f in ("emitted", "formed", "consumed"))
+    )
 
 
 def pair_votes(traces: Sequence[Trace], below: float, min_seen: int) -> dict[int, int]:
@@ -653,7 +657,8 @@ def drop_by_folds(
     order = pair_judge(traced[k], below, min_seen)
     if len(order) < k:
         raise InputError(
-            f"{path} names {len(order):,} residues of BPE {n + k:,}, fewer than the k = {k:,} chosen; nothing was written"
+            f"{path} names {len(order):,} residues of BPE {n + k:,}, fewer than the k = {k:,} chosen; "
+            "nothing was written"
         )
     cut = cut_bpe(big, n + k)  # its counts are the larger run's: not this version's
     gone = sorted(order[:k])
