@@ -37,7 +37,8 @@ Per training size T and held-out size H, at each vocabulary size N:
 With TOKREG_BENCH_SCALE_ONLY=budget, only plain BPE N and `drop-residues --budget M` for each
 margin M in TOKREG_BENCH_SCALE_BUDGETS (percent, default 0.8; versions/residue_budget.py: k is
 chosen on T alone, the version then measured on H), with TOKREG_BENCH_SCALE_BUDGET_VERSION
-("all", or "checked": the fit part's version).
+("all", or "checked": the fit part's version); with TOKREG_BENCH_SCALE_FEWER=X (e.g. 5),
+`--budget M --fewer X` (the folds rule) instead.
 
 BPE N and BPE N + N/4 are trained in one run; each N + k is the larger one cut (BPE's merges of
 a smaller size are a prefix of a larger one's: checked on each run). The train CPU of plain BPE

@@ -28,6 +28,19 @@ model). Two things are chosen, each on T only:
 Nothing here reads any other text: the margin, the split and the steps are fixed before a
 held-out text is looked at, and recorded in the lineage with every k tried.
 
+**The folds rule** (`--budget PCT --fewer X`, `drop_by_folds`; the end of this module) answers
+both questions on the version actually applied, BPE N + k trained on all of T (BPE N + N/4 once,
+each N + k its prefix). T's blocks are dealt in turn into `EIGHTHS` parts. The judge: a token's
+evidence is the number of unions of two parts (each about a quarter of T, 28 of them) in which
+it is a residue, and the k of most evidence per F1 leave (ties: lowest id); votes of quarter-sized
+samples estimate how likely a token is a residue of other text of that size more finely than
+the 4 quarters alone. How many: for a k, each fold (a quarter: parts q and q + 4) is measured
+with the k tokens the judge picks on the other six parts removed, against plain BPE N there
+(tokens per byte, and its residues counted from one trace: `residues_after`). k is the smallest
+whose **every** fold has X times fewer residues within PCT (the worst fold is the safety term
+for a sample that is not T), found by doubling from N/128 and halving to N/1024; when no such k
+is found, the largest k within PCT on every fold, recorded with `goal_met` false.
+
 Tokens per byte with removals are counted from one trace of the merge loop (`merge_counts`):
 each emitted token counts once, a removed one as many tokens as the leaves it splits into (its
 parents, theirs where removed too), which is what the encoder emits (tested against it). The
