@@ -35,7 +35,7 @@ def lineage_line(line: Lineage) -> str:
             f"k = {b['k']:,} chosen by folds of {d['text']['name']}: "
             + (f"{b['fewer']:g}x fewer residues" if b["goal_met"] else f"{b['fewer']:g}x fewer NOT reached")
             + f" within {100 * b['margin']:g}% on every fold (worst {100 * b['check_cost']:+.2f}%, "
-            f"{b['fold_fewer']:g}x)"
+            f"{b['fold_fewer']:.2f}x)"
         )
     elif b:
         notes.append(
