@@ -315,6 +315,44 @@ def same_merges(larger: TokenizerData, base: TokenizerData) -> bool:
     ] and [t.bytes for t in larger.tokens[:n]] == [t.bytes for t in base.tokens]
 
 
+def read_base(stored: StoredVersion, path: str, below: float, min_seen: int) -> tuple[Any, TokenizerData, str, str]:
+    """BASE's info, data and pattern, and the text of `path`, once BASE is checked to be
+    plain byte-level BPE without specials of at least COARSE tokens (refused in one line otherwise)."""
+    info = stored.info
+    require_byte_bpe(stored, "--budget applies to byte-level BPE versions trained on the --text file")
+    model = model_of(info.algorithm, info.config)
+    residues.check(below, min_seen)
+    base_data = stored.data()
+    if any(t.kind == "special" for t in base_data.tokens):
+        raise InputError(
+            f"{info.ref} has special tokens; --budget retrains plain BPE and keeps none; nothing was written"
+        )
+    n = len(base_data.tokens)
+    if n // COARSE < 1:
+        raise InputError(f"{info.ref} has {n:,} tokens; --budget needs at least {COARSE} to step k by N/{COARSE}")
+    return info, base_data, model.parse_config(info.config).pattern, read_text(path, "--text file")
+
+
+def removed_version(
+    whole: TokenizerData, gone: Sequence[int], stored: StoredVersion, keep_counts: bool
+) -> TokenizerData:
+    """`whole` (BPE N + k) with the tokens `gone` removed after the last merge (holes of kind
+    'removed'), as BASE's residue-free model; counts kept on the others when `keep_counts`."""
+    info = stored.info
+    model = model_of(info.algorithm, info.config)
+    drop = set(gone)
+    tokens = [
+        dataclasses.replace(t, kind="removed", count=None)
+        if t.id in drop
+        else (t if keep_counts else dataclasses.replace(t, count=None))
+        for t in whole.tokens
+    ]
+    cfg = model.parse_config(info.config)
+    config = ResidueFreeConfig(cfg.pattern, tuple(sorted(gone)), cfg.keep_gaps).to_json()
+    config.update({key: v for key, v in info.config.items() if key in template.KEYS})
+    return dataclasses.replace(whole, config=config, tokens=tokens, source=DERIVATION)
+
+
 def drop_with_budget(
     stored: StoredVersion,
     path: str,
@@ -339,21 +377,9 @@ def drop_with_budget(
         return drop_by_folds(stored, path, margin=margin, goal=fewer, below=below, min_seen=min_seen, threads=threads)
     if version not in VERSIONS:
         raise InputError(f"--budget-version is one of {', '.join(VERSIONS)}, not {version!r}")
-    info = stored.info
-    require_byte_bpe(stored, "--budget applies to byte-level BPE versions trained on the --text file")
-    model = model_of(info.algorithm, info.config)
-    residues.check(below, min_seen)
-    base_data = stored.data()
-    if any(t.kind == "special" for t in base_data.tokens):
-        raise InputError(
-            f"{info.ref} has special tokens; --budget retrains plain BPE and keeps none; nothing was written"
-        )
-    n = len(base_data.tokens)
-    if n // COARSE < 1:
-        raise InputError(f"{info.ref} has {n:,} tokens; --budget needs at least {COARSE} to step k by N/{COARSE}")
-    pattern = model.parse_config(info.config).pattern
     t0 = time.perf_counter()
-    text = read_text(path, "--text file")
+    info, base_data, pattern, text = read_base(stored, path, below, min_seen)
+    n = len(base_data.tokens)
     raw_bytes = len(text.encode("utf-8"))
     blocks = cut_blocks(text)
     del text  # the blocks hold its lines
@@ -414,13 +440,7 @@ def drop_with_budget(
             f"{path} names {len(order):,} residues of BPE {n + k:,}, fewer than the k = {k:,} chosen; "
             "nothing was written"
         )
-    gone = sorted(order[:k])
-    drop = set(gone)
-    tokens = [dataclasses.replace(t, kind="removed", count=None) if t.id in drop else t for t in whole.tokens]
-    cfg = model.parse_config(info.config)
-    config = ResidueFreeConfig(cfg.pattern, tuple(gone), cfg.keep_gaps).to_json()
-    config.update({key: v for key, v in info.config.items() if key in template.KEYS})
-    new = dataclasses.replace(whole, config=config, tokens=tokens, source=DERIVATION)
+    new = removed_version(whole, order[:k], stored, keep_counts=True)
     chosen = next(s for s in steps if s.k == k)
     details: dict[str, Any] = {
         "removed": k,
@@ -629,21 +649,9 @@ def drop_by_folds(
     """The folds rule: BPE N + k trained on `path` (BASE's training text) less k tokens, k chosen
     by cross-validation over `path`'s own parts; every id of BASE kept (see the module's
     docstring and `fold_search`)."""
-    info = stored.info
-    require_byte_bpe(stored, "--budget applies to byte-level BPE versions trained on the --text file")
-    model = model_of(info.algorithm, info.config)
-    residues.check(below, min_seen)
-    base_data = stored.data()
-    if any(t.kind == "special" for t in base_data.tokens):
-        raise InputError(
-            f"{info.ref} has special tokens; --budget retrains plain BPE and keeps none; nothing was written"
-        )
-    n = len(base_data.tokens)
-    if n // COARSE < 1:
-        raise InputError(f"{info.ref} has {n:,} tokens; --budget needs at least {COARSE} to step k by N/{COARSE}")
-    pattern = model.parse_config(info.config).pattern
     t0 = time.perf_counter()
-    text = read_text(path, "--text file")
+    info, base_data, pattern, text = read_base(stored, path, below, min_seen)
+    n = len(base_data.tokens)
     raw_bytes = len(text.encode("utf-8"))
     blocks = cut_blocks(text)
     del text
@@ -673,14 +681,8 @@ def drop_by_folds(
             f"{path} names {len(order):,} residues of BPE {n + k:,}, fewer than the k = {k:,} chosen; "
             "nothing was written"
         )
-    cut = cut_bpe(big, n + k)  # its counts are the larger run's: not this version's
-    gone = sorted(order[:k])
-    drop = set(gone)
-    tokens = [dataclasses.replace(t, kind="removed" if t.id in drop else t.kind, count=None) for t in cut.tokens]
-    cfg = model.parse_config(info.config)
-    config = ResidueFreeConfig(cfg.pattern, tuple(gone), cfg.keep_gaps).to_json()
-    config.update({key: v for key, v in info.config.items() if key in template.KEYS})
-    new = dataclasses.replace(cut, config=config, tokens=tokens, source=DERIVATION)
+    # its counts are the larger run's: not this version's
+    new = removed_version(cut_bpe(big, n + k), order[:k], stored, keep_counts=False)
     chosen = next(s for s in steps if s.k == k)
     details: dict[str, Any] = {
         "removed": k,
