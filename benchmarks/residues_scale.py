@@ -37,7 +37,8 @@ Per training size T and held-out size H, at each vocabulary size N:
 With TOKREG_BENCH_SCALE_ONLY=budget, only plain BPE N and `drop-residues --budget M` for each
 margin M in TOKREG_BENCH_SCALE_BUDGETS (percent, default 0.8; versions/residue_budget.py: k is
 chosen on T alone, the version then measured on H), with TOKREG_BENCH_SCALE_BUDGET_VERSION
-("all", or "checked": the fit part's version).
+("all", or "checked": the fit part's version); with TOKREG_BENCH_SCALE_FEWER=X (e.g. 5),
+`--budget M --fewer X` (the folds rule) instead.
 
 BPE N and BPE N + N/4 are trained in one run; each N + k is the larger one cut (BPE's merges of
 a smaller size are a prefix of a larger one's: checked on each run). The train CPU of plain BPE
@@ -90,6 +91,8 @@ ONLY = os.environ.get("TOKREG_BENCH_SCALE_ONLY", "")
 #: which version --budget records: "all" (trained on all of T) or "checked" (the fit part's).
 BUDGET_VERSION = os.environ.get("TOKREG_BENCH_SCALE_BUDGET_VERSION", "all")
 BUDGETS = tuple(float(x) for x in os.environ.get("TOKREG_BENCH_SCALE_BUDGETS", "0.8").split(",") if x)
+#: with a goal (times fewer residues, e.g. 5), `--budget M --fewer GOAL`: the folds rule.
+FEWER = float(os.environ["TOKREG_BENCH_SCALE_FEWER"]) if os.environ.get("TOKREG_BENCH_SCALE_FEWER") else None
 
 
 def blocks(path: Path) -> list[int]:
@@ -323,15 +326,17 @@ def run_budget(
             train,
             budget=margin / 100,
             budget_version=BUDGET_VERSION,
+            fewer=FEWER,
             threads=THREADS,
         )
         judge_cpu, wall = cpu() - t0, time.perf_counter() - w0
         m = texts.measure(reg.load(v.ref), held)
         r = len(m.residues())
         budget = reg.lineage(v.ref)[0].lineage.details["budget"]  # nearest first
+        how = f"--fewer {FEWER:g}" if FEWER is not None else BUDGET_VERSION
         rows.append(
             [
-                f"--budget {margin:g}% ({BUDGET_VERSION}): BPE {n + budget['k']:,} less {budget['k']:,}",
+                f"--budget {margin:g}% ({how}): BPE {n + budget['k']:,} less {budget['k']:,}",
                 "H",
                 f"{r:,}",
                 f"{p_h / max(r, 1):.1f}x",
@@ -340,6 +345,16 @@ def run_budget(
                 f"{judge_cpu:.1f}",
             ]
         )
+        if FEWER is not None:
+            tried = "; ".join(
+                f"{s['k']}: worst {100 * max(s['costs']):+.2f}%, {min(s['fewer']):.1f}x" for s in budget["tried"]
+            )
+            notes.append(
+                f"{n:,}, --budget {margin:g}% --fewer {FEWER:g}: k = {budget['k']:,}, goal met on every fold: "
+                f"{budget['goal_met']} (k tried, worst fold's cost and fewer: {tried}); "
+                f"{judge_cpu:.0f} s CPU, {wall:.0f} s wall"
+            )
+            continue
         tried = ", ".join(f"{s['k']}: {100 * s['cost']:+.2f}%" for s in budget["tried"])
         notes.append(
             f"{n:,}, --budget {margin:g}%: k = {budget['k']:,} (check part {budget['check_bytes'] / 1e6:.1f} MB, "

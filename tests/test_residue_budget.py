@@ -151,3 +151,127 @@ def test_the_checked_version_is_the_one_the_check_part_measured(
         assert reg.stored(v.ref).info.vocab_size == N
         with pytest.raises(InputError, match="--budget-version"):
             reg.drop_residues(base.ref, "k", corpus, budget=0.008, budget_version="some")
+
+
+def test_residues_after_a_removal_are_what_the_residue_free_encoder_counts(corpus: Path) -> None:
+    """The folds rule counts a fold's residues after removing k tokens from one trace of BPE N + k
+    (each removed token's F1 goes to its leaves): the count the residue-free encoder's own trace
+    gives (what `audit --residues` and the benchmark measure)."""
+    data = rb.train_bpe(str(corpus), N, "cl100k", 1)
+    tok = Tokenizer.from_data(data, "t")
+    lines = corpus.read_text(encoding="utf-8").splitlines(keepends=True)[::5]
+    t = rb.trace(tok, lines, 1)
+    made_of = rb.parents(data)
+    gone = set(sorted(t.residues(0.1, 10))[::2])
+    top = max(i for i in range(256, N) if t.emitted[i])
+    gone |= {top, made_of[top][0]} - set(range(256))  # a removed parent splits again
+    tokens = [dataclasses.replace(x, kind="removed", count=None) if x.id in gone else x for x in data.tokens]
+    config = ResidueFreeConfig(data.config["pattern"], tuple(sorted(gone))).to_json()
+    free = Tokenizer.from_data(dataclasses.replace(data, tokens=tokens, config=config), "free")
+    measured = rb.trace(free, lines, 1).residues(0.1, 10)
+    assert rb.residues_after(t, gone, made_of, 0.1, 10) == len(measured) < len(t.residues(0.1, 10))
+    assert rb.residues_after(t, set(), made_of, 0.1, 10) == len(t.residues(0.1, 10))
+
+
+def test_pair_votes_count_the_unions_of_two_parts(corpus: Path) -> None:
+    """A token's votes are the pairs of parts whose text together has it as a residue (a trace of
+    two parts is the sum of theirs); the judge orders by votes per F1, then lowest id."""
+    data = rb.train_bpe(str(corpus), N, "cl100k", 1)
+    tok = Tokenizer.from_data(data, "t")
+    blocks = rb.cut_blocks(corpus.read_text(encoding="utf-8"), 2048)
+    parts = [rb.lines_of(blocks[j :: rb.EIGHTHS]) for j in range(rb.EIGHTHS)]
+    traces = [rb.trace(tok, p, 1) for p in parts]
+    votes = rb.pair_votes(traces, 0.1, 10)
+    assert rb.added([traces[2], traces[5]]) == rb.trace(tok, parts[2] + parts[5], 1)  # a union's trace
+    want: dict[int, int] = {}
+    for a in range(len(parts)):
+        for b in range(a + 1, len(parts)):
+            for i in rb.added([traces[a], traces[b]]).residues(0.1, 10):
+                want[i] = want.get(i, 0) + 1
+    assert votes == want and max(votes.values()) <= 28 and len(votes) > 20
+    order = rb.pair_judge(traces, 0.1, 10)
+    f1 = {i: sum(t.emitted[i] for t in traces) for i in votes}
+    assert sorted(order) == sorted(votes)
+    keys = [(-votes[i] / max(f1[i], 1), i) for i in order]
+    assert keys == sorted(keys)
+
+
+@pytest.mark.slow
+def test_folds_rule_is_recorded_deterministic_and_keeps_base_ids(
+    small_blocks: None, corpus: Path, tmp_path: Path
+) -> None:
+    with Registry(tmp_path / "r.db") as reg:
+        base = reg.train("k", [corpus], BpeOptions(vocab_size=N))
+        v = reg.drop_residues(base.ref, "k", corpus, budget=0.01, fewer=3.0, threads=1)
+        again = reg.drop_residues(base.ref, "k2", corpus, budget=0.01, fewer=3.0, threads=2)
+        assert v.content_hash == again.content_hash  # threads never change it
+        (entry, *_) = reg.lineage(v.ref)
+        details = entry.lineage.details
+        b = details["budget"]
+        k = b["k"]
+        assert b["rule"] == "folds" and b["fewer"] == 3.0 and b["margin"] == 0.01 and k == details["removed"] > 0
+        steps = {s["k"]: s for s in b["tried"]}
+        chosen = steps[k]
+        assert max(chosen["costs"]) == b["check_cost"] <= 0.01 and len(chosen["costs"]) == 4
+        assert b["goal_met"] == (min(chosen["fewer"]) >= 3.0)
+        if b["goal_met"]:  # the smallest k found meeting it: every smaller k tried misses it or the margin
+            assert all(min(s["fewer"]) < 3.0 or max(s["costs"]) > 0.01 for kk, s in steps.items() if kk < k)
+        else:  # the largest within the margin
+            assert all(max(s["costs"]) > 0.01 for kk, s in steps.items() if kk > k)
+        st_base, st = reg.stored(base.ref), reg.stored(v.ref)
+        removed = [t.id for t in st.tokens if t.kind == "removed"]
+        assert len(removed) == k and len(st.tokens) == N + k and st.info.vocab_size == N
+        assert [t.bytes for t in st.tokens[:N]] == [t.bytes for t in st_base.tokens]  # BASE's ids kept
+        tok = reg.load(v.ref)
+        lines = corpus.read_text(encoding="utf-8").splitlines(keepends=True)
+        assert not {i for row in tok.encode_ordinary_batch(lines) for i in row} & set(removed)
+        # fold 0's cost, measured again with the encoder (quarter 0: blocks 0, 4, 8, ...; judged on
+        # the 6 of the 8 parts that are not in it)
+        blocks = rb.cut_blocks(corpus.read_text(encoding="utf-8"))
+        held = rb.lines_of(blocks[0::4])
+        judged = [rb.lines_of(blocks[j :: rb.EIGHTHS]) for j in range(rb.EIGHTHS) if j % 4 != 0]
+        big = rb.train_bpe(str(corpus), N + k, st_base.info.config["pattern"], 1)
+        order = rb.pair_judge([rb.trace(Tokenizer.from_data(big, "b"), p, 1) for p in judged], 0.1, 10)
+        gone = set(order[:k])
+        tokens = [dataclasses.replace(x, kind="removed", count=None) if x.id in gone else x for x in big.tokens]
+        config = ResidueFreeConfig(big.config["pattern"], tuple(sorted(gone))).to_json()
+        fold = Tokenizer.from_data(dataclasses.replace(big, tokens=tokens, config=config), "fold")
+        emitted = sum(map(len, fold.encode_ordinary_batch(held)))
+        assert emitted / sum(map(len, reg.load(base.ref).encode_ordinary_batch(held))) - 1 == pytest.approx(
+            chosen["costs"][0], abs=1e-6
+        )
+
+
+@pytest.mark.slow
+def test_folds_rule_from_the_cli_and_refusals(small_blocks: None, corpus: Path, tmp_path: Path) -> None:
+    run = Cli(tmp_path / "r.db")
+    run("train", "k", corpus, "--vocab-size", N)
+    out = run("drop-residues", "k@1", "k", "--text", corpus, "--budget", "1%", "--fewer", "3x")
+    assert "chosen by folds of t.txt" in out.output and "ids kept" in out.output
+    assert "by folds" in run("show", "k@2").output
+    one_error_line(
+        run("drop-residues", "k@1", "k", "--text", corpus, "--fewer", "3", ok=False), "--fewer needs --budget"
+    )
+    one_error_line(
+        run("drop-residues", "k@1", "k", "--text", corpus, "--budget", "1%", "--fewer", "1", ok=False), "--fewer"
+    )
+    one_error_line(
+        run("drop-residues", "k@1", "k", "--text", corpus, "--budget", "1%", "--fewer", "many", ok=False), "--fewer"
+    )
+    one_error_line(
+        run(
+            "drop-residues",
+            "k@1",
+            "k",
+            "--text",
+            corpus,
+            "--budget",
+            "1%",
+            "--fewer",
+            "3",
+            "--budget-version",
+            "checked",
+            ok=False,
+        ),
+        "--budget-version",
+    )

@@ -428,6 +428,7 @@ class Registry:
         min_seen: Optional[int] = None,
         budget: Optional[float] = None,
         budget_version: str = "all",
+        fewer: Optional[float] = None,
         threads: int = 0,
         message: Optional[str] = None,
     ) -> VersionInfo:
@@ -440,11 +441,15 @@ class Registry:
         With `budget` (a share of tokens per byte, 0.008 for 0.8%), `text` is BASE's training
         text and the version is BPE N + k trained on it less k tokens, k the largest within the
         budget on a check part of `text` (versions/residue_budget.py); `budget_version` "checked":
-        the fit part's version whose cost was checked instead (BASE's ids not kept)."""
+        the fit part's version whose cost was checked instead (BASE's ids not kept). With `fewer`
+        as well (5.0: five times fewer), the folds rule: k the smallest with that many times fewer
+        residues within `budget` on every fold of `text` (each quarter judged on the rest)."""
         stored = self._derivable(base, name)
         from .evaluation import evaluate, residues  # on use: see the note at the top-level imports
         from .versions import no_residues, residue_budget
 
+        if fewer is not None and budget is None:
+            raise InputError("--fewer needs --budget (the cost allowed on each fold, e.g. 1%)")
         if budget is not None:
             derived = residue_budget.drop_with_budget(
                 stored,
@@ -454,9 +459,17 @@ class Registry:
                 min_seen=residues.MIN_SEEN if min_seen is None else min_seen,
                 threads=threads,
                 version=budget_version,
+                fewer=fewer,
             )
             k = derived.data.lineage["details"]["removed"] if derived.data.lineage else 0
             note = f"BPE +{k:,} less {k:,} residues of {stored.info.ref}, k within {100 * budget:g}% on a check part"
+            if fewer is not None:
+                met = derived.data.lineage["details"]["budget"]["goal_met"] if derived.data.lineage else False
+                note = (
+                    f"BPE +{k:,} less {k:,} residues of {stored.info.ref}, k by folds: "
+                    + (f"{fewer:g}x fewer" if met else f"{fewer:g}x fewer NOT reached")
+                    + f" within {100 * budget:g}% on every fold"
+                )
             return self._record(name, [derived], message or note)[0].info
         (loaded,) = evaluate.read_texts([text])
         derived = no_residues.drop_residues(

@@ -30,7 +30,14 @@ def lineage_line(line: Lineage) -> str:
     if "ids_preserved" in d:
         notes.append("ids kept" if d["ids_preserved"] else "ids NOT kept")
     b = d.get("budget")
-    if b:
+    if b and b.get("rule") == "folds":
+        notes.append(
+            f"k = {b['k']:,} chosen by folds of {d['text']['name']}: "
+            + (f"{b['fewer']:g}x fewer residues" if b["goal_met"] else f"{b['fewer']:g}x fewer NOT reached")
+            + f" within {100 * b['margin']:g}% on every fold (worst {100 * b['check_cost']:+.2f}%, "
+            f"{b['fold_fewer']:.2f}x)"
+        )
+    elif b:
         notes.append(
             f"k = {b['k']:,} chosen within {100 * b['margin']:g}% tokens per byte on a check part of "
             f"{d['text']['name']} ({100 * b['check_cost']:+.2f}% there)"

@@ -40,6 +40,14 @@ from .derived import echo_created
     "version the check part measured (BPE N + k of the fit part: BASE's ids not kept).",
 )
 @click.option(
+    "--fewer",
+    metavar="X",
+    help="With --budget: the folds rule. FILE's blocks are dealt into 8 parts; for a k, each quarter "
+    "(two parts) is measured with the k tokens judged on the other six removed; k is the smallest "
+    "whose every quarter has X times fewer residues (e.g. 5) within PCT (e.g. 1%) of plain BPE's "
+    "tokens per byte, else the largest within PCT. BASE's ids kept.",
+)
+@click.option(
     "--threads", type=int, default=0, show_default=True, help="Threads (0: one per core); never changes the result."
 )
 @click.option("--message", "-m", help="A note stored with the version.")
@@ -53,6 +61,7 @@ def drop_residues(
     min_seen: Optional[int],
     budget: Optional[str],
     budget_version: str,
+    fewer: Optional[str],
     threads: int,
     message: Optional[str],
     as_json: bool,
@@ -81,16 +90,29 @@ def drop_residues(
     recorded in the lineage. After LiteToken's residues and PickyBPE's removal (Chizhov et al.,
     arXiv 2409.04599) with a validation budget; held-out text is never read.
 
+    With --budget PCT --fewer X, the folds rule: FILE's blocks are dealt into 8 parts; BPE N + N/4
+    is trained on all of FILE once (each N + k its prefix). A token's evidence is the number of
+    unions of two parts (each a quarter of FILE) in which it is a residue, per its F1: the judge
+    removes the k of most evidence per F1 (ties: lowest id). For a k, each quarter (parts q and
+    q + 4) is measured with the k tokens judged on the other six removed: its tokens per byte
+    against plain BPE N's there, and how many times fewer residues it has. k is the smallest
+    whose every quarter has X times fewer residues within PCT (the worst fold, not the mean, is
+    the safety term), found as above by doubling from N/128 then halving; if no such k is found,
+    the largest k within PCT on every quarter, and the lineage says the goal was not met. The
+    version: BPE N + k on all of FILE less the k judged on all 8 parts; every id of BASE kept.
+
     \b
     Example:
         tokreg drop-residues gpt-mini@1 gpt-mini --text corpus.txt
         tokreg audit gpt-mini@2 --residues --text held-out.txt
         tokreg train kern kernel.txt --vocab-size 8000
         tokreg drop-residues kern@1 kern --text kernel.txt --budget 0.8%
+        tokreg drop-residues kern@1 kern --text kernel.txt --budget 1% --fewer 5
     """
-    from ..versions.residue_budget import parse_margin  # on use: the CLI loads commands lazily
+    from ..versions.residue_budget import parse_fewer, parse_margin  # on use: the CLI loads commands lazily
 
     margin = None if budget is None else parse_margin(budget)
+    goal = None if fewer is None else parse_fewer(fewer)
     reg = open_registry(db)
     v = reg.drop_residues(
         base,
@@ -100,6 +122,7 @@ def drop_residues(
         min_seen=min_seen,
         budget=margin,
         budget_version=budget_version,
+        fewer=goal,
         threads=threads,
         message=message,
     )

@@ -28,6 +28,19 @@ model). Two things are chosen, each on T only:
 Nothing here reads any other text: the margin, the split and the steps are fixed before a
 held-out text is looked at, and recorded in the lineage with every k tried.
 
+**The folds rule** (`--budget PCT --fewer X`, `drop_by_folds`; the end of this module) answers
+both questions on the version actually applied, BPE N + k trained on all of T (BPE N + N/4 once,
+each N + k its prefix). T's blocks are dealt in turn into `EIGHTHS` parts. The judge: a token's
+evidence is the number of unions of two parts (each about a quarter of T, 28 of them) in which
+it is a residue, and the k of most evidence per F1 leave (ties: lowest id); votes of quarter-sized
+samples estimate how likely a token is a residue of other text of that size more finely than
+the 4 quarters alone. How many: for a k, each fold (a quarter: parts q and q + 4) is measured
+with the k tokens the judge picks on the other six parts removed, against plain BPE N there
+(tokens per byte, and its residues counted from one trace: `residues_after`). k is the smallest
+whose **every** fold has X times fewer residues within PCT (the worst fold is the safety term
+for a sample that is not T), found by doubling from N/128 and halving to N/1024; when no such k
+is found, the largest k within PCT on every fold, recorded with `goal_met` false.
+
 Tokens per byte with removals are counted from one trace of the merge loop (`merge_counts`):
 each emitted token counts once, a removed one as many tokens as the leaves it splits into (its
 parents, theirs where removed too), which is what the encoder emits (tested against it). The
@@ -302,22 +315,9 @@ def same_merges(larger: TokenizerData, base: TokenizerData) -> bool:
     ] and [t.bytes for t in larger.tokens[:n]] == [t.bytes for t in base.tokens]
 
 
-def drop_with_budget(
-    stored: StoredVersion,
-    path: str,
-    *,
-    margin: float,
-    below: float,
-    min_seen: int,
-    threads: int = 0,
-    version: str = "all",
-) -> FinishedVersion:
-    """BPE N + k trained on `path` (BASE's training text) less k tokens, k chosen within `margin`
-    on `path`'s own check part: a version descending from `stored` (BPE N, trained on `path`).
-    `version` "checked": instead the version whose cost the check part measured (BPE N + k of the
-    fit part, judged on its parts): BASE's ids are not kept, a fifth of the text is not trained on."""
-    if version not in VERSIONS:
-        raise InputError(f"--budget-version is one of {', '.join(VERSIONS)}, not {version!r}")
+def read_base(stored: StoredVersion, path: str, below: float, min_seen: int) -> tuple[Any, TokenizerData, str, str]:
+    """BASE's info, data and pattern, and the text of `path`, once BASE is checked to be
+    plain byte-level BPE without specials of at least COARSE tokens (refused in one line otherwise)."""
     info = stored.info
     require_byte_bpe(stored, "--budget applies to byte-level BPE versions trained on the --text file")
     model = model_of(info.algorithm, info.config)
@@ -330,9 +330,56 @@ def drop_with_budget(
     n = len(base_data.tokens)
     if n // COARSE < 1:
         raise InputError(f"{info.ref} has {n:,} tokens; --budget needs at least {COARSE} to step k by N/{COARSE}")
-    pattern = model.parse_config(info.config).pattern
+    return info, base_data, model.parse_config(info.config).pattern, read_text(path, "--text file")
+
+
+def removed_version(
+    whole: TokenizerData, gone: Sequence[int], stored: StoredVersion, keep_counts: bool
+) -> TokenizerData:
+    """`whole` (BPE N + k) with the tokens `gone` removed after the last merge (holes of kind
+    'removed'), as BASE's residue-free model; counts kept on the others when `keep_counts`."""
+    info = stored.info
+    model = model_of(info.algorithm, info.config)
+    drop = set(gone)
+    tokens = [
+        dataclasses.replace(t, kind="removed", count=None)
+        if t.id in drop
+        else (t if keep_counts else dataclasses.replace(t, count=None))
+        for t in whole.tokens
+    ]
+    cfg = model.parse_config(info.config)
+    config = ResidueFreeConfig(cfg.pattern, tuple(sorted(gone)), cfg.keep_gaps).to_json()
+    config.update({key: v for key, v in info.config.items() if key in template.KEYS})
+    return dataclasses.replace(whole, config=config, tokens=tokens, source=DERIVATION)
+
+
+def drop_with_budget(
+    stored: StoredVersion,
+    path: str,
+    *,
+    margin: float,
+    below: float,
+    min_seen: int,
+    threads: int = 0,
+    version: str = "all",
+    fewer: Optional[float] = None,
+) -> FinishedVersion:
+    """BPE N + k trained on `path` (BASE's training text) less k tokens, k chosen within `margin`
+    on `path`'s own check part: a version descending from `stored` (BPE N, trained on `path`).
+    `version` "checked": instead the version whose cost the check part measured (BPE N + k of the
+    fit part, judged on its parts): BASE's ids are not kept, a fifth of the text is not trained on.
+    With `fewer`, the folds rule instead (`drop_by_folds`)."""
+    if fewer is not None:
+        if version != "all":
+            raise InputError(
+                "--fewer keeps BASE's ids (the version on all of the text); --budget-version is for --budget alone"
+            )
+        return drop_by_folds(stored, path, margin=margin, goal=fewer, below=below, min_seen=min_seen, threads=threads)
+    if version not in VERSIONS:
+        raise InputError(f"--budget-version is one of {', '.join(VERSIONS)}, not {version!r}")
     t0 = time.perf_counter()
-    text = read_text(path, "--text file")
+    info, base_data, pattern, text = read_base(stored, path, below, min_seen)
+    n = len(base_data.tokens)
     raw_bytes = len(text.encode("utf-8"))
     blocks = cut_blocks(text)
     del text  # the blocks hold its lines
@@ -393,13 +440,7 @@ def drop_with_budget(
             f"{path} names {len(order):,} residues of BPE {n + k:,}, fewer than the k = {k:,} chosen; "
             "nothing was written"
         )
-    gone = sorted(order[:k])
-    drop = set(gone)
-    tokens = [dataclasses.replace(t, kind="removed", count=None) if t.id in drop else t for t in whole.tokens]
-    cfg = model.parse_config(info.config)
-    config = ResidueFreeConfig(cfg.pattern, tuple(gone), cfg.keep_gaps).to_json()
-    config.update({key: v for key, v in info.config.items() if key in template.KEYS})
-    new = dataclasses.replace(whole, config=config, tokens=tokens, source=DERIVATION)
+    new = removed_version(whole, order[:k], stored, keep_counts=True)
     chosen = next(s for s in steps if s.k == k)
     details: dict[str, Any] = {
         "removed": k,
@@ -426,6 +467,253 @@ def drop_with_budget(
             "check_bytes": check_bytes,
             "check_plain_tokens_per_byte": round(base_per_byte, 6),
             "check_cost": round(chosen.cost, 6),
+            "tried": [s.to_json() for s in steps],
+            "seconds": round(time.perf_counter() - t0, 1),
+        },
+    }
+    return descendant(new, stored, details)
+
+
+# --- the folds rule (`--budget PCT --fewer X`): k chosen by cross-validation over T's parts ---
+
+#: T's blocks are dealt in turn into EIGHTHS parts; part j and part j + EIGHTHS / 2 together are
+#: the blocks of quarter j (the `PARTS` parts above), each about a quarter of T.
+EIGHTHS = 2 * PARTS
+
+
+def added(traces: Sequence[Trace]) -> Trace:
+    """The trace of the parts' text together (the counts add)."""
+    return Trace(
+        *([sum(col) for col in zip(*(getattr(t, f) for t in traces))] for f in ("emitted", "formed", "consumed"))
+    )
+
+
+def pair_votes(traces: Sequence[Trace], below: float, min_seen: int) -> dict[int, int]:
+    """Token id -> in how many unions of two of `traces` (each pair of parts: a sample of a
+    quarter of T when the parts are eighths) it is a residue; tokens with no vote left out."""
+    votes: dict[int, int] = {}
+    cols = [(t.emitted, t.formed, t.consumed) for t in traces]
+    n = len(traces[0].emitted)
+    live = [i for i in range(n) if any(c[1][i] for c in cols)]
+    for a in range(len(cols)):
+        ea, fa, ca = cols[a]
+        for b in range(a + 1, len(cols)):
+            eb, fb, cb = cols[b]
+            for i in live:
+                if fa[i] or fb[i]:
+                    f = ea[i] + eb[i]
+                    seen = f + ca[i] + cb[i]
+                    if seen >= min_seen and f < below * seen:
+                        votes[i] = votes.get(i, 0) + 1
+    return votes
+
+
+def pair_judge(traces: Sequence[Trace], below: float, min_seen: int) -> list[int]:
+    """The tokens in the order the folds rule removes them: most pairs of parts it is a residue
+    of (each pair a sample of the size the votes estimate a residue on), per F1 over all parts,
+    then lowest id; only tokens with a vote."""
+    votes = pair_votes(traces, below, min_seen)
+    f1 = {i: sum(t.emitted[i] for t in traces) for i in votes}
+    return [i for _, i in sorted((Fraction(-c, max(f1[i], 1)), i) for i, c in votes.items())]
+
+
+def residues_after(t: Trace, gone: set[int], made_of: dict[int, tuple[int, int]], below: float, min_seen: int) -> int:
+    """How many of the version's tokens are residues of the trace's text once `gone` are removed
+    after the last merge: each removed token's F1 goes to the leaves it splits into (what the
+    residue-free encoder's trace counts: versions/no_residues.py), the rest is unchanged."""
+    emitted = list(t.emitted)
+    split: dict[int, list[int]] = {}
+
+    def leaves_of(x: int) -> list[int]:
+        if x not in gone:
+            return [x]
+        if x not in split:
+            left, right = made_of[x]
+            split[x] = leaves_of(left) + leaves_of(right)
+        return split[x]
+
+    for x in sorted(gone):
+        if t.emitted[x]:
+            for leaf in leaves_of(x):
+                emitted[leaf] += t.emitted[x]
+    return sum(
+        1
+        for i, (f, m) in enumerate(zip(emitted, t.consumed))
+        if i not in gone and t.formed[i] and f + m >= min_seen and f < below * (f + m)
+    )
+
+
+@dataclass(frozen=True)
+class FoldStep:
+    """One k tried by the folds rule: per fold (a quarter of T, judged on the other three),
+    the cost in tokens per byte against plain BPE N there and how many times fewer residues."""
+
+    k: int
+    costs: tuple[float, ...]
+    fewer: tuple[float, ...]
+
+    def within(self, margin: float) -> bool:
+        return max(self.costs) <= margin
+
+    def good(self, goal: float) -> bool:
+        return min(self.fewer) >= goal
+
+    def to_json(self) -> dict[str, Any]:
+        return {"k": self.k, "costs": [round(c, 6) for c in self.costs], "fewer": [round(f, 3) for f in self.fewer]}
+
+
+def fold_search(
+    big: TokenizerData,
+    eighths: Sequence[Pieces],
+    n: int,
+    margin: float,
+    goal: float,
+    below: float,
+    min_seen: int,
+    threads: int,
+) -> tuple[int, list[FoldStep], dict[int, list[Trace]]]:
+    """k for the folds rule (see `drop_with_budget`): the smallest k whose every fold has `goal`
+    times fewer residues, every fold within `margin`; if none is found, the largest k within it.
+    Returns k, the steps and the eighths' traces of each k tried (for the final judge)."""
+    made_of = parents(big)
+    half = EIGHTHS // 2
+    plain = [trace(Tokenizer.from_data(cut_bpe(big, n), "plain"), p, threads) for p in eighths]
+    quarters = [added([plain[q], plain[q + half]]) for q in range(half)]
+    base_tokens = [q.tokens(set(), made_of) for q in quarters]
+    base_residues = [residues_after(q, set(), made_of, below, min_seen) for q in quarters]
+    tried: dict[int, FoldStep] = {}
+    traced: dict[int, list[Trace]] = {}
+
+    def measure(k: int) -> FoldStep:
+        if k not in tried:
+            traces = [trace(Tokenizer.from_data(cut_bpe(big, n + k), "candidate"), p, threads) for p in eighths]
+            costs, fewer = [], []
+            for q in range(half):
+                order = pair_judge([t for j, t in enumerate(traces) if j % half != q], below, min_seen)
+                if len(order) < k:  # no version of n tokens: over the margin, goal not met
+                    costs.append(float("inf"))
+                    fewer.append(0.0)
+                    continue
+                gone = set(order[:k])
+                held = added([traces[q], traces[q + half]])
+                costs.append(held.tokens(gone, made_of) / base_tokens[q] - 1)
+                left = residues_after(held, gone, made_of, below, min_seen)
+                fewer.append(base_residues[q] / left if left else float(base_residues[q] or 1))
+            tried[k], traced[k] = FoldStep(k, tuple(costs), tuple(fewer)), traces
+        return tried[k]
+
+    kmax, fine = n // MAX_SHARE, max(1, n // FINE)
+    lo, hi = 0, 0  # lo: within the margin, goal not met; hi: goal met within it, or over the margin
+    k = max(1, n // COARSE)
+    while k <= kmax:
+        s = measure(k)
+        if s.within(margin) and not s.good(goal):
+            lo, k = k, k * 2
+        else:
+            hi = k
+            break
+    if hi:
+        while hi - lo > fine:
+            mid = (lo + hi) // 2
+            s = measure(mid)
+            if s.within(margin) and not s.good(goal):
+                lo = mid
+            else:
+                hi = mid
+    chosen = hi if hi and tried[hi].within(margin) and tried[hi].good(goal) else lo
+    return chosen, [tried[k] for k in sorted(tried)], {chosen: traced[chosen]} if chosen else {}
+
+
+def parse_fewer(text: str) -> float:
+    """'5', '5x' -> 5.0 (how many times fewer residues the folds rule aims at)."""
+    raw = text.strip().lower().removesuffix("x").strip()
+    try:
+        value = float(raw)
+    except ValueError:
+        raise InputError(f"--fewer takes how many times fewer residues, such as 5 or 5x, not {text!r}") from None
+    if not 1 < value < 1e6:
+        raise InputError(f"--fewer must be above 1 (e.g. 5 for five times fewer residues), not {text!r}")
+    return value
+
+
+def drop_by_folds(
+    stored: StoredVersion,
+    path: str,
+    *,
+    margin: float,
+    goal: float,
+    below: float,
+    min_seen: int,
+    threads: int = 0,
+) -> FinishedVersion:
+    """The folds rule: BPE N + k trained on `path` (BASE's training text) less k tokens, k chosen
+    by cross-validation over `path`'s own parts; every id of BASE kept (see the module's
+    docstring and `fold_search`)."""
+    t0 = time.perf_counter()
+    info, base_data, pattern, text = read_base(stored, path, below, min_seen)
+    n = len(base_data.tokens)
+    raw_bytes = len(text.encode("utf-8"))
+    blocks = cut_blocks(text)
+    del text
+    if len(blocks) < 2 * EIGHTHS:
+        raise InputError(
+            f"{path} has {len(blocks)} blocks of {BLOCK:,} characters; --fewer needs at least {2 * EIGHTHS} "
+            f"(two for each of {EIGHTHS} parts); nothing was written"
+        )
+    big = train_bpe(path, n + n // MAX_SHARE, pattern, threads)
+    if not same_merges(big, base_data):
+        raise InputError(
+            f"plain BPE {n:,} trained on {path} is not {info.ref}: --budget needs BASE to be byte-level BPE "
+            "trained on that file with default options; nothing was written"
+        )
+    if len([t for t in big.tokens if t.kind != "special"]) < n + n // MAX_SHARE:
+        raise InputError(f"{path} has too few pairs for {n + n // MAX_SHARE:,} tokens; nothing was written")
+    eighths = [pieces_of(blocks[j::EIGHTHS], pattern, threads) for j in range(EIGHTHS)]
+    k, steps, traced = fold_search(big, eighths, n, margin, goal, below, min_seen, threads)
+    if k == 0:
+        raise InputError(
+            f"no k from {max(1, n // FINE)} up keeps every fold of {path} within {100 * margin:g}% of plain BPE's "
+            "tokens per byte; nothing was written"
+        )
+    order = pair_judge(traced[k], below, min_seen)
+    if len(order) < k:
+        raise InputError(
+            f"{path} names {len(order):,} residues of BPE {n + k:,}, fewer than the k = {k:,} chosen; "
+            "nothing was written"
+        )
+    # its counts are the larger run's: not this version's
+    new = removed_version(cut_bpe(big, n + k), order[:k], stored, keep_counts=False)
+    chosen = next(s for s in steps if s.k == k)
+    details: dict[str, Any] = {
+        "removed": k,
+        "below": below,
+        "min_seen": min_seen,
+        "text": {"name": os.path.basename(path), "bytes": raw_bytes, "lines": sum(len(b) for b in blocks)},
+        "ids_preserved": True,
+        "holes": k,
+        "added": k,
+        "budget": {
+            "rule": "folds",
+            "margin": margin,
+            "fewer": goal,
+            "goal_met": chosen.good(goal),
+            "k": k,
+            "version": "all",
+            "judge": (
+                f"most unions of two of {EIGHTHS} parts (blocks in turn) a residue of, per F1 over the parts; "
+                "ties lowest id"
+            ),
+            "split": (
+                f"blocks of {BLOCK} characters to a line end dealt into {EIGHTHS} parts; fold q: parts q and "
+                f"q + {EIGHTHS // 2} (a quarter) measured, judged on the other {EIGHTHS - 2}"
+            ),
+            "steps": (
+                f"k doubles from N/{COARSE} (at most N/{MAX_SHARE}) until every fold has {goal:g}x fewer residues "
+                f"or one is over the margin, then the gap is halved to N/{FINE}: the smallest k found with the goal "
+                "met within the margin on every fold, else the largest within it"
+            ),
+            "check_cost": round(max(chosen.costs), 6),
+            "fold_fewer": round(min(chosen.fewer), 3),
             "tried": [s.to_json() for s in steps],
             "seconds": round(time.perf_counter() - t0, 1),
         },
