@@ -1,9 +1,11 @@
 //! Superword BPE's phases timed apart, beside plain byte-level BPE on the same corpus:
 //! `TOKREG_TRAIN_CORPUS=FILE cargo bench --bench superword` (TOKREG_TRAIN_VOCAB, default
 //! 32000; TOKREG_SW_T, default 90% of it; TOKREG_SW_K, default 4; TOKREG_SW_ONLY=superbpe|bpe
-//! to run one of the two; TOKREG_SW_SHARED=1 to count runs with the shared counter). Prints wall seconds per phase: counting, training, and the round
-//! trip of the trained version over its counted pieces or runs (what `tokreg train` does after
-//! training), and the process's CPU seconds.
+//! to run one of the two; TOKREG_SW_SHARED=1 to count runs with the shared counter;
+//! TOKREG_SW_COUNT_ONLY=1 to stop SuperBPE after counting). Prints wall seconds per phase:
+//! counting, training (and SuperBPE's training phase by phase), and the round trip of the
+//! trained version over its counted pieces or runs (what `tokreg train` does after training),
+//! and the process's CPU seconds.
 
 use std::time::Instant;
 
@@ -99,6 +101,11 @@ fn main() {
             c.finish(None).unwrap()
         };
         let (t1, c1) = (Instant::now(), cpu());
+        if std::env::var_os("TOKREG_SW_COUNT_ONLY").is_some() {
+            let (w, c) = ((t1 - t0).as_secs_f64(), c1 - c0);
+            println!("superbpe counting {} runs: {w:.2} s (CPU {c:.2})", counts.len());
+            return;
+        }
         let cfg = SuperwordConfig {
             max_tokens: vocab,
             transition: t,
@@ -115,11 +122,13 @@ fn main() {
         let tokens = round_trip(&enc, &counts);
         let t3 = Instant::now();
         let phases = phases([(t0, c0), (t1, c1), (t2, c2), (t3, cpu())]);
+        let within: Vec<String> = out.phases.iter().map(|(name, s)| format!("{name} {s:.2} s")).collect();
         println!(
-            "superbpe {:.1} MB, {} runs, {} pieces: {phases}; {tokens} tokens",
+            "superbpe {:.1} MB, {} runs, {} pieces: {phases}; {tokens} tokens\n  training's phases (wall): {}",
             data.len() as f64 / 1e6,
             counts.len(),
-            out.distinct_pieces
+            out.distinct_pieces,
+            within.join(", ")
         );
     }
 }

@@ -47,6 +47,9 @@ pub struct SuperwordOutput {
     pub distinct_runs: usize,
     pub distinct_pieces: usize,
     pub merge_seconds: f64,
+    /// Wall seconds of each phase, in order: ("runs read", "stage 1", "pieces segmented",
+    /// "stage-2 words", "stage 2"), so that a bench can show where the time goes.
+    pub phases: Vec<(&'static str, f64)>,
 }
 
 /// Trains both stages on counted runs; `progress(phase, done, total)` with phases "stage 1"
@@ -58,6 +61,13 @@ pub fn train_superword(
     progress: &mut dyn FnMut(&str, u64, u64) -> bool,
 ) -> Result<SuperwordOutput, CoreError> {
     let t0 = Instant::now();
+    let mut phases = Vec::with_capacity(5);
+    let mut last = t0;
+    let mut phase = |name: &'static str| {
+        let now = Instant::now();
+        phases.push((name, (now - last).as_secs_f64()));
+        last = now;
+    };
     if cfg.transition < 256 || cfg.transition > cfg.max_tokens || cfg.snapshots.iter().any(|&s| s < cfg.transition) {
         return Err(CoreError::input(format!(
             "the transition point {} must lie between 256 and every vocabulary size asked for",
@@ -93,6 +103,7 @@ pub fn train_superword(
         }
     }
     drop(global);
+    phase("runs read");
     let mut words = Words::default();
     words.arena.reserve(pieces.iter().map(|p| p.len()).sum());
     for (p, &c) in pieces.iter().zip(&piece_counts) {
@@ -108,6 +119,7 @@ pub fn train_superword(
     };
     let first = train(alphabet, words, &tc, &mut |d, t| progress("stage 1", d, t))?;
     let transition = first.tokens.len();
+    phase("stage 1");
     // 2. segment every distinct piece as encoding will (each on its own: in parallel tasks)
     let enc = RankEncoder::new(first.tokens.iter().enumerate().map(|(i, b)| (i as u32, b)).collect(), vec![], {
         Splitter::new(pattern)?
@@ -141,6 +153,7 @@ pub fn train_superword(
     }
     starts.push(flat.len());
     let seg = Segments { flat, starts };
+    phase("pieces segmented");
     // 3. stage 2 on the runs, each a word of its pieces' ids, written by each task straight
     //    into its own range of one arena (sized first), in the counts' order. A run that is one
     //    token after stage 1 has no pair: no merge can change it, so it stays out of the merge
@@ -172,6 +185,7 @@ pub fn train_superword(
     // (on this thread) does not allocate from: without giving them back, stage 2's index would
     // come on top of them (about 60 MB of the peak at 20 MB of text).
     crate::memory::give_back_memory();
+    phase("stage-2 words");
     let tc = TrainConfig {
         target_tokens: cfg.max_tokens,
         min_frequency: cfg.min_frequency,
@@ -180,6 +194,7 @@ pub fn train_superword(
     };
     let stage1_merges = first.merges.len();
     let mut second = train(first.tokens, words, &tc, &mut |d, t| progress("stage 2", d, t))?;
+    phase("stage 2");
     for &(id, count) in alone.iter().flatten() {
         second.token_counts[id as usize] += count;
         for s in second.snapshots.iter_mut() {
@@ -199,6 +214,7 @@ pub fn train_superword(
         distinct_runs: counts.len(),
         distinct_pieces,
         merge_seconds: t0.elapsed().as_secs_f64(),
+        phases,
     })
 }
 
