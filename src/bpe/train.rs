@@ -18,7 +18,9 @@
 //! indexing in one array laid out slot by slot (4 bytes each, read in one sweep), those made
 //! by later merges in lists of 16-byte nodes of three in one pool; either may hold stale or repeated
 //! entries (checked when used, deduplicated then), and the nodes of merged pairs are recycled.
-//! At the peak (indexing) that is 8 bytes a symbol beside the pair tables. The heap holds
+//! Most positions go stale as the merges go on: when about half are, they are dropped
+//! (`Positions::compact`), so the nodes stay near what is live. At indexing that is 8 bytes a
+//! symbol beside the pair tables (the edges are laid out in the counted words' own arena). The heap holds
 //! 12-byte (count, slot) entries, compares token bytes only on equal counts, and is rebuilt
 //! from the current counts when it has doubled since it was last built (stale entries would
 //! otherwise pile up). It starts with the pairs counted at least a floor of times (enough of
@@ -105,6 +107,12 @@ impl Words {
 
     pub fn len(&self) -> usize {
         self.counts.len()
+    }
+
+    /// The arena capacity that lets the trainer lay out `words` words of `symbols` symbols with
+    /// an edge before and after each in place (see `Links::new`).
+    pub fn edged_capacity(symbols: usize, words: usize) -> usize {
+        symbols + words + 1
     }
 
     pub fn is_empty(&self) -> bool {
@@ -256,6 +264,12 @@ const NIL: u32 = u32::MAX;
 const BANNED: u8 = 1;
 const GROWN: u8 = 2;
 
+/// The fewest nodes at which stale positions are dropped (`Positions::compact`): 64 MB of
+/// them. Compacting pays a cache miss or two per position: from 1 MB of nodes on it cut the
+/// peak of multilingual 20 MB by 9 MB (of 168) but cost it 10-20% more CPU in the merge loop,
+/// where that size is short of time and not of memory; it is for the larger corpora.
+const COMPACT_NODES: usize = 1 << 22;
+
 /// Cells per mark (see `Links::marks`).
 const MARK: usize = 16;
 
@@ -273,7 +287,11 @@ struct Links {
 }
 
 impl Links {
-    /// Takes the words' arena (the words keep their ends and counts).
+    /// Takes the words' arena (the words keep their counts), laying the edges out in it in
+    /// place: each word moves right by the edges before it, the last word first. A second
+    /// array beside it would cost 4 bytes a symbol more at indexing's peak, and freed memory is
+    /// not always given back to the system (24 MB of 140 at multilingual 20 MB). The arena
+    /// needs room for one cell more per word and one (see `Words::edged_capacity`), or it grows.
     fn new(words: &mut Words) -> Result<Links, CoreError> {
         let n = words.arena.len() + words.len() + 1;
         if n >= EDGE as usize {
@@ -281,16 +299,19 @@ impl Links {
                 "the counted pieces hold more than 4 billion symbols; lower --memory-limit so fewer are kept",
             ));
         }
-        let arena = std::mem::take(&mut words.arena);
-        let mut sym = Vec::with_capacity(n);
-        sym.push(EDGE);
-        let mut start = 0;
-        for &end in &words.ends {
-            sym.extend_from_slice(&arena[start..end]);
-            sym.push(EDGE);
-            start = end;
+        let ends = std::mem::take(&mut words.ends);
+        let mut sym = std::mem::take(&mut words.arena);
+        sym.resize(n, EDGE);
+        // Word i (ending at ends[i] before the move) moves right by i + 1 cells: the edge
+        // opening word 0 and the edge after each of the words before it.
+        for i in (0..ends.len()).rev() {
+            let start = if i == 0 { 0 } else { ends[i - 1] };
+            let (end, shift) = (ends[i], i + 1);
+            sym.copy_within(start..end, start + shift);
+            sym[end + shift] = EDGE;
         }
-        drop(arena);
+        sym[0] = EDGE;
+        drop(ends);
         let mut marks = Vec::with_capacity(n.div_ceil(MARK));
         let mut edges = 0u32;
         for block in sym.chunks(MARK) {
@@ -424,6 +445,12 @@ struct Positions {
     first: Vec<u32>,
     /// slot -> its range in `first` (slots made after indexing have none; emptied when drained)
     first_range: Vec<(u32, u32)>,
+    /// Positions held in nodes, and about how many of them, and of `first`'s, have gone stale
+    /// since they were last compacted (counted as the pair counts fall: a guess, used only to
+    /// tell when compacting is worth its cost).
+    held: usize,
+    stale_nodes: usize,
+    stale_first: usize,
     /// node -> up to `PER_NODE` positions (`NIL` past the last), then the next node
     nodes: Vec<Node>,
     /// slot -> first node
@@ -441,6 +468,7 @@ const PER_NODE: usize = 3;
 
 impl Positions {
     fn push(&mut self, slot: usize, pos: u32) {
+        self.held += 1;
         let h = self.head[slot];
         if h != NIL {
             let node = &mut self.nodes[h as usize];
@@ -471,21 +499,114 @@ impl Positions {
     fn drain(&mut self, slot: usize, out: &mut Vec<u32>, chain: &mut Vec<u32>) {
         if let Some(r) = self.first_range.get_mut(slot) {
             let (a, b) = std::mem::take(r);
+            self.stale_first += (b - a) as usize;
             out.extend_from_slice(&self.first[a as usize..b as usize]);
         }
+        self.drain_nodes(slot, out, chain);
+    }
+
+    /// An occurrence of the pair of `slot` is gone: its position went stale.
+    #[inline]
+    fn went_stale(&mut self, slot: usize) {
+        if slot < self.first_range.len() {
+            self.stale_first += 1;
+        } else {
+            self.stale_nodes += 1;
+        }
+    }
+
+    /// `drain` of the positions in a slot's nodes only.
+    #[inline]
+    fn drain_nodes(&mut self, slot: usize, out: &mut Vec<u32>, chain: &mut Vec<u32>) {
         chain.clear();
         let mut i = std::mem::replace(&mut self.head[slot], NIL);
         while i != NIL {
             chain.push(i);
             i = self.nodes[i as usize][PER_NODE];
         }
+        let before = out.len();
         for &i in chain.iter().rev() {
             out.extend(self.nodes[i as usize][..PER_NODE].iter().copied().filter(|&p| p != NIL));
         }
+        self.held -= out.len() - before;
         for &i in chain.iter() {
             self.nodes[i as usize][PER_NODE] = self.free;
             self.free = i;
         }
+    }
+
+    /// Drops the positions that no longer hold their slot's pair, keeping the others in their
+    /// order: a slot counted zero times holds none (its list is freed unread), and the others'
+    /// are checked one by one by `live(slot, position)`. Most stored positions go stale as the
+    /// merges go on (multilingual 20 MB at 32k: 0.1% of those found when indexing and 11% of
+    /// the others were still live at the end), and without this they were most of the
+    /// trainer's memory at its peak. A stale position stays stale (a cell's symbol only ever
+    /// grows longer, and a dead cell stays dead), so what a merge finds live is the same with
+    /// or without it. `first` (then given back to the system at once) when `with_first`, the
+    /// nodes when `with_nodes`.
+    fn compact(
+        &mut self,
+        counts: &[i64],
+        (with_first, with_nodes): (bool, bool),
+        live: impl Fn(usize, u32) -> bool,
+        touch: impl Fn(u32),
+        scratch: &mut Vec<u32>,
+        chain: &mut Vec<u32>,
+    ) {
+        if with_first {
+            // Ranges lie in slot order, so each moves only left (or stays) as the array shrinks.
+            let mut w = 0usize;
+            for (s, r) in self.first_range.iter_mut().enumerate() {
+                let (a, b) = (r.0 as usize, r.1 as usize);
+                let start = w;
+                if counts[s] > 0 {
+                    for i in a..b {
+                        if i + LOOKAHEAD < b {
+                            touch(self.first[i + LOOKAHEAD]);
+                        }
+                        let p = self.first[i];
+                        if live(s, p) {
+                            self.first[w] = p;
+                            w += 1;
+                        }
+                    }
+                }
+                *r = (start as u32, w as u32);
+            }
+            // A copy of the live part, so that the whole old array is freed at once.
+            self.first = self.first[..w].to_vec();
+            self.stale_first = 0;
+        }
+        if !with_nodes {
+            return;
+        }
+        // Slot after slot, each list's first node asked for `2 * LOOKAHEAD` slots ahead and
+        // its positions' cells `LOOKAHEAD` ahead, so that the cache misses overlap (most lists
+        // are one node).
+        let n = self.head.len();
+        for s in 0..n {
+            if let Some(&h) = self.head.get(s + 2 * LOOKAHEAD).filter(|&&h| h != NIL) {
+                prefetch(&self.nodes[h as usize]);
+            }
+            if let Some(&h) = self.head.get(s + LOOKAHEAD).filter(|&&h| h != NIL) {
+                if counts[s + LOOKAHEAD] > 0 {
+                    self.nodes[h as usize][..PER_NODE].iter().filter(|&&p| p != NIL).for_each(|&p| touch(p));
+                }
+            }
+            if self.head[s] == NIL {
+                continue;
+            }
+            scratch.clear();
+            self.drain_nodes(s, scratch, chain);
+            if counts[s] <= 0 {
+                continue;
+            }
+            scratch.retain(|&p| live(s, p));
+            for &p in scratch.iter() {
+                self.push(s, p);
+            }
+        }
+        self.stale_nodes = 0;
     }
 }
 
@@ -507,10 +628,33 @@ pub fn train(
 /// one over `max_token_bytes` is). Continued training uses it to keep a text's encoding.
 pub fn train_refusing(
     alphabet: Vec<Vec<u8>>,
+    words: Words,
+    cfg: &TrainConfig,
+    refused: &dyn Fn(&[u8]) -> bool,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<TrainOutput, CoreError> {
+    let mut compactions = Compactions { fewest_nodes: COMPACT_NODES, ..Default::default() };
+    train_compacting(alphabet, words, cfg, refused, progress, &mut compactions)
+}
+
+/// When stale positions are dropped (from `fewest_nodes` nodes on, and `always` there rather
+/// than when about half are stale; see `Positions::compact`), and how often they were: a test
+/// compacts at every chance to see that the result does not change.
+#[derive(Default)]
+struct Compactions {
+    fewest_nodes: usize,
+    always: bool,
+    first: usize,
+    nodes: usize,
+}
+
+fn train_compacting(
+    alphabet: Vec<Vec<u8>>,
     mut words: Words,
     cfg: &TrainConfig,
     refused: &dyn Fn(&[u8]) -> bool,
     progress: &mut dyn FnMut(u64, u64) -> bool,
+    compactions: &mut Compactions,
 ) -> Result<TrainOutput, CoreError> {
     let mut tokens: Vec<Vec<u8>> = alphabet;
     let mut heads: Vec<u64> = tokens.iter().map(|t| head(t)).collect();
@@ -587,7 +731,16 @@ pub fn train_refusing(
         slot_of.insert_slot(pairs[s as usize], s, &pairs);
     }
     drop(direct);
-    let mut pos = Positions { first, first_range, nodes: Vec::new(), head: vec![NIL; pairs.len()], free: NIL };
+    let mut pos = Positions {
+        first,
+        first_range,
+        nodes: Vec::new(),
+        head: vec![NIL; pairs.len()],
+        free: NIL,
+        held: 0,
+        stale_nodes: 0,
+        stale_first: 0,
+    };
     // Per slot: BANNED (never merged: too long or refused), GROWN (raised by this merge).
     let mut flags: Vec<u8> = vec![0; pairs.len()];
     let too_long = |k: u64, tokens: &[Vec<u8>]| {
@@ -641,7 +794,34 @@ pub fn train_refusing(
     let mut positions: Vec<u32> = Vec::new();
     let mut grown: Vec<u32> = Vec::new();
     let mut chain: Vec<u32> = Vec::new();
+    let mut compact_nodes_at = compactions.fewest_nodes;
     while tokens.len() < cfg.target_tokens {
+        // Stale positions are dropped when the nodes have grown by half since they were last
+        // looked at and about half their positions are stale (see `Positions::compact`), and
+        // those found when indexing at the same time once about half of them are.
+        if pos.nodes.len() >= compact_nodes_at {
+            let with = (2 * pos.stale_first >= pos.first.len().max(1), 2 * pos.stale_nodes >= pos.held);
+            let with = if compactions.always { (true, true) } else { with };
+            if with.0 || with.1 {
+                let sym = &links;
+                pos.compact(
+                    &counts,
+                    with,
+                    |s, p| {
+                        let k = pairs[s];
+                        let p = p as usize;
+                        sym.sym[p] == (k >> 32) as u32 && sym.sym[sym.after(p)] == (k & 0xFFFF_FFFF) as u32
+                    },
+                    |p| prefetch(&sym.sym[p as usize]),
+                    &mut positions,
+                    &mut chain,
+                );
+                compactions.first += with.0 as usize;
+                compactions.nodes += with.1 as usize;
+            }
+            // Nodes in use: the positions held, three a node, or more when lists end part full.
+            compact_nodes_at = (pos.nodes.len() + pos.nodes.len() / 2).max(compactions.fewest_nodes);
+        }
         // The lazy heap keeps an entry per push; when most are stale, it is rebuilt from the
         // current counts (the pair chosen is the same: see `Heap`).
         if heap.v.len() >= compact_at {
@@ -732,6 +912,9 @@ pub fn train_refusing(
                 }
             };
             counts[ps] += d;
+            if d < 0 {
+                pos.went_stale(ps);
+            }
             if let Some(at) = made_at {
                 pos.push(ps, at);
                 if flags[ps] & GROWN == 0 {
@@ -842,7 +1025,9 @@ fn heap_floor(counts: &[i64], wanted: u64) -> u64 {
 pub fn byte_words(counts: &Counts) -> (Vec<Vec<u8>>, Words) {
     let alphabet: Vec<Vec<u8>> = (0u8..=255).map(|b| vec![b]).collect();
     let mut words = Words::default();
-    words.arena.reserve(counts.iter().map(|(p, _)| p.len()).sum());
+    words.arena.reserve_exact(Words::edged_capacity(counts.iter().map(|(p, _)| p.len()).sum(), counts.len()));
+    words.ends.reserve_exact(counts.len());
+    words.counts.reserve_exact(counts.len());
     for (p, c) in counts.iter() {
         words.push(p.iter().map(|&b| b as u32), c);
     }
@@ -872,6 +1057,9 @@ pub fn char_words(counts: &Counts, end_of_word: Option<&str>) -> Result<(Vec<Vec
     let ids: FxHashMap<&str, u32> = alphabet.iter().enumerate().map(|(i, s)| (s.as_str(), i as u32)).collect();
     let eow = end_of_word.map(|e| ids[e]);
     let mut words = Words::default();
+    // Bytes bound characters: room for every symbol, the end-of-word symbols and the edges.
+    let bytes: usize = counts.iter().map(|(p, _)| p.len()).sum();
+    words.arena.reserve_exact(Words::edged_capacity(bytes + counts.len(), counts.len()));
     let mut buf = [0u8; 4];
     for (p, c) in counts.iter() {
         let s = std::str::from_utf8(p).unwrap_or("");
@@ -1021,6 +1209,36 @@ mod tests {
             }
         }
         assert_eq!(w, 200);
+    }
+
+    #[test]
+    fn dropping_stale_positions_changes_nothing() {
+        // Words drawn from a four-letter alphabet, so that merges overlap and leave stale
+        // positions everywhere, trained with the positions compacted whenever the nodes have
+        // grown by half (from one node on) and never: the same merges, counts and tokens.
+        let alphabet: Vec<Vec<u8>> = (b'a'..=b'd').map(|b| vec![b]).collect();
+        let mut x = 7u64;
+        let mut words = Words::default();
+        for w in 0..3000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let len = 1 + (x >> 60) as usize;
+            words.push((0..len).map(|i| ((x >> (2 * i + 8)) & 3) as u32), 1 + w % 5);
+        }
+        let cfg = TrainConfig { target_tokens: 600, snapshots: vec![100], ..Default::default() };
+        let run = |fewest_nodes: usize| {
+            let mut c = Compactions { fewest_nodes, always: true, ..Default::default() };
+            let out = train_compacting(alphabet.clone(), words.clone(), &cfg, &|_| false, &mut |_, _| true, &mut c);
+            (out.unwrap(), c.first, c.nodes)
+        };
+        let (never, first, nodes) = run(usize::MAX);
+        assert_eq!((first, nodes), (0, 0));
+        let (often, first, nodes) = run(1);
+        assert!(first > 0 && nodes > 0, "compacted first {first} times, nodes {nodes} times");
+        assert!(never.merges.len() > 500);
+        assert_eq!(often.merges, never.merges);
+        assert_eq!(often.tokens, never.tokens);
+        assert_eq!(often.token_counts, never.token_counts);
+        assert_eq!(often.snapshots, never.snapshots);
     }
 
     #[test]
