@@ -25,6 +25,22 @@ const HEAP_FROM: usize = 128;
 /// Pieces at least this long that hold a multi-byte character are merged one character (or one
 /// run of ASCII) at a time (`encode_by_chars`); shorter ones merge as fast as a whole.
 const BY_CHARS_FROM: usize = 9;
+/// Pieces shorter than this go by characters only while `encode_by_chars` seldom has to merge
+/// characters again (`PieceCache::by_chars_redoes_often`). Cold ko_KR with o200k (41% of its
+/// units merged again), CPU time against always by characters, median of 41 paired calls:
+/// merging whole the pieces below 17 bytes 0.86x, below 25 0.84x, below 33 0.82x (another run:
+/// 0.88x, 0.77x; all below `HEAP_FROM` 0.80x); with cl100k (24%) merging whole below 25 bytes
+/// cost 1.07x, so the choice follows the encoder's own count.
+const BY_CHARS_ALWAYS_FROM: usize = 25;
+/// Whether every multi-byte character of `piece` lies in U+A000-U+DFFF (the Hangul syllables'
+/// block and its neighbours): the only text on which merging short clauses whole was measured
+/// faster (`BY_CHARS_ALWAYS_FROM`). On 1 MB of random bytes (other characters, mostly) with
+/// o200k it looked slower (about 1.3x the time, five noisy rounds), so it is kept from them.
+#[inline]
+fn hangul_block(piece: &[u8]) -> bool {
+    piece.iter().all(|&b| b < 0xC0 || (0xEA..=0xED).contains(&b))
+}
+
 /// `encode_by_chars` gives up when it would merge again more than this many bytes at once.
 const BY_CHARS_SEGMENT: usize = 48;
 /// Pieces of at least twice this are merged by chunks of this many bytes (`encode_chunked`).
@@ -239,7 +255,10 @@ impl RankEncoder {
         let start = out.len();
         if piece.len() < HEAP_FROM {
             if let Err(slot) = cache.get(piece, out) {
-                let multibyte = piece.len() >= BY_CHARS_FROM && piece.iter().any(|&b| b >= 0x80);
+                let n = piece.len();
+                let whole = n < BY_CHARS_ALWAYS_FROM && cache.by_chars_redoes_often() && hangul_block(piece);
+                let by_chars = n >= BY_CHARS_FROM && !whole;
+                let multibyte = by_chars && piece.iter().any(|&b| b >= 0x80);
                 if !(multibyte && self.encode_by_chars(piece, parts, cache, out)) {
                     let m = self.merge_flat(piece, NONE, parts);
                     piece_cache::append(out, &parts.ids[..m]);
@@ -275,8 +294,10 @@ impl RankEncoder {
     /// instead of a merge loop over the whole clause, whose cost grows with its square.
     fn encode_by_chars(&self, piece: &[u8], parts: &mut FlatParts, cache: &mut PieceCache, out: &mut Vec<u32>) -> bool {
         let base = out.len();
+        let (mut units, mut redone) = (0, 0);
         let mut p = 0;
         while p < piece.len() {
+            units += 1;
             let q = if piece[p] < 0x80 {
                 // A run of ASCII (a word or a number inside a clause) is one unit.
                 piece[p + 1..].iter().position(|&b| b >= 0x80).map_or(piece.len(), |k| p + 1 + k)
@@ -294,16 +315,19 @@ impl RankEncoder {
                 if at == base || self.compatible_in(piece, s, out[at - 1], out[at], parts, cache) {
                     break;
                 }
+                redone += 1;
                 out.truncate(at);
                 let last = out.pop().unwrap_or(0);
                 s -= self.lens[last as usize] as usize;
                 if q - s > BY_CHARS_SEGMENT {
                     out.truncate(base);
+                    cache.note_by_chars(units, redone);
                     return false;
                 }
             }
             p = q;
         }
+        cache.note_by_chars(units, redone);
         true
     }
 
@@ -1041,6 +1065,76 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Where tokens often span characters, `encode_by_chars` soon counts that it merges many
+    /// characters again, and short clauses of Hangul are merged whole from then on: ids equal
+    /// the plain rule's on runs of syllables (whose neighbours are often one token here) and on
+    /// random clauses with spaces and ASCII inside, before and after the switch.
+    #[test]
+    fn short_clauses_merged_whole_when_characters_often_join_equal_the_plain_rule() {
+        std::thread::spawn(|| {
+            let chars: Vec<char> = (0..600).filter_map(|k| char::from_u32(0xAC00 + 7 * k)).collect();
+            // Tokens: the first two bytes of each character, each character, each pair of
+            // neighbouring characters, and a character glued to a space or an ASCII word.
+            let mut extra: Vec<Vec<u8>> = vec![b" a".to_vec(), b"ab".to_vec()];
+            for (k, c) in chars.iter().enumerate() {
+                let b = c.to_string().into_bytes();
+                extra.push(b[..2].to_vec());
+                extra.push(b.clone());
+                if k + 1 < chars.len() {
+                    extra.push(chars[k..k + 2].iter().collect::<String>().into_bytes());
+                }
+                if k % 5 == 0 {
+                    extra.push([b" ", &b[..]].concat());
+                    extra.push([&b[..], b"ab"].concat());
+                }
+            }
+            // Shorter tokens rank first, as a trained vocabulary's parts rank before their whole.
+            extra.sort_by(|a, b| (a.len(), a).cmp(&(b.len(), b)));
+            extra.dedup();
+            let mut tokens: Vec<(u32, Vec<u8>)> = (0..=255u8).map(|b| (b as u32, vec![b])).collect();
+            tokens.extend(extra.into_iter().enumerate().map(|(i, t)| (256 + i as u32, t)));
+            let e = RankEncoder::new(tokens, vec![], Splitter::new(GPT2).unwrap()).unwrap();
+            let want = |p: &[u8]| -> Vec<u32> {
+                let b: Vec<usize> = naive_starts(&e, p).iter().map(|&s| s as usize).chain([p.len()]).collect();
+                b.windows(2).map(|w| e.rank(&p[w[0]..w[1]]).unwrap()).collect()
+            };
+            let mut rnd = crate::test_data::rng(0x3c6e_f372_fe94_f82b);
+            let (mut before, mut after) = (0, 0);
+            for round in 0..1500 {
+                // A run of the text's own characters (3 to 12: 9 to 36 bytes), or random ones
+                // with ASCII and spaces between.
+                let n = 3 + rnd(10) as usize;
+                let piece: String = if round % 3 == 0 {
+                    (0..n)
+                        .map(|_| match rnd(6) {
+                            0 => " ".to_string(),
+                            1 => "ab".to_string(),
+                            _ => chars[rnd(chars.len() as u64) as usize].to_string(),
+                        })
+                        .collect()
+                } else {
+                    let at = rnd((chars.len() - n) as u64) as usize;
+                    chars[at..at + n].iter().collect()
+                };
+                let piece = piece.as_bytes();
+                if piece.len() >= HEAP_FROM || e.rank(piece).is_some() {
+                    continue;
+                }
+                let mut out = vec![];
+                let whole = piece_cache::with_cache(e.uid, |c| {
+                    let whole = c.by_chars_redoes_often();
+                    e.encode_piece(piece, &mut FlatParts::new(), c, &mut out);
+                    whole
+                });
+                *(if whole { &mut after } else { &mut before }) += 1;
+                assert_eq!(out, want(piece), "round {round}: {:?}", String::from_utf8_lossy(piece));
+            }
+            assert!(before > 0 && after > 500, "by characters {before}, after the switch {after}");
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]
