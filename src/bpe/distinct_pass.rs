@@ -17,6 +17,7 @@
 //! depends on the whole run and is applied to each (`run`).
 
 use super::min_tree::NONE;
+use super::rank::{FlatParts, HEAP_FROM};
 use super::superword::{apply_stage_two_from, for_each_piece, StageTwo};
 use super::RankEncoder;
 use crate::error::CoreError;
@@ -32,20 +33,15 @@ pub enum Distinct<'a> {
     Runs(&'a RankEncoder, &'a StageTwo, &'a RankEncoder),
 }
 
-/// Pieces shorter than this run the flat loop; longer ones `merge_bounds`.
-const FLAT: usize = 128;
+/// Pieces shorter than this run the flat loop; longer ones `merge_bounds` (the encoder's bound).
+const FLAT: usize = HEAP_FROM;
 
 /// The rank rule without the thread's piece cache, with its scratch space (one per task).
 pub struct Merger<'a> {
     enc: &'a RankEncoder,
     byte_id: [u32; 256],
-    /// `ranks[i]`: the rank of the part starting at byte i joined with the next one (NONE when
-    /// that is no token or i no longer starts a part); `ids[i]` the part's id; `next`/`prev`
-    /// link the parts by their first byte.
-    ranks: [u32; FLAT],
-    ids: [u32; FLAT],
-    next: [u8; FLAT],
-    prev: [u8; FLAT],
+    /// The flat loop's arrays (`RankEncoder::merge_flat`), boxed: about 2.5 KB.
+    parts: Box<FlatParts>,
 }
 
 impl<'a> Merger<'a> {
@@ -55,7 +51,7 @@ impl<'a> Merger<'a> {
             // A byte-level encoder has every byte (`RankEncoder::new` refuses one without).
             *id = enc.rank(&[b as u8]).unwrap_or(NONE);
         }
-        Merger { enc, byte_id, ranks: [NONE; FLAT], ids: [0; FLAT], next: [0; FLAT], prev: [0; FLAT] }
+        Merger { enc, byte_id, parts: Box::new(FlatParts::new()) }
     }
 
     /// Appends the ids of one pre-tokenized piece, as the encoder segments it
@@ -83,50 +79,11 @@ impl<'a> Merger<'a> {
         out.extend(bounds.windows(2).map(|w| self.enc.rank(&piece[w[0]..w[1]]).unwrap_or(NONE)));
     }
 
-    /// The merge loop over a piece of 3 to FLAT - 1 bytes: each step takes the lowest rank, the
-    /// first index holding it (the leftmost on ties: indexes follow the parts' order), joins
-    /// that part with the next, and ranks the new part's two pairs again.
+    /// A piece of 3 to FLAT - 1 bytes: the encoder's own flat merge loop on this task's
+    /// scratch arrays (`RankEncoder::merge_flat`), its parts' ids in order.
     fn flat(&mut self, piece: &[u8], out: &mut Vec<u32>) {
-        let n = piece.len();
-        let Merger { enc, byte_id, ranks, ids, next, prev } = self;
-        let rank = |a: usize, b: usize| enc.rank(&piece[a..b]).unwrap_or(NONE);
-        for (i, &b) in piece.iter().enumerate() {
-            ids[i] = byte_id[b as usize];
-            next[i] = i as u8 + 1;
-            prev[i] = (i as u8).wrapping_sub(1);
-        }
-        for (i, r) in ranks[..n - 1].iter_mut().enumerate() {
-            *r = rank(i, i + 2);
-        }
-        ranks[n - 1] = NONE;
-        let live = &mut ranks[..n];
-        loop {
-            let best = live.iter().copied().min().unwrap_or(NONE);
-            if best == NONE {
-                break;
-            }
-            let i = live.iter().position(|&r| r == best).unwrap_or(0);
-            let j = next[i] as usize;
-            let k = next[j] as usize;
-            ids[i] = best;
-            live[j] = NONE;
-            next[i] = k as u8;
-            live[i] = if k < n {
-                prev[k] = i as u8;
-                rank(i, next[k] as usize)
-            } else {
-                NONE
-            };
-            let p = prev[i];
-            if p != u8::MAX {
-                live[p as usize] = rank(p as usize, k);
-            }
-        }
-        let mut i = 0;
-        while i < n {
-            out.push(ids[i]);
-            i = next[i] as usize;
-        }
+        let m = self.enc.merge_flat(piece, NONE, &mut self.parts);
+        out.extend_from_slice(self.parts.ids(m));
     }
 }
 

@@ -21,7 +21,7 @@ use crate::error::CoreError;
 use crate::pretok::Splitter;
 
 /// Pieces at least this long take the `MinTree` path.
-const HEAP_FROM: usize = 128;
+pub(crate) const HEAP_FROM: usize = 128;
 /// Pieces at least this long that hold a multi-byte character are merged one character (or one
 /// run of ASCII) at a time (`encode_by_chars`); shorter ones merge as fast as a whole.
 const BY_CHARS_FROM: usize = 9;
@@ -498,7 +498,7 @@ impl RankEncoder {
     /// moves, where closing the gap cost three `memmove` calls per merge. Quadratic in the
     /// piece length, which is why it is used only below `HEAP_FROM` bytes.
     /// Returns the number of parts m; `parts.starts[..m]` and `parts.ids[..m]` describe them.
-    fn merge_flat(&self, piece: &[u8], max_rank: u32, parts: &mut FlatParts) -> usize {
+    pub(crate) fn merge_flat(&self, piece: &[u8], max_rank: u32, parts: &mut FlatParts) -> usize {
         let n = piece.len();
         debug_assert!(n > 0 && n < HEAP_FROM);
         let FlatParts { starts, ids, ranks, next, prev } = parts;
@@ -793,7 +793,7 @@ impl ChunkMemo {
 /// Scratch space for merging a short piece, on the stack and reused for every piece of a
 /// call: `starts[k]` is part k's first byte (one extra entry holds the piece's end), `ids[k]`
 /// its token id, `ranks[k]` the rank of parts k and k+1 joined.
-struct FlatParts {
+pub(crate) struct FlatParts {
     starts: [u32; HEAP_FROM + 1],
     ids: [u32; HEAP_FROM],
     ranks: [u32; HEAP_FROM],
@@ -802,7 +802,12 @@ struct FlatParts {
 }
 
 impl FlatParts {
-    fn new() -> FlatParts {
+    /// The ids of the first `m` parts that `merge_flat` left, in order.
+    pub(crate) fn ids(&self, m: usize) -> &[u32] {
+        &self.ids[..m]
+    }
+
+    pub(crate) fn new() -> FlatParts {
         FlatParts {
             starts: [0; HEAP_FROM + 1],
             ids: [0; HEAP_FROM],
