@@ -15,6 +15,7 @@ from typing_extensions import Buffer
 __all__ = [
     "PATTERNS",
     "check_pattern",
+    "say_and_exit_on_bus_error",
     "count_byte",
     "content_header",
     "content_records",
