@@ -14,6 +14,7 @@ several calls resolves it once (`resolve`) and hands the value on.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import os
 from collections.abc import Iterator, Sequence
@@ -294,10 +295,17 @@ class Registry:
         check_name(name)
         self.check_writable()
         try:
-            trained = train_run.train(corpus, options, sizes, progress=progress)
+            unmeasured = train_run.train_unmeasured(corpus, options, sizes, progress=progress)
         except (KeyboardInterrupt, Interrupted):
             raise Interrupted("training interrupted; nothing was written to the registry") from None
-        return self.record_trained(name, trained, message=message)
+        # As `tokreg train` does: each version's measure on its corpus is made on a thread while
+        # its rows are written; the write waits for it before it commits (what it raises rolls
+        # the write back), and the samples wait for the encoders it compiles.
+        measured = unmeasured.measure_in_background()
+        measured.compiled()
+        recorded = self.record_trained(name, unmeasured.versions, message=message, ready=measured)
+        by_hash = {v.content_hash: v for v in measured()}
+        return [dataclasses.replace(r, version=by_hash[r.version.content_hash]) for r in recorded]
 
     def record_trained(
         self,
