@@ -133,16 +133,8 @@ pub fn run<'k>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bpe::rank::tests::encoder;
     use crate::encode::Encode;
-    use crate::pretok::{Splitter, GPT2};
-
-    fn encoder(extra: &[&[u8]]) -> RankEncoder {
-        let mut tokens: Vec<(u32, Vec<u8>)> = (0..=255u8).map(|b| (b as u32, vec![b])).collect();
-        for (i, t) in extra.iter().enumerate() {
-            tokens.push((256 + i as u32, t.to_vec()));
-        }
-        RankEncoder::new(tokens, vec![], Splitter::new(GPT2).unwrap()).unwrap()
-    }
 
     /// The uncached merge gives the cached encoder's ids on pieces of every length and path
     /// (one or two bytes, whole tokens, the flat loop, long pieces, chunked ones), random bytes

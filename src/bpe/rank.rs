@@ -819,11 +819,12 @@ impl FlatParts {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::pretok::GPT2;
 
-    fn encoder(extra: &[&[u8]]) -> RankEncoder {
+    /// The 256 bytes, then `extra` as ids 256.. (ranks in that order), and one special token.
+    pub(crate) fn encoder(extra: &[&[u8]]) -> RankEncoder {
         let mut tokens: Vec<(u32, Vec<u8>)> = (0..=255u8).map(|b| (b as u32, vec![b])).collect();
         for (i, t) in extra.iter().enumerate() {
             tokens.push((256 + i as u32, t.to_vec()));
