@@ -46,7 +46,9 @@ def _rebuild(clustered: bool) -> None:
     for name, _ in views:
         op.execute(f'DROP VIEW "{name}"')
     for table in TABLES:
-        (sql,) = conn.execute(text("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = :t"), {"t": table}).one()
+        (sql,) = conn.execute(
+            text("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = :t"), {"t": table}
+        ).one()
         head = re.match(rf'\s*CREATE\s+TABLE\s+("{table}"|{table})\s*\(', sql, re.IGNORECASE)
         assert head is not None, f"unexpected definition of {table}: {sql}"
         body = _SUFFIX.sub(")", sql[head.end() - 1 :].rstrip())
