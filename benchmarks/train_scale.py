@@ -81,17 +81,8 @@ def run_one(who: str, algo: str, corpus: Path, vocab: int, out: str) -> dict[str
         make = "import sys, tokreg; tokreg.Registry(sys.argv[1], create=True)"
         subprocess.run([sys.executable, *boot, "-c", make, out + ".db"], check=True, env=env, cwd=cwd)
     child = "tokreg" if who == "tokreg-base" else who
-    cmd = [
-        sys.executable,
-        *(boot or ["-m"]),
-        "benchmarks.scale_child",
-        child,
-        algo,
-        str(corpus),
-        str(vocab),
-        "gpt2",
-        out,
-    ]
+    args = [child, algo, str(corpus), str(vocab), "gpt2", out]
+    cmd = [sys.executable, *(boot or ["-m"]), "benchmarks.scale_child", *args]
 
     def limit() -> None:
         import resource
