@@ -53,8 +53,6 @@ RUN_COLUMNS = (
     "counting",
 )
 _JSON = frozenset({"config", "corpus_files", "counting"})
-#: The page cache of the lean write's connection, in KiB (see `open_file`).
-CACHE_KIB = 1024
 
 
 def stored_time(t: datetime) -> str:
@@ -102,11 +100,6 @@ def open_file(db: Optional[str], samples: Samples) -> Optional[SqliteRecorder]:
     try:
         conn.execute(f"PRAGMA busy_timeout={BUSY_SECONDS * 1000}")
         conn.execute("PRAGMA foreign_keys=ON")
-        # The write appends rows in key order, so each leaf page is filled once and not read
-        # again; SQLite's default page cache (2 MiB) mostly holds pages the commit writes anyway.
-        # 1 MiB kept the peak of `tokreg train` on 20 MB of kernel text ~4 MB lower (54 -> 50 MB)
-        # at the same CPU (pages beyond it go to the WAL before the commit, uncommitted).
-        conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         if conn.execute("SELECT version_num FROM alembic_version").fetchall() != [(HEAD,)]:
             conn.close()
             return None
