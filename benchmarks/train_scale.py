@@ -50,20 +50,39 @@ def _cap_bytes() -> int:
     return int(float(MEMORY_CAP[:-1]) * units[MEMORY_CAP[-1]])
 
 
+#: `python -c _BASE_MIGRATIONS TREE MODULE ARGS...` (or `TREE -c CODE ARGS...`): runs MODULE (CODE)
+#: with `tokreg.migrations` taken from TREE/migrations. An editable install maps that package to
+#: its own checkout whatever tokreg is first on the path, so BASE's tokreg would otherwise create
+#: and check registries with this checkout's migrations (and refuse a revision it does not know).
+_BASE_MIGRATIONS = """
+import runpy, sys
+from importlib.machinery import PathFinder
+tree = sys.argv.pop(1)
+class Migrations:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        return PathFinder.find_spec(name, [tree]) if name == "tokreg.migrations" else None
+sys.meta_path.insert(0, Migrations)
+if sys.argv[1] == "-c":
+    del sys.argv[1]
+    code = sys.argv.pop(1)
+    exec(compile(code, "<base>", "exec"), {"__name__": "__main__"})
+else:
+    runpy.run_module(sys.argv.pop(1), run_name="__main__", alter_sys=True)
+"""
+
+
 def run_one(who: str, algo: str, corpus: Path, vocab: int, out: str) -> dict[str, Any]:
     """One fresh process: {"seconds", "cpu", "peak_mb", "vocab", ...} (see scale_child) or {"failed"}."""
-    env, cwd = None, ROOT
+    env, cwd, boot = None, ROOT, []
     if who == "tokreg-base":  # BASE's package and child: `-m` puts the working folder first on the path
-        env, cwd = {**os.environ, "PYTHONPATH": str(BASE)}, Path(str(BASE))
+        env, cwd, boot = {**os.environ, "PYTHONPATH": str(BASE)}, Path(str(BASE)), ["-c", _BASE_MIGRATIONS, str(BASE)]
     if who.startswith("tokreg"):  # a registry that exists: creating one runs the migrations, a one-time cost
-        subprocess.run(
-            [sys.executable, "-c", "import sys, tokreg; tokreg.Registry(sys.argv[1], create=True)", out + ".db"],
-            check=True,
-            env=env,
-            cwd=cwd,
-        )
+        make = "import sys, tokreg; tokreg.Registry(sys.argv[1], create=True)"
+        subprocess.run([sys.executable, *boot, "-c", make, out + ".db"], check=True, env=env, cwd=cwd)
     child = "tokreg" if who == "tokreg-base" else who
-    cmd = [sys.executable, "-m", "benchmarks.scale_child", child, algo, str(corpus), str(vocab), "gpt2", out]
+    args = [child, algo, str(corpus), str(vocab), "gpt2", out]
+    cmd = [sys.executable, *(boot or ["-m"]), "benchmarks.scale_child", *args]
 
     def limit() -> None:
         import resource

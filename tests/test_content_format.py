@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import pytest
 import xxhash
 from sqlalchemy import text
 
-from tokreg import BpeOptions, Registry, UnigramOptions, WordPieceOptions
+from tokreg import BpeOptions, Registry, UnigramOptions, WordPieceOptions, content
 
 TEXT = "the cat the car the rat\nlow lower newest widest\naaabdaaabac\n猫在车上。老鼠在车下。\n" * 30
 
@@ -76,3 +77,15 @@ def test_content_built_from_the_spec_is_what_tokreg_wrote_and_hashed(
     assert v.content_hash == "xxh3-128:" + xxhash.xxh3_128_hexdigest(built)
     assert v.sha256 == "sha256:" + hashlib.sha256(built).hexdigest()
     assert registry.load(v.ref).hash == v.content_hash
+
+
+@pytest.mark.parametrize("size", [0, 1000, content.BUILTIN_SHA256_BYTES, content.BUILTIN_SHA256_BYTES + 1])
+def test_the_sha256_label_is_the_same_with_or_without_openssl(size: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`digest` hashes small content with Python's own SHA-256 while hashlib (OpenSSL) is not
+    loaded, larger content with hashlib: the label is the same either way."""
+    raw = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    want = "sha256:" + hashlib.sha256(raw).hexdigest()
+    assert content.digest(raw)[1] == want  # hashlib loaded (this test imported it)
+    monkeypatch.delitem(sys.modules, "hashlib")
+    assert content.digest(raw)[1] == want  # as in `tokreg train`: the builtin up to the size
+    assert ("hashlib" in sys.modules) == (size > content.BUILTIN_SHA256_BYTES)

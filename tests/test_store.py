@@ -178,3 +178,61 @@ def test_rows_are_stored_as_the_data_says(registry: Registry) -> None:
         merges = conn.execute(text("SELECT * FROM merges WHERE version_id = :v"), {"v": vid}).all()
     assert [tuple(r) for r in got] == [(t.id, t.bytes, t.text, t.kind, t.count, t.score) for t in tokens]
     assert [tuple(r) for r in merges] == [(vid, 0, 97, 98, 256, None, None, None, None, None)]
+
+
+def _clustered(db: Path) -> dict[str, bool]:
+    """Whether `tokens` and `merges` are WITHOUT ROWID tables (SQLite's own word: a rowid table
+    answers `SELECT rowid`, a WITHOUT ROWID one has no such column)."""
+    import sqlite3
+
+    out = {}
+    with sqlite3.connect(db) as conn:
+        for t in ("tokens", "merges"):
+            try:
+                conn.execute(f"SELECT rowid FROM {t} LIMIT 1").fetchall()
+                out[t] = False
+            except sqlite3.OperationalError:
+                out[t] = True
+    return out
+
+
+def _rows(db: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every table's and view's rows in key order, and the schema of each view."""
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        names = [r for r in conn.execute("SELECT type, name, sql FROM sqlite_master WHERE type IN ('table', 'view')")]
+        out: dict[str, list[tuple[object, ...]]] = {}
+        for kind, name, sql in names:
+            if name == "alembic_version":
+                continue
+            out[name] = sorted(conn.execute(f'SELECT * FROM "{name}"').fetchall(), key=repr)
+            if kind == "view":
+                out[name + " sql"] = [(sql,)]
+            out[name + " columns"] = [tuple(r) for r in conn.execute(f'PRAGMA table_info("{name}")')]
+    return out
+
+
+def test_tokens_and_merges_are_clustered_on_their_key_and_the_upgrade_keeps_every_row(
+    tmp_path: Path, small_corpus: Path
+) -> None:
+    """Migration 0014: one B-tree per table, keyed (version_id, id|rank); a registry written at
+    0013 keeps every row, every view and every hash through the upgrade, and back down."""
+    from alembic import command
+
+    db = tmp_path / "old.db"
+    with Registry(db, create=True) as reg:
+        assert _clustered(db) == {"tokens": True, "merges": True}  # a new registry is made so
+        reg.train("a", [small_corpus], BpeOptions(vocab_size=300))
+        reg.train("b", [small_corpus], BpeOptions(vocab_size=320, pattern="gpt2"))
+        hashes = {v.ref: v.content_hash for v in reg.versions()}
+        command.downgrade(migrate.config(reg.engine), "0013")
+    assert _clustered(db) == {"tokens": False, "merges": False}
+    before = _rows(db)
+    assert len(before["tokens"]) == 300 + 320 and len(before["merges"]) == 44 + 64
+    with Registry(db) as reg:  # opening upgrades
+        assert reg.schema_revision()[0] == migrate.HEAD == "0014"
+        assert {v.ref: v.content_hash for v in reg.versions()} == hashes
+        assert all(r.ok for r in reg.verify())
+    assert _clustered(db) == {"tokens": True, "merges": True}
+    assert _rows(db) == before

@@ -13,7 +13,6 @@ names of the algorithms that have it; the click.option arguments: "type" is "str
 
 from __future__ import annotations
 
-import pprint
 import typing
 from typing import Any
 
@@ -85,6 +84,8 @@ def source() -> str:
     with open(__file__, encoding="utf-8") as fh:
         text = fh.read()
     head = text[: text.rindex("\n# -- rendered") + 1]
+    import pprint  # here: only writing this module again needs it, not every `tokreg train`
+
     algos, flags = render()
     body = pprint.pformat(flags, width=120, sort_dicts=False)
     return (

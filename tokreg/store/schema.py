@@ -126,6 +126,8 @@ Token = Table(
     Column("kind", String(16), nullable=False),
     Column("count", BigInteger, nullable=True),
     Column("score", Float, nullable=True),
+    # One B-tree clustered on the key, not a rowid table plus the key's index (migration 0014).
+    sqlite_with_rowid=False,
 )
 
 
@@ -144,6 +146,7 @@ Merge = Table(
     Column("right_count", BigInteger, nullable=True),
     # Superword BPE (SuperBPE): 1 for a merge within the pieces of the pattern, 2 for one across them.
     Column("stage", SmallInteger, nullable=True),
+    sqlite_with_rowid=False,
 )
 
 

@@ -15,7 +15,6 @@ line becomes pieces. It is recorded in counts files, and training from counts ch
 
 from __future__ import annotations
 
-import base64
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -47,6 +46,8 @@ def new_counter(counting: dict[str, Any], *, threads: int = 0, table_budget: int
         return _core.Counter.bert(**counting["normalizer"], **common)
     if kind == "sentencepiece":
         n = counting["normalizer"]
+        import base64  # here: only SentencePiece's normalizer rules are stored in base64
+
         rules = base64.b64decode(n["charsmap"]) if "charsmap" in n else None
         return _core.Counter.sentencepiece(
             n["add_dummy_prefix"],
