@@ -104,8 +104,12 @@ pub fn train_superword(
     }
     drop(global);
     phase("runs read");
+    // Room for the trainer's edges from the start (`Words::edged_capacity`), so that it lays
+    // them out in place instead of copying the arena once more.
     let mut words = Words::default();
-    words.arena.reserve(pieces.iter().map(|p| p.len()).sum());
+    words.arena.reserve_exact(Words::edged_capacity(pieces.iter().map(|p| p.len()).sum(), pieces.len()));
+    words.ends.reserve_exact(pieces.len());
+    words.counts.reserve_exact(pieces.len());
     for (p, &c) in pieces.iter().zip(&piece_counts) {
         words.push(p.iter().map(|&b| b as u32), c);
     }
@@ -160,11 +164,10 @@ pub fn train_superword(
     //    loop and its count goes straight to its token's use counts (`alone`), as the loop
     //    would have counted it.
     let sizes: Vec<(usize, usize)> = runs.par_iter().map(|r| r.stage_two_size(&seg)).collect();
-    let mut words = Words {
-        arena: vec![0; sizes.iter().map(|s| s.0).sum()],
-        ends: vec![0; sizes.iter().map(|s| s.1).sum()],
-        counts: vec![0; sizes.iter().map(|s| s.1).sum()],
-    };
+    let (cells, n): (usize, usize) = (sizes.iter().map(|s| s.0).sum(), sizes.iter().map(|s| s.1).sum());
+    let mut arena = Vec::with_capacity(Words::edged_capacity(cells, n));
+    arena.resize(cells, 0);
+    let mut words = Words { arena, ends: vec![0; n], counts: vec![0; n] };
     let mut jobs = Vec::with_capacity(runs.len());
     {
         let (mut arena, mut ends, mut wc) = (&mut words.arena[..], &mut words.ends[..], &mut words.counts[..]);
