@@ -614,6 +614,10 @@ fn index_sharded(links: &Links, word_counts: &[u64], tables: usize) -> Index {
         counts.extend_from_slice(&d.counts);
         t.push(d.t);
     }
+    // What the tasks freed (the tables' and arrays' smaller sizes as they grew, the tables'
+    // counts of positions) stays in their threads' malloc arenas, which the merge loop, on this
+    // thread, does not allocate from: given back, so that its memory does not come on top.
+    crate::memory::give_back_memory();
     Index { slot_of: SlotMap { t, mask }, pairs, counts, first, first_range }
 }
 
