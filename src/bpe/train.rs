@@ -418,9 +418,9 @@ struct Index {
 /// the tasks would cost more than they save; few in tests, so that small inputs take that path).
 const PARALLEL_INDEX_CELLS: usize = if cfg!(test) { 64 } else { 1 << 16 };
 
-/// 1. index (see `Index`). A small alphabet goes through its direct table on one thread (a
-/// lookup there is a cache hit: byte-level BPE); a large one through the hash tables, which
-/// cost a hash, a probe and a cache miss or two per cell, on every thread of the pool.
+/// Phase 1, the index (see `Index`). A small alphabet goes through its direct table on one
+/// thread (a lookup there is a cache hit: byte-level BPE); a large one through the hash tables,
+/// which cost a hash, a probe and a cache miss or two per cell, on every thread of the pool.
 fn index(links: &Links, word_counts: &[u64], alphabet: usize) -> Index {
     let threads = rayon::current_num_threads();
     if alphabet > DIRECT_ALPHABET && threads > 1 && links.sym.len() >= PARALLEL_INDEX_CELLS {
