@@ -122,9 +122,10 @@ fn main() {
         let tokens = round_trip(&enc, &counts);
         let t3 = Instant::now();
         let phases = phases([(t0, c0), (t1, c1), (t2, c2), (t3, cpu())]);
-        let within: Vec<String> = out.phases.iter().map(|(name, s)| format!("{name} {s:.2} s")).collect();
+        let within: Vec<String> =
+            out.phases.iter().map(|(name, s, c)| format!("{name} {s:.2} s (CPU {c:.2})")).collect();
         println!(
-            "superbpe {:.1} MB, {} runs, {} pieces: {phases}; {tokens} tokens\n  training's phases (wall): {}",
+            "superbpe {:.1} MB, {} runs, {} pieces: {phases}; {tokens} tokens\n  training's phases (wall, CPU): {}",
             data.len() as f64 / 1e6,
             counts.len(),
             out.distinct_pieces,

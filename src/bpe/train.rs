@@ -3,6 +3,8 @@
 //! Phases:
 //! 1. index: the distinct words' symbols are laid out in one arena (`Links`); every adjacent
 //!    pair gets a slot (its count, weighted by word counts, and the positions where it starts).
+//!    A large alphabet's pairs (SuperBPE's stage 2, character-level CJK) are indexed on every
+//!    thread, a task per part of the pair table (`index_sharded`): the same merges.
 //! 2. merge: pop the best pair from a lazy max-heap of (count, slot), join the pair at each of
 //!    its positions that still holds it, and apply the pair-count changes around each join.
 //!    There is never a full recount, and a merge costs its occurrences, not its words' length.
@@ -351,10 +353,14 @@ impl Links {
 }
 
 /// Pair key -> slot, 4 bytes an entry (and a control byte): the keys are read from the slots'
-/// `pairs` array, which the trainer keeps anyway, rather than stored twice.
-#[derive(Default)]
+/// `pairs` array, which the trainer keeps anyway, rather than stored twice. The entries are split
+/// over a power of two of tables by bits 40 and up of the key's hash (which a table uses neither
+/// for its bucket, the lowest bits, nor for its tag, the top 7), so that the index can fill them
+/// in parallel, a table per task (`index_sharded`); one table when indexed on one thread.
 struct SlotMap {
-    t: hashbrown::HashTable<u32>,
+    t: Vec<hashbrown::HashTable<u32>>,
+    /// tables - 1
+    mask: usize,
 }
 
 #[inline]
@@ -363,10 +369,21 @@ fn hash(k: impl std::hash::Hash) -> u64 {
     rustc_hash::FxBuildHasher.hash_one(k)
 }
 
+/// The table of a key's hash among `mask + 1` (see `SlotMap`).
+#[inline]
+fn table_of(h: u64, mask: usize) -> usize {
+    (h >> 40) as usize & mask
+}
+
 impl SlotMap {
+    fn one() -> SlotMap {
+        SlotMap { t: vec![hashbrown::HashTable::new()], mask: 0 }
+    }
+
     #[inline]
     fn get(&self, k: u64, pairs: &[u64]) -> Option<u32> {
-        self.t.find(hash(k), |&s| pairs[s as usize] == k).copied()
+        let h = hash(k);
+        self.t[table_of(h, self.mask)].find(h, |&s| pairs[s as usize] == k).copied()
     }
 
     /// Adds the last slot of `pairs`, whose key is not in the table.
@@ -376,8 +393,232 @@ impl SlotMap {
 
     /// Adds slot `s` of `pairs`, whose key `k` is not in the table.
     fn insert_slot(&mut self, k: u64, s: u32, pairs: &[u64]) {
-        self.t.insert_unique(hash(k), s, |&s| hash(pairs[s as usize]));
+        let h = hash(k);
+        self.t[table_of(h, self.mask)].insert_unique(h, s, |&s| hash(pairs[s as usize]));
     }
+}
+
+/// What indexing gives the merge loop: every adjacent pair's slot (`slot_of`, `pairs`), its
+/// count weighted by the words' counts, and its positions (`first`, slot by slot, ascending
+/// within a slot; slot `s`'s are `first[first_range[s].0..first_range[s].1]`).
+///
+/// Which slot a pair gets is of no consequence: the merge loop picks pairs by the tie rule, a
+/// total order over the pairs themselves, and reads a slot's positions as a set in ascending
+/// order. So the serial index (slots in order of first sight) and the parallel one (slots by
+/// table, then first sight within it) give the same merges, counts and snapshots.
+struct Index {
+    slot_of: SlotMap,
+    pairs: Vec<u64>,
+    counts: Vec<i64>,
+    first: Vec<u32>,
+    first_range: Vec<(u32, u32)>,
+}
+
+/// Cells from which a large alphabet's pairs are indexed on every thread of the pool (below,
+/// the tasks would cost more than they save; few in tests, so that small inputs take that path).
+const PARALLEL_INDEX_CELLS: usize = if cfg!(test) { 64 } else { 1 << 16 };
+
+/// Phase 1, the index (see `Index`). A small alphabet goes through its direct table on one
+/// thread (a lookup there is a cache hit: byte-level BPE); a large one through the hash tables,
+/// which cost a hash, a probe and a cache miss or two per cell, on every thread of the pool.
+fn index(links: &Links, word_counts: &[u64], alphabet: usize) -> Index {
+    let threads = rayon::current_num_threads();
+    if alphabet > DIRECT_ALPHABET && threads > 1 && links.sym.len() >= PARALLEL_INDEX_CELLS {
+        return index_sharded(links, word_counts, threads.next_power_of_two());
+    }
+    let mut slot_of = SlotMap::one();
+    let mut pairs: Vec<u64> = Vec::new();
+    let mut counts: Vec<i64> = Vec::new();
+    // Two passes over the cells: the first finds every pair's slot, its count and its number
+    // of positions; the second lays the positions out slot by slot (a counting sort), looking
+    // each pair up again rather than keeping a slot per cell (4 bytes a cell at the peak).
+    let mut sizes: Vec<u32> = Vec::new();
+    let mut direct = Direct::new(alphabet);
+    let mut w = usize::MAX; // the first cell, an edge, opens word 0
+    for xy in links.sym.windows(2) {
+        let (x, y) = (xy[0], xy[1]);
+        if x == EDGE {
+            w = w.wrapping_add(1);
+            continue;
+        }
+        if y == EDGE {
+            continue;
+        }
+        let k = key(x, y);
+        let at = direct.at(x, y);
+        let known = match at {
+            Some(i) => Some(direct.slot[i]).filter(|&s| s != NIL),
+            None => slot_of.get(k, &pairs),
+        };
+        let s = match known {
+            Some(s) => s as usize,
+            None => {
+                pairs.push(k);
+                counts.push(0);
+                sizes.push(0);
+                match at {
+                    Some(i) => direct.slot[i] = (pairs.len() - 1) as u32,
+                    None => slot_of.insert(k, &pairs),
+                }
+                pairs.len() - 1
+            }
+        };
+        counts[s] += word_counts[w] as i64;
+        sizes[s] += 1;
+    }
+    let mut first_range = Vec::with_capacity(sizes.len());
+    let mut start = 0u32;
+    for n in sizes.iter_mut() {
+        first_range.push((start, start + *n));
+        start += std::mem::replace(n, start);
+    }
+    let mut first = vec![0u32; start as usize];
+    for (p, xy) in links.sym.windows(2).enumerate() {
+        let (x, y) = (xy[0], xy[1]);
+        if x == EDGE || y == EDGE {
+            continue;
+        }
+        let s = match direct.at(x, y) {
+            Some(i) => direct.slot[i],
+            None => slot_of.get(key(x, y), &pairs).expect("every pair has its slot from the first pass"),
+        } as usize;
+        first[sizes[s] as usize] = p as u32;
+        sizes[s] += 1;
+    }
+    drop(sizes);
+    // The merge loop finds every pair through the hash table.
+    for &s in direct.slot.iter().filter(|&&s| s != NIL) {
+        slot_of.insert_slot(pairs[s as usize], s, &pairs);
+    }
+    Index { slot_of, pairs, counts, first, first_range }
+}
+
+/// One table's share of the parallel index: its pairs in order of first sight (local slots),
+/// their counts, and their numbers of positions (then each one's next place in the table's
+/// part of `first`).
+#[derive(Default)]
+struct Shard {
+    t: hashbrown::HashTable<u32>,
+    pairs: Vec<u64>,
+    counts: Vec<i64>,
+    sizes: Vec<u32>,
+}
+
+/// `index` on `tables` tasks (a power of two), task `s` taking the pairs of table `s` (see
+/// `SlotMap`): each reads every cell (a sequential sweep, and a hash per cell) but looks up
+/// and counts only its own pairs, the part that costs. Its slots follow the tables before it,
+/// and its positions lie in one range of `first`, so the tasks write apart: the same two
+/// passes as the serial index, split by pair rather than by cell, so nothing is merged after.
+fn index_sharded(links: &Links, word_counts: &[u64], tables: usize) -> Index {
+    use rayon::prelude::*;
+    let mask = tables - 1;
+    // Calls `f(position, word, key, hash)` for each pair of table `s`, in the cells' order.
+    let each = |s: usize, f: &mut dyn FnMut(usize, usize, u64, u64)| {
+        let mut w = usize::MAX; // the first cell, an edge, opens word 0
+        for (p, xy) in links.sym.windows(2).enumerate() {
+            let (x, y) = (xy[0], xy[1]);
+            if x == EDGE {
+                w = w.wrapping_add(1);
+                continue;
+            }
+            if y == EDGE {
+                continue;
+            }
+            let k = key(x, y);
+            let h = hash(k);
+            if table_of(h, mask) == s {
+                f(p, w, k, h);
+            }
+        }
+    };
+    let mut shards: Vec<Shard> = (0..tables)
+        .into_par_iter()
+        .map(|s| {
+            let mut d = Shard::default();
+            each(s, &mut |_, w, k, h| {
+                let i = match d.t.find(h, |&i| d.pairs[i as usize] == k) {
+                    Some(&i) => i as usize,
+                    None => {
+                        d.pairs.push(k);
+                        d.counts.push(0);
+                        d.sizes.push(0);
+                        let i = d.pairs.len() - 1;
+                        let pairs = &d.pairs;
+                        d.t.insert_unique(h, i as u32, |&i| hash(pairs[i as usize]));
+                        i
+                    }
+                };
+                d.counts[i] += word_counts[w] as i64;
+                d.sizes[i] += 1;
+            });
+            d
+        })
+        .collect();
+    // Slots and positions laid out table after table; each size becomes its slot's next place
+    // within its table's part of `first`.
+    let n: usize = shards.iter().map(|d| d.pairs.len()).sum();
+    let mut first_range = Vec::with_capacity(n);
+    let mut parts = Vec::with_capacity(tables);
+    let mut start = 0u32;
+    for d in shards.iter_mut() {
+        let base = start;
+        for size in d.sizes.iter_mut() {
+            let at = start;
+            start += *size;
+            first_range.push((at, start));
+            *size = at - base;
+        }
+        parts.push((start - base) as usize);
+    }
+    let mut first = vec![0u32; start as usize];
+    let mut rest: &mut [u32] = &mut first;
+    let mut slices = Vec::with_capacity(tables);
+    for &len in &parts {
+        let (a, b) = std::mem::take(&mut rest).split_at_mut(len);
+        slices.push(a);
+        rest = b;
+    }
+    let mut offset = 0u32;
+    let offsets: Vec<u32> = shards
+        .iter()
+        .map(|d| {
+            let o = offset;
+            offset += d.pairs.len() as u32;
+            o
+        })
+        .collect();
+    shards.par_iter_mut().zip(slices).zip(offsets).enumerate().for_each(|(s, ((d, out), off))| {
+        let Shard { t, pairs, sizes, .. } = d;
+        each(s, &mut |p, _, k, h| {
+            let i =
+                *t.find(h, |&i| pairs[i as usize] == k).expect("every pair has its slot from the first pass") as usize;
+            out[sizes[i] as usize] = p as u32;
+            sizes[i] += 1;
+        });
+        // Local slots to global ones (the tables' hashes are of the keys, which do not move).
+        for i in t.iter_mut() {
+            *i += off;
+        }
+        *sizes = Vec::new();
+    });
+    // One slot array from the tables': the first table's grown (in place where the allocator
+    // can) and each other's freed once appended, rather than a copy beside them all (16 bytes
+    // a pair more at the peak).
+    let mut shards = shards.into_iter();
+    let d = shards.next().expect("at least one table");
+    let (mut pairs, mut counts, mut t) = (d.pairs, d.counts, vec![d.t]);
+    pairs.reserve_exact(n - pairs.len());
+    counts.reserve_exact(n - counts.len());
+    for d in shards {
+        pairs.extend_from_slice(&d.pairs);
+        counts.extend_from_slice(&d.counts);
+        t.push(d.t);
+    }
+    // What the tasks freed (the tables' and arrays' smaller sizes as they grew, the tables'
+    // counts of positions) stays in their threads' malloc arenas, which the merge loop, on this
+    // thread, does not allocate from: given back, so that its memory does not come on top.
+    crate::memory::give_back_memory();
+    Index { slot_of: SlotMap { t, mask }, pairs, counts, first, first_range }
 }
 
 /// Alphabets up to this size index their pairs in a direct table (`Direct`) rather than the hash
@@ -666,71 +907,7 @@ fn train_compacting(
 
     // 1. index: pair slots, their counts and the positions where they start.
     let mut links = Links::new(&mut words)?;
-    let mut slot_of = SlotMap::default();
-    let mut pairs: Vec<u64> = Vec::new();
-    let mut counts: Vec<i64> = Vec::new();
-    // Two passes over the cells: the first finds every pair's slot, its count and its number
-    // of positions; the second lays the positions out slot by slot (a counting sort), looking
-    // each pair up again rather than keeping a slot per cell (4 bytes a cell at the peak).
-    let mut sizes: Vec<u32> = Vec::new();
-    let mut direct = Direct::new(tokens.len());
-    let mut w = usize::MAX; // the first cell, an edge, opens word 0
-    for xy in links.sym.windows(2) {
-        let (x, y) = (xy[0], xy[1]);
-        if x == EDGE {
-            w = w.wrapping_add(1);
-            continue;
-        }
-        if y == EDGE {
-            continue;
-        }
-        let k = key(x, y);
-        let at = direct.at(x, y);
-        let known = match at {
-            Some(i) => Some(direct.slot[i]).filter(|&s| s != NIL),
-            None => slot_of.get(k, &pairs),
-        };
-        let s = match known {
-            Some(s) => s as usize,
-            None => {
-                pairs.push(k);
-                counts.push(0);
-                sizes.push(0);
-                match at {
-                    Some(i) => direct.slot[i] = (pairs.len() - 1) as u32,
-                    None => slot_of.insert(k, &pairs),
-                }
-                pairs.len() - 1
-            }
-        };
-        counts[s] += words.counts[w] as i64;
-        sizes[s] += 1;
-    }
-    let mut first_range = Vec::with_capacity(sizes.len());
-    let mut start = 0u32;
-    for n in sizes.iter_mut() {
-        first_range.push((start, start + *n));
-        start += std::mem::replace(n, start);
-    }
-    let mut first = vec![0u32; start as usize];
-    for (p, xy) in links.sym.windows(2).enumerate() {
-        let (x, y) = (xy[0], xy[1]);
-        if x == EDGE || y == EDGE {
-            continue;
-        }
-        let s = match direct.at(x, y) {
-            Some(i) => direct.slot[i],
-            None => slot_of.get(key(x, y), &pairs).expect("every pair has its slot from the first pass"),
-        } as usize;
-        first[sizes[s] as usize] = p as u32;
-        sizes[s] += 1;
-    }
-    drop(sizes);
-    // The merge loop finds every pair through the hash table.
-    for &s in direct.slot.iter().filter(|&&s| s != NIL) {
-        slot_of.insert_slot(pairs[s as usize], s, &pairs);
-    }
-    drop(direct);
+    let Index { mut slot_of, mut pairs, mut counts, first, first_range } = index(&links, &words.counts, tokens.len());
     let mut pos = Positions {
         first,
         first_range,
@@ -1239,6 +1416,47 @@ mod tests {
         assert_eq!(often.tokens, never.tokens);
         assert_eq!(often.token_counts, never.token_counts);
         assert_eq!(often.snapshots, never.snapshots);
+    }
+
+    #[test]
+    fn the_parallel_index_of_a_large_alphabet_gives_the_serial_result() {
+        // 1,500 symbols (past the direct table), words drawn mostly from a few of them so that
+        // pairs repeat and tie; on 2-4 threads the pairs are indexed by table in parallel
+        // (other slots than the serial index's), on 1 thread serially: the same result.
+        let alphabet: Vec<Vec<u8>> = (0..1500u32)
+            .map(|i| vec![b'a' + (i % 26) as u8, b'a' + (i / 26 % 26) as u8, b'a' + (i / 676) as u8])
+            .collect();
+        let mut x = 11u64;
+        let mut words = Words::default();
+        for w in 0..4000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let len = 1 + (x >> 59) as usize;
+            let syms: Vec<u32> = (0..len)
+                .map(|i| {
+                    let r = (x >> (i * 3 % 40)) as u32;
+                    if r & 7 == 0 {
+                        r % 1500
+                    } else {
+                        (r >> 3) % 40
+                    }
+                })
+                .collect();
+            words.push(syms, 1 + w % 3);
+        }
+        let cfg = TrainConfig { target_tokens: 1500 + 400, snapshots: vec![1500 + 50], ..Default::default() };
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| train(alphabet.clone(), words.clone(), &cfg, &mut |_, _| true)).unwrap()
+        };
+        let serial = run(1);
+        assert_eq!(serial.tokens.len(), 1900, "the words hold enough pairs");
+        for threads in [2, 3, 4] {
+            let par = run(threads);
+            assert_eq!(par.merges, serial.merges, "{threads} threads");
+            assert_eq!(par.tokens, serial.tokens);
+            assert_eq!(par.token_counts, serial.token_counts);
+            assert_eq!(par.snapshots, serial.snapshots);
+        }
     }
 
     #[test]

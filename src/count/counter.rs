@@ -59,7 +59,7 @@ const SHORT: usize = 7;
 /// A piece of at most `SHORT` bytes as one number: its bytes, then its length in the top byte
 /// (so "a" and "a\0" differ). Which pieces are short never changes a count, only where it is kept.
 #[inline]
-fn short(piece: &[u8]) -> Option<u64> {
+pub(crate) fn short(piece: &[u8]) -> Option<u64> {
     let n = piece.len();
     if n > SHORT {
         return None;

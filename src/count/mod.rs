@@ -27,6 +27,7 @@ mod lines;
 mod runs;
 mod spill;
 
+pub(crate) use counter::short;
 pub use counter::{Counter, Splitting, WordSplit};
 pub use runs::{AnyCounter, RunCounter};
 

@@ -26,6 +26,7 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
+use super::counter::short;
 use super::counts::{CountStats, Counts};
 use super::lines::Lines;
 use super::spill::{merge_runs, Run};
@@ -102,11 +103,18 @@ impl Slots {
     }
 }
 
-/// Distinct pieces: bytes -> id (in order of first sight), the bytes copied once.
+/// Distinct pieces: bytes -> id (in order of first sight), the bytes copied once. A piece of
+/// at most 7 bytes (most of them: words with their space) is found by its bytes as one number
+/// (the shared counter's `short` key), which hashes and compares in one step, with the key in
+/// the table; a longer one by the hash of its bytes in `slots`.
 #[derive(Default)]
 struct Pieces {
     bytes: Vec<u8>,
     ends: Vec<usize>,
+    short: rustc_hash::FxHashMap<u64, u32>,
+    /// the long pieces' ids, and their hashes, in order of first sight (`slots` holds indices
+    /// into these)
+    long: Vec<u32>,
     hashes: Vec<u64>,
     slots: Slots,
 }
@@ -118,19 +126,34 @@ impl Pieces {
         &self.bytes[if i == 0 { 0 } else { self.ends[i - 1] }..self.ends[i]]
     }
 
+    /// A new piece's id.
+    #[inline]
+    fn push(&mut self, p: &[u8]) -> u32 {
+        self.bytes.extend_from_slice(p);
+        self.ends.push(self.bytes.len());
+        (self.ends.len() - 1) as u32
+    }
+
     #[inline]
     fn id(&mut self, p: &[u8]) -> u32 {
+        if let Some(k) = short(p) {
+            let next = self.ends.len() as u32;
+            let e = *self.short.entry(k).or_insert(next);
+            if e == next {
+                self.push(p);
+            }
+            return e;
+        }
         let h = hash_bytes(p);
-        self.slots.reserve_one(self.ends.len(), &self.hashes);
-        match self.slots.find(h, |e| self.hashes[e] == h && self.get(e as u32) == p) {
-            Ok(e) => e as u32,
+        self.slots.reserve_one(self.long.len(), &self.hashes);
+        match self.slots.find(h, |j| self.hashes[j] == h && self.get(self.long[j]) == p) {
+            Ok(j) => self.long[j],
             Err(slot) => {
-                let e = self.ends.len();
-                self.bytes.extend_from_slice(p);
-                self.ends.push(self.bytes.len());
+                let e = self.push(p);
+                self.long.push(e);
                 self.hashes.push(h);
-                self.slots.s[slot] = e as u32 + 1;
-                e as u32
+                self.slots.s[slot] = self.long.len() as u32;
+                e
             }
         }
     }
@@ -138,6 +161,13 @@ impl Pieces {
     fn len(&self) -> usize {
         self.ends.len()
     }
+}
+
+/// Whether two runs of ids are equal, compared in line: `==` on slices calls `memcmp`, a call
+/// per probe for a few ids.
+#[inline]
+fn same(a: &[u32], b: &[u32]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// Distinct runs as sequences of piece ids, each with its count.
@@ -159,7 +189,7 @@ impl RunTable {
     #[inline]
     fn add(&mut self, run: &[u32], h: u64, n: u64) {
         self.slots.reserve_one(self.ends.len(), &self.hashes);
-        match self.slots.find(h, |e| self.hashes[e] == h && self.get(e) == run) {
+        match self.slots.find(h, |e| self.hashes[e] == h && same(self.get(e), run)) {
             Ok(e) => self.counts[e] += n,
             Err(slot) => {
                 let e = self.ends.len();
