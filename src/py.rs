@@ -2101,15 +2101,17 @@ impl<'a> StrViews<'a> {
     }
 
     /// Every text as UTF-8, in order: ASCII ones borrowed, the others encoded on `threads`
-    /// threads (1: the calling thread; 0: the global pool). `Err(k)`: text k holds a lone
-    /// surrogate (the first such text in order).
+    /// threads (1: the calling thread; 0: the global pool). `Err(k)`: text k is the first in
+    /// order that holds a lone surrogate (whichever thread met one first).
     fn utf8(&self, threads: usize) -> Result<Result<Vec<std::borrow::Cow<'a, str>>, usize>, CoreError> {
         use rayon::prelude::*;
-        let one = |(k, v): (usize, &StrView)| v.utf8().ok_or(k);
-        if threads == 1 || self.views.iter().all(|v| matches!(v, StrView::Ascii(..))) {
-            return Ok(self.views.iter().enumerate().map(one).collect());
-        }
-        pool::install(threads, || self.views.par_iter().enumerate().map(one).collect())
+        let one = |v: &StrView| v.utf8().ok_or(());
+        let all: Result<Vec<_>, ()> = if threads == 1 || self.views.iter().all(|v| matches!(v, StrView::Ascii(..))) {
+            self.views.iter().map(one).collect()
+        } else {
+            pool::install(threads, || self.views.par_iter().map(one).collect())?
+        };
+        Ok(all.map_err(|()| self.views.iter().position(|v| v.utf8().is_none()).unwrap_or(0)))
     }
 }
 
