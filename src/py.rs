@@ -128,6 +128,21 @@ unsafe impl Backing for Exported {
     }
 }
 
+/// Batches of at least this many ids fill their lists on the pool's threads
+/// (`IdInts::lists_in_pool`); below it the calling thread's loop costs less than a pool round.
+const POOL_FILL_IDS: usize = 1 << 16;
+/// Most tasks of that fill: each counts its ids in a table of 4 bytes per id of the vocabulary.
+const POOL_FILL_TASKS: usize = 8;
+
+/// A new list's item array, written by one pool task while no Python code can reach the list.
+#[derive(Clone, Copy)]
+struct Slots(*mut *mut pyo3::ffi::PyObject);
+
+// SAFETY: each list's slots are written by one task only, and read by no one until every task
+// is done (`IdInts::lists_in_pool`).
+unsafe impl Send for Slots {}
+unsafe impl Sync for Slots {}
+
 /// Python ints for the token ids of one encoder, each made the first time an encode returns
 /// it: turning a result into a list then costs a reference-count increment per id instead of
 /// allocating an int object (CPython caches only -5..=256). Seen from Python that is about half
@@ -244,6 +259,144 @@ impl IdInts {
             out.push(self.list(py, ids)?);
         }
         Ok(out)
+    }
+
+    /// `lists`, with the lists' slots filled on `threads` threads (the GIL released) when the
+    /// batch holds at least `POOL_FILL_IDS` ids.
+    ///
+    /// Why: `lists` fills every slot on the calling thread, with the GIL held, while the pool
+    /// that encoded the batch stands idle; for the 24 MB batch of the peer benchmark (6.2M ids
+    /// with o200k) that was 55-65 ms of a fresh process's batch (the ints, an increment per id,
+    /// and the first touch of the lists' 50 MB of slots). Here: (1) the lists are made with
+    /// their slots empty; (2) the threads mark which ids the batch holds; (3) the ints of those
+    /// not made yet are made, with the GIL; (4) the threads store each id's int in its slots
+    /// and count how often they used each one; (5) each int gets its count of references, with
+    /// the GIL. Between (4) and (5) a slot holds an int without its reference, which is safe:
+    /// no Python code can reach the new lists yet, and the table keeps every int alive.
+    fn lists_in_pool<'py>(&self, py: Python<'py>, parts: &[Flat], threads: usize) -> PyResult<Vec<Bound<'py, PyList>>> {
+        use rayon::prelude::*;
+        use std::sync::atomic::Ordering::Acquire;
+        let texts: Vec<&[u32]> = parts.iter().flat_map(Flat::texts).collect();
+        let total: usize = texts.iter().map(|t| t.len()).sum();
+        let bound = self.cells.len();
+        if threads == 1 || total < POOL_FILL_IDS || total > u32::MAX as usize || bound == 0 {
+            return self.lists(py, parts);
+        }
+        let _paused = GcPause::new(py);
+        // 1. The lists, every slot empty (NULL).
+        let mut lists = Vec::with_capacity(texts.len());
+        let mut slots = Vec::with_capacity(texts.len());
+        for ids in &texts {
+            let len = pyo3::ffi::Py_ssize_t::try_from(ids.len()).expect("a list shorter than isize::MAX");
+            // SAFETY: the GIL is held. `PyList_New(len)` returns a new list of `len` NULL slots
+            // (or NULL with an exception set, turned into the error); its item array is the
+            // `ob_item` of a `PyListObject`. A list dropped with NULL slots skips them.
+            unsafe {
+                let list = Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(len))?;
+                slots.push(Slots((*(list.as_ptr() as *mut pyo3::ffi::PyListObject)).ob_item));
+                lists.push(list.downcast_into_unchecked::<PyList>());
+            }
+        }
+        let runs = |k: usize| -> Vec<std::ops::Range<usize>> {
+            // Runs of consecutive texts of about total / k ids each.
+            let (mut out, mut start, mut seen) = (Vec::with_capacity(k), 0, 0);
+            for (t, ids) in texts.iter().enumerate() {
+                seen += ids.len();
+                if seen * k >= total * (out.len() + 1) {
+                    out.push(start..t + 1);
+                    start = t + 1;
+                }
+            }
+            if start < texts.len() {
+                out.push(start..texts.len());
+            }
+            out
+        };
+        let tasks = || runs(rayon::current_num_threads().clamp(1, POOL_FILL_TASKS));
+        // 2. Which ids the batch holds; None if one is beyond the table (then `lists` does it all).
+        let marks: Option<Vec<u64>> = py
+            .allow_threads(|| {
+                pool::install(threads, || {
+                    tasks()
+                        .into_par_iter()
+                        .map(|run| -> Option<Vec<u64>> {
+                            let mut bits = vec![0u64; bound.div_ceil(64)];
+                            for &i in texts[run].iter().copied().flatten() {
+                                let i = i as usize;
+                                if i >= bound {
+                                    return None;
+                                }
+                                bits[i / 64] |= 1 << (i % 64);
+                            }
+                            Some(bits)
+                        })
+                        .reduce(
+                            || Some(vec![0u64; bound.div_ceil(64)]),
+                            |a, b| match (a, b) {
+                                (Some(mut a), Some(b)) => {
+                                    a.iter_mut().zip(&b).for_each(|(x, y)| *x |= y);
+                                    Some(a)
+                                }
+                                _ => None,
+                            },
+                        )
+                })
+            })
+            .or_raise(py)?;
+        let Some(marks) = marks else {
+            drop(lists);
+            return self.lists(py, parts);
+        };
+        // 3. The ints not made yet.
+        for (w, &word) in marks.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let cell = &self.cells[i];
+                if cell.load(Acquire).is_null() {
+                    let p = self.make(py, cell, i as u32)?;
+                    // SAFETY: the GIL is held; `make` returned a reference beside the table's.
+                    unsafe { pyo3::ffi::Py_DECREF(p) };
+                }
+            }
+        }
+        // 4. The slots, and how often each int went in one.
+        let slots = &slots;
+        let counts: Vec<Vec<u32>> = py
+            .allow_threads(|| {
+                pool::install(threads, || {
+                    tasks()
+                        .into_par_iter()
+                        .map(|run| {
+                            let mut counts = vec![0u32; bound];
+                            for t in run {
+                                let out = slots[t].0;
+                                for (j, &i) in texts[t].iter().enumerate() {
+                                    // SAFETY: every id is below `bound` (step 2) and its int made
+                                    // (step 3); slot j of text t's list exists (its length is
+                                    // the text's id count) and only this task writes it.
+                                    unsafe { *out.add(j) = self.cells.get_unchecked(i as usize).load(Acquire) };
+                                    counts[i as usize] += 1;
+                                }
+                            }
+                            counts
+                        })
+                        .collect()
+                })
+            })
+            .or_raise(py)?;
+        // 5. Each int's references, for the slots that hold it.
+        for c in &counts {
+            for (i, &n) in c.iter().enumerate().filter(|(_, &n)| n > 0) {
+                let p = self.cells[i].load(Acquire);
+                for _ in 0..n {
+                    // SAFETY: the GIL is held; `p` is a live int the table owns.
+                    unsafe { pyo3::ffi::Py_INCREF(p) };
+                }
+            }
+        }
+        Ok(lists)
     }
 }
 
@@ -1585,17 +1738,21 @@ impl Encoder {
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
+        texts: Vec<Bound<'py, PyString>>,
         allowed_special: Option<Vec<String>>,
         threads: usize,
         disallowed_special: Option<Vec<String>>,
     ) -> PyResult<Vec<Bound<'py, PyList>>> {
+        let views = StrViews::new(&texts)?;
         let parts = py
             .allow_threads(|| {
-                self.tok.encode_batch(&texts, &self.rule(&allowed_special, &disallowed_special)?, threads)
+                let rule = self.rule(&allowed_special, &disallowed_special)?;
+                Ok::<_, CoreError>(views.utf8(threads)?.map(|utf8| self.tok.encode_batch(&utf8, &rule, threads)))
             })
+            .or_raise(py)?
+            .map_err(|k| surrogate_error(&texts, k))?
             .or_raise(py)?;
-        self.ints.lists(py, &parts)
+        self.ints.lists_in_pool(py, &parts, threads)
     }
 
     /// The number of ids `encode` gives; no list is made.
@@ -1612,16 +1769,22 @@ impl Encoder {
 
     /// The number of ids of each text (`encode_batch` without the lists).
     #[pyo3(signature = (texts, allowed_special=Some(vec![]), threads=0, *, disallowed_special=Some(vec![])))]
-    fn count_batch(
+    fn count_batch<'py>(
         &self,
-        py: Python<'_>,
-        texts: Vec<PyBackedStr>,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
         allowed_special: Option<Vec<String>>,
         threads: usize,
         disallowed_special: Option<Vec<String>>,
     ) -> PyResult<Vec<usize>> {
-        py.allow_threads(|| self.tok.count_batch(&texts, &self.rule(&allowed_special, &disallowed_special)?, threads))
-            .or_raise(py)
+        let views = StrViews::new(&texts)?;
+        py.allow_threads(|| {
+            let rule = self.rule(&allowed_special, &disallowed_special)?;
+            Ok::<_, CoreError>(views.utf8(threads)?.map(|utf8| self.tok.count_batch(&utf8, &rule, threads)))
+        })
+        .or_raise(py)?
+        .map_err(|k| surrogate_error(&texts, k))?
+        .or_raise(py)
     }
 
     /// What a version loses of a text: (lines, lost lines, tokens, ids among `specials`, bytes,
@@ -1664,16 +1827,21 @@ impl Encoder {
     fn encode_batch_flat<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
+        texts: Vec<Bound<'py, PyString>>,
         allowed_special: Option<Vec<String>>,
         threads: usize,
         disallowed_special: Option<Vec<String>>,
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let views = StrViews::new(&texts)?;
         let (ids, offsets) = py
             .allow_threads(|| {
                 let rule = self.rule(&allowed_special, &disallowed_special)?;
-                Ok::<_, CoreError>(flat_bytes(&self.tok.encode_batch(&texts, &rule, threads)?, texts.len()))
+                Ok::<_, CoreError>(views.utf8(threads)?.map(|utf8| {
+                    Ok::<_, CoreError>(flat_bytes(&self.tok.encode_batch(&utf8, &rule, threads)?, utf8.len()))
+                }))
             })
+            .or_raise(py)?
+            .map_err(|k| surrogate_error(&texts, k))?
             .or_raise(py)?;
         Ok((PyBytes::new(py, &ids), PyBytes::new(py, &offsets)))
     }
@@ -1871,6 +2039,112 @@ impl Encoder {
     /// One segmentation drawn with probability proportional to P(segmentation)^alpha (Unigram).
     fn sample(&self, py: Python<'_>, text: &str, alpha: f64, seed: u64) -> PyResult<Vec<u32>> {
         py.allow_threads(|| self.tok.sample(text, alpha, seed)).or_raise(py)
+    }
+}
+
+/// A batch's texts as the core takes them (`&str`), read from Python's strs on the pool's
+/// threads.
+///
+/// Why: taking them as `PyBackedStr` asks CPython for each str's UTF-8 form, one after
+/// another with the GIL held, and a str that is not ASCII has none yet: it is encoded then.
+/// The 24 MB batch of the peer benchmark (`benchmarks/versus.py`), 9.4 MB of it in 147 texts
+/// that are not ASCII, spent 13-25 ms there on one thread before its parallel part began.
+/// Here an ASCII str is borrowed as it is (its bytes are UTF-8), and the others are encoded
+/// from their code points by the threads of the batch, without the GIL. A str holding a lone
+/// surrogate has no UTF-8 form: CPython is asked for it then, and raises its
+/// `UnicodeEncodeError`, which the Python side words.
+struct StrViews<'a> {
+    views: Vec<StrView>,
+    /// The strs the views point into, kept alive by the caller.
+    _texts: std::marker::PhantomData<&'a ()>,
+}
+
+/// A str's code points, as CPython stores them (PEP 393).
+#[derive(Clone, Copy)]
+enum StrView {
+    Ascii(*const u8, usize),
+    Latin1(*const u8, usize),
+    Ucs2(*const u16, usize),
+    Ucs4(*const u32, usize),
+}
+
+// SAFETY: a view exists only inside a `StrViews`, whose strs the caller's
+// `&'a [Bound<PyString>]` keeps alive for as long as it exists; a str's code points never
+// change once it is made, so reading them from any thread, without the GIL, races with nothing.
+unsafe impl Send for StrView {}
+unsafe impl Sync for StrView {}
+
+impl<'a> StrViews<'a> {
+    fn new(texts: &'a [Bound<'_, PyString>]) -> PyResult<StrViews<'a>> {
+        use pyo3::ffi;
+        let mut views = Vec::with_capacity(texts.len());
+        for t in texts {
+            let p = t.as_ptr();
+            // SAFETY: the GIL is held and `p` is a live str (its `Bound`). `PyUnicode_READY`
+            // (a no-op from 3.12) gives a legacy str its canonical form, after which its kind,
+            // data and length describe it.
+            let view = unsafe {
+                if ffi::PyUnicode_READY(p) != 0 {
+                    return Err(PyErr::fetch(t.py()));
+                }
+                let (n, d) = (ffi::PyUnicode_GET_LENGTH(p) as usize, ffi::PyUnicode_DATA(p));
+                match ffi::PyUnicode_KIND(p) {
+                    _ if ffi::PyUnicode_IS_ASCII(p) != 0 => StrView::Ascii(d as *const u8, n),
+                    ffi::PyUnicode_1BYTE_KIND => StrView::Latin1(d as *const u8, n),
+                    ffi::PyUnicode_2BYTE_KIND => StrView::Ucs2(d as *const u16, n),
+                    _ => StrView::Ucs4(d as *const u32, n),
+                }
+            };
+            views.push(view);
+        }
+        Ok(StrViews { views, _texts: std::marker::PhantomData })
+    }
+
+    /// Every text as UTF-8, in order: ASCII ones borrowed, the others encoded on `threads`
+    /// threads (1: the calling thread; 0: the global pool). `Err(k)`: text k is the first in
+    /// order that holds a lone surrogate (whichever thread met one first).
+    fn utf8(&self, threads: usize) -> Result<Result<Vec<std::borrow::Cow<'a, str>>, usize>, CoreError> {
+        use rayon::prelude::*;
+        let one = |v: &StrView| v.utf8().ok_or(());
+        let all: Result<Vec<_>, ()> = if threads == 1 || self.views.iter().all(|v| matches!(v, StrView::Ascii(..))) {
+            self.views.iter().map(one).collect()
+        } else {
+            pool::install(threads, || self.views.par_iter().map(one).collect())?
+        };
+        Ok(all.map_err(|()| self.views.iter().position(|v| v.utf8().is_none()).unwrap_or(0)))
+    }
+}
+
+impl StrView {
+    /// The text as UTF-8, or `None` if it holds a lone surrogate.
+    fn utf8<'a>(&self) -> Option<std::borrow::Cow<'a, str>> {
+        use std::borrow::Cow;
+        fn encode<T: Copy + Into<u32>>(units: &[T], most: usize) -> Option<String> {
+            let mut s = String::with_capacity(units.len() * most);
+            for &u in units {
+                s.push(char::from_u32(u.into())?);
+            }
+            Some(s)
+        }
+        // SAFETY (every arm): the pointer and length describe a live str's code points (see
+        // `StrViews`); an ASCII str's are bytes below 0x80, which are UTF-8.
+        unsafe {
+            Some(match *self {
+                StrView::Ascii(p, n) => Cow::Borrowed(std::str::from_utf8_unchecked(std::slice::from_raw_parts(p, n))),
+                StrView::Latin1(p, n) => Cow::Owned(encode(std::slice::from_raw_parts(p, n), 2)?),
+                StrView::Ucs2(p, n) => Cow::Owned(encode(std::slice::from_raw_parts(p, n), 3)?),
+                StrView::Ucs4(p, n) => Cow::Owned(encode(std::slice::from_raw_parts(p, n), 4)?),
+            })
+        }
+    }
+}
+
+/// The error for text `k` of `texts`, which `StrViews::utf8` found holding a lone surrogate:
+/// CPython's own `UnicodeEncodeError` for it.
+fn surrogate_error(texts: &[Bound<'_, PyString>], k: usize) -> PyErr {
+    match texts[k].to_str() {
+        Err(e) => e,
+        Ok(_) => pyo3::exceptions::PyUnicodeEncodeError::new_err(format!("text {k} of the batch is not valid Unicode")),
     }
 }
 

@@ -6,6 +6,7 @@ encoding; and errors that are tokreg's own exception classes (never text to matc
 from __future__ import annotations
 
 import base64
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
@@ -302,6 +303,43 @@ def test_lone_surrogates_raise_unicode_encode_error() -> None:
         enc.encode_ordinary("a\ud800")
     with pytest.raises(UnicodeEncodeError):
         enc.encode_batch(["fine", "a\ud800"])
+    # A surrogate in a str of each width (UCS-2, and UCS-4 beside a character past U+FFFF).
+    for bad in ["日本\udfff", "\U0001f600\ud800"]:
+        for threads in (1, 2):
+            with pytest.raises(UnicodeEncodeError):
+                enc.encode_batch(["fine", "héllo", bad], threads=threads)
+            with pytest.raises(UnicodeEncodeError):
+                enc.count_batch(["fine", bad], threads=threads)
+            with pytest.raises(UnicodeEncodeError):
+                enc.encode_batch_flat([bad], threads=threads)
+
+
+def test_large_batches_of_every_str_width_equal_one_by_one_and_hold_exact_references(
+    cl100k: tuple[_core.Encoder, Any, list[tuple[int, bytes]]],
+) -> None:
+    # Over 65,536 ids: the lists are filled on the pool's threads (`IdInts::lists_in_pool`), and
+    # the texts read from each of CPython's str widths (ASCII, Latin-1, UCS-2, UCS-4) off the GIL.
+    enc, theirs, _ = cl100k
+    kinds = ["plain words and code(x) ", "héllo wörld, ça va ", "日本語のテキスト、中文 ", "emoji 😀 and 𝔘𝔫𝔦 "]
+    texts = [(kinds[i % 4] + str(i) + " ") * 60 for i in range(240)]
+    texts[:4] = [type("Sub", (str,), {})(t) for t in texts[:4]]  # a str subclass: not a compact str
+    want = [theirs.encode_ordinary(t) for t in texts]
+    assert sum(map(len, want)) > 65_536
+    for threads in (1, 2, 0):
+        assert enc.encode_batch(texts, threads=threads) == want
+        assert enc.count_batch(texts, threads=threads) == [len(w) for w in want]
+    ids, offsets = enc.encode_batch_flat(texts, threads=2)
+    assert len(ids) == 4 * sum(map(len, want)) and len(offsets) == 8 * (len(texts) + 1)
+    # Each list slot holds one reference to its int, no more and no fewer.
+    first = enc.encode_batch(texts, threads=2)
+    some = next(i for i in first[0] if i > 256)  # not one of CPython's shared small ints
+    held = first[0][first[0].index(some)]
+    before = sys.getrefcount(held)
+    again = enc.encode_batch(texts, threads=2)
+    assert sys.getrefcount(held) == before + sum(x.count(some) for x in again)
+    assert all(x is held for ids in again for x in ids if x == some)
+    del again
+    assert sys.getrefcount(held) == before
 
 
 CORPUS = [b"the cat the car the rat\n" * 20, b"low lower newest widest\n" * 20]
