@@ -290,9 +290,13 @@ impl IdInts {
             let len = pyo3::ffi::Py_ssize_t::try_from(ids.len()).expect("a list shorter than isize::MAX");
             // SAFETY: the GIL is held. `PyList_New(len)` returns a new list of `len` NULL slots
             // (or NULL with an exception set, turned into the error); its item array is the
-            // `ob_item` of a `PyListObject`. A list dropped with NULL slots skips them.
+            // `ob_item` of a `PyListObject`. A list dropped with NULL slots skips them. The list
+            // is taken off the cyclic GC's books until it is complete (step 5): while the GIL
+            // is released, another thread's `gc.get_objects()` could otherwise reach a list
+            // whose slots are being written or hold ints without their reference yet.
             unsafe {
                 let list = Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(len))?;
+                pyo3::ffi::PyObject_GC_UnTrack(list.as_ptr().cast());
                 slots.push(Slots((*(list.as_ptr() as *mut pyo3::ffi::PyListObject)).ob_item));
                 lists.push(list.downcast_into_unchecked::<PyList>());
             }
@@ -395,6 +399,10 @@ impl IdInts {
                     unsafe { pyo3::ffi::Py_INCREF(p) };
                 }
             }
+        }
+        for list in &lists {
+            // SAFETY: the GIL is held; every slot holds a referenced int: the GC may see it now.
+            unsafe { pyo3::ffi::PyObject_GC_Track(list.as_ptr().cast()) };
         }
         Ok(lists)
     }
