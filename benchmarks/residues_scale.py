@@ -350,14 +350,19 @@ def run_budget(
         )
         if FEWER is not None:
             tried = "; ".join(
-                f"{s['k']}: worst {100 * max(s['costs']):+.2f}%, {min(s['fewer']):.1f}x"
-                + (f" (mean {sum(s['fewer']) / len(s['fewer']):.2f}x)" if FOLDS == "unseen" else "")
+                (
+                    f"{s['k']}: mean {100 * sum(s['costs']) / len(s['costs']):+.2f}%, "
+                    f"{sum(s['fewer']) / len(s['fewer']):.2f}x"
+                    if FOLDS == "unseen"
+                    else f"{s['k']}: worst {100 * max(s['costs']):+.2f}%, {min(s['fewer']):.1f}x"
+                )
                 for s in budget["tried"]
             )
+            how_tried = "the folds' mean cost and fewer" if FOLDS == "unseen" else "worst fold's cost and fewer"
             notes.append(
                 f"{n:,}, --budget {margin:g}% --fewer {FEWER:g}{' --folds unseen' if FOLDS == 'unseen' else ''}: "
-                f"k = {budget['k']:,}, goal met ({'on average, cost on every fold' if FOLDS == 'unseen' else 'on every fold'}): "
-                f"{budget['goal_met']} (k tried, worst fold's cost and fewer: {tried}); "
+                f"k = {budget['k']:,}, goal met ({'on average over the folds' if FOLDS == 'unseen' else 'on every fold'}): "
+                f"{budget['goal_met']} (k tried, {how_tried}: {tried}); "
                 f"{judge_cpu:.0f} s CPU, {wall:.0f} s wall"
             )
             continue

@@ -446,7 +446,7 @@ class Registry:
         as well (5.0: five times fewer), the folds rule: k the smallest with that many times fewer
         residues within `budget` on every fold of `text` (each quarter judged on the rest); `folds`
         "unseen": each fold measured by a BPE trained without it, k midway between the fewest
-        meeting the goal on average and the most within `budget` on every fold."""
+        meeting the goal and the most within `budget`, both on average over the folds."""
         stored = self._derivable(base, name)
         from .evaluation import evaluate, residues  # on use: see the note at the top-level imports
         from .versions import no_residues, residue_budget
@@ -474,8 +474,8 @@ class Registry:
                 note = (
                     f"BPE +{k:,} less {k:,} residues of {stored.info.ref}, k by folds: "
                     + (f"{fewer:g}x fewer" if met else f"{fewer:g}x fewer NOT reached")
-                    + f" within {100 * budget:g}% on every fold"
-                    + (" (unseen folds, fewer on average)" if folds == "unseen" else "")
+                    + (f" within {100 * budget:g}% on average over unseen folds" if folds == "unseen"
+                       else f" within {100 * budget:g}% on every fold")
                 )
             return self._record(name, [derived], message or note)[0].info
         (loaded,) = evaluate.read_texts([text])

@@ -54,8 +54,8 @@ from .derived import echo_created
     show_default=True,
     help="With --fewer: how a fold is measured. 'trained': by BPE trained on all of FILE (the fold "
     "included); 'unseen': by BPE N + N/4 trained on FILE without the fold (cross-fitted, as held-out "
-    "text is), and k is midway between the fewest with X times fewer residues on average over the "
-    "folds and the most within PCT on every fold.",
+    "text is), and k is midway between the fewest with X times fewer residues and the most within "
+    "PCT, both on average over the folds.",
 )
 @click.option(
     "--threads", type=int, default=0, show_default=True, help="Threads (0: one per core); never changes the result."
@@ -115,10 +115,11 @@ def drop_residues(
     With --folds unseen (cross-fitted folds), each quarter is measured as held-out text is: by
     BPE N + N/4 trained on FILE without that quarter (4 extra trainings), judged on the six parts
     it was trained on. The folds of a version trained on them underestimate the cost and the
-    residues left on unseen text at larger vocabularies. k_hi is the largest k found whose every
-    quarter stays within PCT (doubling from N/32, then halving to N/256); k_lo the smallest k found
-    below it with X times fewer residues on average over the quarters; k is their midpoint, the
-    same slack to both, else k_hi with the goal recorded as not met.
+    residues left on unseen text at larger vocabularies. Each quarter estimates what held-out text
+    of its size sees, their mean the estimate: k_hi is the largest k found whose mean cost stays
+    within PCT (doubling from N/32, then halving to N/256); k_lo the smallest k found below it with
+    X times fewer residues on average; k is their midpoint, the same slack to both, else k_hi with
+    the goal recorded as not met.
 
     \b
     Example:

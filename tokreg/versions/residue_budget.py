@@ -796,13 +796,19 @@ def mean_fewer(step: FoldStep) -> float:
     return sum(step.fewer) / len(step.fewer)
 
 
+def mean_cost(step: FoldStep) -> float:
+    return sum(step.costs) / len(step.costs)
+
+
 def unseen_search(measure: Any, n: int, margin: float, goal: float) -> tuple[int, list[FoldStep], bool]:
-    """k by unseen folds. k_hi: the largest k found whose worst fold is within `margin` (k doubles
-    from N/UNSEEN_FROM while within it, at most N/MAX_SHARE, then the gap to the first k over it is
-    halved down to N/UNSEEN_FINE). k_lo: the smallest k found (at most k_hi) whose folds have `goal`
-    times fewer residues on average (halved the same way below k_hi). When both exist, k is their
-    midpoint (the same slack to the cost bound and to the goal); else k_hi, the goal not met.
-    Returns k, every step tried and whether k meets both (worst cost, mean fewer)."""
+    """k by unseen folds, each an estimate of what held-out text of its size sees (their mean
+    the estimate used for both). k_hi: the largest k found whose folds' mean cost is within
+    `margin` (k doubles from N/UNSEEN_FROM while within it, at most N/MAX_SHARE, then the gap to
+    the first k over it is halved down to N/UNSEEN_FINE). k_lo: the smallest k found (at most
+    k_hi) whose folds have `goal` times fewer residues on average (halved the same way below
+    k_hi). When both exist, k is their midpoint (the same slack to the cost bound and to the
+    goal); else k_hi, the goal not met. Returns k, every step tried and whether k meets both.
+    """
     tried: dict[int, FoldStep] = {}
 
     def at(k: int) -> FoldStep:
@@ -814,14 +820,14 @@ def unseen_search(measure: Any, n: int, margin: float, goal: float) -> tuple[int
     ok, over = 0, kmax + 1
     k = max(1, n // UNSEEN_FROM)
     while k <= kmax:
-        if not at(k).within(margin):
+        if not mean_cost(at(k)) <= margin:
             over = k
             break
         ok = k
         k *= 2
     while over - ok > fine:
         mid = (ok + over) // 2
-        if at(mid).within(margin):
+        if mean_cost(at(mid)) <= margin:
             ok = mid
         else:
             over = mid
@@ -841,7 +847,7 @@ def unseen_search(measure: Any, n: int, margin: float, goal: float) -> tuple[int
     k_lo = reach
     k = (k_lo + k_hi) // 2
     s = at(k)
-    if not (s.within(margin) and mean_fewer(s) >= goal):  # not monotone there: k_hi, which meets both
+    if not (mean_cost(s) <= margin and mean_fewer(s) >= goal):  # not monotone there: k_hi, which meets both
         k = k_hi
     return k, [tried[x] for x in sorted(tried)], True
 
@@ -871,7 +877,7 @@ def drop_by_unseen_folds(
     )
     if k == 0:
         raise InputError(
-            f"no k from {max(1, n // UNSEEN_FINE)} up keeps every unseen fold of {path} within {100 * margin:g}% of "
+            f"no k from {max(1, n // UNSEEN_FINE)} up keeps the unseen folds of {path} on average within {100 * margin:g}% of "
             "plain BPE's tokens per byte; nothing was written"
         )
     whole = cut_bpe(big, n + k)
@@ -910,12 +916,13 @@ def drop_by_unseen_folds(
                 f"{EIGHTHS - 2} parts, judged on them, measured on the fold"
             ),
             "steps": (
-                f"k_hi: k doubles from N/{UNSEEN_FROM} (at most N/{MAX_SHARE}) while the worst fold is within the "
-                f"margin, then the gap is halved to N/{UNSEEN_FINE}; k_lo: the smallest k found at most k_hi whose "
+                f"k_hi: k doubles from N/{UNSEEN_FROM} (at most N/{MAX_SHARE}) while the folds' mean cost is within "
+                f"the margin, then the gap is halved to N/{UNSEEN_FINE}; k_lo: the smallest k found at most k_hi whose "
                 f"folds have {goal:g}x fewer residues on average, halved the same way; k = (k_lo + k_hi) // 2 "
                 "(k_hi where that misses either); k_hi with the goal not met when no k_lo"
             ),
-            "check_cost": round(max(chosen.costs), 6),
+            "check_cost": round(mean_cost(chosen), 6),
+            "worst_cost": round(max(chosen.costs), 6),
             "fold_fewer": round(min(chosen.fewer), 3),
             "mean_fewer": round(mean_fewer(chosen), 3),
             "tried": [s.to_json() for s in steps],
