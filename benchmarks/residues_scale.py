@@ -336,7 +336,11 @@ def run_budget(
         m = texts.measure(reg.load(v.ref), held)
         r = len(m.residues())
         budget = reg.lineage(v.ref)[0].lineage.details["budget"]  # nearest first
-        how = f"--fewer {FEWER:g}" + (f" --folds {FOLDS}" if FOLDS != "trained" else "") if FEWER is not None else BUDGET_VERSION
+        how = (
+            f"--fewer {FEWER:g}" + (f" --folds {FOLDS}" if FOLDS != "trained" else "")
+            if FEWER is not None
+            else BUDGET_VERSION
+        )
         rows.append(
             [
                 f"--budget {margin:g}% ({how}): BPE {n + budget['k']:,} less {budget['k']:,}",
@@ -359,9 +363,10 @@ def run_budget(
                 for s in budget["tried"]
             )
             how_tried = "the folds' mean cost and fewer" if FOLDS == "unseen" else "worst fold's cost and fewer"
+            where = "on average over the folds" if FOLDS == "unseen" else "on every fold"
             notes.append(
                 f"{n:,}, --budget {margin:g}% --fewer {FEWER:g}{' --folds unseen' if FOLDS == 'unseen' else ''}: "
-                f"k = {budget['k']:,}, goal met ({'on average over the folds' if FOLDS == 'unseen' else 'on every fold'}): "
+                f"k = {budget['k']:,}, goal met ({where}): "
                 f"{budget['goal_met']} (k tried, {how_tried}: {tried}); "
                 f"{judge_cpu:.0f} s CPU, {wall:.0f} s wall"
             )

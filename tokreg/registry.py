@@ -474,8 +474,11 @@ class Registry:
                 note = (
                     f"BPE +{k:,} less {k:,} residues of {stored.info.ref}, k by folds: "
                     + (f"{fewer:g}x fewer" if met else f"{fewer:g}x fewer NOT reached")
-                    + (f" within {100 * budget:g}% on average over unseen folds" if folds == "unseen"
-                       else f" within {100 * budget:g}% on every fold")
+                    + (
+                        f" within {100 * budget:g}% on average over unseen folds"
+                        if folds == "unseen"
+                        else f" within {100 * budget:g}% on every fold"
+                    )
                 )
             return self._record(name, [derived], message or note)[0].info
         (loaded,) = evaluate.read_texts([text])

@@ -746,8 +746,8 @@ UNSEEN_FINE = 256
 @dataclass(frozen=True)
 class UnseenFold:
     """Fold q (parts q and q + EIGHTHS/2, a quarter of T) as unseen text: `data` is BPE N + N/4
-    trained on the other six parts (each N + k its prefix), `parts` the traces of plain BPE N (of
-    that run) on the eight parts, the fold's plain tokens and residues."""
+    trained on the other six parts (each N + k its prefix); the fold's tokens and residues with
+    that run's plain BPE N."""
 
     data: TokenizerData
     made_of: dict[int, tuple[int, int]]
@@ -756,13 +756,22 @@ class UnseenFold:
 
 
 def unseen_fold(
-    blocks: Sequence[list[str]], eighths: Sequence[Pieces], q: int, n: int, pattern: str, below: float, min_seen: int, threads: int
+    blocks: Sequence[list[str]],
+    eighths: Sequence[Pieces],
+    q: int,
+    n: int,
+    pattern: str,
+    below: float,
+    min_seen: int,
+    threads: int,
 ) -> UnseenFold:
     half = EIGHTHS // 2
     rest = ("".join(b) for j, b in enumerate(blocks) if j % EIGHTHS not in (q, q + half))
     data = train_bpe(rest, n + n // MAX_SHARE, pattern, threads)
     if len([t for t in data.tokens if t.kind != "special"]) < n + n // MAX_SHARE:
-        raise InputError(f"the text without fold {q} has too few pairs for {n + n // MAX_SHARE:,} tokens; nothing was written")
+        raise InputError(
+            f"the text without fold {q} has too few pairs for {n + n // MAX_SHARE:,} tokens; nothing was written"
+        )
     made_of = parents(data)
     plain = Tokenizer.from_data(cut_bpe(data, n), "plain")
     held = added([trace(plain, eighths[q], threads), trace(plain, eighths[q + half], threads)])
@@ -877,8 +886,8 @@ def drop_by_unseen_folds(
     )
     if k == 0:
         raise InputError(
-            f"no k from {max(1, n // UNSEEN_FINE)} up keeps the unseen folds of {path} on average within {100 * margin:g}% of "
-            "plain BPE's tokens per byte; nothing was written"
+            f"no k from {max(1, n // UNSEEN_FINE)} up keeps the unseen folds of {path} on average within "
+            f"{100 * margin:g}% of plain BPE's tokens per byte; nothing was written"
         )
     whole = cut_bpe(big, n + k)
     tok = Tokenizer.from_data(whole, "final")
