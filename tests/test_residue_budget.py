@@ -359,6 +359,8 @@ def test_unseen_folds_are_recorded_deterministic_and_measured_by_bpe_without_the
         )
         with pytest.raises(InputError, match="--folds"):
             reg.drop_residues(base.ref, "k", corpus, budget=0.01, folds="unseen")
+    shown = Cli(tmp_path / "r.db")("show", v.ref).output
+    assert "chosen by unseen folds of t.txt" in shown and "on average (mean" in shown
 
 
 @pytest.mark.slow
