@@ -323,7 +323,7 @@ def test_unseen_folds_are_recorded_deterministic_and_measured_by_bpe_without_the
     small_blocks: None, tmp_path: Path
 ) -> None:
     corpus = tmp_path / "t.txt"
-    corpus.write_bytes(head_lines("dr.en.txt", 80_000))  # 39 blocks: 4 or 5 per part
+    corpus.write_bytes(head_lines("dr.en.txt", 50_000))  # 24 blocks: 3 per part
     with Registry(tmp_path / "r.db") as reg:
         base = reg.train("k", [corpus], BpeOptions(vocab_size=N))
         v = reg.drop_residues(base.ref, "k", corpus, budget=0.01, fewer=3.0, folds="unseen", threads=1)
