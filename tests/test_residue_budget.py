@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -274,4 +275,102 @@ def test_folds_rule_from_the_cli_and_refusals(small_blocks: None, corpus: Path, 
             ok=False,
         ),
         "--budget-version",
+    )
+
+
+def steps_from(cost: dict[int, float], fewer: dict[int, float]) -> tuple[Callable[[int], rb.FoldStep], list[int]]:
+    """A measure for `unseen_search` from per-k curves (every fold the same), recording each k asked."""
+    asked: list[int] = []
+
+    def measure(k: int) -> rb.FoldStep:
+        asked.append(k)
+        c = next(v for kk, v in sorted(cost.items()) if kk >= k)
+        f = next(v for kk, v in sorted(fewer.items()) if kk >= k)
+        return rb.FoldStep(k, (c, c + 0.002, c - 0.002, c), (f, f - 1, f + 1, f))
+
+    return measure, asked
+
+
+def test_unseen_search_takes_the_midpoint_of_the_goal_and_the_margin() -> None:
+    """k_lo: the smallest k found with the goal met on average; k_hi: the largest within the
+    margin on average; k is their midpoint, found by doubling from N/32 then halving to N/256."""
+    n = 25_600  # N/32 = 800, N/256 = 100
+    # cost crosses 1% between 3,000 and 3,001, fewer reaches 5 at 2,000
+    cost = {2999: 0.009, 3000: 0.0099, 1 << 30: 0.05}
+    fewer = {1999: 4.0, 1 << 30: 5.5}
+    measure, asked = steps_from(cost, fewer)
+    k, steps, met = rb.unseen_search(measure, n, 0.01, 5.0)
+    assert asked[:3] == [800, 1600, 3200] and met
+    tried = {s.k: s for s in steps}
+    k_hi = max(x for x, s in tried.items() if rb.mean_cost(s) <= 0.01)
+    k_lo = min(x for x, s in tried.items() if rb.mean_fewer(s) >= 5.0)
+    assert 3000 - 100 <= k_hi <= 3000 and 2000 <= k_lo <= 2000 + 100
+    assert k == (k_lo + k_hi) // 2 and rb.mean_cost(tried[k]) <= 0.01 and rb.mean_fewer(tried[k]) >= 5.0
+    assert sorted(set(asked)) == sorted(tried)  # every k measured is recorded, once
+
+
+def test_unseen_search_without_the_goal_keeps_the_margin() -> None:
+    n = 25_600
+    measure, _ = steps_from({2999: 0.009, 1 << 30: 0.05}, {1 << 30: 4.0})  # never 5x
+    k, steps, met = rb.unseen_search(measure, n, 0.01, 5.0)
+    assert not met and 2900 <= k < 3000 and all(rb.mean_cost(s) > 0.01 for s in steps if s.k > k)
+    measure, _ = steps_from({1 << 30: 0.05}, {1 << 30: 9.0})  # over the margin everywhere
+    assert rb.unseen_search(measure, n, 0.01, 5.0)[0] == 0
+
+
+@pytest.mark.slow
+def test_unseen_folds_are_recorded_deterministic_and_measured_by_bpe_without_the_fold(
+    small_blocks: None, tmp_path: Path
+) -> None:
+    corpus = tmp_path / "t.txt"
+    corpus.write_bytes(head_lines("dr.en.txt", 50_000))  # 24 blocks: 3 per part
+    with Registry(tmp_path / "r.db") as reg:
+        base = reg.train("k", [corpus], BpeOptions(vocab_size=N))
+        v = reg.drop_residues(base.ref, "k", corpus, budget=0.01, fewer=3.0, folds="unseen", threads=1)
+        again = reg.drop_residues(base.ref, "k2", corpus, budget=0.01, fewer=3.0, folds="unseen", threads=2)
+        assert v.content_hash == again.content_hash  # threads never change it
+        b = reg.lineage(v.ref)[0].lineage.details["budget"]
+        k = b["k"]
+        assert b["folds"] == "unseen" and b["rule"] == "folds" and k > 0
+        chosen = next(s for s in b["tried"] if s["k"] == k)
+        assert b["check_cost"] == pytest.approx(sum(chosen["costs"]) / 4, abs=1e-6) and b["check_cost"] <= 0.01
+        assert b["goal_met"] == (b["mean_fewer"] >= 3.0)
+        st_base, st = reg.stored(base.ref), reg.stored(v.ref)
+        removed = [t.id for t in st.tokens if t.kind == "removed"]
+        assert len(removed) == k and st.info.vocab_size == N
+        assert [t.bytes for t in st.tokens[:N]] == [t.bytes for t in st_base.tokens]  # BASE's ids kept
+        # fold 1 again with the encoder: BPE trained on the six other parts only, judged on them
+        blocks = rb.cut_blocks(corpus.read_text(encoding="utf-8"))
+        rest = [b for j, b in enumerate(blocks) if j % rb.EIGHTHS not in (1, 5)]
+        held = rb.lines_of(blocks[1::4])
+        pattern = st_base.info.config["pattern"]
+        fold_bpe = rb.train_bpe(iter(["".join(b) for b in rest]), N + k, pattern, 1)
+        assert not rb.same_merges(fold_bpe, reg.stored(base.ref).data())  # another BPE: the fold unseen
+        judged = [rb.lines_of(blocks[j :: rb.EIGHTHS]) for j in range(rb.EIGHTHS) if j % 4 != 1]
+        order = rb.pair_judge([rb.trace(Tokenizer.from_data(fold_bpe, "f"), p, 1) for p in judged], 0.1, 10)
+        gone = set(order[:k])
+        tokens = [dataclasses.replace(x, kind="removed", count=None) if x.id in gone else x for x in fold_bpe.tokens]
+        config = ResidueFreeConfig(fold_bpe.config["pattern"], tuple(sorted(gone))).to_json()
+        fold = Tokenizer.from_data(dataclasses.replace(fold_bpe, tokens=tokens, config=config), "fold")
+        plain = Tokenizer.from_data(rb.cut_bpe(fold_bpe, N), "plain")
+        emitted = sum(map(len, fold.encode_ordinary_batch(held)))
+        assert emitted / sum(map(len, plain.encode_ordinary_batch(held))) - 1 == pytest.approx(
+            chosen["costs"][1], abs=1e-6
+        )
+        with pytest.raises(InputError, match="--folds"):
+            reg.drop_residues(base.ref, "k", corpus, budget=0.01, folds="unseen")
+    shown = Cli(tmp_path / "r.db")("show", v.ref).output
+    assert "chosen by unseen folds of t.txt" in shown and "on average (mean" in shown
+
+
+@pytest.mark.slow
+def test_folds_needs_the_folds_rule(corpus: Path, tmp_path: Path) -> None:
+    run = Cli(tmp_path / "r.db")
+    run("train", "k", corpus, "--vocab-size", N)
+    one_error_line(
+        run("drop-residues", "k@1", "k", "--text", corpus, "--folds", "unseen", ok=False),
+        "--folds is for the folds rule",
+    )
+    one_error_line(
+        run("drop-residues", "k@1", "k", "--text", corpus, "--budget", "1%", "--folds", "unseen", ok=False), "--folds"
     )

@@ -30,7 +30,14 @@ def lineage_line(line: Lineage) -> str:
     if "ids_preserved" in d:
         notes.append("ids kept" if d["ids_preserved"] else "ids NOT kept")
     b = d.get("budget")
-    if b and b.get("rule") == "folds":
+    if b and b.get("folds") == "unseen":
+        notes.append(
+            f"k = {b['k']:,} chosen by unseen folds of {d['text']['name']} (each measured by BPE trained without it): "
+            + (f"{b['fewer']:g}x fewer residues" if b["goal_met"] else f"{b['fewer']:g}x fewer NOT reached")
+            + f" within {100 * b['margin']:g}% on average (mean {100 * b['check_cost']:+.2f}%, "
+            f"{b['mean_fewer']:.2f}x; worst {100 * b['worst_cost']:+.2f}%, {b['fold_fewer']:.2f}x)"
+        )
+    elif b and b.get("rule") == "folds":
         notes.append(
             f"k = {b['k']:,} chosen by folds of {d['text']['name']}: "
             + (f"{b['fewer']:g}x fewer residues" if b["goal_met"] else f"{b['fewer']:g}x fewer NOT reached")

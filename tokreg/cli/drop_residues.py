@@ -48,6 +48,16 @@ from .derived import echo_created
     "tokens per byte, else the largest within PCT. BASE's ids kept.",
 )
 @click.option(
+    "--folds",
+    type=click.Choice(["trained", "unseen"]),
+    default="trained",
+    show_default=True,
+    help="With --fewer: how a fold is measured. 'trained': by BPE trained on all of FILE (the fold "
+    "included); 'unseen': by BPE N + N/4 trained on FILE without the fold (cross-fitted, as held-out "
+    "text is), and k is midway between the fewest with X times fewer residues and the most within "
+    "PCT, both on average over the folds.",
+)
+@click.option(
     "--threads", type=int, default=0, show_default=True, help="Threads (0: one per core); never changes the result."
 )
 @click.option("--message", "-m", help="A note stored with the version.")
@@ -62,6 +72,7 @@ def drop_residues(
     budget: Optional[str],
     budget_version: str,
     fewer: Optional[str],
+    folds: str,
     threads: int,
     message: Optional[str],
     as_json: bool,
@@ -101,6 +112,15 @@ def drop_residues(
     the largest k within PCT on every quarter, and the lineage says the goal was not met. The
     version: BPE N + k on all of FILE less the k judged on all 8 parts; every id of BASE kept.
 
+    With --folds unseen (cross-fitted folds), each quarter is measured as held-out text is: by
+    BPE N + N/4 trained on FILE without that quarter (4 extra trainings), judged on the six parts
+    it was trained on. The folds of a version trained on them underestimate the cost and the
+    residues left on unseen text at larger vocabularies. Each quarter estimates what held-out text
+    of its size sees, their mean the estimate: k_hi is the largest k found whose mean cost stays
+    within PCT (doubling from N/32, then halving to N/256); k_lo the smallest k found below it with
+    X times fewer residues on average; k is their midpoint, the same slack to both, else k_hi with
+    the goal recorded as not met.
+
     \b
     Example:
         tokreg drop-residues gpt-mini@1 gpt-mini --text corpus.txt
@@ -108,6 +128,7 @@ def drop_residues(
         tokreg train kern kernel.txt --vocab-size 8000
         tokreg drop-residues kern@1 kern --text kernel.txt --budget 0.8%
         tokreg drop-residues kern@1 kern --text kernel.txt --budget 1% --fewer 5
+        tokreg drop-residues kern@1 kern --text kernel.txt --budget 1% --fewer 5 --folds unseen
     """
     from ..versions.residue_budget import parse_fewer, parse_margin  # on use: the CLI loads commands lazily
 
@@ -123,6 +144,7 @@ def drop_residues(
         budget=margin,
         budget_version=budget_version,
         fewer=goal,
+        folds=folds,
         threads=threads,
         message=message,
     )
