@@ -346,7 +346,7 @@ pub fn merge_triples(data: &[u8], start: usize, end: usize) -> Result<(usize, Ve
 }
 
 /// Standard base64 with its padding, as Python's `b64decode(validate=True)` reads it.
-fn base64(s: &str, out: &mut Vec<u8>) -> Result<(), &'static str> {
+pub(crate) fn base64(s: &str, out: &mut Vec<u8>) -> Result<(), &'static str> {
     let s = s.as_bytes();
     if s.len() % 4 != 0 {
         return Err("its bytes are not base64 (incorrect padding)");

@@ -349,9 +349,41 @@ impl RankEncoder {
     #[inline]
     fn char_into(&self, ch: &[u8], parts: &mut FlatParts, cache: &mut PieceCache, out: &mut Vec<u32>) {
         let Err(slot) = cache.char_get(ch, out) else { return };
+        if let [a, b, c] = *ch {
+            let (ids, m) = self.merge3(a, b, c);
+            cache.char_insert(slot, ch, &ids[..m]);
+            return piece_cache::append(out, &ids[..m]);
+        }
         let m = self.merge_flat(ch, NONE, parts);
         cache.char_insert(slot, ch, &parts.ids[..m]);
         piece_cache::append(out, &parts.ids[..m]);
+    }
+
+    /// The merge rule on three bytes (a character of Chinese, Japanese or Korean), in closed
+    /// form: the lower ranked of the pairs `ab` and `bc` merges first (`ab` on a tie), then
+    /// the remaining two parts merge if their concatenation, the three bytes, is a token. So
+    /// the result is the whole if it is a token and some pair is one; else the lower pair and
+    /// the byte beside it; else the three bytes. Two lookups in the rank table's direct array
+    /// of byte pairs and at most one probe, where `merge_flat` set up its arrays and scanned
+    /// them (367 instructions a character, callgrind, Japanese with cl100k; every distinct
+    /// character of a cold call goes through here). Equal to `merge_flat`: tested on every
+    /// 3-byte character of cl100k and o200k and on all 3-byte strings over a small alphabet.
+    #[inline]
+    fn merge3(&self, a: u8, b: u8, c: u8) -> ([u32; 3], usize) {
+        let ab = self.ranks.get(&[a, b]).unwrap_or(NONE);
+        let bc = self.ranks.get(&[b, c]).unwrap_or(NONE);
+        let byte = |x: u8| self.byte_id[x as usize];
+        if ab == NONE && bc == NONE {
+            return ([byte(a), byte(b), byte(c)], 3);
+        }
+        if let Some(whole) = self.ranks.get(&[a, b, c]) {
+            return ([whole, 0, 0], 1);
+        }
+        if ab <= bc {
+            ([ab, byte(c), 0], 2)
+        } else {
+            ([byte(a), bc, 0], 2)
+        }
     }
 
     /// Whether tokens `a` and `b`, which meet at byte `seam` of `piece` (`a` ends there and
@@ -1069,6 +1101,66 @@ pub(crate) mod tests {
                 if e.rank(piece).is_none() {
                     assert_eq!(out, want, "round {round}: {text:?}");
                 }
+            }
+        }
+    }
+
+    /// `merge3`, the merge rule on three bytes in closed form, equals `merge_flat`: on every
+    /// string of three bytes over an alphabet whose pairs and triples are tokens in every
+    /// combination (the whole with and without its pairs, pairs of equal rank on repeated
+    /// bytes, either pair ranked first), and on every 3-byte character with cl100k and o200k.
+    #[test]
+    fn three_bytes_in_closed_form_equal_the_merge_loop() {
+        let check = |e: &RankEncoder, ch: [u8; 3]| {
+            let mut parts = FlatParts::new();
+            let m = e.merge_flat(&ch, NONE, &mut parts);
+            let (ids, n) = e.merge3(ch[0], ch[1], ch[2]);
+            assert_eq!(&ids[..n], parts.ids(m), "{ch:x?}");
+        };
+        let alphabet = [b'a', b'b', b'c', b'd', 0xE3, 0x81, 0x82];
+        let mut extra: Vec<Vec<u8>> = vec![];
+        let mut rnd = crate::test_data::rng(0xbb67_ae85_84ca_a73b);
+        for &x in &alphabet {
+            for &y in &alphabet {
+                if rnd(3) > 0 {
+                    extra.push(vec![x, y]);
+                }
+                for &z in &alphabet {
+                    if rnd(3) == 0 {
+                        extra.push(vec![x, y, z]);
+                    }
+                }
+            }
+        }
+        // Ranks in a random order, so either pair may rank first.
+        for k in (1..extra.len()).rev() {
+            extra.swap(k, rnd(k as u64 + 1) as usize);
+        }
+        let e = encoder(&extra.iter().map(Vec::as_slice).collect::<Vec<_>>());
+        for &x in &alphabet {
+            for &y in &alphabet {
+                for &z in &alphabet {
+                    check(&e, [x, y, z]);
+                }
+            }
+        }
+        for (name, pattern) in [("cl100k_base", crate::pretok::CL100K), ("o200k_base", crate::pretok::O200K)] {
+            let Some(file) = crate::test_data::read(&format!("{name}.tiktoken")) else { continue };
+            let tokens: Vec<(u32, Vec<u8>)> = file
+                .lines()
+                .filter(|l| !l.is_empty())
+                .map(|l| {
+                    let (b64, rank) = l.split_once(' ').unwrap();
+                    let mut bytes = vec![];
+                    crate::tokreg_file::base64(b64, &mut bytes).unwrap();
+                    (rank.parse().unwrap(), bytes)
+                })
+                .collect();
+            let e = RankEncoder::new(tokens, vec![], Splitter::new(pattern).unwrap()).unwrap();
+            for c in (0x800..=0xFFFF).filter_map(char::from_u32) {
+                let mut ch = [0u8; 3];
+                c.encode_utf8(&mut ch);
+                check(&e, ch);
             }
         }
     }
