@@ -697,14 +697,61 @@ def drop_by_folds(
             "tokens per byte; nothing was written"
         )
     order = pair_judge(traced[k], below, min_seen)
+    chosen = next(s for s in steps if s.k == k)
+    budget: dict[str, Any] = {
+        "rule": "folds",
+        "margin": margin,
+        "fewer": goal,
+        "goal_met": chosen.good(goal),
+        "k": k,
+        "version": "all",
+        "judge": PAIR_JUDGE,
+        "split": (
+            f"blocks of {BLOCK} characters to a line end dealt into {EIGHTHS} parts; fold q: parts q and "
+            f"q + {EIGHTHS // 2} (a quarter) measured, judged on the other {EIGHTHS - 2}"
+        ),
+        "steps": (
+            f"k doubles from N/{COARSE} (at most N/{MAX_SHARE}) until every fold has {goal:g}x fewer residues "
+            f"or one is over the margin, then the gap is halved to N/{FINE}: the smallest k found with the goal "
+            "met within the margin on every fold, else the largest within it"
+        ),
+        "check_cost": round(max(chosen.costs), 6),
+        "fold_fewer": round(min(chosen.fewer), 3),
+        "tried": [s.to_json() for s in steps],
+    }
+    return folds_version(
+        cut_bpe(big, n + k), order, k, stored, path, (raw_bytes, blocks), (below, min_seen), budget, t0
+    )
+
+
+#: The folds rules' judge, as the lineage records it (`pair_judge`).
+PAIR_JUDGE = (
+    f"most unions of two of {EIGHTHS} parts (blocks in turn) a residue of, per F1 over the parts; ties lowest id"
+)
+
+
+def folds_version(
+    whole: TokenizerData,
+    order: Sequence[int],
+    k: int,
+    stored: StoredVersion,
+    path: str,
+    text: tuple[int, Sequence[list[str]]],
+    judged: tuple[float, int],
+    budget: dict[str, Any],
+    t0: float,
+) -> FinishedVersion:
+    """The version a folds rule chose: BPE N + k (`whole`, its counts the larger run's, not this
+    version's) less the first k of the judge's `order`, every id of BASE kept, recorded with
+    `budget` (the rule's own part of the lineage) and the time since `t0`."""
     if len(order) < k:
         raise InputError(
-            f"{path} names {len(order):,} residues of BPE {n + k:,}, fewer than the k = {k:,} chosen; "
+            f"{path} names {len(order):,} residues of BPE {sum(t.kind != 'special' for t in whole.tokens):,}, "
+            f"fewer than the k = {k:,} chosen; "
             "nothing was written"
         )
-    # its counts are the larger run's: not this version's
-    new = removed_version(cut_bpe(big, n + k), order[:k], stored, keep_counts=False)
-    chosen = next(s for s in steps if s.k == k)
+    new = removed_version(whole, order[:k], stored, keep_counts=False)
+    (raw_bytes, blocks), (below, min_seen) = text, judged
     details: dict[str, Any] = {
         "removed": k,
         "below": below,
@@ -713,31 +760,7 @@ def drop_by_folds(
         "ids_preserved": True,
         "holes": k,
         "added": k,
-        "budget": {
-            "rule": "folds",
-            "margin": margin,
-            "fewer": goal,
-            "goal_met": chosen.good(goal),
-            "k": k,
-            "version": "all",
-            "judge": (
-                f"most unions of two of {EIGHTHS} parts (blocks in turn) a residue of, per F1 over the parts; "
-                "ties lowest id"
-            ),
-            "split": (
-                f"blocks of {BLOCK} characters to a line end dealt into {EIGHTHS} parts; fold q: parts q and "
-                f"q + {EIGHTHS // 2} (a quarter) measured, judged on the other {EIGHTHS - 2}"
-            ),
-            "steps": (
-                f"k doubles from N/{COARSE} (at most N/{MAX_SHARE}) until every fold has {goal:g}x fewer residues "
-                f"or one is over the margin, then the gap is halved to N/{FINE}: the smallest k found with the goal "
-                "met within the margin on every fold, else the largest within it"
-            ),
-            "check_cost": round(max(chosen.costs), 6),
-            "fold_fewer": round(min(chosen.fewer), 3),
-            "tried": [s.to_json() for s in steps],
-            "seconds": round(time.perf_counter() - t0, 1),
-        },
+        "budget": {**budget, "seconds": round(time.perf_counter() - t0, 1)},
     }
     return descendant(new, stored, details)
 
@@ -901,50 +924,31 @@ def drop_by_unseen_folds(
     whole = cut_bpe(big, n + k)
     tok = Tokenizer.from_data(whole, "final")
     order = pair_judge([trace(tok, p, threads) for p in eighths], below, min_seen)
-    if len(order) < k:
-        raise InputError(
-            f"{path} names {len(order):,} residues of BPE {n + k:,}, fewer than the k = {k:,} chosen; "
-            "nothing was written"
-        )
-    new = removed_version(whole, order[:k], stored, keep_counts=False)  # counts are the larger run's
     chosen = next(s for s in steps if s.k == k)
-    details: dict[str, Any] = {
-        "removed": k,
-        "below": below,
-        "min_seen": min_seen,
-        "text": {"name": os.path.basename(path), "bytes": raw_bytes, "lines": sum(len(b) for b in blocks)},
-        "ids_preserved": True,
-        "holes": k,
-        "added": k,
-        "budget": {
-            "rule": "folds",
-            "folds": "unseen",
-            "margin": margin,
-            "fewer": goal,
-            "goal_met": met,
-            "k": k,
-            "version": "all",
-            "judge": (
-                f"most unions of two of {EIGHTHS} parts (blocks in turn) a residue of, per F1 over the parts; "
-                "ties lowest id"
-            ),
-            "split": (
-                f"blocks of {BLOCK} characters to a line end dealt into {EIGHTHS} parts; fold q: parts q and "
-                f"q + {EIGHTHS // 2} (a quarter), unseen: BPE N + N/{MAX_SHARE} trained on the other "
-                f"{EIGHTHS - 2} parts, judged on them, measured on the fold"
-            ),
-            "steps": (
-                f"k_hi: k doubles from N/{UNSEEN_FROM} (at most N/{MAX_SHARE}) while the folds' mean cost is within "
-                f"the margin, then the gap is halved to N/{UNSEEN_FINE}; k_lo: the smallest k found at most k_hi whose "
-                f"folds have {goal:g}x fewer residues on average, halved the same way; k = (k_lo + k_hi) // 2 "
-                "(k_hi where that misses either); k_hi with the goal not met when no k_lo"
-            ),
-            "check_cost": round(mean_cost(chosen), 6),
-            "worst_cost": round(max(chosen.costs), 6),
-            "fold_fewer": round(min(chosen.fewer), 3),
-            "mean_fewer": round(mean_fewer(chosen), 3),
-            "tried": [s.to_json() for s in steps],
-            "seconds": round(time.perf_counter() - t0, 1),
-        },
+    budget: dict[str, Any] = {
+        "rule": "folds",
+        "folds": "unseen",
+        "margin": margin,
+        "fewer": goal,
+        "goal_met": met,
+        "k": k,
+        "version": "all",
+        "judge": PAIR_JUDGE,
+        "split": (
+            f"blocks of {BLOCK} characters to a line end dealt into {EIGHTHS} parts; fold q: parts q and "
+            f"q + {EIGHTHS // 2} (a quarter), unseen: BPE N + N/{MAX_SHARE} trained on the other "
+            f"{EIGHTHS - 2} parts, judged on them, measured on the fold"
+        ),
+        "steps": (
+            f"k_hi: k doubles from N/{UNSEEN_FROM} (at most N/{MAX_SHARE}) while the folds' mean cost is within "
+            f"the margin, then the gap is halved to N/{UNSEEN_FINE}; k_lo: the smallest k found at most k_hi whose "
+            f"folds have {goal:g}x fewer residues on average, halved the same way; k = (k_lo + k_hi) // 2 "
+            "(k_hi where that misses either); k_hi with the goal not met when no k_lo"
+        ),
+        "check_cost": round(mean_cost(chosen), 6),
+        "worst_cost": round(max(chosen.costs), 6),
+        "fold_fewer": round(min(chosen.fewer), 3),
+        "mean_fewer": round(mean_fewer(chosen), 3),
+        "tried": [s.to_json() for s in steps],
     }
-    return descendant(new, stored, details)
+    return folds_version(whole, order, k, stored, path, (raw_bytes, blocks), (below, min_seen), budget, t0)
