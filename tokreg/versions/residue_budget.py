@@ -578,6 +578,30 @@ class FoldStep:
         return {"k": self.k, "costs": [round(c, 6) for c in self.costs], "fewer": [round(f, 3) for f in self.fewer]}
 
 
+def fold_measure(
+    traces: Sequence[Trace],
+    q: int,
+    k: int,
+    made_of: dict[int, tuple[int, int]],
+    plain_tokens: int,
+    plain_residues: int,
+    below: float,
+    min_seen: int,
+) -> tuple[float, float]:
+    """Fold q (eighths q and q + EIGHTHS/2) of a BPE N + k's `traces` of the eighths: (its cost,
+    its tokens against plain BPE N's `plain_tokens` less one; how many times fewer residues than
+    plain BPE N's `plain_residues`) once the k tokens the judge picks on the other six are gone.
+    A judge naming fewer than k makes no version of N tokens: over any margin, goal not met."""
+    half = EIGHTHS // 2
+    order = pair_judge([t for j, t in enumerate(traces) if j % half != q], below, min_seen)
+    if len(order) < k:
+        return float("inf"), 0.0
+    gone = set(order[:k])
+    held = added([traces[q], traces[q + half]])
+    left = residues_after(held, gone, made_of, below, min_seen)
+    return held.tokens(gone, made_of) / plain_tokens - 1, plain_residues / left if left else float(plain_residues or 1)
+
+
 def fold_search(
     big: TokenizerData,
     eighths: Sequence[Pieces],
@@ -603,19 +627,12 @@ def fold_search(
     def measure(k: int) -> FoldStep:
         if k not in tried:
             traces = [trace(Tokenizer.from_data(cut_bpe(big, n + k), "candidate"), p, threads) for p in eighths]
-            costs, fewer = [], []
-            for q in range(half):
-                order = pair_judge([t for j, t in enumerate(traces) if j % half != q], below, min_seen)
-                if len(order) < k:  # no version of n tokens: over the margin, goal not met
-                    costs.append(float("inf"))
-                    fewer.append(0.0)
-                    continue
-                gone = set(order[:k])
-                held = added([traces[q], traces[q + half]])
-                costs.append(held.tokens(gone, made_of) / base_tokens[q] - 1)
-                left = residues_after(held, gone, made_of, below, min_seen)
-                fewer.append(base_residues[q] / left if left else float(base_residues[q] or 1))
-            tried[k], traced[k] = FoldStep(k, tuple(costs), tuple(fewer)), traces
+            each = [
+                fold_measure(traces, q, k, made_of, base_tokens[q], base_residues[q], below, min_seen)
+                for q in range(half)
+            ]
+            costs, fewer = tuple(c for c, _ in each), tuple(f for _, f in each)
+            tried[k], traced[k] = FoldStep(k, costs, fewer), traces
         return tried[k]
 
     kmax, fine = n // MAX_SHARE, max(1, n // FINE)
@@ -815,21 +832,13 @@ def measure_unseen(
 ) -> FoldStep:
     """k on each unseen fold: its BPE N + k less the k tokens the judge picks on the six parts it
     was trained on, measured on the fold (never trained on nor judged on) against its plain BPE N."""
-    half = EIGHTHS // 2
     costs, fewer = [], []
     for q, f in enumerate(folds):
         tok = Tokenizer.from_data(cut_bpe(f.data, n + k), "candidate")
         traces = [trace(tok, p, threads) for p in eighths]
-        order = pair_judge([t for j, t in enumerate(traces) if j % half != q], below, min_seen)
-        if len(order) < k:  # no version of n tokens: over the margin, goal not met
-            costs.append(float("inf"))
-            fewer.append(0.0)
-            continue
-        gone = set(order[:k])
-        held = added([traces[q], traces[q + half]])
-        costs.append(held.tokens(gone, f.made_of) / f.plain_tokens - 1)
-        left = residues_after(held, gone, f.made_of, below, min_seen)
-        fewer.append(f.plain_residues / left if left else float(f.plain_residues or 1))
+        cost, less = fold_measure(traces, q, k, f.made_of, f.plain_tokens, f.plain_residues, below, min_seen)
+        costs.append(cost)
+        fewer.append(less)
     return FoldStep(k, tuple(costs), tuple(fewer))
 
 
