@@ -434,16 +434,7 @@ fn index(links: &Links, word_counts: &[u64], alphabet: usize) -> Index {
     // each pair up again rather than keeping a slot per cell (4 bytes a cell at the peak).
     let mut sizes: Vec<u32> = Vec::new();
     let mut direct = Direct::new(alphabet);
-    let mut w = usize::MAX; // the first cell, an edge, opens word 0
-    for xy in links.sym.windows(2) {
-        let (x, y) = (xy[0], xy[1]);
-        if x == EDGE {
-            w = w.wrapping_add(1);
-            continue;
-        }
-        if y == EDGE {
-            continue;
-        }
+    for_each_pair(&links.sym, |_, w, x, y| {
         let k = key(x, y);
         let at = direct.at(x, y);
         let known = match at {
@@ -465,7 +456,7 @@ fn index(links: &Links, word_counts: &[u64], alphabet: usize) -> Index {
         };
         counts[s] += word_counts[w] as i64;
         sizes[s] += 1;
-    }
+    });
     let mut first_range = Vec::with_capacity(sizes.len());
     let mut start = 0u32;
     for n in sizes.iter_mut() {
@@ -473,24 +464,37 @@ fn index(links: &Links, word_counts: &[u64], alphabet: usize) -> Index {
         start += std::mem::replace(n, start);
     }
     let mut first = vec![0u32; start as usize];
-    for (p, xy) in links.sym.windows(2).enumerate() {
-        let (x, y) = (xy[0], xy[1]);
-        if x == EDGE || y == EDGE {
-            continue;
-        }
+    for_each_pair(&links.sym, |p, _, x, y| {
         let s = match direct.at(x, y) {
             Some(i) => direct.slot[i],
             None => slot_of.get(key(x, y), &pairs).expect("every pair has its slot from the first pass"),
         } as usize;
         first[sizes[s] as usize] = p as u32;
         sizes[s] += 1;
-    }
+    });
     drop(sizes);
     // The merge loop finds every pair through the hash table.
     for &s in direct.slot.iter().filter(|&&s| s != NIL) {
         slot_of.insert_slot(pairs[s as usize], s, &pairs);
     }
     Index { slot_of, pairs, counts, first, first_range }
+}
+
+/// Calls `f(position, word, left, right)` for each adjacent pair of symbols within a word, in
+/// the cells' order (edges separate the words; the first cell, an edge, opens word 0).
+#[inline(always)]
+fn for_each_pair(sym: &[u32], mut f: impl FnMut(usize, usize, u32, u32)) {
+    let mut w = usize::MAX;
+    for (p, xy) in sym.windows(2).enumerate() {
+        let (x, y) = (xy[0], xy[1]);
+        if x == EDGE {
+            w = w.wrapping_add(1);
+            continue;
+        }
+        if y != EDGE {
+            f(p, w, x, y);
+        }
+    }
 }
 
 /// One table's share of the parallel index: its pairs in order of first sight (local slots),
@@ -514,22 +518,13 @@ fn index_sharded(links: &Links, word_counts: &[u64], tables: usize) -> Index {
     let mask = tables - 1;
     // Calls `f(position, word, key, hash)` for each pair of table `s`, in the cells' order.
     let each = |s: usize, f: &mut dyn FnMut(usize, usize, u64, u64)| {
-        let mut w = usize::MAX; // the first cell, an edge, opens word 0
-        for (p, xy) in links.sym.windows(2).enumerate() {
-            let (x, y) = (xy[0], xy[1]);
-            if x == EDGE {
-                w = w.wrapping_add(1);
-                continue;
-            }
-            if y == EDGE {
-                continue;
-            }
+        for_each_pair(&links.sym, |p, w, x, y| {
             let k = key(x, y);
             let h = hash(k);
             if table_of(h, mask) == s {
                 f(p, w, k, h);
             }
-        }
+        });
     };
     let mut shards: Vec<Shard> = (0..tables)
         .into_par_iter()
