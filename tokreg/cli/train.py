@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import click
 
-from .. import algorithms
+from .. import algorithms, console
 from ..algorithms import template
 from ..data import column
 from ..errors import InputError, Interrupted
@@ -260,6 +260,9 @@ def train(
     by_hash = {v.content_hash: v for v in measured()}
     recorded = [dataclasses.replace(r, version=by_hash[r.version.content_hash]) for r in recorded]
     say_created(reg)
+    # What is left is output: the registry is closed by the group as this returns, the
+    # opening and measuring threads are done, and the corpus was only read.
+    console.leave_at_once()
     versions = [r.info for r in recorded]
     if as_json:
         shown = [
