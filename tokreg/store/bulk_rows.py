@@ -16,8 +16,7 @@ so it takes its default, NULL. For a 200k-token import: 1.2 -> 0.5 s of CPU.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from itertools import chain
+from collections.abc import Mapping, Sequence
 from operator import attrgetter
 from typing import Any, Callable, Union
 
@@ -56,14 +55,19 @@ def insert(
     # for all of them at once (64k for a 32k-token version) was a few MB at the run's peak.
     # sqlite3 binds a bytearray as a BLOB at once but looks for an adapter for each bytes value
     # first (a third of what binding the tokens cost); the BLOB stored is the same.
+    # A statement's parameters, row after row, are put in place a column at a time (a slice
+    # assignment per column instead of a tuple per row: 1.6-2.6 ms less CPU for 42-64k rows).
     blob = [sqlite and c == "bytes" for c in names]
     values = [columns[c] for c in names]
+    width = len(names)
     for start in range(0, n, per):
         stop = min(n, start + per)
-        part: list[Iterable[Any]] = [_part(v, start, stop) for v in values]
-        part = [map(bytearray, p) if b else p for p, b in zip(part, blob)]
+        flat: list[Any] = [None] * ((stop - start) * width)
+        for i, (v, b) in enumerate(zip(values, blob)):
+            part = _part(v, start, stop)
+            flat[i::width] = list(map(bytearray, part)) if b else part
         statement = full if stop - start == per else head + ", ".join([one] * (stop - start))
-        execute(statement, tuple(chain.from_iterable(zip(*part))))
+        execute(statement, tuple(flat))
 
 
 class Derived:
