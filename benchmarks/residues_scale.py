@@ -373,7 +373,8 @@ def run_budget(
             how_tried = "the folds' mean cost and fewer" if FOLDS == "unseen" else "worst fold's cost and fewer"
             where = "on average over the folds" if FOLDS == "unseen" else "on every fold"
             notes.append(
-                f"{n:,}, --budget {margin:g}% --fewer {FEWER:g}{' --folds unseen' if FOLDS == 'unseen' else ''}: "
+                f"{n:,}, --budget {margin:g}% --fewer {FEWER:g}{' --folds unseen' if FOLDS == 'unseen' else ''}"
+                f"{f' --refill {REFILL:g}' if REFILL else ''}: "
                 f"k = {budget['k']:,}, goal met ({where}): "
                 f"{budget['goal_met']} (k tried, {how_tried}: {tried}); "
                 f"{judge_cpu:.0f} s CPU, {wall:.0f} s wall"

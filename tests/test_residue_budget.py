@@ -13,6 +13,7 @@ import pytest
 
 from tokreg import BpeOptions, Registry, Tokenizer
 from tokreg.algorithms.bpe.residue_free_model import ResidueFreeConfig
+from tokreg.data import TokenizerData
 from tokreg.errors import InputError
 from tokreg.versions import residue_budget as rb
 
@@ -376,7 +377,7 @@ def test_folds_needs_the_folds_rule(corpus: Path, tmp_path: Path) -> None:
     )
 
 
-def replay(data: "rb.TokenizerData", removed: set[int], piece: bytes) -> list[int]:
+def replay(data: TokenizerData, removed: set[int], piece: bytes) -> list[int]:
     """PickyBPE's rule, naively (the reference): the merges in rank order on the piece's bytes,
     each occurrence left to right; right after the merge the removals follow, each occurrence of
     a removed token split into its parents (split again while removed); then the later merges."""

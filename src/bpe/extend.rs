@@ -172,7 +172,13 @@ mod tests {
         );
         assert_eq!((out.merges[1].left, out.merges[1].right, out.merges[1].result), (259, 256, 260));
         // Keeping " the": " t", "the" and " the" lie inside it and are refused; "te" and "ea" remain.
-        let cfg = ExtendConfig { max_new: 2, min_frequency: 0, max_token_bytes: 0, keep: vec![b" the".to_vec()], retired: vec![] };
+        let cfg = ExtendConfig {
+            max_new: 2,
+            min_frequency: 0,
+            max_token_bytes: 0,
+            keep: vec![b" the".to_vec()],
+            retired: vec![],
+        };
         let out = extend(&base, &counts, &cfg, &mut |_, _, _| true).unwrap();
         assert!(out.new_tokens.iter().all(|t| !b" the".windows(t.len()).any(|w| w == t.as_slice())));
     }

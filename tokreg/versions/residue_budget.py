@@ -715,7 +715,20 @@ def drop_by_folds(
     eighths = [pieces_of(blocks[j::EIGHTHS], pattern, threads) for j in range(EIGHTHS)]
     if folds == "unseen":
         return drop_by_unseen_folds(
-            stored, info, path, big, blocks, eighths, raw_bytes, pattern, margin, goal, below, min_seen, threads, t0,
+            stored,
+            info,
+            path,
+            big,
+            blocks,
+            eighths,
+            raw_bytes,
+            pattern,
+            margin,
+            goal,
+            below,
+            min_seen,
+            threads,
+            t0,
             refill,
         )
     k, steps, traced = fold_search(big, eighths, n, margin, goal, below, min_seen, threads)
@@ -962,9 +975,7 @@ def drop_by_unseen_folds(
     `refill` R, each k is measured and applied as its refilled version (`refilled_version`: BPE
     N + k - r less the k judged, then r merges learned on the text after the removals)."""
     n = len(stored.data().tokens)
-    folds = [
-        unseen_fold(blocks, eighths, q, n, pattern, below, min_seen, threads, refill) for q in range(EIGHTHS // 2)
-    ]
+    folds = [unseen_fold(blocks, eighths, q, n, pattern, below, min_seen, threads, refill) for q in range(EIGHTHS // 2)]
     k, steps, met = unseen_search(
         lambda kk: measure_unseen(folds, eighths, n, kk, below, min_seen, threads, refill, pattern), n, margin, goal
     )
@@ -1007,8 +1018,18 @@ def drop_by_unseen_folds(
     if refill:
         budget["refill"] = {"share": refill, "r": r, "rule": REFILL}
         return refill_version(
-            whole, order, k, r, counted(iter(blocks), pattern, threads), stored, path, (raw_bytes, blocks),
-            (below, min_seen), budget, t0, threads,
+            whole,
+            order,
+            k,
+            r,
+            counted(iter(blocks), pattern, threads),
+            stored,
+            path,
+            (raw_bytes, blocks),
+            (below, min_seen),
+            budget,
+            t0,
+            threads,
         )
     return folds_version(whole, order, k, stored, path, (raw_bytes, blocks), (below, min_seen), budget, t0)
 
