@@ -139,7 +139,9 @@ def drop_residues(
     parents), then r merges learned at new ids on the text as that version segments it (the
     same merge loop and tie rule; no new token spells a removed one). The encoder replays the
     merges, the removals and the new merges in that order; every id of BASE is kept. Every k of
-    the search is measured so on the unseen folds (the refill learned on the six parts).
+    the search is measured so on the unseen folds (the refill learned on the six parts). A small
+    share moves the cost of a reduction down (R = 0.1 at 32k; README); a large one makes new
+    residues of its own.
 
     \b
     Example:
@@ -149,7 +151,7 @@ def drop_residues(
         tokreg drop-residues kern@1 kern --text kernel.txt --budget 0.8%
         tokreg drop-residues kern@1 kern --text kernel.txt --budget 1% --fewer 5
         tokreg drop-residues kern@1 kern --text kernel.txt --budget 1% --fewer 5 --folds unseen
-        tokreg drop-residues kern@1 kern --text kernel.txt --budget 1% --fewer 5 --folds unseen --refill 1
+        tokreg drop-residues kern@1 kern --text kernel.txt --budget 1% --fewer 5 --folds unseen --refill 0.1
     """
     from ..versions.residue_budget import parse_fewer, parse_margin  # on use: the CLI loads commands lazily
 
