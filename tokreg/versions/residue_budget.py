@@ -71,9 +71,10 @@ from typing import Any, Optional, Union
 
 from .. import _core
 from ..algorithms import model_of, template
+from ..algorithms.bpe.picky_model import PICKY, REMOVED, PickyConfig
 from ..algorithms.bpe.residue_free_model import ResidueFreeConfig
 from ..algorithms.bpe.training import BpeOptions
-from ..data import FinishedVersion, StoredVersion, TokenizerData
+from ..data import FinishedVersion, MergeRow, RemovalRow, StoredVersion, TokenizerData, TokenRow
 from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError
 from ..evaluation import residues
@@ -1055,9 +1056,6 @@ def refilled_version(
 
     The new merges see the pair counts after the removals, where BPE M's own last merges were
     counted with the removed tokens still emitted."""
-    from ..algorithms.bpe.picky_model import PICKY, REMOVED, PickyConfig
-    from ..data import MergeRow, RemovalRow, TokenRow
-
     drop = set(gone)
     last = len(base.merges) - 1
     config = PickyConfig(pattern, tuple((last, t) for t in sorted(drop)))
