@@ -50,6 +50,11 @@ it (development seed 29, k = 4,000: held-out +0.80% / 4.78x, the folds' mean +0.
 Their mean is the estimate: k_hi is the largest k found within PCT on average, k_lo the smallest
 at most k_hi with X times fewer residues on average, and k their midpoint (`unseen_search`).
 
+**Refill** (`--refill R` with unseen folds, `refilled_version`): r = round(R k) of the freed
+slots are learned after the removals instead of before: BPE N + k - r less the k judged, then r
+merges at new ids learned on the text as that version segments it (a PickyBPE version; every k
+of the search measured so on each fold, the refill learned on its six parts).
+
 Tokens per byte with removals are counted from one trace of the merge loop (`merge_counts`):
 each emitted token counts once, a removed one as many tokens as the leaves it splits into (its
 parents, theirs where removed too), which is what the encoder emits (tested against it). The
