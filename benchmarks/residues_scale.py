@@ -38,7 +38,8 @@ With TOKREG_BENCH_SCALE_ONLY=budget, only plain BPE N and `drop-residues --budge
 margin M in TOKREG_BENCH_SCALE_BUDGETS (percent, default 0.8; versions/residue_budget.py: k is
 chosen on T alone, the version then measured on H), with TOKREG_BENCH_SCALE_BUDGET_VERSION
 ("all", or "checked": the fit part's version); with TOKREG_BENCH_SCALE_FEWER=X (e.g. 5),
-`--budget M --fewer X` (the folds rule) instead.
+`--budget M --fewer X` (the folds rule) instead; TOKREG_BENCH_SCALE_FOLDS=unseen for unseen
+folds, and TOKREG_BENCH_SCALE_REFILL=R for `--refill R` with them.
 
 BPE N and BPE N + N/4 are trained in one run; each N + k is the larger one cut (BPE's merges of
 a smaller size are a prefix of a larger one's: checked on each run). The train CPU of plain BPE
@@ -95,6 +96,8 @@ BUDGETS = tuple(float(x) for x in os.environ.get("TOKREG_BENCH_SCALE_BUDGETS", "
 FEWER = float(os.environ["TOKREG_BENCH_SCALE_FEWER"]) if os.environ.get("TOKREG_BENCH_SCALE_FEWER") else None
 #: with FEWER, how the folds are measured: "trained" (res2's rule) or "unseen" (cross-fitted).
 FOLDS = os.environ.get("TOKREG_BENCH_SCALE_FOLDS", "trained")
+#: with FOLDS "unseen", `--refill R` (share of k learned again after the removals; 0: off).
+REFILL = float(os.environ.get("TOKREG_BENCH_SCALE_REFILL", "0") or 0)
 
 
 def blocks(path: Path) -> list[int]:
@@ -330,6 +333,7 @@ def run_budget(
             budget_version=BUDGET_VERSION,
             fewer=FEWER,
             folds=FOLDS if FEWER is not None else "trained",
+            refill=REFILL,
             threads=THREADS,
         )
         judge_cpu, wall = cpu() - t0, time.perf_counter() - w0
@@ -337,13 +341,17 @@ def run_budget(
         r = len(m.residues())
         budget = reg.lineage(v.ref)[0].lineage.details["budget"]  # nearest first
         how = (
-            f"--fewer {FEWER:g}" + (f" --folds {FOLDS}" if FOLDS != "trained" else "")
+            f"--fewer {FEWER:g}"
+            + (f" --folds {FOLDS}" if FOLDS != "trained" else "")
+            + (f" --refill {REFILL:g}" if REFILL else "")
             if FEWER is not None
             else BUDGET_VERSION
         )
+        r_new = budget["refill"]["r"] if "refill" in budget else 0
         rows.append(
             [
-                f"--budget {margin:g}% ({how}): BPE {n + budget['k']:,} less {budget['k']:,}",
+                f"--budget {margin:g}% ({how}): BPE {n + budget['k'] - r_new:,} less {budget['k']:,}"
+                + (f" plus {r_new:,} refilled" if r_new else ""),
                 "H",
                 f"{r:,}",
                 f"{p_h / max(r, 1):.1f}x",
@@ -365,7 +373,8 @@ def run_budget(
             how_tried = "the folds' mean cost and fewer" if FOLDS == "unseen" else "worst fold's cost and fewer"
             where = "on average over the folds" if FOLDS == "unseen" else "on every fold"
             notes.append(
-                f"{n:,}, --budget {margin:g}% --fewer {FEWER:g}{' --folds unseen' if FOLDS == 'unseen' else ''}: "
+                f"{n:,}, --budget {margin:g}% --fewer {FEWER:g}{' --folds unseen' if FOLDS == 'unseen' else ''}"
+                f"{f' --refill {REFILL:g}' if REFILL else ''}: "
                 f"k = {budget['k']:,}, goal met ({where}): "
                 f"{budget['goal_met']} (k tried, {how_tried}: {tried}); "
                 f"{judge_cpu:.0f} s CPU, {wall:.0f} s wall"

@@ -13,6 +13,7 @@ import pytest
 
 from tokreg import BpeOptions, Registry, Tokenizer
 from tokreg.algorithms.bpe.residue_free_model import ResidueFreeConfig
+from tokreg.data import TokenizerData
 from tokreg.errors import InputError
 from tokreg.versions import residue_budget as rb
 
@@ -374,3 +375,97 @@ def test_folds_needs_the_folds_rule(corpus: Path, tmp_path: Path) -> None:
     one_error_line(
         run("drop-residues", "k@1", "k", "--text", corpus, "--budget", "1%", "--folds", "unseen", ok=False), "--folds"
     )
+
+
+def replay(data: TokenizerData, removed: set[int], piece: bytes) -> list[int]:
+    """PickyBPE's rule, naively (the reference): the merges in rank order on the piece's bytes,
+    each occurrence left to right; right after the merge the removals follow, each occurrence of
+    a removed token split into its parents (split again while removed); then the later merges."""
+    byte_id = {t.bytes[0]: t.id for t in data.tokens if len(t.bytes) == 1}
+    made_of = {m.result: (m.left, m.right) for m in data.merges}
+    after = {r.after for r in data.removals}
+    syms = [byte_id[b] for b in piece]
+
+    def split(x: int) -> list[int]:
+        return [x] if x not in removed else split(made_of[x][0]) + split(made_of[x][1])
+
+    for m in data.merges:
+        out, i = [], 0
+        while i < len(syms):
+            if i + 1 < len(syms) and (syms[i], syms[i + 1]) == (m.left, m.right):
+                out.append(m.result)
+                i += 2
+            else:
+                out.append(syms[i])
+                i += 1
+        syms = out
+        if m.rank in after:
+            syms = [y for x in syms for y in split(x)]
+    return syms
+
+
+def test_a_refill_learns_new_merges_after_the_removals_and_encodes_as_the_replay(corpus: Path) -> None:
+    """`--refill`'s version: BPE M less k tokens (removal events after its last merge), then r
+    new merges learned on the text as it segments it; BASE's ids kept, removed ids holes, new
+    ids after M, and the encoder gives what replaying merges, removals, new merges gives."""
+    big = rb.train_bpe(str(corpus), N, "cl100k", 1)
+    pattern = big.config["pattern"]
+    lines = corpus.read_text(encoding="utf-8").splitlines(keepends=True)
+    tok = Tokenizer.from_data(big, "big")
+    order = rb.pair_judge([rb.trace(tok, lines[j::4], 1) for j in range(4)], 0.1, 10)
+    k, r = 12, 8
+    assert len(order) >= k
+    counts = rb.counted(iter(rb.cut_blocks(corpus.read_text(encoding="utf-8"))), pattern, 1)
+    v = rb.refilled_version(big, order[:k], counts, r, pattern, 1)
+    removed = {t.id for t in v.tokens if t.kind == "removed"}
+    assert removed == set(order[:k])
+    assert [t.bytes for t in v.tokens[:N]] == [t.bytes for t in big.tokens]  # every id of BPE M kept
+    assert [t.id for t in v.tokens[N:]] == list(range(N, N + r))  # new tokens at new ids
+    assert len(v.merges) == len(big.merges) + r and v.removals[-1].after == len(big.merges) - 1
+    assert not {t.bytes for t in v.tokens[N:]} & {big.tokens[i].bytes for i in removed}  # none comes back
+    enc = Tokenizer.from_data(v, "refilled")
+    pieces = [p.encode("utf-8") for _, group in rb.pieces_of([lines[:400]], pattern, 1).groups for p in group]
+    for p in pieces[:150]:
+        assert enc.encode_ordinary(p.decode("utf-8")) == replay(v, removed, p)
+    # the first new merge is the most frequent pair of the text as the removals segment it
+    cut = Tokenizer.from_data(rb.refilled_version(big, order[:k], counts, 0, pattern, 1), "cut")
+    pairs: dict[tuple[int, int], int] = {}
+    for piece, n in counts.items():
+        ids = cut.encode_ordinary(piece.decode("utf-8"))
+        for pair in zip(ids, ids[1:]):
+            pairs[pair] = pairs.get(pair, 0) + n
+    gone_bytes = {big.tokens[i].bytes for i in removed}  # pairs that would spell a removed token are refused
+    best = max(c for (a, b), c in pairs.items() if big.tokens[a].bytes + big.tokens[b].bytes not in gone_bytes)
+    first = v.merges[len(big.merges)]
+    assert pairs[(first.left, first.right)] == best
+    used = {i for ids in enc.encode_ordinary_batch(lines) for i in ids}
+    assert not used & removed and used & set(range(N, N + r))
+
+
+@pytest.mark.slow
+def test_unseen_folds_with_a_refill_are_recorded_deterministic_and_keep_base_ids(
+    small_blocks: None, tmp_path: Path
+) -> None:
+    corpus = tmp_path / "t.txt"
+    corpus.write_bytes(head_lines("dr.en.txt", 50_000))  # 24 blocks: 3 per part
+    with Registry(tmp_path / "r.db") as reg:
+        base = reg.train("k", [corpus], BpeOptions(vocab_size=N))
+        kw = dict(budget=0.01, fewer=3.0, folds="unseen", refill=0.25)
+        v = reg.drop_residues(base.ref, "k", corpus, threads=1, **kw)
+        again = reg.drop_residues(base.ref, "k2", corpus, threads=2, **kw)
+        assert v.content_hash == again.content_hash  # threads never change it
+        b = reg.lineage(v.ref)[0].lineage.details["budget"]
+        k, r = b["k"], b["refill"]["r"]
+        assert b["refill"]["share"] == 0.25 and r == round(0.25 * k) and k > 0
+        st_base, st = reg.stored(base.ref), reg.stored(v.ref)
+        removed = {t.id for t in st.tokens if t.kind == "removed"}
+        assert len(removed) == k and st.info.vocab_size == N and st.info.config["model"] == "picky"
+        assert [t.bytes for t in st.tokens[:N]] == [t.bytes for t in st_base.tokens]  # BASE's ids kept
+        assert [t.id for t in st.tokens[N + k - r :]] == list(range(N + k - r, N + k))  # the refill's ids
+        lines = corpus.read_text(encoding="utf-8").splitlines(keepends=True)
+        used = {i for ids in reg.load(v.ref).encode_ordinary_batch(lines) for i in ids}
+        assert not used & removed
+        with pytest.raises(InputError, match="--refill"):
+            reg.drop_residues(base.ref, "k", corpus, budget=0.01, fewer=3.0, refill=0.25)
+    shown = Cli(tmp_path / "r.db")("show", v.ref).output
+    assert f"{r:,} of the freed slots learned after the removals" in shown

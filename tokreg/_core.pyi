@@ -122,6 +122,7 @@ def extend_bpe(
     keep: list[bytes] = ...,
     threads: int = 0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
+    retired: list[int] = ...,
 ) -> BpeExtended: ...
 def extend_wordpiece(
     base: list[str],

@@ -438,6 +438,7 @@ class Registry:
         budget_version: str = "all",
         fewer: Optional[float] = None,
         folds: str = "trained",
+        refill: float = 0.0,
         threads: int = 0,
         message: Optional[str] = None,
     ) -> VersionInfo:
@@ -454,7 +455,9 @@ class Registry:
         as well (5.0: five times fewer), the folds rule: k the smallest with that many times fewer
         residues within `budget` on every fold of `text` (each quarter judged on the rest); `folds`
         "unseen": each fold measured by a BPE trained without it, k midway between the fewest
-        meeting the goal and the most within `budget`, both on average over the folds."""
+        meeting the goal and the most within `budget`, both on average over the folds; `refill`
+        R (with "unseen"): round(R k) of the freed slots learned again after the removals
+        (residue_budget.refilled_version), every k measured so."""
         stored = self._derivable(base, name)
         from .evaluation import evaluate, residues  # on use: see the note at the top-level imports
         from .versions import no_residues, residue_budget
@@ -463,6 +466,10 @@ class Registry:
             raise InputError("--fewer needs --budget (the cost allowed on each fold, e.g. 1%)")
         if folds != "trained" and fewer is None:
             raise InputError("--folds is for the folds rule: give --budget PCT --fewer X with it")
+        if refill and folds != "unseen":
+            raise InputError("--refill is measured on unseen folds: give --budget PCT --fewer X --folds unseen with it")
+        if not 0 <= refill <= 1:
+            raise InputError(f"--refill is a share of k from 0 (off) to 1, not {refill:g}")
         if budget is not None:
             derived = residue_budget.drop_with_budget(
                 stored,
@@ -474,6 +481,7 @@ class Registry:
                 version=budget_version,
                 fewer=fewer,
                 folds=folds,
+                refill=refill,
             )
             k = derived.data.lineage["details"]["removed"] if derived.data.lineage else 0
             note = f"BPE +{k:,} less {k:,} residues of {stored.info.ref}, k within {100 * budget:g}% on a check part"

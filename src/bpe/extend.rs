@@ -34,6 +34,9 @@ pub struct ExtendConfig {
     pub max_token_bytes: usize,
     /// Pieces of a text whose encoding must not change (see the module's comment).
     pub keep: Vec<Vec<u8>>,
+    /// Ids the base has retired (a PickyBPE removal, `drop-residues --refill`): symbols with no
+    /// bytes, like unused ids, and no new token may spell one again (it would bring it back).
+    pub retired: Vec<u32>,
 }
 
 /// Substrings up to this many bytes are looked up in a set; longer candidates are searched
@@ -94,7 +97,7 @@ pub fn extend(
     let mut wall = vec![false; bound];
     let alphabet: Vec<Vec<u8>> = (0..bound as u32)
         .map(|id| match base.token_bytes(id) {
-            Ok(b) if !specials.contains(&id) => b.to_vec(),
+            Ok(b) if !specials.contains(&id) && !cfg.retired.contains(&id) => b.to_vec(),
             _ => {
                 wall[id as usize] = true;
                 Vec::new()
@@ -121,7 +124,8 @@ pub fn extend(
         snapshots: vec![],
     };
     let kept = Kept::new(&cfg.keep);
-    let refused = |t: &[u8]| kept.contains(t);
+    let retired: FxHashSet<&[u8]> = cfg.retired.iter().filter_map(|&id| base.token_bytes(id).ok()).collect();
+    let refused = |t: &[u8]| kept.contains(t) || retired.contains(t);
     let mut out = train_refusing(alphabet, words, &tc, &refused, &mut |done, total| progress("merge", done, total))?;
     let new_tokens = out.tokens.split_off(bound);
     Ok(ExtendOutput {
@@ -154,7 +158,7 @@ mod tests {
         let out = extend(
             &base,
             &counts,
-            &ExtendConfig { max_new: 2, min_frequency: 0, max_token_bytes: 0, keep: vec![] },
+            &ExtendConfig { max_new: 2, min_frequency: 0, max_token_bytes: 0, keep: vec![], retired: vec![] },
             &mut |_, _, _| true,
         )
         .unwrap();
@@ -168,8 +172,39 @@ mod tests {
         );
         assert_eq!((out.merges[1].left, out.merges[1].right, out.merges[1].result), (259, 256, 260));
         // Keeping " the": " t", "the" and " the" lie inside it and are refused; "te" and "ea" remain.
-        let cfg = ExtendConfig { max_new: 2, min_frequency: 0, max_token_bytes: 0, keep: vec![b" the".to_vec()] };
+        let cfg = ExtendConfig {
+            max_new: 2,
+            min_frequency: 0,
+            max_token_bytes: 0,
+            keep: vec![b" the".to_vec()],
+            retired: vec![],
+        };
         let out = extend(&base, &counts, &cfg, &mut |_, _, _| true).unwrap();
         assert!(out.new_tokens.iter().all(|t| !b" the".windows(t.len()).any(|w| w == t.as_slice())));
+    }
+
+    #[test]
+    fn after_a_removal_new_merges_never_spell_the_removed_token() {
+        use crate::bpe::PickyEncoder;
+        // 256 "ab" (a+b), 257 "abc" (ab+c); "ab" removed for good after merge rank 1.
+        let mut toks: Vec<(u32, Vec<u8>, bool)> = (0..=255u8).map(|b| (b as u32, vec![b], false)).collect();
+        toks.push((256, b"ab".to_vec(), true));
+        toks.push((257, b"abc".to_vec(), false));
+        let tokens = toks.iter().map(|(i, b, g)| (*i, &b[..], *g)).collect();
+        let merges = [(b'a' as u32, b'b' as u32, 256), (256, b'c' as u32, 257)];
+        let enc = PickyEncoder::new(tokens, &merges, &[(1, 256)], Splitter::new(GPT2).unwrap()).unwrap();
+        let base = Tokenizer::new(Box::new(enc), vec![]);
+        let counts =
+            count_inputs(&[b"ab ab ab abc".as_slice()], Splitting::Pieces(Splitter::new(GPT2).unwrap())).unwrap();
+        // The removal's segmentation: "ab" = a|b, " ab" = ' '|a|b (twice), " abc" = ' '|abc. a+b (3)
+        // would spell the removed "ab": refused, so ' '+a (2) is the first new merge, at id 258.
+        let cfg = ExtendConfig { max_new: 1, min_frequency: 0, max_token_bytes: 0, keep: vec![], retired: vec![256] };
+        let out = extend(&base, &counts, &cfg, &mut |_, _, _| true).unwrap();
+        assert_eq!(out.new_tokens, vec![b" a".to_vec()]);
+        assert_eq!((out.merges[0].left, out.merges[0].right, out.merges[0].result), (b' ' as u32, b'a' as u32, 258));
+        // Not retired, the same pair brings the removed id back (an existing token's bytes are reused).
+        let cfg = ExtendConfig { max_new: 1, min_frequency: 0, max_token_bytes: 0, keep: vec![], retired: vec![] };
+        let out = extend(&base, &counts, &cfg, &mut |_, _, _| true).unwrap();
+        assert_eq!((out.merges[0].left, out.merges[0].right, out.merges[0].result), (b'a' as u32, b'b' as u32, 256));
     }
 }

@@ -280,6 +280,13 @@ impl Encode for PickyEncoder {
         self.encode(text, out, Some(trace))
     }
 
+    /// The events replayed on one counted piece: what continued training (`extend.rs`) starts
+    /// from, so merges learned after a removal see the text as this version segments it.
+    fn segment_piece(&self, piece: &[u8], out: &mut Vec<u32>) -> Result<(), CoreError> {
+        self.piece(piece, out, None);
+        Ok(())
+    }
+
     fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, CoreError> {
         let mut out = Vec::new();
         for &id in ids {

@@ -37,6 +37,8 @@ def lineage_line(line: Lineage) -> str:
             + f" within {100 * b['margin']:g}% on average (mean {100 * b['check_cost']:+.2f}%, "
             f"{b['mean_fewer']:.2f}x; worst {100 * b['worst_cost']:+.2f}%, {b['fold_fewer']:.2f}x)"
         )
+        if b.get("refill"):
+            notes.append(f"{b['refill']['r']:,} of the freed slots learned after the removals (refill)")
     elif b and b.get("rule") == "folds":
         notes.append(
             f"k = {b['k']:,} chosen by folds of {d['text']['name']}: "

@@ -58,6 +58,16 @@ from .derived import echo_created
     "PCT, both on average over the folds.",
 )
 @click.option(
+    "--refill",
+    type=float,
+    default=0.0,
+    metavar="R",
+    help="With --folds unseen: learn round(R k) of the k freed slots again after the removals "
+    "(0 < R <= 1; 0: off): BPE N + k - r less the k judged tokens (PickyBPE's removal, then) r new "
+    "merges at new ids learned on FILE as that version segments it. Every k is measured so on the "
+    "unseen folds. A PickyBPE version; BASE's ids kept.",
+)
+@click.option(
     "--threads", type=int, default=0, show_default=True, help="Threads (0: one per core); never changes the result."
 )
 @click.option("--message", "-m", help="A note stored with the version.")
@@ -73,6 +83,7 @@ def drop_residues(
     budget_version: str,
     fewer: Optional[str],
     folds: str,
+    refill: float,
     threads: int,
     message: Optional[str],
     as_json: bool,
@@ -121,6 +132,17 @@ def drop_residues(
     X times fewer residues on average; k is their midpoint, the same slack to both, else k_hi with
     the goal recorded as not met.
 
+    With --refill R (and --folds unseen), the removed tokens' slots are learned again after the
+    removal instead of before it (LiteToken's residues, arXiv 2602.04706; PickyBPE's removal
+    events, arXiv 2409.04599): for a k, r = round(R k); BPE N + k - r less the k tokens the judge
+    picks on it (each removed right after the last merge: its occurrences split into its
+    parents), then r merges learned at new ids on the text as that version segments it (the
+    same merge loop and tie rule; no new token spells a removed one). The encoder replays the
+    merges, the removals and the new merges in that order; every id of BASE is kept. Every k of
+    the search is measured so on the unseen folds (the refill learned on the six parts). A small
+    share moves the cost of a reduction down (R = 0.1 at 32k; README); a large one makes new
+    residues of its own.
+
     \b
     Example:
         tokreg drop-residues gpt-mini@1 gpt-mini --text corpus.txt
@@ -129,6 +151,7 @@ def drop_residues(
         tokreg drop-residues kern@1 kern --text kernel.txt --budget 0.8%
         tokreg drop-residues kern@1 kern --text kernel.txt --budget 1% --fewer 5
         tokreg drop-residues kern@1 kern --text kernel.txt --budget 1% --fewer 5 --folds unseen
+        tokreg drop-residues kern@1 kern --text kernel.txt --budget 1% --fewer 5 --folds unseen --refill 0.1
     """
     from ..versions.residue_budget import parse_fewer, parse_margin  # on use: the CLI loads commands lazily
 
@@ -145,6 +168,7 @@ def drop_residues(
         budget_version=budget_version,
         fewer=goal,
         folds=folds,
+        refill=refill,
         threads=threads,
         message=message,
     )

@@ -50,6 +50,11 @@ it (development seed 29, k = 4,000: held-out +0.80% / 4.78x, the folds' mean +0.
 Their mean is the estimate: k_hi is the largest k found within PCT on average, k_lo the smallest
 at most k_hi with X times fewer residues on average, and k their midpoint (`unseen_search`).
 
+**Refill** (`--refill R` with unseen folds, `refilled_version`): r = round(R k) of the freed
+slots are learned after the removals instead of before: BPE N + k - r less the k judged, then r
+merges at new ids learned on the text as that version segments it (a PickyBPE version; every k
+of the search measured so on each fold, the refill learned on its six parts).
+
 Tokens per byte with removals are counted from one trace of the merge loop (`merge_counts`):
 each emitted token counts once, a removed one as many tokens as the leaves it splits into (its
 parents, theirs where removed too), which is what the encoder emits (tested against it). The
@@ -71,9 +76,10 @@ from typing import Any, Optional, Union
 
 from .. import _core
 from ..algorithms import model_of, template
+from ..algorithms.bpe.picky_model import PICKY, REMOVED, PickyConfig
 from ..algorithms.bpe.residue_free_model import ResidueFreeConfig
 from ..algorithms.bpe.training import BpeOptions
-from ..data import FinishedVersion, StoredVersion, TokenizerData
+from ..data import FinishedVersion, MergeRow, RemovalRow, StoredVersion, TokenizerData, TokenRow
 from ..encoding.tokenizer import Tokenizer
 from ..errors import InputError
 from ..evaluation import residues
@@ -373,6 +379,7 @@ def drop_with_budget(
     version: str = "all",
     fewer: Optional[float] = None,
     folds: str = "trained",
+    refill: float = 0.0,
 ) -> FinishedVersion:
     """BPE N + k trained on `path` (BASE's training text) less k tokens, k chosen within `margin`
     on `path`'s own check part: a version descending from `stored` (BPE N, trained on `path`).
@@ -389,7 +396,15 @@ def drop_with_budget(
                 "--fewer keeps BASE's ids (the version on all of the text); --budget-version is for --budget alone"
             )
         return drop_by_folds(
-            stored, path, margin=margin, goal=fewer, below=below, min_seen=min_seen, threads=threads, folds=folds
+            stored,
+            path,
+            margin=margin,
+            goal=fewer,
+            below=below,
+            min_seen=min_seen,
+            threads=threads,
+            folds=folds,
+            refill=refill,
         )
     if version not in VERSIONS:
         raise InputError(f"--budget-version is one of {', '.join(VERSIONS)}, not {version!r}")
@@ -679,6 +694,7 @@ def drop_by_folds(
     min_seen: int,
     threads: int = 0,
     folds: str = "trained",
+    refill: float = 0.0,
 ) -> FinishedVersion:
     """The folds rule: BPE N + k trained on `path` (BASE's training text) less k tokens, k chosen
     by cross-validation over `path`'s own parts; every id of BASE kept (see the module's
@@ -705,7 +721,21 @@ def drop_by_folds(
     eighths = [pieces_of(blocks[j::EIGHTHS], pattern, threads) for j in range(EIGHTHS)]
     if folds == "unseen":
         return drop_by_unseen_folds(
-            stored, info, path, big, blocks, eighths, raw_bytes, pattern, margin, goal, below, min_seen, threads, t0
+            stored,
+            info,
+            path,
+            big,
+            blocks,
+            eighths,
+            raw_bytes,
+            pattern,
+            margin,
+            goal,
+            below,
+            min_seen,
+            threads,
+            t0,
+            refill,
         )
     k, steps, traced = fold_search(big, eighths, n, margin, goal, below, min_seen, threads)
     if k == 0:
@@ -796,12 +826,13 @@ UNSEEN_FINE = 256
 class UnseenFold:
     """Fold q (parts q and q + EIGHTHS/2, a quarter of T) as unseen text: `data` is BPE N + N/4
     trained on the other six parts (each N + k its prefix); the fold's tokens and residues with
-    that run's plain BPE N."""
+    that run's plain BPE N; with a refill, `counts` the six parts' counted pieces."""
 
     data: TokenizerData
     made_of: dict[int, tuple[int, int]]
     plain_tokens: int
     plain_residues: int
+    counts: Any = None
 
 
 def unseen_fold(
@@ -813,10 +844,11 @@ def unseen_fold(
     below: float,
     min_seen: int,
     threads: int,
+    refill: float = 0.0,
 ) -> UnseenFold:
     half = EIGHTHS // 2
-    rest = ("".join(b) for j, b in enumerate(blocks) if j % EIGHTHS not in (q, q + half))
-    data = train_bpe(rest, n + n // MAX_SHARE, pattern, threads)
+    rest = [j for j in range(len(blocks)) if j % EIGHTHS not in (q, q + half)]
+    data = train_bpe(("".join(blocks[j]) for j in rest), n + n // MAX_SHARE, pattern, threads)
     if len([t for t in data.tokens if t.kind != "special"]) < n + n // MAX_SHARE:
         raise InputError(
             f"the text without fold {q} has too few pairs for {n + n // MAX_SHARE:,} tokens; nothing was written"
@@ -824,19 +856,44 @@ def unseen_fold(
     made_of = parents(data)
     plain = Tokenizer.from_data(cut_bpe(data, n), "plain")
     held = added([trace(plain, eighths[q], threads), trace(plain, eighths[q + half], threads)])
-    return UnseenFold(data, made_of, held.tokens(set(), made_of), residues_after(held, set(), made_of, below, min_seen))
+    counts = counted((blocks[j] for j in rest), pattern, threads) if refill else None
+    return UnseenFold(
+        data, made_of, held.tokens(set(), made_of), residues_after(held, set(), made_of, below, min_seen), counts
+    )
+
+
+def counted(blocks: Iterator[list[str]], pattern: str, threads: int) -> Any:
+    """The counted pieces of `blocks` (what BPE training counts; `_core.Counts`)."""
+    counter = _core.Counter.pieces(pattern, threads=threads)
+    for b in blocks:
+        counter.feed("".join(b).encode("utf-8"))
+    counter.end_input()
+    return counter.finish()
 
 
 def measure_unseen(
-    folds: Sequence[UnseenFold], eighths: Sequence[Pieces], n: int, k: int, below: float, min_seen: int, threads: int
+    folds: Sequence[UnseenFold],
+    eighths: Sequence[Pieces],
+    n: int,
+    k: int,
+    below: float,
+    min_seen: int,
+    threads: int,
+    refill: float = 0.0,
+    pattern: str = "",
 ) -> FoldStep:
     """k on each unseen fold: its BPE N + k less the k tokens the judge picks on the six parts it
-    was trained on, measured on the fold (never trained on nor judged on) against its plain BPE N."""
+    was trained on, measured on the fold (never trained on nor judged on) against its plain BPE N.
+    With `refill` R: its BPE N + k - r (r = round(R k)) less the k the judge picks on it, then r
+    merges learned on the six parts (`refilled_version`), the fold traced through that version."""
     costs, fewer = [], []
     for q, f in enumerate(folds):
-        tok = Tokenizer.from_data(cut_bpe(f.data, n + k), "candidate")
-        traces = [trace(tok, p, threads) for p in eighths]
-        cost, less = fold_measure(traces, q, k, f.made_of, f.plain_tokens, f.plain_residues, below, min_seen)
+        if refill:
+            cost, less = refill_measure(f, eighths, q, n, k, below, min_seen, threads, refill, pattern)
+        else:
+            tok = Tokenizer.from_data(cut_bpe(f.data, n + k), "candidate")
+            traces = [trace(tok, p, threads) for p in eighths]
+            cost, less = fold_measure(traces, q, k, f.made_of, f.plain_tokens, f.plain_residues, below, min_seen)
         costs.append(cost)
         fewer.append(less)
     return FoldStep(k, tuple(costs), tuple(fewer))
@@ -917,20 +974,24 @@ def drop_by_unseen_folds(
     min_seen: int,
     threads: int,
     t0: float,
+    refill: float = 0.0,
 ) -> FinishedVersion:
     """`drop_by_folds` with unseen folds: k by `unseen_search`, then BPE N + k on all of T (`big`
-    cut) less the k tokens the judge picks on all eight parts; every id of BASE kept."""
+    cut) less the k tokens the judge picks on all eight parts; every id of BASE kept. With
+    `refill` R, each k is measured and applied as its refilled version (`refilled_version`: BPE
+    N + k - r less the k judged, then r merges learned on the text after the removals)."""
     n = len(stored.data().tokens)
-    folds = [unseen_fold(blocks, eighths, q, n, pattern, below, min_seen, threads) for q in range(EIGHTHS // 2)]
+    folds = [unseen_fold(blocks, eighths, q, n, pattern, below, min_seen, threads, refill) for q in range(EIGHTHS // 2)]
     k, steps, met = unseen_search(
-        lambda kk: measure_unseen(folds, eighths, n, kk, below, min_seen, threads), n, margin, goal
+        lambda kk: measure_unseen(folds, eighths, n, kk, below, min_seen, threads, refill, pattern), n, margin, goal
     )
     if k == 0:
         raise InputError(
             f"no k from {max(1, n // UNSEEN_FINE)} up keeps the unseen folds of {path} on average within "
             f"{100 * margin:g}% of plain BPE's tokens per byte; nothing was written"
         )
-    whole = cut_bpe(big, n + k)
+    r = refill_size(k, refill)
+    whole = cut_bpe(big, n + k - r)
     tok = Tokenizer.from_data(whole, "final")
     order = pair_judge([trace(tok, p, threads) for p in eighths], below, min_seen)
     chosen = next(s for s in steps if s.k == k)
@@ -960,4 +1021,150 @@ def drop_by_unseen_folds(
         "mean_fewer": round(mean_fewer(chosen), 3),
         "tried": [s.to_json() for s in steps],
     }
+    if refill:
+        budget["refill"] = {"share": refill, "r": r, "rule": REFILL}
+        return refill_version(
+            whole,
+            order,
+            k,
+            r,
+            counted(iter(blocks), pattern, threads),
+            stored,
+            path,
+            (raw_bytes, blocks),
+            (below, min_seen),
+            budget,
+            t0,
+            threads,
+        )
     return folds_version(whole, order, k, stored, path, (raw_bytes, blocks), (below, min_seen), budget, t0)
+
+
+# --- refill (`--refill`): the slots the removals free, learned again after them ---
+
+#: The lineage's description of the refill.
+REFILL = (
+    "BPE N + k - r (trained on T) less the k judged tokens, removed after its last merge (PickyBPE's removal "
+    "event: each occurrence left split into its parents), then r new merges at new ids learned on T as that "
+    "version segments it (the ordinary merge loop and tie rule; no new token spells a removed one)"
+)
+
+
+def refilled_version(
+    base: TokenizerData, gone: Sequence[int], counts: Any, add: int, pattern: str, threads: int
+) -> TokenizerData:
+    """`base` (plain byte-level BPE M, no specials) less `gone` (removal events right after its
+    last merge), then up to `add` merges learned on `counts` (T's counted pieces) as that version
+    segments them (`_core.extend_bpe`, the base's own merge loop and tie rule): a PickyBPE
+    version (algorithms/bpe/picky_model.py) of M - len(gone) + add tokens. Every id of `base`
+    stays; the removed ones are holes (kind 'removed'); new tokens take ids M, M + 1, ...
+
+    The new merges see the pair counts after the removals, where BPE M's own last merges were
+    counted with the removed tokens still emitted."""
+    drop = set(gone)
+    last = len(base.merges) - 1
+    config = PickyConfig(pattern, tuple((last, t) for t in sorted(drop)))
+    cut = dataclasses.replace(
+        base,
+        config=config.to_json(),
+        tokens=[
+            dataclasses.replace(t, kind=REMOVED, count=None) if t.id in drop else dataclasses.replace(t, count=None)
+            for t in base.tokens
+        ],
+        merges=[dataclasses.replace(m, count=None) for m in base.merges],
+        removals=[RemovalRow(e, last, t) for e, t in enumerate(sorted(drop))],
+        run=None,
+        source=DERIVATION,
+    )
+    if add == 0:
+        return cut
+    encoder = PICKY.compile(cut.content(), config)
+    out = _core.extend_bpe(encoder, counts, add, threads=threads, retired=sorted(drop))
+    first = out.first_new
+    tokens = list(cut.tokens) + [TokenRow(id=first + i, bytes=b, kind="merged") for i, b in enumerate(out.tokens)]
+    start = len(cut.merges)
+    merges = list(cut.merges) + [
+        MergeRow(rank=start + j, left=a, right=b, result=z) for j, (a, b, z, _) in enumerate(out.merges)
+    ]
+    return dataclasses.replace(cut, tokens=tokens, merges=merges)
+
+
+def refill_size(k: int, refill: float) -> int:
+    """r, the merges learned again after k removals: round(refill * k), half to even."""
+    return round(refill * k)
+
+
+def refill_measure(
+    f: UnseenFold,
+    eighths: Sequence[Pieces],
+    q: int,
+    n: int,
+    k: int,
+    below: float,
+    min_seen: int,
+    threads: int,
+    refill: float,
+    pattern: str,
+) -> tuple[float, float]:
+    """Fold q with a refill: (cost against its plain BPE N, times fewer residues), the version
+    judged and refilled on the six parts only, the fold traced through the version itself."""
+    half = EIGHTHS // 2
+    r = refill_size(k, refill)
+    base = cut_bpe(f.data, n + k - r)
+    tok = Tokenizer.from_data(base, "candidate")
+    order = pair_judge([trace(tok, p, threads) for j, p in enumerate(eighths) if j % half != q], below, min_seen)
+    if len(order) < k:
+        return float("inf"), 0.0
+    refilled = refilled_version(base, order[:k], f.counts, r, pattern, threads)
+    if sum(t.kind != "removed" for t in refilled.tokens) != n:  # too few pairs left: no version of N tokens
+        return float("inf"), 0.0
+    version = Tokenizer.from_data(refilled, "refilled")
+    held = added([trace(version, eighths[q], threads), trace(version, eighths[q + half], threads)])
+    left = len(held.residues(below, min_seen))
+    tokens = sum(held.emitted)
+    return tokens / f.plain_tokens - 1, f.plain_residues / left if left else float(f.plain_residues or 1)
+
+
+def refill_version(
+    whole: TokenizerData,
+    order: Sequence[int],
+    k: int,
+    r: int,
+    counts: Any,
+    stored: StoredVersion,
+    path: str,
+    text: tuple[int, Sequence[list[str]]],
+    judged: tuple[float, int],
+    budget: dict[str, Any],
+    t0: float,
+    threads: int,
+) -> FinishedVersion:
+    """`folds_version` for a refill: BPE N + k - r (`whole`) less the first k of `order`, then r
+    merges learned on T (`counts`), a PickyBPE version of N tokens; every id of BASE kept."""
+    if len(order) < k:
+        raise InputError(
+            f"{path} names {len(order):,} residues of BPE {len(whole.tokens):,}, fewer than the k = {k:,} chosen; "
+            "nothing was written"
+        )
+    cfg = stored.info.config
+    pattern = str(cfg["pattern"])
+    new = refilled_version(whole, order[:k], counts, r, pattern, threads)
+    new = dataclasses.replace(new, config={**new.config, **{key: v for key, v in cfg.items() if key in template.KEYS}})
+    made = sum(t.kind != "removed" for t in new.tokens)
+    n = len(stored.data().tokens)
+    if made != n:
+        raise InputError(f"{path} has too few pairs to learn {r:,} merges after the removals; nothing was written")
+    (raw_bytes, blocks), (below, min_seen) = text, judged
+    details: dict[str, Any] = {
+        "removed": k,
+        "below": below,
+        "min_seen": min_seen,
+        "text": {"name": os.path.basename(path), "bytes": raw_bytes, "lines": sum(len(b) for b in blocks)},
+        "ids_preserved": True,
+        "holes": k,
+        "added": len(new.tokens) - len(stored.data().tokens),
+        "refilled": len(new.tokens) - len(whole.tokens),
+        "vocab_size": made,
+        "budget": {**budget, "seconds": round(time.perf_counter() - t0, 1)},
+    }
+    return descendant(new, stored, details)
