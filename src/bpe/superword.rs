@@ -54,8 +54,16 @@ pub(crate) fn runs_in(
     let max_words = max_words.max(1);
     let bytes = text.as_bytes();
     run.clear();
+    // The line breaks found ahead with memchr, not byte by byte in every piece: pieces come
+    // in order, so a piece holds a break when the first break at or after its start is
+    // before its end.
+    let mut breaks = memchr::memchr2_iter(b'\n', b'\r', bytes);
+    let mut next = breaks.next().unwrap_or(usize::MAX);
     splitter.split(text, |a, b| {
-        if bytes[a..b].iter().any(|&c| c == b'\n' || c == b'\r') {
+        while next < a {
+            next = breaks.next().unwrap_or(usize::MAX);
+        }
+        if next < b {
             if !run.is_empty() {
                 f(run);
                 run.clear();
