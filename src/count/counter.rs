@@ -113,7 +113,7 @@ struct Local<'a> {
 
 impl<'a> Local<'a> {
     /// Counts `piece` once more.
-    #[inline]
+    #[inline(always)]
     fn bump(&mut self, piece: Cow<'a, [u8]>) {
         if let Some(k) = short(&piece) {
             *self.small.entry(k).or_insert(0) += 1;
@@ -355,6 +355,7 @@ fn sub_chunks(block: &[u8], size: usize) -> Vec<&[u8]> {
     out
 }
 
+#[inline(always)]
 fn add<'a>(local: &mut Local<'a>, piece: Cow<'a, [u8]>, max: usize) {
     if max > 0 && piece.len() > max {
         // Bounded pieces: cut every `max` bytes at character boundaries.
