@@ -24,9 +24,11 @@ pub fn give_back_memory() {
 /// size: after counting has freed its 4 MB chunks of text, the trainer's arrays, which grow by
 /// doubling, come from the heap instead, and every doubling leaves its old block behind as a
 /// hole that the heap keeps. Mapped, a growing array is moved by the kernel (`mremap`, no copy)
-/// and a freed one goes back to the system at once. `tokreg train`, kernel.txt 20 MB, 32k: the
-/// process's peak 49.4-51.6 -> 44.9-45.1 MB (3 runs each), 5k more page faults (a fresh
-/// mapping is zeroed), CPU within the machine's noise. Called when counting or training starts.
+/// and a freed one goes back to the system at once. Called when training starts, not when
+/// counting does: counting's tables, made anew for every chunk, would then be fresh zeroed
+/// pages each time (5-6k more page faults at 6-20 MB) where the heap reuses its pages.
+/// `tokreg train`, kernel.txt 20 MB, 32k (4 runs each, load 8-12): the process's peak
+/// 47.5-50.4 -> 45.2-46.3 MB, about 1k more page faults, CPU within the machine's noise.
 #[allow(unsafe_code)]
 pub fn map_large_blocks() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]

@@ -183,7 +183,6 @@ pub(super) fn cut(s: &[u8], max: usize) -> usize {
 impl Counter {
     /// `table_budget`: estimated bytes of counts held in memory before a spill to `spill_dir`.
     pub fn new(split: Splitting, max_piece_bytes: usize, table_budget: usize, spill_dir: PathBuf) -> Counter {
-        crate::memory::map_large_blocks();
         Counter {
             split,
             max_piece_bytes,
