@@ -259,7 +259,8 @@ impl Counter {
                 let mut lines = 0u64;
                 match (split, std::str::from_utf8(sub)) {
                     // Valid as a whole, so is every line: one check for the sub-chunk rather than a
-                    // call per line (lines are short; the calls were 3% of counting kernel.txt).
+                    // call per (short) line, and lines found as text (kernel.txt 20 MB: 150M of
+                    // counting's 1.4G instructions).
                     (Splitting::Pieces(splitter), Ok(text)) => {
                         for line in text.split_inclusive('\n') {
                             lines += 1;
