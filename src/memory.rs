@@ -17,3 +17,30 @@ pub fn give_back_memory() {
         unsafe { malloc_trim(0) };
     }
 }
+
+/// Has every allocation from 128 KB up mapped apart from the heap, for the rest of the process
+/// (glibc's `M_MMAP_THRESHOLD`, fixed at its starting value; a no-op after the first call and
+/// off glibc). glibc raises that threshold each time a mapped block is freed, up to the block's
+/// size: after counting has freed its 4 MB chunks of text, the trainer's arrays, which grow by
+/// doubling, come from the heap instead, and every doubling leaves its old block behind as a
+/// hole that the heap keeps. Mapped, a growing array is moved by the kernel (`mremap`, no copy)
+/// and a freed one goes back to the system at once. Called when training starts, not when
+/// counting does: counting's tables, made anew for every chunk, would then be fresh zeroed
+/// pages each time (5-6k more page faults at 6-20 MB) where the heap reuses its pages.
+/// `tokreg train`, kernel.txt 20 MB, 32k (4 runs each, load 8-12): the process's peak
+/// 47.5-50.4 -> 45.2-46.3 MB, about 1k more page faults, CPU within the machine's noise.
+#[allow(unsafe_code)]
+pub fn map_large_blocks() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            extern "C" {
+                fn mallopt(param: std::os::raw::c_int, value: std::os::raw::c_int) -> std::os::raw::c_int;
+            }
+            const M_MMAP_THRESHOLD: std::os::raw::c_int = -3;
+            // SAFETY: mallopt only changes the allocator's parameters; it takes no pointers.
+            unsafe { mallopt(M_MMAP_THRESHOLD, 128 << 10) };
+        });
+    }
+}

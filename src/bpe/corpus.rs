@@ -58,6 +58,7 @@ pub fn train_counts(
     progress: &mut dyn FnMut(&str, u64, u64) -> bool,
 ) -> Result<CorpusOutput, CoreError> {
     let t1 = Instant::now();
+    crate::memory::map_large_blocks();
     let (alphabet, words) =
         if cfg.char_level { char_words(counts, cfg.end_of_word.as_deref())? } else { byte_words(counts) };
     let alphabet_size = alphabet.len();

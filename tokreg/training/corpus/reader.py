@@ -24,11 +24,15 @@ from .fingerprint import fingerprint, source_record
 from .records import jsonl_chunks, parquet_chunks
 from .sources import Source
 
-#: Bytes read at a time: the counter splits each chunk among its threads. Up to five chunks are
-#: alive at once (the reading thread's, three queued, the counter's): at 16 MB they were 80 MB,
-#: most of counting's peak on a large corpus (100 MB of kernel source: 131 -> 75 MB at 4 MB,
-#: the same CPU time and the same counts).
+#: Bytes read at a time: the counter splits each chunk among its threads. Up to three chunks are
+#: alive at once (the reading thread's, one queued, the counter's; `QUEUED`): at 16 MB and five
+#: alive they were 80 MB, most of counting's peak on a large corpus (100 MB of kernel source: 131
+#: -> 75 MB at 4 MB, the same CPU time and the same counts).
 CHUNK = 4 << 20
+#: Chunks read ahead of the counter. Reading a chunk (from the page cache) and hashing it take
+#: about a millisecond, counting it tens: one queued keeps the counter fed, and each more held
+#: 4 MB at counting's peak (kernel.txt 20 MB, `tokreg train`: three queued peaked at 45 MB).
+QUEUED = 1
 # phase, done, total -> None
 Progress = Callable[[str, int, int], None]
 
@@ -134,7 +138,7 @@ def read_into(
     """Feeds every source to `counter`; returns what the run records of them. Raises
     InputError naming the source that cannot be read, is not UTF-8 (with `require_utf8`,
     adding `utf8_hint`), or when the whole corpus is empty."""
-    q: queue.Queue[Any] = queue.Queue(maxsize=3)
+    q: queue.Queue[Any] = queue.Queue(maxsize=QUEUED)
     stop = threading.Event()
     disk_total = sum(s.size_on_disk for s in sources)
     states: list[dict[str, Any]] = [{"pos": lambda: 0, "compression": ""} for _ in sources]
