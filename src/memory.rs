@@ -18,9 +18,20 @@ pub fn give_back_memory() {
     }
 }
 
+/// Whether this process asked training to map large blocks (`want_large_blocks_mapped`).
+static WANTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Asks that training, from its next start, map large blocks apart from the heap
+/// (`map_large_blocks`). The `tokreg train` command asks, as a process that ends after
+/// training; a library process (a notebook that trains, then encodes) does not, and keeps glibc's
+/// adaptive threshold for the rest of its life.
+pub fn want_large_blocks_mapped() {
+    WANTED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Has every allocation from 128 KB up mapped apart from the heap, for the rest of the process
-/// (glibc's `M_MMAP_THRESHOLD`, fixed at its starting value; a no-op after the first call and
-/// off glibc). glibc raises that threshold each time a mapped block is freed, up to the block's
+/// (glibc's `M_MMAP_THRESHOLD`, fixed at its starting value; a no-op after the first call, off
+/// glibc, and unless the process asked for it: `want_large_blocks_mapped`). glibc raises that threshold each time a mapped block is freed, up to the block's
 /// size: after counting has freed its 4 MB chunks of text, the trainer's arrays, which grow by
 /// doubling, come from the heap instead, and every doubling leaves its old block behind as a
 /// hole that the heap keeps. Mapped, a growing array is moved by the kernel (`mremap`, no copy)
@@ -32,7 +43,7 @@ pub fn give_back_memory() {
 #[allow(unsafe_code)]
 pub fn map_large_blocks() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
+    if WANTED.load(std::sync::atomic::Ordering::Relaxed) {
         static ONCE: std::sync::Once = std::sync::Once::new();
         ONCE.call_once(|| {
             extern "C" {

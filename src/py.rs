@@ -512,6 +512,13 @@ fn say_and_exit_on_bus_error(line: &[u8], status: i32) -> PyResult<()> {
     crate::bus_error::say_and_exit_on_bus_error(line, status).map_err(Into::into)
 }
 
+/// From the next training on, blocks from 128 KB up are mapped apart from the heap for the rest
+/// of the process (memory.rs, `map_large_blocks`): for a process that ends after training.
+#[pyfunction]
+fn map_large_blocks_in_training() {
+    crate::memory::want_large_blocks_mapped()
+}
+
 #[pyfunction]
 fn check_pattern(py: Python<'_>, pattern: &str) -> PyResult<String> {
     Splitter::new(pattern).or_raise(py)?;
@@ -2208,6 +2215,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PATTERNS", patterns)?;
     m.add_function(wrap_pyfunction!(check_pattern, m)?)?;
     m.add_function(wrap_pyfunction!(say_and_exit_on_bus_error, m)?)?;
+    m.add_function(wrap_pyfunction!(map_large_blocks_in_training, m)?)?;
     m.add_function(wrap_pyfunction!(count_byte, m)?)?;
     m.add_function(wrap_pyfunction!(content_header, m)?)?;
     m.add_function(wrap_pyfunction!(content_rows, m)?)?;

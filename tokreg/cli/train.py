@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import click
 
-from .. import algorithms, console
+from .. import _core, algorithms, console
 from ..algorithms import template
 from ..data import column
 from ..errors import InputError, Interrupted
@@ -232,6 +232,9 @@ def train(
         template=spec,
     )
     opts = _options_for(algo, given, common)
+    # This process ends after training: its trainer's growing arrays may be mapped apart from
+    # the heap, so that each doubling does not leave a hole the heap keeps (memory.rs).
+    _core.map_large_blocks_in_training()
     # The registry opens on a thread while the core trains (opening.py); what it finds wrong
     # stops the run at its next progress report.
     opening = Opening(db, name)
