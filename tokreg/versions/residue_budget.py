@@ -791,25 +791,43 @@ def folds_version(
     """The version a folds rule chose: BPE N + k (`whole`, its counts the larger run's, not this
     version's) less the first k of the judge's `order`, every id of BASE kept, recorded with
     `budget` (the rule's own part of the lineage) and the time since `t0`."""
+    enough_residues(order, k, whole, path)
+    new = removed_version(whole, order[:k], stored, keep_counts=False)
+    return descendant(new, stored, removal_details(k, path, text, judged, {"added": k}, budget, t0))
+
+
+def enough_residues(order: Sequence[int], k: int, whole: TokenizerData, path: str) -> None:
+    """The judge's `order` names at least the k residues chosen, else the one line that says so."""
     if len(order) < k:
         raise InputError(
             f"{path} names {len(order):,} residues of BPE {sum(t.kind != 'special' for t in whole.tokens):,}, "
             f"fewer than the k = {k:,} chosen; "
             "nothing was written"
         )
-    new = removed_version(whole, order[:k], stored, keep_counts=False)
+
+
+def removal_details(
+    k: int,
+    path: str,
+    text: tuple[int, Sequence[list[str]]],
+    judged: tuple[float, int],
+    added: dict[str, Any],
+    budget: dict[str, Any],
+    t0: float,
+) -> dict[str, Any]:
+    """The lineage's details of a folds rule's version: the k removed, the judge, the text,
+    `added` (what the version adds beside them) and `budget` with the time since `t0`."""
     (raw_bytes, blocks), (below, min_seen) = text, judged
-    details: dict[str, Any] = {
+    return {
         "removed": k,
         "below": below,
         "min_seen": min_seen,
         "text": {"name": os.path.basename(path), "bytes": raw_bytes, "lines": sum(len(b) for b in blocks)},
         "ids_preserved": True,
         "holes": k,
-        "added": k,
+        **added,
         "budget": {**budget, "seconds": round(time.perf_counter() - t0, 1)},
     }
-    return descendant(new, stored, details)
 
 
 # --- unseen folds (`--budget PCT --fewer X --folds unseen`): each fold measured by a BPE that never saw it ---
@@ -1141,11 +1159,7 @@ def refill_version(
 ) -> FinishedVersion:
     """`folds_version` for a refill: BPE N + k - r (`whole`) less the first k of `order`, then r
     merges learned on T (`counts`), a PickyBPE version of N tokens; every id of BASE kept."""
-    if len(order) < k:
-        raise InputError(
-            f"{path} names {len(order):,} residues of BPE {len(whole.tokens):,}, fewer than the k = {k:,} chosen; "
-            "nothing was written"
-        )
+    enough_residues(order, k, whole, path)
     cfg = stored.info.config
     pattern = str(cfg["pattern"])
     new = refilled_version(whole, order[:k], counts, r, pattern, threads)
@@ -1154,17 +1168,9 @@ def refill_version(
     n = len(stored.data().tokens)
     if made != n:
         raise InputError(f"{path} has too few pairs to learn {r:,} merges after the removals; nothing was written")
-    (raw_bytes, blocks), (below, min_seen) = text, judged
-    details: dict[str, Any] = {
-        "removed": k,
-        "below": below,
-        "min_seen": min_seen,
-        "text": {"name": os.path.basename(path), "bytes": raw_bytes, "lines": sum(len(b) for b in blocks)},
-        "ids_preserved": True,
-        "holes": k,
+    added = {
         "added": len(new.tokens) - len(stored.data().tokens),
         "refilled": len(new.tokens) - len(whole.tokens),
         "vocab_size": made,
-        "budget": {**budget, "seconds": round(time.perf_counter() - t0, 1)},
     }
-    return descendant(new, stored, details)
+    return descendant(new, stored, removal_details(k, path, text, judged, added, budget, t0))
