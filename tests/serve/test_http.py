@@ -5,6 +5,7 @@ requests are capped, and nothing a request does changes the registry."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -105,6 +106,25 @@ def test_a_version_by_alias_and_by_hash(client: TestClient, served: Served) -> N
     assert get_json(client, "/v/web@prod?format=json")["ref"] == ref
     h = get_json(client, f"/v/{ref}?format=json")["hash"]
     assert get_json(client, f"/v/{h[:20]}?format=json")["ref"] == ref
+
+
+def test_a_derived_version_page_shows_its_lineage(served: Served, tmp_path: Path) -> None:
+    # The version page says where a derived version came from, as `tokreg show` does; a trained
+    # version's page has no lineage line.
+    with Registry(tmp_path / "r.db") as reg:
+        base = reg.train("b", [served.corpus], tokreg.BpeOptions(vocab_size=400)).ref
+        derived = reg.add_tokens(base, "b", ["<|tool|>"], special=True).ref
+    reg = Registry.read_only(tmp_path / "r.db")
+    try:
+        with TestClient(create_app(reg), base_url="http://127.0.0.1:8765", raise_server_exceptions=False) as c:
+            html = page(c, f"/v/{derived}")
+            lines = get_json(c, f"/v/{derived}?format=json")["lineage_lines"]
+            assert "Lineage:" not in page(c, f"/v/{base}")
+    finally:
+        reg.close()
+    assert [x["ref"] for x in lines] == [derived, base]
+    assert lines[0]["line"].startswith(f"added tokens from {base}") and "ids kept" in lines[0]["line"]
+    assert "Lineage:" in html and f'<a href="/v/{base}">{base}</a>' in html and "ids kept" in html
 
 
 def test_token_table_search_sort_and_pages(client: TestClient, served: Served) -> None:

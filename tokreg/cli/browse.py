@@ -10,8 +10,8 @@ from .. import algorithms
 from ..errors import InputError
 from ..evaluation.charts import rounds_png, rounds_text
 from ..versions.details import parity_json
+from ..versions.lineage_text import lineage_line
 from .common import db_option, echo_json, echo_table, json_option, open_registry, when
-from .derived import lineage_line
 
 
 @click.command(name="list")

@@ -17,6 +17,7 @@ from starlette.routing import Route
 from ...data import VersionInfo
 from ...evaluation.metrics import LOSS, METRICS
 from ...registry import Registry
+from ...versions.lineage_text import lineage_line
 from .. import charts, show
 from ..http import blocking, respond
 from ..summaries import Summaries
@@ -43,6 +44,14 @@ def details(reg: Registry, summaries: Summaries, ref: str) -> dict[str, Any]:
     info["aliases"] = sorted(a for a, n in reg.aliases(v.name).items() if n == v.number)
     info["versions_of_name"] = numbers
     info["previous"] = f"{v.name}@{previous[-1]}" if previous else None
+    # A derived version's lineage, nearest first, as `tokreg show` words it (none for a version
+    # trained or imported from nothing: its one entry says only that).
+    chain = shown.lineage
+    info["lineage_lines"] = (
+        [{"ref": e.ref, "line": lineage_line(e.lineage)} for e in chain]
+        if any(e.lineage.parent is not None for e in chain)
+        else []
+    )
     info["rounds"] = [r.to_json() for r in rounds]
     info["curve"] = (
         charts.line_chart(
