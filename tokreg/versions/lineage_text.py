@@ -23,10 +23,15 @@ def lineage_line(line: Lineage) -> str:
     if "ids_preserved" in d:
         notes.append("ids kept" if d["ids_preserved"] else "ids NOT kept")
     b = d.get("budget")
+    reached = (
+        (f"{b['fewer']:g}x fewer residues" if b["goal_met"] else f"{b['fewer']:g}x fewer NOT reached")
+        if b and "goal_met" in b
+        else ""
+    )
     if b and b.get("folds") == "unseen":
         notes.append(
             f"k = {b['k']:,} chosen by unseen folds of {d['text']['name']} (each measured by BPE trained without it): "
-            + (f"{b['fewer']:g}x fewer residues" if b["goal_met"] else f"{b['fewer']:g}x fewer NOT reached")
+            + reached
             + f" within {100 * b['margin']:g}% on average (mean {100 * b['check_cost']:+.2f}%, "
             f"{b['mean_fewer']:.2f}x; worst {100 * b['worst_cost']:+.2f}%, {b['fold_fewer']:.2f}x)"
         )
@@ -35,7 +40,7 @@ def lineage_line(line: Lineage) -> str:
     elif b and b.get("rule") == "folds":
         notes.append(
             f"k = {b['k']:,} chosen by folds of {d['text']['name']}: "
-            + (f"{b['fewer']:g}x fewer residues" if b["goal_met"] else f"{b['fewer']:g}x fewer NOT reached")
+            + reached
             + f" within {100 * b['margin']:g}% on every fold (worst {100 * b['check_cost']:+.2f}%, "
             f"{b['fold_fewer']:.2f}x)"
         )
