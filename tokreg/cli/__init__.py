@@ -5,10 +5,11 @@ name, and imported on use."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Optional
 
-from .app import cli
+from .app import cli, run
 
 #: Every command, in the order `tokreg --help` lists them: name -> (module, function). A command's
 #: module is imported when the command is run (or listed by --help), not before: `tokreg train`
@@ -49,4 +50,5 @@ __all__ = ["cli", "main"]
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
-    cli.main(args=argv, prog_name="tokreg")
+    """Runs `tokreg` with `argv` (the process's arguments when None) and exits with its status."""
+    sys.exit(run(sys.argv[1:] if argv is None else argv))

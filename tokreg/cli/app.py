@@ -11,8 +11,10 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib
+import os
+import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, Optional
 
 import click
@@ -32,9 +34,7 @@ def _interruption(ctx: Optional[click.Context]) -> str:
 
 
 def _fail(ctx: click.Context, message: str, code: int) -> None:
-    finished()
-    click.echo(f"tokreg: error: {message}", err=True)
-    ctx.exit(code)
+    ctx.exit(_said(message, code))
 
 
 class TokregGroup(click.Group):
@@ -94,6 +94,48 @@ class TokregGroup(click.Group):
             reg = ctx.meta.pop(REGISTRY, None)
             if reg is not None:
                 reg.close()
+
+
+def run(args: Sequence[str]) -> int:
+    """Runs one `tokreg` command line and returns its exit status, every outcome said the
+    group's way. Not click's standalone `main`: that turns a KeyboardInterrupt which lands
+    outside a command (between the parsing and the command's own handler above, a few
+    microseconds) into a blank line, "Aborted!" and status 1, where tokreg's rule is one line
+    and status 130. Shell completion requests (`_TOKREG_COMPLETE` set) still go to click."""
+    if os.environ.get("_TOKREG_COMPLETE"):
+        cli.main(args=list(args), prog_name="tokreg")
+    ctx: Optional[click.Context] = None
+    try:
+        with cli.make_context("tokreg", list(args)) as ctx:
+            cli.invoke(ctx)
+        return 0
+    except click.exceptions.Exit as e:  # --help, --version, and the group's own exits (_fail)
+        return e.exit_code
+    except click.ClickException as e:  # usage errors: click's usage, hint and error lines
+        e.show()
+        return e.exit_code
+    except click.Abort as e:
+        if isinstance(e.__context__, KeyboardInterrupt):  # Ctrl-C at a prompt the group did not see
+            return _said(_interruption(ctx), Interrupted.exit_code)
+        click.echo("Aborted!", err=True)  # a confirmation answered no (`tokreg rm`), or stdin closed
+        return 1
+    except EOFError:  # stdin closed at a prompt: what click says
+        click.echo("Aborted!", err=True)
+        return 1
+    except KeyboardInterrupt:  # before the command's handler was in place: nothing was run
+        return _said(_interruption(ctx), Interrupted.exit_code)
+    except BrokenPipeError:
+        # The reader of stdout went away (`tokreg sql ... | head`): the rest of the output has
+        # nowhere to go. Python's documented way: stdout pointed at /dev/null so that the
+        # interpreter's last flush does not fail too; status 1, as a cut pipeline reports.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _said(message: str, code: int) -> int:
+    finished()
+    click.echo(f"tokreg: error: {message}", err=True)
+    return code
 
 
 @contextlib.contextmanager
