@@ -192,3 +192,51 @@ def test_ctrl_c_stops_a_runaway_sqlite_query_at_once(tmp_path: Path, small_corpu
     )
     assert ctrl_c["seconds"] < 30  # stopped by the signal, not by anything else
     assert limited["status"] == 1 and "stopped after 0.5 s of database time" in limited["stderr"]
+
+
+#: A process with the console script's Ctrl-C handler whose main thread imports a module that
+#: interrupts itself (SIGINT, `signals` times) in the middle of its body and then goes on.
+_SELF_INTERRUPTING_IMPORT = """
+import _imp, os, signal, sys, threading, time
+from tokreg import console
+signal.signal(signal.SIGINT, console._first)
+sys.path.insert(0, sys.argv[1])
+try:
+    import interrupts_itself
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:  # where the interrupt is due, once the import is done
+        time.sleep(0.001)
+    print("never interrupted")
+except KeyboardInterrupt:
+    done = getattr(sys.modules.get("interrupts_itself"), "done", False)
+    print("after the import" if done else "inside the import")
+print("import lock held" if _imp.lock_held() else "import lock free")
+other = threading.Thread(target=lambda: __import__("imported_by_another_thread"), daemon=True)
+other.start()
+other.join(10)
+print("another thread stuck" if other.is_alive() else "another thread imported")
+"""
+
+
+def _self_interrupting(tmp_path: Path, signals: int) -> subprocess.CompletedProcess[str]:
+    body = "import os, signal, time\n"
+    body += "os.kill(os.getpid(), signal.SIGINT); time.sleep(0.05)\n" * signals
+    (tmp_path / "interrupts_itself.py").write_text(body + "done = True\n")
+    (tmp_path / "imported_by_another_thread.py").write_text("x = 1\n")
+    argv = [sys.executable, "-c", _SELF_INTERRUPTING_IMPORT, str(tmp_path)]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=ROOT)
+
+
+def test_ctrl_c_inside_an_import_is_raised_once_the_import_is_done(tmp_path: Path) -> None:
+    # Raised inside the import machinery, a KeyboardInterrupt can leave an import lock held for
+    # good, and the registry's opening thread, importing too, then waits forever (the start-up
+    # test above hung so, now and then). It comes once the import is done, within milliseconds.
+    p = _self_interrupting(tmp_path, signals=1)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split("\n")[:3] == ["after the import", "import lock free", "another thread imported"], p.stdout
+
+
+def test_a_second_ctrl_c_during_an_import_still_stops_at_once(tmp_path: Path) -> None:
+    p = _self_interrupting(tmp_path, signals=2)
+    assert p.returncode == 130 and p.stdout == "", (p.returncode, p.stdout)
+    assert p.stderr.startswith("tokreg: error: interrupted again; stopped at once"), p.stderr

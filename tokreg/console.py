@@ -2,13 +2,15 @@
 anything heavy is imported, so that an interruption at any moment, start-up included, ends in
 one line on stderr and exit status 130, never a traceback.
 
-The first Ctrl-C raises KeyboardInterrupt as usual, and the command says in one line what it
+The first Ctrl-C raises KeyboardInterrupt as usual (once the command's thread is out of any
+import it is in: `_first` says why), and the command says in one line what it
 had done (cli/app.py asks the registry whether its write was committed). A second Ctrl-C while
 that line is being made stops the process at once: every write is all-or-nothing, so that is
 safe, and the line says how to see what the registry holds. Once a command has its outcome
 (`finished`), Ctrl-C is ignored and the process exits with that outcome. Only the standard
 library is imported here, and only what the interpreter has already loaded before the handler
-is in place (os, signal, sys); anything else after it.
+is in place (os, signal, sys, and importlib's own _imp, _thread and _frozen_importlib);
+anything else after it.
 
 A file read through a memory map (`tokreg tokenize`'s plain inputs, the built-encoder cache)
 that another program cuts short meanwhile raises SIGBUS, which no code can recover from: the
@@ -18,6 +20,9 @@ a shell reports it) instead of the shell's bare "Bus error".
 
 from __future__ import annotations
 
+import _frozen_importlib as _bootstrap  # importlib's core, always loaded
+import _imp
+import _thread
 import os
 import signal
 import sys
@@ -34,7 +39,49 @@ _at_once = False
 
 def _first(signum: int, frame: Optional[FrameType]) -> None:
     signal.signal(signal.SIGINT, _second)
+    if _importing() and _RETRY is not None:
+        # Not inside an import: a KeyboardInterrupt raised between a lock's acquire and the
+        # block that releases it leaves that lock held for good, and the registry's opening
+        # thread, importing too (cli/opening.py), then waits for it forever, as does the
+        # command's thread, which waits for that one. The interrupt is raised once this
+        # thread's imports are done (a few milliseconds); a second Ctrl-C meanwhile still
+        # stops the process at once.
+        signal.signal(_RETRY, _retry)
+        signal.setitimer(signal.ITIMER_REAL, RETRY_SECONDS)
+        return
     raise KeyboardInterrupt
+
+
+def _retry(signum: int, frame: Optional[FrameType]) -> None:
+    if _importing():
+        signal.setitimer(signal.ITIMER_REAL, RETRY_SECONDS)
+        return
+    raise KeyboardInterrupt
+
+
+#: The signal that brings back an interrupt put off while an import was under way (a timer's).
+_RETRY: Optional[signal.Signals] = getattr(signal, "SIGALRM", None)
+RETRY_SECONDS = 0.002
+
+
+def _importing() -> bool:
+    """Whether this thread is inside Python's import machinery: it holds the global import lock
+    or owns a module's lock, or a module lock's own guard is taken (held for a few instructions,
+    by whichever thread: when it is taken here, while this thread runs, it is almost surely
+    this thread's; putting an interrupt off for nothing costs milliseconds)."""
+    if _imp.lock_held():
+        return True
+    me = _thread.get_ident()
+    for ref in list(getattr(_bootstrap, "_module_locks", {}).values()):  # (a copy made under the GIL)
+        lock = ref()
+        if lock is None:
+            continue
+        if getattr(lock, "owner", None) == me:
+            return True
+        locked = getattr(getattr(lock, "lock", None), "locked", None)
+        if locked is not None and locked():
+            return True
+    return False
 
 
 def _second(signum: int, frame: Optional[FrameType]) -> None:
@@ -51,6 +98,8 @@ def finished() -> None:
     Ctrl-C is ignored. Does nothing unless the console script installed its handler."""
     if _installed:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if _RETRY is not None:  # an interrupt put off (see _first) is not raised now either
+            signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def _unraisable(u: Any) -> None:
