@@ -353,6 +353,78 @@ impl KeyParts {
     }
 }
 
+/// Every distinct run of a `Counts` as piece ids, beside the keys (`Counts::run_pieces`), so
+/// that the superword trainer and the round trip need not parse each key and look its pieces
+/// up again (a hash per piece of every run). The pieces are numbered in the order of their
+/// bytes (the same ids whatever the chunking or thread count); run `k` of the counts is
+/// `run(k)`. About 4 bytes per piece of a distinct run and 8 per run, beside the keys.
+pub struct RunPieces {
+    bytes: Vec<u8>,
+    piece_ends: Vec<usize>,
+    ids: Vec<u32>,
+    ends: Vec<usize>,
+}
+
+impl RunPieces {
+    /// Distinct runs.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Distinct pieces.
+    pub fn pieces(&self) -> usize {
+        self.piece_ends.len()
+    }
+
+    /// The bytes of piece `p`.
+    #[inline]
+    pub fn piece(&self, p: u32) -> &[u8] {
+        let p = p as usize;
+        &self.bytes[if p == 0 { 0 } else { self.piece_ends[p - 1] }..self.piece_ends[p]]
+    }
+
+    /// The piece ids of run `k`, in order.
+    #[inline]
+    pub fn run(&self, k: usize) -> &[u32] {
+        &self.ids[self.start(k)..self.ends[k]]
+    }
+
+    /// The piece ids of runs `a..b`, one run after another.
+    pub fn runs(&self, a: usize, b: usize) -> &[u32] {
+        &self.ids[self.start(a)..self.start(b)]
+    }
+
+    #[inline]
+    fn start(&self, k: usize) -> usize {
+        if k == 0 {
+            0
+        } else {
+            self.ends[k - 1]
+        }
+    }
+}
+
+/// `Counts`'s slot for its `RunPieces`: shared when the counts are cloned, and left out of
+/// their equality (two counts are equal by their keys and numbers).
+#[derive(Clone, Default)]
+pub struct Aside(pub(crate) Option<std::sync::Arc<RunPieces>>);
+
+impl PartialEq for Aside {
+    fn eq(&self, _: &Aside) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Aside {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Aside({} runs)", self.0.as_ref().map_or(0, |r| r.len()))
+    }
+}
+
 /// A counter of superword runs, fed line-aligned chunks like the shared `Counter`.
 pub struct RunCounter {
     splitter: Splitter,
@@ -418,8 +490,9 @@ impl Sorted {
     }
 
     /// Every key written, in order, with its count: in parallel tasks of `KEYS_PER_TASK`
-    /// runs of the order, each into its own buffer (joined in task order).
-    fn written(&self) -> Vec<Written> {
+    /// runs of the order, each into its own buffer (joined in task order); `with_ids`: each
+    /// run's pieces' ranks too (`RunPieces`).
+    fn written(&self, with_ids: bool) -> Vec<Written> {
         let n = self.len();
         let starts: Vec<usize> = (0..n).step_by(KEYS_PER_TASK).collect();
         starts
@@ -437,6 +510,10 @@ impl Sorted {
                     at = self.parts.write(&mut w.bytes, at, &self.pieces, run);
                     w.ends.push(at);
                     w.counts.push(count);
+                    if with_ids {
+                        w.ids.extend(run.iter().map(|&p| self.order.rank[p as usize]));
+                        w.id_ends.push(w.ids.len());
+                    }
                 }
                 w.bytes.truncate(at);
                 w
@@ -444,15 +521,33 @@ impl Sorted {
             .collect()
     }
 
-    /// The counts.
+    /// The counts, with their runs as piece ids aside (`RunPieces`).
     fn counts(&self, stats: CountStats) -> Counts {
-        let parts = self.written();
-        Counts::from_sorted(parts.iter().flat_map(Written::iter), stats)
+        let parts = self.written(true);
+        let mut counts = Counts::from_sorted(parts.iter().flat_map(Written::iter), stats);
+        let mut aside = RunPieces {
+            bytes: Vec::with_capacity(self.pieces.bytes.len()),
+            piece_ends: Vec::with_capacity(self.pieces.len()),
+            ids: Vec::with_capacity(parts.iter().map(|w| w.ids.len()).sum()),
+            ends: Vec::with_capacity(self.len()),
+        };
+        for &p in &self.order.by_bytes {
+            aside.bytes.extend_from_slice(self.pieces.get(p));
+            aside.piece_ends.push(aside.bytes.len());
+        }
+        for w in &parts {
+            let base = aside.ids.len();
+            aside.ids.extend_from_slice(&w.ids);
+            aside.ends.extend(w.id_ends.iter().map(|&e| base + e));
+        }
+        drop(parts);
+        counts.runs = Aside(Some(std::sync::Arc::new(aside)));
+        counts
     }
 
     /// Written to disk as a run of the shared counter's form (`spill.rs`).
     fn spill(&self, dir: &std::path::Path) -> Result<Run, CoreError> {
-        let parts = self.written();
+        let parts = self.written(false);
         let entries: Vec<(Box<[u8]>, u64)> =
             parts.iter().flat_map(Written::iter).map(|(k, n)| (Box::from(k), n)).collect();
         Run::write(dir, &entries)
@@ -468,6 +563,9 @@ struct Written {
     bytes: Vec<u8>,
     ends: Vec<usize>,
     counts: Vec<u64>,
+    /// each run's pieces' ranks (when asked for), and where each run's end
+    ids: Vec<u32>,
+    id_ends: Vec<usize>,
 }
 
 impl Written {
