@@ -131,10 +131,11 @@ pub fn run<'k>(
     Ok(&key[semi + 1..])
 }
 
-/// Every distinct piece of a superword corpus's runs (`count::RunPieces`) as stage 1 segments
-/// it, each merged once by the rank rule (`Merger`: no piece comes twice), in parallel tasks
-/// of pieces joined in order: the ids of piece `p` are `of(p)`. A run's stage-1 ids are then
-/// its pieces' ids side by side, with no lookup by bytes (the round trip over counted runs).
+/// Every distinct piece of a superword corpus's runs as stage 1 segments it, each merged once
+/// by the rank rule (`Merger`: no piece comes twice), in parallel tasks of pieces joined in
+/// order: the ids of piece `p` are `of(p)`. A run's stage-1 ids are then its pieces' ids side
+/// by side, with no lookup by bytes (the superword trainer's stage-2 words, and the round
+/// trip over counted runs, `count::RunPieces`).
 pub struct PieceSegments {
     flat: Vec<u32>,
     starts: Vec<usize>,
@@ -144,9 +145,9 @@ pub struct PieceSegments {
 const TASK_PIECES: usize = if cfg!(test) { 16 } else { 4096 };
 
 impl PieceSegments {
-    pub fn new(stage1: &RankEncoder, pieces: &RunPieces) -> PieceSegments {
+    /// Segments pieces `0..n`, piece `p`'s bytes given by `piece(p)`.
+    pub fn new<'p>(stage1: &RankEncoder, n: usize, piece: impl Fn(u32) -> &'p [u8] + Sync) -> PieceSegments {
         use rayon::prelude::*;
-        let n = pieces.pieces();
         let parts: Vec<(Vec<u32>, Vec<u32>)> = (0..n)
             .step_by(TASK_PIECES)
             .collect::<Vec<usize>>()
@@ -156,7 +157,7 @@ impl PieceSegments {
                 let (mut flat, mut lens) = (Vec::new(), Vec::with_capacity(TASK_PIECES));
                 for p in a..(a + TASK_PIECES).min(n) {
                     let at = flat.len();
-                    merger.piece(pieces.piece(p as u32), &mut flat);
+                    merger.piece(piece(p as u32), &mut flat);
                     lens.push((flat.len() - at) as u32);
                 }
                 (flat, lens)
@@ -176,14 +177,20 @@ impl PieceSegments {
         PieceSegments { flat, starts }
     }
 
+    /// The stage-1 ids of piece `p`.
+    #[inline]
+    pub fn of(&self, p: u32) -> &[u32] {
+        let p = p as usize;
+        &self.flat[self.starts[p]..self.starts[p + 1]]
+    }
+
     /// Appends the ids of run `k` of `pieces` (its pieces' stage-1 ids side by side, then the
     /// stage-2 merges over the run), as `run` does from its key.
     #[inline]
     pub fn run(&self, pieces: &RunPieces, k: usize, stage2: &StageTwo, out: &mut Vec<u32>) {
         let from = out.len();
         for &p in pieces.run(k) {
-            let p = p as usize;
-            out.extend_from_slice(&self.flat[self.starts[p]..self.starts[p + 1]]);
+            out.extend_from_slice(self.of(p));
         }
         apply_stage_two_from(stage2, out, from);
     }

@@ -13,6 +13,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+use super::distinct_pass::PieceSegments;
 use super::superword::for_each_piece;
 use super::train::{train, Merge, TrainConfig, TrainOutput, Words};
 use super::RankEncoder;
@@ -20,11 +21,9 @@ use crate::count::{short, Counts, RunPieces};
 use crate::error::CoreError;
 use crate::pretok::Splitter;
 
-/// Counted runs per parallel task, and distinct pieces per segmenting task (neither changes a
-/// result: the tasks' sums are added, their lists joined in order).
-/// (Small in tests, so that a small corpus spans many tasks.)
+/// Counted runs per parallel task (it changes no result: the tasks' sums are added, their
+/// lists joined in order). (Small in tests, so that a small corpus spans many tasks.)
 const TASK_RUNS: usize = if cfg!(test) { 64 } else { 16_384 };
-const TASK_PIECES: usize = if cfg!(test) { 16 } else { 4_096 };
 
 pub struct SuperwordConfig {
     /// Tokens to reach in all (256 bytes + both stages' new tokens).
@@ -144,39 +143,15 @@ pub fn train_superword(
     let first = train(alphabet, words, &tc, &mut |d, t| progress("stage 1", d, t))?;
     let transition = first.tokens.len();
     phase("stage 1");
-    // 2. segment every distinct piece as encoding will (each on its own: in parallel tasks)
+    // 2. segment every distinct piece as encoding will (each once, by the rank rule without
+    //    the encoder's piece cache: in parallel tasks)
     let enc = RankEncoder::new(first.tokens.iter().enumerate().map(|(i, b)| (i as u32, b)).collect(), vec![], {
         Splitter::new(pattern)?
     })?;
-    let segmented: Vec<(Vec<u32>, Vec<u32>)> = pieces
-        .par_chunks(TASK_PIECES)
-        .map(|chunk| {
-            let (mut flat, mut lens) = (Vec::new(), Vec::with_capacity(chunk.len()));
-            enc.with_pieces(|segment| {
-                for &p in chunk {
-                    let at = flat.len();
-                    segment(p, &mut flat);
-                    lens.push((flat.len() - at) as u32);
-                }
-            });
-            (flat, lens)
-        })
-        .collect();
+    let seg = PieceSegments::new(&enc, pieces.len(), |p| pieces[p as usize]);
     drop(enc);
     let distinct_pieces = pieces.len();
     drop(pieces);
-    let mut flat: Vec<u32> = Vec::with_capacity(segmented.iter().map(|s| s.0.len()).sum());
-    let mut starts: Vec<usize> = Vec::with_capacity(distinct_pieces + 1);
-    for (ids, lens) in segmented {
-        let mut at = flat.len();
-        for len in lens {
-            starts.push(at);
-            at += len as usize;
-        }
-        flat.extend_from_slice(&ids);
-    }
-    starts.push(flat.len());
-    let seg = Segments { flat, starts };
     phase("pieces segmented");
     // 3. stage 2 on the runs, each a word of its pieces' ids, written by each task straight
     //    into its own range of one arena (sized first), in the counts' order. A run that is one
@@ -287,20 +262,6 @@ struct TaskRuns<'a> {
     ends: Vec<u32>,
 }
 
-/// Every distinct piece's stage-1 ids: those of global piece `g` are `flat[starts[g]..starts[g + 1]]`.
-struct Segments {
-    flat: Vec<u32>,
-    starts: Vec<usize>,
-}
-
-impl Segments {
-    #[inline]
-    fn of(&self, g: u32) -> &[u32] {
-        let g = g as usize;
-        &self.flat[self.starts[g]..self.starts[g + 1]]
-    }
-}
-
 impl<'a> TaskRuns<'a> {
     /// The runs `range` of the counter's `RunPieces`, their ids global already.
     fn aside(rp: &'a RunPieces, range: std::ops::Range<usize>) -> TaskRuns<'a> {
@@ -354,7 +315,7 @@ impl<'a> TaskRuns<'a> {
 
     /// (cells, words) this task adds to stage 2: the ids of its runs of two ids or more (a run
     /// of one piece of one token is the only run of one id: every piece has at least one).
-    fn stage_two_size(&self, seg: &Segments) -> (usize, usize) {
+    fn stage_two_size(&self, seg: &PieceSegments) -> (usize, usize) {
         let (mut cells, mut words) = (0, 0);
         self.each_run(|_, run| {
             let len: usize = run.iter().map(|&l| seg.of(self.g(l)).len()).sum();
@@ -371,7 +332,7 @@ impl<'a> TaskRuns<'a> {
     fn write_stage_two(
         &self,
         counts: &Counts,
-        seg: &Segments,
+        seg: &PieceSegments,
         base: usize,
         arena: &mut [u32],
         ends: &mut [usize],

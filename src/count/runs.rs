@@ -364,12 +364,13 @@ impl KeyParts {
 /// that the superword trainer and the round trip need not parse each key and look its pieces
 /// up again (a hash per piece of every run). The pieces are numbered in the order of their
 /// bytes (the same ids whatever the chunking or thread count); run `k` of the counts is
-/// `run(k)`. About 4 bytes per piece of a distinct run and 8 per run, beside the keys.
+/// `run(k)`. 4 bytes per piece of a distinct run and 4 per run, beside the keys (none when the
+/// runs hold more than `u32::MAX` pieces in all).
 pub struct RunPieces {
     bytes: Vec<u8>,
     piece_ends: Vec<usize>,
     ids: Vec<u32>,
-    ends: Vec<usize>,
+    ends: Vec<u32>,
 }
 
 impl RunPieces {
@@ -397,7 +398,7 @@ impl RunPieces {
     /// The piece ids of run `k`, in order.
     #[inline]
     pub fn run(&self, k: usize) -> &[u32] {
-        &self.ids[self.start(k)..self.ends[k]]
+        &self.ids[self.start(k)..self.ends[k] as usize]
     }
 
     /// The piece ids of runs `a..b`, one run after another.
@@ -410,7 +411,7 @@ impl RunPieces {
         if k == 0 {
             0
         } else {
-            self.ends[k - 1]
+            self.ends[k - 1] as usize
         }
     }
 }
@@ -528,8 +529,18 @@ impl Sorted {
             .collect()
     }
 
-    /// The counts, with their runs as piece ids aside (`RunPieces`).
+    /// The counts, with their runs as piece ids aside (`RunPieces`) when they can be numbered
+    /// in 32 bits.
     fn counts(&self, stats: CountStats) -> Counts {
+        let ids = match &self.runs {
+            // (at most as many pieces as fit whole in 128 bits)
+            InOrder::Packed(e) => e.len() * (128 / (self.order.elem_bits + self.order.rank_bits)) as usize,
+            InOrder::Tables(t, _) => t.iter().map(|t| t.ids.len()).sum(),
+        };
+        if ids > u32::MAX as usize {
+            let parts = self.written(false);
+            return Counts::from_sorted(parts.iter().flat_map(Written::iter), stats);
+        }
         let mut parts = self.written(true);
         let mut aside = RunPieces {
             bytes: Vec::with_capacity(self.pieces.bytes.len()),
@@ -545,7 +556,7 @@ impl Sorted {
         for w in parts.iter_mut() {
             let base = aside.ids.len();
             aside.ids.extend_from_slice(&std::mem::take(&mut w.ids));
-            aside.ends.extend(std::mem::take(&mut w.id_ends).into_iter().map(|e| base + e));
+            aside.ends.extend(std::mem::take(&mut w.id_ends).into_iter().map(|e| (base + e) as u32));
         }
         let mut counts = Counts::from_sorted(parts.iter().flat_map(Written::iter), stats);
         drop(parts);

@@ -183,7 +183,9 @@ impl Tokenizer {
             (Some(Distinct::Runs(stage1, _, _)), Some(rp)) if uncached => Some((rp, stage1)),
             _ => None,
         };
-        let segmented = |(rp, stage1): (&'a RunPieces, &RankEncoder)| (rp, PieceSegments::new(stage1, rp));
+        let segmented = |(rp, stage1): (&'a RunPieces, &RankEncoder)| {
+            (rp, PieceSegments::new(stage1, rp.pieces(), |p| rp.piece(p)))
+        };
         let segmented = match aside {
             None => None,
             Some(a) if threads == 1 => Some(segmented(a)),
