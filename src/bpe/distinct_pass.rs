@@ -20,6 +20,7 @@ use super::min_tree::NONE;
 use super::rank::{FlatParts, HEAP_FROM};
 use super::superword::{apply_stage_two_from, for_each_piece, StageTwo};
 use super::RankEncoder;
+use crate::count::RunPieces;
 use crate::error::CoreError;
 
 /// What an encoder offers a pass over distinct counted keys (`Encode::distinct`): the encoder
@@ -128,6 +129,71 @@ pub fn run<'k>(
     apply_stage_two_from(stage2, out, from);
     let semi = key.iter().position(|&c| c == b';').unwrap_or(0); // for_each_piece found it
     Ok(&key[semi + 1..])
+}
+
+/// Every distinct piece of a superword corpus's runs as stage 1 segments it, each merged once
+/// by the rank rule (`Merger`: no piece comes twice), in parallel tasks of pieces joined in
+/// order: the ids of piece `p` are `of(p)`. A run's stage-1 ids are then its pieces' ids side
+/// by side, with no lookup by bytes (the superword trainer's stage-2 words, and the round
+/// trip over counted runs, `count::RunPieces`).
+pub struct PieceSegments {
+    flat: Vec<u32>,
+    starts: Vec<usize>,
+}
+
+/// Distinct pieces per segmenting task.
+const TASK_PIECES: usize = if cfg!(test) { 16 } else { 4096 };
+
+impl PieceSegments {
+    /// Segments pieces `0..n`, piece `p`'s bytes given by `piece(p)`.
+    pub fn new<'p>(stage1: &RankEncoder, n: usize, piece: impl Fn(u32) -> &'p [u8] + Sync) -> PieceSegments {
+        use rayon::prelude::*;
+        let parts: Vec<(Vec<u32>, Vec<u32>)> = (0..n)
+            .step_by(TASK_PIECES)
+            .collect::<Vec<usize>>()
+            .into_par_iter()
+            .map(|a| {
+                let mut merger = Merger::new(stage1);
+                let (mut flat, mut lens) = (Vec::new(), Vec::with_capacity(TASK_PIECES));
+                for p in a..(a + TASK_PIECES).min(n) {
+                    let at = flat.len();
+                    merger.piece(piece(p as u32), &mut flat);
+                    lens.push((flat.len() - at) as u32);
+                }
+                (flat, lens)
+            })
+            .collect();
+        let mut flat = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+        let mut starts = Vec::with_capacity(n + 1);
+        for (ids, lens) in parts {
+            let mut at = flat.len();
+            for len in lens {
+                starts.push(at);
+                at += len as usize;
+            }
+            flat.extend_from_slice(&ids);
+        }
+        starts.push(flat.len());
+        PieceSegments { flat, starts }
+    }
+
+    /// The stage-1 ids of piece `p`.
+    #[inline]
+    pub fn of(&self, p: u32) -> &[u32] {
+        let p = p as usize;
+        &self.flat[self.starts[p]..self.starts[p + 1]]
+    }
+
+    /// Appends the ids of run `k` of `pieces` (its pieces' stage-1 ids side by side, then the
+    /// stage-2 merges over the run), as `run` does from its key.
+    #[inline]
+    pub fn run(&self, pieces: &RunPieces, k: usize, stage2: &StageTwo, out: &mut Vec<u32>) {
+        let from = out.len();
+        for &p in pieces.run(k) {
+            out.extend_from_slice(self.of(p));
+        }
+        apply_stage_two_from(stage2, out, from);
+    }
 }
 
 #[cfg(test)]

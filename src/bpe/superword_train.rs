@@ -13,18 +13,17 @@ use std::time::Instant;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+use super::distinct_pass::PieceSegments;
 use super::superword::for_each_piece;
 use super::train::{train, Merge, TrainConfig, TrainOutput, Words};
 use super::RankEncoder;
-use crate::count::{short, Counts};
+use crate::count::{short, Counts, RunPieces};
 use crate::error::CoreError;
 use crate::pretok::Splitter;
 
-/// Counted runs per parallel task, and distinct pieces per segmenting task (neither changes a
-/// result: the tasks' sums are added, their lists joined in order).
-/// (Small in tests, so that a small corpus spans many tasks.)
+/// Counted runs per parallel task (it changes no result: the tasks' sums are added, their
+/// lists joined in order). (Small in tests, so that a small corpus spans many tasks.)
 const TASK_RUNS: usize = if cfg!(test) { 64 } else { 16_384 };
-const TASK_PIECES: usize = if cfg!(test) { 16 } else { 4_096 };
 
 pub struct SuperwordConfig {
     /// Tokens to reach in all (256 bytes + both stages' new tokens).
@@ -81,29 +80,48 @@ pub fn train_superword(
     //    the tasks are fixed ranges of runs). A piece's bytes are hashed once per task, not
     //    once per occurrence and stage. The merge loop's tie rule orders the pairs themselves,
     //    so the order of the words changes nothing.
+    //    When the run counter made the counts, the runs are there as piece ids already
+    //    (`Counts::run_pieces`: pieces numbered in byte order), and only the pieces' counts
+    //    are summed.
     let n = counts.len();
     let tasks: Vec<usize> = (0..n).step_by(TASK_RUNS).collect();
-    let mut runs: Vec<TaskRuns> = tasks
-        .par_iter()
-        .map(|&a| TaskRuns::read(counts, a..(a + TASK_RUNS).min(n)))
-        .collect::<Result<_, CoreError>>()?;
-    let mut global = PieceIds::default();
-    let mut pieces: Vec<&[u8]> = Vec::new();
-    let mut piece_counts: Vec<u64> = Vec::new();
-    for task in runs.iter_mut() {
-        let local = std::mem::take(&mut task.pieces);
-        task.global.reserve_exact(local.len());
-        for (p, c) in local.into_iter().zip(std::mem::take(&mut task.counts)) {
-            let g = global.get_or_insert(p, || {
-                pieces.push(p);
-                piece_counts.push(0);
-                (pieces.len() - 1) as u32
-            });
-            piece_counts[g as usize] += c;
-            task.global.push(g);
+    let (runs, pieces, piece_counts) = match counts.run_pieces() {
+        Some(rp) => {
+            let runs: Vec<TaskRuns> =
+                tasks.par_iter().map(|&a| TaskRuns::aside(rp, a..(a + TASK_RUNS).min(n))).collect();
+            let mut piece_counts = vec![0u64; rp.pieces()];
+            for k in 0..n {
+                let c = counts.count(k);
+                for &p in rp.run(k) {
+                    piece_counts[p as usize] += c;
+                }
+            }
+            (runs, (0..rp.pieces() as u32).map(|p| rp.piece(p)).collect(), piece_counts)
         }
-    }
-    drop(global);
+        None => {
+            let mut runs: Vec<TaskRuns> = tasks
+                .par_iter()
+                .map(|&a| TaskRuns::read(counts, a..(a + TASK_RUNS).min(n)))
+                .collect::<Result<_, CoreError>>()?;
+            let mut global = PieceIds::default();
+            let mut pieces: Vec<&[u8]> = Vec::new();
+            let mut piece_counts: Vec<u64> = Vec::new();
+            for task in runs.iter_mut() {
+                let local = std::mem::take(&mut task.pieces);
+                task.global.reserve_exact(local.len());
+                for (p, c) in local.into_iter().zip(std::mem::take(&mut task.counts)) {
+                    let g = global.get_or_insert(p, || {
+                        pieces.push(p);
+                        piece_counts.push(0);
+                        (pieces.len() - 1) as u32
+                    });
+                    piece_counts[g as usize] += c;
+                    task.global.push(g);
+                }
+            }
+            (runs, pieces, piece_counts)
+        }
+    };
     phase("runs read");
     // Room for the trainer's edges from the start (`Words::edged_capacity`), so that it lays
     // them out in place instead of copying the arena once more.
@@ -125,39 +143,15 @@ pub fn train_superword(
     let first = train(alphabet, words, &tc, &mut |d, t| progress("stage 1", d, t))?;
     let transition = first.tokens.len();
     phase("stage 1");
-    // 2. segment every distinct piece as encoding will (each on its own: in parallel tasks)
+    // 2. segment every distinct piece as encoding will (each once, by the rank rule without
+    //    the encoder's piece cache: in parallel tasks)
     let enc = RankEncoder::new(first.tokens.iter().enumerate().map(|(i, b)| (i as u32, b)).collect(), vec![], {
         Splitter::new(pattern)?
     })?;
-    let segmented: Vec<(Vec<u32>, Vec<u32>)> = pieces
-        .par_chunks(TASK_PIECES)
-        .map(|chunk| {
-            let (mut flat, mut lens) = (Vec::new(), Vec::with_capacity(chunk.len()));
-            enc.with_pieces(|segment| {
-                for &p in chunk {
-                    let at = flat.len();
-                    segment(p, &mut flat);
-                    lens.push((flat.len() - at) as u32);
-                }
-            });
-            (flat, lens)
-        })
-        .collect();
+    let seg = PieceSegments::new(&enc, pieces.len(), |p| pieces[p as usize]);
     drop(enc);
     let distinct_pieces = pieces.len();
     drop(pieces);
-    let mut flat: Vec<u32> = Vec::with_capacity(segmented.iter().map(|s| s.0.len()).sum());
-    let mut starts: Vec<usize> = Vec::with_capacity(distinct_pieces + 1);
-    for (ids, lens) in segmented {
-        let mut at = flat.len();
-        for len in lens {
-            starts.push(at);
-            at += len as usize;
-        }
-        flat.extend_from_slice(&ids);
-    }
-    starts.push(flat.len());
-    let seg = Segments { flat, starts };
     phase("pieces segmented");
     // 3. stage 2 on the runs, each a word of its pieces' ids, written by each task straight
     //    into its own range of one arena (sized first), in the counts' order. A run that is one
@@ -260,29 +254,37 @@ struct TaskRuns<'a> {
     /// local id -> the piece's bytes and summed count (emptied when joined)
     pieces: Vec<&'a [u8]>,
     counts: Vec<u64>,
-    /// local id -> global id (filled when joined)
+    /// local id -> global id (filled when joined; empty when the ids are global already)
     global: Vec<u32>,
     /// local piece ids, run after run
-    ids: Vec<u32>,
+    ids: std::borrow::Cow<'a, [u32]>,
     /// end of each run in `ids`
     ends: Vec<u32>,
 }
 
-/// Every distinct piece's stage-1 ids: those of global piece `g` are `flat[starts[g]..starts[g + 1]]`.
-struct Segments {
-    flat: Vec<u32>,
-    starts: Vec<usize>,
-}
-
-impl Segments {
-    #[inline]
-    fn of(&self, g: u32) -> &[u32] {
-        let g = g as usize;
-        &self.flat[self.starts[g]..self.starts[g + 1]]
-    }
-}
-
 impl<'a> TaskRuns<'a> {
+    /// The runs `range` of the counter's `RunPieces`, their ids global already.
+    fn aside(rp: &'a RunPieces, range: std::ops::Range<usize>) -> TaskRuns<'a> {
+        let mut ends = Vec::with_capacity(range.len());
+        let mut at = 0u32;
+        for k in range.clone() {
+            at += rp.run(k).len() as u32;
+            ends.push(at);
+        }
+        let ids = std::borrow::Cow::Borrowed(rp.runs(range.start, range.end));
+        TaskRuns { first: range.start, ids, ends, ..Default::default() }
+    }
+
+    /// The global id of local piece `l`.
+    #[inline]
+    fn g(&self, l: u32) -> u32 {
+        if self.global.is_empty() {
+            l
+        } else {
+            self.global[l as usize]
+        }
+    }
+
     fn read(counts: &'a Counts, range: std::ops::Range<usize>) -> Result<TaskRuns<'a>, CoreError> {
         let mut t = TaskRuns { first: range.start, ..Default::default() };
         let mut local = PieceIds::default();
@@ -295,7 +297,7 @@ impl<'a> TaskRuns<'a> {
                     (t.pieces.len() - 1) as u32
                 });
                 t.counts[id as usize] += c;
-                t.ids.push(id);
+                t.ids.to_mut().push(id);
             })?;
             t.ends.push(t.ids.len() as u32);
         }
@@ -313,10 +315,10 @@ impl<'a> TaskRuns<'a> {
 
     /// (cells, words) this task adds to stage 2: the ids of its runs of two ids or more (a run
     /// of one piece of one token is the only run of one id: every piece has at least one).
-    fn stage_two_size(&self, seg: &Segments) -> (usize, usize) {
+    fn stage_two_size(&self, seg: &PieceSegments) -> (usize, usize) {
         let (mut cells, mut words) = (0, 0);
         self.each_run(|_, run| {
-            let len: usize = run.iter().map(|&l| seg.of(self.global[l as usize]).len()).sum();
+            let len: usize = run.iter().map(|&l| seg.of(self.g(l)).len()).sum();
             if len > 1 {
                 cells += len;
                 words += 1;
@@ -330,7 +332,7 @@ impl<'a> TaskRuns<'a> {
     fn write_stage_two(
         &self,
         counts: &Counts,
-        seg: &Segments,
+        seg: &PieceSegments,
         base: usize,
         arena: &mut [u32],
         ends: &mut [usize],
@@ -339,13 +341,13 @@ impl<'a> TaskRuns<'a> {
         let (mut at, mut w, mut alone) = (0, 0, Vec::new());
         self.each_run(|i, run| {
             if let [only] = run {
-                if let [id] = seg.of(self.global[*only as usize]) {
+                if let [id] = seg.of(self.g(*only)) {
                     alone.push((*id, counts.count(i)));
                     return;
                 }
             }
             for &l in run {
-                let ids = seg.of(self.global[l as usize]);
+                let ids = seg.of(self.g(l));
                 arena[at..at + ids.len()].copy_from_slice(ids);
                 at += ids.len();
             }
@@ -454,6 +456,61 @@ mod tests {
         let second = train(first.tokens.clone(), words, &tc, &mut |_, _| true).unwrap();
         let stage1 = first.merges.len();
         (first.merges.into_iter().chain(second.merges).collect(), stage1, second.token_counts)
+    }
+
+    /// Counts from the run counter hold their runs as piece ids (`Counts::run_pieces`), which
+    /// training reads instead of the keys: the same merges and counts as from the keys alone,
+    /// on any thread count, and the round trip over them gives the same totals either way.
+    #[test]
+    fn the_run_counters_piece_ids_give_what_the_keys_give() {
+        use crate::count::RunCounter;
+        use crate::encode::Tokenizer;
+
+        let mut text = String::new();
+        let mut x = 11u64;
+        let list = ["the", "cat", "sat", "on", "a", "mat", "by", "way", "of", "elephants", "1999", "été", "  "];
+        for line in 0..1200 {
+            for _ in 0..(2 + line % 7) {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                text.push_str(list[(x >> 33) as usize % list.len()]);
+                text.push(if x >> 62 == 0 { ',' } else { ' ' });
+            }
+            text.push('\n');
+        }
+        let mut c = RunCounter::new(Splitter::new(GPT2).unwrap(), 4, usize::MAX, std::env::temp_dir());
+        c.feed(text.as_bytes()).unwrap();
+        let aside = c.finish(None).unwrap();
+        assert!(aside.run_pieces().is_some());
+        let keys = Counts::from_bytes(&aside.to_bytes()).unwrap();
+        assert!(keys.run_pieces().is_none() && keys.len() > 10 * TASK_RUNS, "{} runs", keys.len());
+        let cfg = SuperwordConfig {
+            max_tokens: 256 + 300,
+            transition: 256 + 60,
+            min_frequency: 0,
+            max_token_bytes: 0,
+            snapshots: vec![256 + 200],
+        };
+        let want = train_superword(&keys, GPT2, &cfg, &mut |_, _, _| true).unwrap();
+        assert!(want.trained.merges.len() > want.stage1_merges + 100);
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let got = pool.install(|| train_superword(&aside, GPT2, &cfg, &mut |_, _, _| true)).unwrap();
+            assert_eq!(got.trained.merges, want.trained.merges, "{threads} threads");
+            assert_eq!(got.trained.token_counts, want.trained.token_counts);
+            assert_eq!(got.trained.snapshots, want.trained.snapshots);
+            assert_eq!((got.stage1_merges, got.transition), (want.stage1_merges, want.transition));
+        }
+        let out = want.trained;
+        let toks: Vec<(u32, &[u8])> = out.tokens.iter().enumerate().map(|(i, b)| (i as u32, b.as_slice())).collect();
+        let stage2: Vec<(u32, u32, u32)> =
+            out.merges[want.stage1_merges..].iter().map(|m| (m.left, m.right, m.result)).collect();
+        let enc = SuperwordEncoder::new(toks, vec![], GPT2, want.transition as u32, &stage2, 4).unwrap();
+        let tok = Tokenizer::new(Box::new(enc), vec![]);
+        let lines = tok.round_trip(&[text.as_bytes()], &[], 1).unwrap();
+        for threads in [1, 2, 3] {
+            assert_eq!(tok.round_trip_pieces(&aside, &[], threads).unwrap(), Some(lines), "{threads} threads");
+            assert_eq!(tok.round_trip_pieces(&keys, &[], threads).unwrap(), Some(lines), "{threads} threads");
+        }
     }
 
     #[test]

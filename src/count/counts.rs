@@ -65,6 +65,9 @@ pub struct Counts {
     ends: Vec<usize>,
     counts: Vec<u64>,
     pub stats: CountStats,
+    /// The runs as piece ids beside their keys, when the run counter made these counts
+    /// (`runs::RunPieces`; never part of equality, and never written to a file).
+    pub(crate) runs: super::runs::Aside,
 }
 
 /// A piece ranked by the budget rule: more frequent first, then smaller bytes.
@@ -132,6 +135,11 @@ impl Counts {
     /// The count of piece i.
     pub fn count(&self, i: usize) -> u64 {
         self.counts[i]
+    }
+
+    /// The runs as piece ids, when the run counter made these counts (`runs::RunPieces`).
+    pub fn run_pieces(&self) -> Option<&super::runs::RunPieces> {
+        self.runs.0.as_deref().filter(|r| r.len() == self.len())
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> + '_ {
@@ -311,7 +319,7 @@ impl Counts {
         if bytes.len() != end {
             return Err(damaged("the piece bytes do not match their lengths"));
         }
-        let c = Counts { bytes, ends, counts, stats };
+        let c = Counts { bytes, ends, counts, stats, ..Counts::default() };
         for i in 0..n {
             if c.counts[i] == 0 || c.piece(i).is_empty() {
                 return Err(damaged("an empty piece or a zero count"));

@@ -5,15 +5,17 @@
 //! A run is a short sequence of pieces (at most `max_words`), and the pieces of a corpus are few
 //! (about 100k distinct in 20 MB of English, against 800k distinct runs). So each parallel
 //! task numbers the pieces it meets (bytes -> local id, each piece's bytes hashed once per
-//! occurrence and copied once per task) and counts runs as sequences of those ids in a flat
-//! open-addressing table (a run hashed and compared as a few `u32`s, no allocation per
-//! distinct run). The tasks are joined in two steps: their pieces into one table of global ids
-//! (in task order), then their runs, translated to global ids, into `SHARDS` tables by hash,
-//! the shards filled in parallel. The keys ("3,4;the cat", see `bpe::superword`) are written
+//! occurrence and copied once per task) and lists its runs as sequences of those ids. The
+//! tasks are joined in two steps: their pieces into one table of global ids (in task order),
+//! then their runs, translated to global ids, into `SHARDS` flat open-addressing tables by hash
+//! (a run hashed and compared as a few `u32`s, no allocation per distinct run), the shards
+//! filled in parallel. The keys ("3,4;the cat", see `bpe::superword`) are written
 //! only once, when the counts are finished (or spilled), one per distinct run, in the order of
 //! their bytes as the `Counts` require; that order is found without them, by numbers made of
 //! the pieces' ranks (`Order`: a sort of 16-byte numbers, not of keys compared byte by byte
-//! through pointers), and the keys are then written in that order by parallel tasks.
+//! through pointers), and the keys are then written in that order by parallel tasks. The runs
+//! stay beside the keys as piece ids numbered in byte order (`RunPieces`, `Counts::run_pieces`),
+//! which the superword trainer and the round trip read instead of parsing the keys.
 //!
 //! Ids are internal: they depend on the order pieces are met, hence on how the input is cut
 //! into tasks, but nothing outside this file sees them; the counts are sums of 64-bit integers
@@ -213,18 +215,24 @@ impl RunTable {
     }
 }
 
-/// One task's runs: its pieces and its runs in its local ids, and its lines.
+/// One task's runs: its pieces, every run it met (not only its distinct ones) in its local
+/// ids, and its lines. Runs are not summed per task: most runs of a task's few MB are met
+/// once there (21 MB of English: 1.83M runs, 870k of them distinct), so a table of the task's
+/// own would cost a probe per run and spare the shards few; the shards sum them once (counting
+/// CPU about 0.93 -> 0.75 s there).
 struct Local {
     pieces: Pieces,
-    runs: RunTable,
+    /// local piece ids, run after run, and where each run ends
+    ids: Vec<u32>,
+    ends: Vec<u32>,
     lines: u64,
 }
 
-/// Counts the runs of every line of `sub` (a line is cut as the shared counter's word split
+/// Lists the runs of every line of `sub` (a line is cut as the shared counter's word split
 /// cuts it: bytes that are not UTF-8 become U+FFFD first).
 fn count_sub(sub: &[u8], splitter: &Splitter, max_words: usize) -> Local {
-    let mut l = Local { pieces: Pieces::default(), runs: RunTable::default(), lines: 0 };
-    let (mut cells, mut ids) = (Vec::new(), Vec::new());
+    let mut l = Local { pieces: Pieces::default(), ids: Vec::new(), ends: Vec::new(), lines: 0 };
+    let mut cells = Vec::new();
     for line in sub.split_inclusive(|&b| b == b'\n') {
         l.lines += 1;
         // (what `from_utf8_lossy` gives, through `from_utf8`'s faster check when it is UTF-8)
@@ -236,11 +244,10 @@ fn count_sub(sub: &[u8], splitter: &Splitter, max_words: usize) -> Local {
         // The official patterns never fail; a custom regex that gives up counts nothing more
         // of the line (as the shared counter's split does).
         let _ = runs_in(&text, splitter, max_words, &mut cells, |run| {
-            ids.clear();
             for &(a, b) in run {
-                ids.push(l.pieces.id(&bytes[a..b]));
+                l.ids.push(l.pieces.id(&bytes[a..b]));
             }
-            l.runs.add(&ids, hash_ids(&ids), 1);
+            l.ends.push(l.ids.len() as u32);
         });
     }
     l
@@ -353,6 +360,79 @@ impl KeyParts {
     }
 }
 
+/// Every distinct run of a `Counts` as piece ids, beside the keys (`Counts::run_pieces`), so
+/// that the superword trainer and the round trip need not parse each key and look its pieces
+/// up again (a hash per piece of every run). The pieces are numbered in the order of their
+/// bytes (the same ids whatever the chunking or thread count); run `k` of the counts is
+/// `run(k)`. 4 bytes per piece of a distinct run and 4 per run, beside the keys (none when the
+/// runs hold more than `u32::MAX` pieces in all).
+pub struct RunPieces {
+    bytes: Vec<u8>,
+    piece_ends: Vec<usize>,
+    ids: Vec<u32>,
+    ends: Vec<u32>,
+}
+
+impl RunPieces {
+    /// Distinct runs.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Distinct pieces.
+    pub fn pieces(&self) -> usize {
+        self.piece_ends.len()
+    }
+
+    /// The bytes of piece `p`.
+    #[inline]
+    pub fn piece(&self, p: u32) -> &[u8] {
+        let p = p as usize;
+        &self.bytes[if p == 0 { 0 } else { self.piece_ends[p - 1] }..self.piece_ends[p]]
+    }
+
+    /// The piece ids of run `k`, in order.
+    #[inline]
+    pub fn run(&self, k: usize) -> &[u32] {
+        &self.ids[self.start(k)..self.ends[k] as usize]
+    }
+
+    /// The piece ids of runs `a..b`, one run after another.
+    pub fn runs(&self, a: usize, b: usize) -> &[u32] {
+        &self.ids[self.start(a)..self.start(b)]
+    }
+
+    #[inline]
+    fn start(&self, k: usize) -> usize {
+        if k == 0 {
+            0
+        } else {
+            self.ends[k - 1] as usize
+        }
+    }
+}
+
+/// `Counts`'s slot for its `RunPieces`: shared when the counts are cloned, and left out of
+/// their equality (two counts are equal by their keys and numbers).
+#[derive(Clone, Default)]
+pub struct Aside(pub(crate) Option<std::sync::Arc<RunPieces>>);
+
+impl PartialEq for Aside {
+    fn eq(&self, _: &Aside) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Aside {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Aside({} runs)", self.0.as_ref().map_or(0, |r| r.len()))
+    }
+}
+
 /// A counter of superword runs, fed line-aligned chunks like the shared `Counter`.
 pub struct RunCounter {
     splitter: Splitter,
@@ -418,8 +498,9 @@ impl Sorted {
     }
 
     /// Every key written, in order, with its count: in parallel tasks of `KEYS_PER_TASK`
-    /// runs of the order, each into its own buffer (joined in task order).
-    fn written(&self) -> Vec<Written> {
+    /// runs of the order, each into its own buffer (joined in task order); `with_ids`: each
+    /// run's pieces' ranks too (`RunPieces`).
+    fn written(&self, with_ids: bool) -> Vec<Written> {
         let n = self.len();
         let starts: Vec<usize> = (0..n).step_by(KEYS_PER_TASK).collect();
         starts
@@ -437,6 +518,10 @@ impl Sorted {
                     at = self.parts.write(&mut w.bytes, at, &self.pieces, run);
                     w.ends.push(at);
                     w.counts.push(count);
+                    if with_ids {
+                        w.ids.extend(run.iter().map(|&p| self.order.rank[p as usize]));
+                        w.id_ends.push(w.ids.len());
+                    }
                 }
                 w.bytes.truncate(at);
                 w
@@ -444,15 +529,44 @@ impl Sorted {
             .collect()
     }
 
-    /// The counts.
+    /// The counts, with their runs as piece ids aside (`RunPieces`) when they can be numbered
+    /// in 32 bits.
     fn counts(&self, stats: CountStats) -> Counts {
-        let parts = self.written();
-        Counts::from_sorted(parts.iter().flat_map(Written::iter), stats)
+        let ids = match &self.runs {
+            // (at most as many pieces as fit whole in 128 bits)
+            InOrder::Packed(e) => e.len() * (128 / (self.order.elem_bits + self.order.rank_bits)) as usize,
+            InOrder::Tables(t, _) => t.iter().map(|t| t.ids.len()).sum(),
+        };
+        if ids > u32::MAX as usize {
+            let parts = self.written(false);
+            return Counts::from_sorted(parts.iter().flat_map(Written::iter), stats);
+        }
+        let mut parts = self.written(true);
+        let mut aside = RunPieces {
+            bytes: Vec::with_capacity(self.pieces.bytes.len()),
+            piece_ends: Vec::with_capacity(self.pieces.len()),
+            ids: Vec::with_capacity(parts.iter().map(|w| w.ids.len()).sum()),
+            ends: Vec::with_capacity(self.len()),
+        };
+        for &p in &self.order.by_bytes {
+            aside.bytes.extend_from_slice(self.pieces.get(p));
+            aside.piece_ends.push(aside.bytes.len());
+        }
+        // (each task's ids freed once copied, before the keys are)
+        for w in parts.iter_mut() {
+            let base = aside.ids.len();
+            aside.ids.extend_from_slice(&std::mem::take(&mut w.ids));
+            aside.ends.extend(std::mem::take(&mut w.id_ends).into_iter().map(|e| (base + e) as u32));
+        }
+        let mut counts = Counts::from_sorted(parts.iter().flat_map(Written::iter), stats);
+        drop(parts);
+        counts.runs = Aside(Some(std::sync::Arc::new(aside)));
+        counts
     }
 
     /// Written to disk as a run of the shared counter's form (`spill.rs`).
     fn spill(&self, dir: &std::path::Path) -> Result<Run, CoreError> {
-        let parts = self.written();
+        let parts = self.written(false);
         let entries: Vec<(Box<[u8]>, u64)> =
             parts.iter().flat_map(Written::iter).map(|(k, n)| (Box::from(k), n)).collect();
         Run::write(dir, &entries)
@@ -468,6 +582,9 @@ struct Written {
     bytes: Vec<u8>,
     ends: Vec<usize>,
     counts: Vec<u64>,
+    /// each run's pieces' ranks (when asked for), and where each run's end
+    ids: Vec<u32>,
+    id_ends: Vec<usize>,
 }
 
 impl Written {
@@ -704,21 +821,22 @@ impl RunCounter {
             self.stats.lines += l.lines;
             global.push((0..l.pieces.len() as u32).map(|p| self.pieces.id(l.pieces.get(p))).collect());
         }
-        // Each task's runs in global ids, split by shard: (ids, (end, hash, count)) per shard.
-        type Parts = Vec<(Vec<u32>, Vec<(usize, u64, u64)>)>;
+        // Each task's runs in global ids, split by shard: (ids, (end, hash)) per shard.
+        type Parts = Vec<(Vec<u32>, Vec<(usize, u64)>)>;
         let parts: Vec<Parts> = locals
             .into_par_iter()
             .zip(global)
             .map(|(l, to)| {
                 let mut parts: Parts = (0..SHARDS).map(|_| Default::default()).collect();
-                let mut ids = Vec::new();
-                for e in 0..l.runs.len() {
+                let (mut ids, mut at) = (Vec::new(), 0);
+                for &end in &l.ends {
                     ids.clear();
-                    ids.extend(l.runs.get(e).iter().map(|&p| to[p as usize]));
+                    ids.extend(l.ids[at..end as usize].iter().map(|&p| to[p as usize]));
+                    at = end as usize;
                     let h = hash_ids(&ids);
                     let (pi, pr) = &mut parts[(h >> 40) as usize % SHARDS];
                     pi.extend_from_slice(&ids);
-                    pr.push((pi.len(), h, l.runs.counts[e]));
+                    pr.push((pi.len(), h));
                 }
                 parts
             })
@@ -727,8 +845,8 @@ impl RunCounter {
             for p in &parts {
                 let (ids, runs) = &p[s];
                 let mut at = 0;
-                for &(end, h, n) in runs {
-                    shard.add(&ids[at..end], h, n);
+                for &(end, h) in runs {
+                    shard.add(&ids[at..end], h, 1);
                     at = end;
                 }
             }

@@ -13,9 +13,9 @@
 use rayon::prelude::*;
 
 use super::Tokenizer;
-use crate::bpe::distinct_pass::run;
+use crate::bpe::distinct_pass::{run, PieceSegments};
 use crate::bpe::{same_bytes, Distinct, Merger, RankEncoder};
-use crate::count::Counts;
+use crate::count::{Counts, RunPieces};
 use crate::encode::Encode;
 use crate::error::CoreError;
 use crate::pool;
@@ -147,8 +147,8 @@ impl Tokenizer {
         type Sums = Option<(u64, u64, u64)>;
         let enc = self.encoder();
         let concatenates = enc.concatenates();
-        // Segments a key into the ids it encodes to and returns its text.
-        type Segment<'s, 'a> = &'s mut dyn FnMut(&'a [u8], &mut Vec<u32>) -> Result<&'a [u8], CoreError>;
+        // Segments key `i` into the ids it encodes to and returns its text.
+        type Segment<'s, 'a> = &'s mut dyn FnMut(usize, &'a [u8], &mut Vec<u32>) -> Result<&'a [u8], CoreError>;
         // `full`: the byte-level encoder whose tokens the ids are, read without a dynamic call.
         let measure =
             |seg: Segment<'_, 'a>, full: Option<&RankEncoder>, a: usize, b: usize| -> Result<Sums, CoreError> {
@@ -157,7 +157,7 @@ impl Tokenizer {
                 for i in a..b {
                     let n = counts.count(i);
                     ids.clear();
-                    let piece = match seg(counts.piece(i), &mut ids) {
+                    let piece = match seg(i, counts.piece(i), &mut ids) {
                         Ok(text) => text,
                         Err(CoreError::Unsupported { .. }) => return Ok(None),
                         Err(e) => return Err(e),
@@ -176,13 +176,46 @@ impl Tokenizer {
             };
         let join = |x: Sums, y: Sums| Some((x?.0 + y?.0, x?.1 + y?.1, x?.2 + y?.2));
         let starts: Vec<usize> = (0..counts.len()).step_by(TASK_PIECES).collect();
+        // A superword version over counts that hold their runs as piece ids (the run
+        // counter's): each distinct piece segmented by stage 1 once, and each run's ids put
+        // together from its pieces' (`PieceSegments`), not looked up by bytes run by run.
+        let aside = match (enc.distinct(), counts.run_pieces()) {
+            (Some(Distinct::Runs(stage1, _, _)), Some(rp)) if uncached => Some((rp, stage1)),
+            _ => None,
+        };
+        let segmented = |(rp, stage1): (&'a RunPieces, &RankEncoder)| {
+            (rp, PieceSegments::new(stage1, rp.pieces(), |p| rp.piece(p)))
+        };
+        let segmented = match aside {
+            None => None,
+            Some(a) if threads == 1 => Some(segmented(a)),
+            Some(a) => Some(pool::install(threads, || segmented(a))?),
+        };
         let task = |&a: &usize| {
             let b = (a + TASK_PIECES).min(counts.len());
             match enc.distinct() {
+                Some(Distinct::Runs(_, stage2, full)) if segmented.is_some() => {
+                    let Some((rp, seg)) = &segmented else { unreachable!() };
+                    let text = |key: &'a [u8]| -> Result<&'a [u8], CoreError> {
+                        match memchr::memchr(b';', key) {
+                            Some(semi) => Ok(&key[semi + 1..]),
+                            None => Err(CoreError::input("a superword count is damaged (count the corpus again)")),
+                        }
+                    };
+                    measure(
+                        &mut |i, key, out| {
+                            seg.run(rp, i, stage2, out);
+                            text(key)
+                        },
+                        Some(full),
+                        a,
+                        b,
+                    )
+                }
                 Some(Distinct::Pieces(e)) if uncached => {
                     let mut merger = Merger::new(e);
                     measure(
-                        &mut |key, out| {
+                        &mut |_, key, out| {
                             merger.piece(key, out);
                             Ok(key)
                         },
@@ -191,10 +224,9 @@ impl Tokenizer {
                         b,
                     )
                 }
-                Some(Distinct::Runs(stage1, stage2, full)) if uncached => {
-                    stage1.with_pieces(|piece| measure(&mut |key, out| run(piece, stage2, key, out), Some(full), a, b))
-                }
-                _ => measure(&mut |key, out| enc.segment_counted(key, out), None, a, b),
+                Some(Distinct::Runs(stage1, stage2, full)) if uncached => stage1
+                    .with_pieces(|piece| measure(&mut |_, key, out| run(piece, stage2, key, out), Some(full), a, b)),
+                _ => measure(&mut |_, key, out| enc.segment_counted(key, out), None, a, b),
             }
         };
         let sums = if threads == 1 || starts.len() <= 1 {
