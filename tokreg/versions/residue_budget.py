@@ -1281,8 +1281,8 @@ def refill_version(
     pattern = str(cfg["pattern"])
     rounds, parts = rejudge
     if rounds:
-        new, made = refused_refill(whole, order[:k], counts, r, parts, rounds, judged, pattern, threads)
-        budget["refill"]["rejudge"]["refused"] = made
+        new, refused = refused_refill(whole, order[:k], counts, r, parts, rounds, judged, pattern, threads)
+        budget["refill"]["rejudge"]["refused"] = refused
     else:
         new = refilled_version(whole, order[:k], counts, r, pattern, threads)
     new = dataclasses.replace(new, config={**new.config, **{key: v for key, v in cfg.items() if key in template.KEYS}})
