@@ -383,7 +383,7 @@ def run_budget(
                 f"k = {budget['k']:,}, goal met ({where}): "
                 f"{budget['goal_met']} (k tried, {how_tried}: {tried}); "
                 + (
-                    f"rejudge rounds removed {budget['refill']['rejudge']['removed']}; "
+                    f"rejudge: tokens refused per round {budget['refill']['rejudge']['refused']}; "
                     if "rejudge" in budget.get("refill", {})
                     else ""
                 )
