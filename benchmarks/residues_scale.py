@@ -39,7 +39,8 @@ margin M in TOKREG_BENCH_SCALE_BUDGETS (percent, default 0.8; versions/residue_b
 chosen on T alone, the version then measured on H), with TOKREG_BENCH_SCALE_BUDGET_VERSION
 ("all", or "checked": the fit part's version); with TOKREG_BENCH_SCALE_FEWER=X (e.g. 5),
 `--budget M --fewer X` (the folds rule) instead; TOKREG_BENCH_SCALE_FOLDS=unseen for unseen
-folds, and TOKREG_BENCH_SCALE_REFILL=R for `--refill R` with them.
+folds, and TOKREG_BENCH_SCALE_REFILL=R for `--refill R` with them (TOKREG_BENCH_SCALE_REJUDGE=ROUNDS
+for `--rejudge ROUNDS` with the refill).
 
 BPE N and BPE N + N/4 are trained in one run; each N + k is the larger one cut (BPE's merges of
 a smaller size are a prefix of a larger one's: checked on each run). The train CPU of plain BPE
@@ -98,6 +99,8 @@ FEWER = float(os.environ["TOKREG_BENCH_SCALE_FEWER"]) if os.environ.get("TOKREG_
 FOLDS = os.environ.get("TOKREG_BENCH_SCALE_FOLDS", "trained")
 #: with FOLDS "unseen", `--refill R` (share of k learned again after the removals; 0: off).
 REFILL = float(os.environ.get("TOKREG_BENCH_SCALE_REFILL", "0") or 0)
+#: with REFILL, `--rejudge ROUNDS` (the refill's own residues judged again; 0: off).
+REJUDGE = int(os.environ.get("TOKREG_BENCH_SCALE_REJUDGE", "0") or 0)
 
 
 def blocks(path: Path) -> list[int]:
@@ -334,6 +337,7 @@ def run_budget(
             fewer=FEWER,
             folds=FOLDS if FEWER is not None else "trained",
             refill=REFILL,
+            rejudge=REJUDGE,
             threads=THREADS,
         )
         judge_cpu, wall = cpu() - t0, time.perf_counter() - w0
@@ -344,6 +348,7 @@ def run_budget(
             f"--fewer {FEWER:g}"
             + (f" --folds {FOLDS}" if FOLDS != "trained" else "")
             + (f" --refill {REFILL:g}" if REFILL else "")
+            + (f" --rejudge {REJUDGE}" if REJUDGE else "")
             if FEWER is not None
             else BUDGET_VERSION
         )
@@ -374,10 +379,15 @@ def run_budget(
             where = "on average over the folds" if FOLDS == "unseen" else "on every fold"
             notes.append(
                 f"{n:,}, --budget {margin:g}% --fewer {FEWER:g}{' --folds unseen' if FOLDS == 'unseen' else ''}"
-                f"{f' --refill {REFILL:g}' if REFILL else ''}: "
+                f"{f' --refill {REFILL:g}' if REFILL else ''}{f' --rejudge {REJUDGE}' if REJUDGE else ''}: "
                 f"k = {budget['k']:,}, goal met ({where}): "
                 f"{budget['goal_met']} (k tried, {how_tried}: {tried}); "
-                f"{judge_cpu:.0f} s CPU, {wall:.0f} s wall"
+                + (
+                    f"rejudge: tokens refused per round {budget['refill']['rejudge']['refused']}; "
+                    if "rejudge" in budget.get("refill", {})
+                    else ""
+                )
+                + f"{judge_cpu:.0f} s CPU, {wall:.0f} s wall"
             )
             continue
         tried = ", ".join(f"{s['k']}: {100 * s['cost']:+.2f}%" for s in budget["tried"])

@@ -1220,7 +1220,7 @@ fn train_picky<'py>(
 /// Continued BPE training: up to `max_new` merges learned on counted pieces after `base`'s
 /// own segmentation of them; the base's ids and merges are untouched (see `bpe::extend`).
 #[pyfunction]
-#[pyo3(signature = (base, counts, max_new, min_frequency=0, max_token_bytes=0, keep=vec![], threads=0, progress=None, retired=vec![]))]
+#[pyo3(signature = (base, counts, max_new, min_frequency=0, max_token_bytes=0, keep=vec![], threads=0, progress=None, retired=vec![], refused=vec![]))]
 #[allow(clippy::too_many_arguments)]
 fn extend_bpe<'py>(
     py: Python<'py>,
@@ -1233,8 +1233,9 @@ fn extend_bpe<'py>(
     threads: usize,
     progress: Option<PyObject>,
     retired: Vec<u32>,
+    refused: Vec<Vec<u8>>,
 ) -> PyResult<BpeExtended> {
-    let cfg = bpe::ExtendConfig { max_new, min_frequency, max_token_bytes, keep, retired };
+    let cfg = bpe::ExtendConfig { max_new, min_frequency, max_token_bytes, keep, retired, refused };
     let mut prog = Progress::new(progress);
     let (tok, counts) = (&base.tok, &counts.inner);
     let out = py

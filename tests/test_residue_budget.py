@@ -469,3 +469,73 @@ def test_unseen_folds_with_a_refill_are_recorded_deterministic_and_keep_base_ids
             reg.drop_residues(base.ref, "k", corpus, budget=0.01, fewer=3.0, refill=0.25)
     shown = Cli(tmp_path / "r.db")("show", v.ref).output
     assert f"{r:,} of the freed slots learned after the removals" in shown
+
+
+def test_rejudge_refuses_the_refills_own_residues_and_encodes_as_the_replay(corpus: Path) -> None:
+    """`--rejudge`: after the refill, its new tokens in more unions of two parts a residue of
+    than before it, and its new tokens made from older tokens whose count rose, are refused and
+    the refill learned again without them; the k removals and BPE M's ids stay; the encoder gives
+    what replaying merges, removals and new merges gives."""
+    big = rb.train_bpe(str(corpus), N, "cl100k", 1)
+    pattern = big.config["pattern"]
+    lines = corpus.read_text(encoding="utf-8").splitlines(keepends=True)
+    parts = [lines[j::4] for j in range(4)]
+    tok = Tokenizer.from_data(big, "big")
+    order = rb.pair_judge([rb.trace(tok, p, 1) for p in parts], 0.1, 10)
+    k, r = 12, 8
+    counts = rb.counted(iter(rb.cut_blocks(corpus.read_text(encoding="utf-8"))), pattern, 1)
+    start = rb.refilled_version(big, order[:k], counts, 0, pattern, 1)
+    v1 = rb.refilled_version(big, order[:k], counts, r, pattern, 1)
+    was = rb.pair_votes([rb.trace(Tokenizer.from_data(start, "s"), p, 1) for p in parts], 0.1, 10)
+    now = rb.pair_votes([rb.trace(Tokenizer.from_data(v1, "v"), p, 1) for p in parts], 0.1, 10)
+    rose = {i for i, c in now.items() if v1.tokens[i].kind != "removed" and c > was.get(i, 0)}
+    blamed = {i for i in rose if i >= N} | {m.result for m in v1.merges[len(big.merges) :] if {m.left, m.right} & rose}
+    assert blamed  # the refill made residues of its own here (else the test shows nothing)
+    v, made = rb.refused_refill(big, order[:k], counts, r, parts, 3, (0.1, 10), pattern, 1)
+    assert made[0] == len(blamed) and len(made) <= 3 and (made[-1] == 0 or len(made) == 3)
+    refused = {v1.tokens[i].bytes for i in blamed}
+    new = [t.bytes for t in v.tokens[N:]]
+    assert len(new) == r and not refused & set(new)  # learned again: r merges, none refused
+    assert [t.bytes for t in v.tokens[:N]] == [t.bytes for t in v1.tokens[:N]]  # the removals and BPE M's ids unchanged
+    assert v.removals == v1.removals
+    # the second learning is the first with the refused tokens barred: the same merges up to the first refused one
+    first_refused = next(j for j, t in enumerate(v1.tokens[N:]) if t.bytes in refused)
+    assert new[:first_refused] == [t.bytes for t in v1.tokens[N : N + first_refused]]
+    removed = {t.id for t in v.tokens if t.kind == "removed"}
+    enc = Tokenizer.from_data(v, "rejudged")
+    pieces = [p.encode("utf-8") for _, group in rb.pieces_of([lines[:400]], pattern, 1).groups for p in group]
+    for p in pieces[:150]:
+        assert enc.encode_ordinary(p.decode("utf-8")) == replay(v, removed, p)
+    used = {i for ids in enc.encode_ordinary_batch(lines) for i in ids}
+    assert not used & removed
+    assert rb.refused_refill(big, order[:k], counts, r, parts, 3, (0.1, 10), pattern, 2) == (v, made)  # any threads
+
+
+@pytest.mark.slow
+def test_unseen_folds_with_a_rejudged_refill_are_recorded_deterministic_and_keep_base_ids(
+    small_blocks: None, tmp_path: Path
+) -> None:
+    corpus = tmp_path / "t.txt"
+    corpus.write_bytes(head_lines("dr.en.txt", 36_000))  # 17 blocks: 2 per part
+    with Registry(tmp_path / "r.db") as reg:
+        base = reg.train("k", [corpus], BpeOptions(vocab_size=N))
+        # (threads never change a refused refill: the fast test above; the search's: the refill's test)
+        v = reg.drop_residues(base.ref, "k", corpus, budget=0.01, fewer=3.0, folds="unseen", refill=0.25, rejudge=1)
+        b = reg.lineage(v.ref)[0].lineage.details["budget"]
+        k, r, rj = b["k"], b["refill"]["r"], b["refill"]["rejudge"]
+        assert rj["rounds"] == 1 and len(rj["refused"]) == 1 and "refused" in rj["rule"]
+        assert all(len(s["rejudged"]) == 4 and all(len(f) <= 1 for f in s["rejudged"]) for s in b["tried"])
+        st_base, st = reg.stored(base.ref), reg.stored(v.ref)
+        removed = {t.id for t in st.tokens if t.kind == "removed"}
+        assert len(removed) == k and st.info.vocab_size == N and st.info.config["model"] == "picky"
+        assert [t.bytes for t in st.tokens[:N]] == [t.bytes for t in st_base.tokens]  # BASE's ids kept
+        assert [t.id for t in st.tokens[N + k - r :]] == list(range(N + k - r, N + k))  # the refill's ids
+        with pytest.raises(InputError, match="--rejudge"):
+            reg.drop_residues(base.ref, "k", corpus, budget=0.01, fewer=3.0, folds="unseen", rejudge=2)
+        with pytest.raises(InputError, match="--rejudge"):
+            reg.drop_residues(base.ref, "k", corpus, budget=0.01, fewer=3.0, folds="unseen", refill=0.1, rejudge=9)
+    shown = Cli(tmp_path / "r.db")("show", v.ref).output
+    per_round = ", ".join(f"{x:,}" for x in rj["refused"])
+    assert f"the refill's own residues judged in up to 1 rounds (tokens refused per round: {per_round})" in " ".join(
+        shown.split()
+    )

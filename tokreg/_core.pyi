@@ -125,6 +125,7 @@ def extend_bpe(
     threads: int = 0,
     progress: Optional[Callable[[str, int, int], Any]] = None,
     retired: list[int] = ...,
+    refused: list[bytes] = ...,
 ) -> BpeExtended: ...
 def extend_wordpiece(
     base: list[str],

@@ -439,6 +439,7 @@ class Registry:
         fewer: Optional[float] = None,
         folds: str = "trained",
         refill: float = 0.0,
+        rejudge: int = 0,
         threads: int = 0,
         message: Optional[str] = None,
     ) -> VersionInfo:
@@ -457,7 +458,9 @@ class Registry:
         "unseen": each fold measured by a BPE trained without it, k midway between the fewest
         meeting the goal and the most within `budget`, both on average over the folds; `refill`
         R (with "unseen"): round(R k) of the freed slots learned again after the removals
-        (residue_budget.refilled_version), every k measured so."""
+        (residue_budget.refilled_version), every k measured so; `rejudge` ROUNDS (with `refill`):
+        the refill's own residues judged on the text's parts, their tokens refused and the refill
+        learned again, up to that many rounds (residue_budget.refused_refill)."""
         stored = self._derivable(base, name)
         from .evaluation import evaluate, residues  # on use: see the note at the top-level imports
         from .versions import no_residues, residue_budget
@@ -470,6 +473,12 @@ class Registry:
             raise InputError("--refill is measured on unseen folds: give --budget PCT --fewer X --folds unseen with it")
         if not 0 <= refill <= 1:
             raise InputError(f"--refill is a share of k from 0 (off) to 1, not {refill:g}")
+        if rejudge and not refill:
+            raise InputError("--rejudge judges the refill's own residues: give --refill R with it")
+        if not 0 <= rejudge <= residue_budget.MAX_REJUDGE:
+            raise InputError(
+                f"--rejudge is a number of rounds from 0 (off) to {residue_budget.MAX_REJUDGE}, not {rejudge}"
+            )
         if budget is not None:
             derived = residue_budget.drop_with_budget(
                 stored,
@@ -482,6 +491,7 @@ class Registry:
                 fewer=fewer,
                 folds=folds,
                 refill=refill,
+                rejudge=rejudge,
             )
             k = derived.data.lineage["details"]["removed"] if derived.data.lineage else 0
             note = f"BPE +{k:,} less {k:,} residues of {stored.info.ref}, k within {100 * budget:g}% on a check part"

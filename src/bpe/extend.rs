@@ -37,6 +37,9 @@ pub struct ExtendConfig {
     /// Ids the base has retired (a PickyBPE removal, `drop-residues --refill`): symbols with no
     /// bytes, like unused ids, and no new token may spell one again (it would bring it back).
     pub retired: Vec<u32>,
+    /// Byte strings no new token may spell (`drop-residues --rejudge`: refill tokens its judge
+    /// turned away, learned again without them); like a retired id's bytes.
+    pub refused: Vec<Vec<u8>>,
 }
 
 /// Substrings up to this many bytes are looked up in a set; longer candidates are searched
@@ -125,6 +128,8 @@ pub fn extend(
     };
     let kept = Kept::new(&cfg.keep);
     let retired: FxHashSet<&[u8]> = cfg.retired.iter().filter_map(|&id| base.token_bytes(id).ok()).collect();
+    let mut retired: FxHashSet<&[u8]> = retired;
+    retired.extend(cfg.refused.iter().map(|b| b.as_slice()));
     let refused = |t: &[u8]| kept.contains(t) || retired.contains(t);
     let mut out = train_refusing(alphabet, words, &tc, &refused, &mut |done, total| progress("merge", done, total))?;
     let new_tokens = out.tokens.split_off(bound);
@@ -158,7 +163,14 @@ mod tests {
         let out = extend(
             &base,
             &counts,
-            &ExtendConfig { max_new: 2, min_frequency: 0, max_token_bytes: 0, keep: vec![], retired: vec![] },
+            &ExtendConfig {
+                max_new: 2,
+                min_frequency: 0,
+                max_token_bytes: 0,
+                keep: vec![],
+                retired: vec![],
+                refused: vec![],
+            },
             &mut |_, _, _| true,
         )
         .unwrap();
@@ -178,6 +190,7 @@ mod tests {
             max_token_bytes: 0,
             keep: vec![b" the".to_vec()],
             retired: vec![],
+            refused: vec![],
         };
         let out = extend(&base, &counts, &cfg, &mut |_, _, _| true).unwrap();
         assert!(out.new_tokens.iter().all(|t| !b" the".windows(t.len()).any(|w| w == t.as_slice())));
@@ -198,13 +211,38 @@ mod tests {
             count_inputs(&[b"ab ab ab abc".as_slice()], Splitting::Pieces(Splitter::new(GPT2).unwrap())).unwrap();
         // The removal's segmentation: "ab" = a|b, " ab" = ' '|a|b (twice), " abc" = ' '|abc. a+b (3)
         // would spell the removed "ab": refused, so ' '+a (2) is the first new merge, at id 258.
-        let cfg = ExtendConfig { max_new: 1, min_frequency: 0, max_token_bytes: 0, keep: vec![], retired: vec![256] };
+        let cfg = ExtendConfig {
+            max_new: 1,
+            min_frequency: 0,
+            max_token_bytes: 0,
+            keep: vec![],
+            retired: vec![256],
+            refused: vec![],
+        };
         let out = extend(&base, &counts, &cfg, &mut |_, _, _| true).unwrap();
         assert_eq!(out.new_tokens, vec![b" a".to_vec()]);
         assert_eq!((out.merges[0].left, out.merges[0].right, out.merges[0].result), (b' ' as u32, b'a' as u32, 258));
         // Not retired, the same pair brings the removed id back (an existing token's bytes are reused).
-        let cfg = ExtendConfig { max_new: 1, min_frequency: 0, max_token_bytes: 0, keep: vec![], retired: vec![] };
+        let cfg = ExtendConfig {
+            max_new: 1,
+            min_frequency: 0,
+            max_token_bytes: 0,
+            keep: vec![],
+            retired: vec![],
+            refused: vec![],
+        };
         let out = extend(&base, &counts, &cfg, &mut |_, _, _| true).unwrap();
         assert_eq!((out.merges[0].left, out.merges[0].right, out.merges[0].result), (b'a' as u32, b'b' as u32, 256));
+        // Refusing " a" as well (bytes no base token has): the next pair, ' '+abc (1), is learned.
+        let cfg = ExtendConfig {
+            max_new: 1,
+            min_frequency: 0,
+            max_token_bytes: 0,
+            keep: vec![],
+            retired: vec![256],
+            refused: vec![b" a".to_vec()],
+        };
+        let out = extend(&base, &counts, &cfg, &mut |_, _, _| true).unwrap();
+        assert_eq!(out.new_tokens, vec![b" abc".to_vec()]);
     }
 }

@@ -37,6 +37,13 @@ def lineage_line(line: Lineage) -> str:
         )
         if b.get("refill"):
             notes.append(f"{b['refill']['r']:,} of the freed slots learned after the removals (refill)")
+            rj = b["refill"].get("rejudge")
+            if rj:
+                notes.append(
+                    f"the refill's own residues judged in up to {rj['rounds']} rounds (tokens refused per round: "
+                    + ", ".join(f"{x:,}" for x in rj["refused"])
+                    + "), the refill learned again without them"
+                )
     elif b and b.get("rule") == "folds":
         notes.append(
             f"k = {b['k']:,} chosen by folds of {d['text']['name']}: "

@@ -55,6 +55,14 @@ slots are learned after the removals instead of before: BPE N + k - r less the k
 merges at new ids learned on the text as that version segments it (a PickyBPE version; every k
 of the search measured so on each fold, the refill learned on its six parts).
 
+**Rejudge** (`--rejudge ROUNDS` with a refill, `refused_refill`): the refill's own residues. Its
+new merges consume their parents, and its new tokens can be consumed by later ones: the refill
+makes residues of its own. After it, the version and the one before it are traced on the judge's
+parts; a new token in more unions of two parts a residue of than before, or made from an older
+token whose count rose, is refused, and the r merges are learned again from the removals on with
+every refused token barred (`_core.extend_bpe`'s `refused`), up to ROUNDS rounds. The k removals
+and BASE's ids do not change; every k of the search is measured so.
+
 Tokens per byte with removals are counted from one trace of the merge loop (`merge_counts`):
 each emitted token counts once, a removed one as many tokens as the leaves it splits into (its
 parents, theirs where removed too), which is what the encoder emits (tested against it). The
@@ -380,6 +388,7 @@ def drop_with_budget(
     fewer: Optional[float] = None,
     folds: str = "trained",
     refill: float = 0.0,
+    rejudge: int = 0,
 ) -> FinishedVersion:
     """BPE N + k trained on `path` (BASE's training text) less k tokens, k chosen within `margin`
     on `path`'s own check part: a version descending from `stored` (BPE N, trained on `path`).
@@ -405,6 +414,7 @@ def drop_with_budget(
             threads=threads,
             folds=folds,
             refill=refill,
+            rejudge=rejudge,
         )
     if version not in VERSIONS:
         raise InputError(f"--budget-version is one of {', '.join(VERSIONS)}, not {version!r}")
@@ -582,6 +592,8 @@ class FoldStep:
     k: int
     costs: tuple[float, ...]
     fewer: tuple[float, ...]
+    #: with `--rejudge`: per fold, how many of the refill's own residues each round removed
+    rounds: tuple[tuple[int, ...], ...] = ()
 
     def within(self, margin: float) -> bool:
         return max(self.costs) <= margin
@@ -590,7 +602,14 @@ class FoldStep:
         return min(self.fewer) >= goal
 
     def to_json(self) -> dict[str, Any]:
-        return {"k": self.k, "costs": [round(c, 6) for c in self.costs], "fewer": [round(f, 3) for f in self.fewer]}
+        out: dict[str, Any] = {
+            "k": self.k,
+            "costs": [round(c, 6) for c in self.costs],
+            "fewer": [round(f, 3) for f in self.fewer],
+        }
+        if self.rounds:
+            out["rejudged"] = [list(r) for r in self.rounds]
+        return out
 
 
 def fold_measure(
@@ -695,6 +714,7 @@ def drop_by_folds(
     threads: int = 0,
     folds: str = "trained",
     refill: float = 0.0,
+    rejudge: int = 0,
 ) -> FinishedVersion:
     """The folds rule: BPE N + k trained on `path` (BASE's training text) less k tokens, k chosen
     by cross-validation over `path`'s own parts; every id of BASE kept (see the module's
@@ -736,6 +756,7 @@ def drop_by_folds(
             threads,
             t0,
             refill,
+            rejudge,
         )
     k, steps, traced = fold_search(big, eighths, n, margin, goal, below, min_seen, threads)
     if k == 0:
@@ -899,22 +920,26 @@ def measure_unseen(
     threads: int,
     refill: float = 0.0,
     pattern: str = "",
+    rejudge: int = 0,
 ) -> FoldStep:
     """k on each unseen fold: its BPE N + k less the k tokens the judge picks on the six parts it
     was trained on, measured on the fold (never trained on nor judged on) against its plain BPE N.
     With `refill` R: its BPE N + k - r (r = round(R k)) less the k the judge picks on it, then r
-    merges learned on the six parts (`refilled_version`), the fold traced through that version."""
-    costs, fewer = [], []
+    merges learned on the six parts (`refilled_version`), the fold traced through that version;
+    with `rejudge`, the refill learned so as to make no residue of the six parts (`refused_refill`),
+    each round's count recorded per fold."""
+    costs, fewer, rounds = [], [], []
     for q, f in enumerate(folds):
         if refill:
-            cost, less = refill_measure(f, eighths, q, n, k, below, min_seen, threads, refill, pattern)
+            cost, less, made = refill_measure(f, eighths, q, n, k, below, min_seen, threads, refill, pattern, rejudge)
+            rounds.append(tuple(made))
         else:
             tok = Tokenizer.from_data(cut_bpe(f.data, n + k), "candidate")
             traces = [trace(tok, p, threads) for p in eighths]
             cost, less = fold_measure(traces, q, k, f.made_of, f.plain_tokens, f.plain_residues, below, min_seen)
         costs.append(cost)
         fewer.append(less)
-    return FoldStep(k, tuple(costs), tuple(fewer))
+    return FoldStep(k, tuple(costs), tuple(fewer), tuple(rounds) if rejudge else ())
 
 
 def mean_fewer(step: FoldStep) -> float:
@@ -993,6 +1018,7 @@ def drop_by_unseen_folds(
     threads: int,
     t0: float,
     refill: float = 0.0,
+    rejudge: int = 0,
 ) -> FinishedVersion:
     """`drop_by_folds` with unseen folds: k by `unseen_search`, then BPE N + k on all of T (`big`
     cut) less the k tokens the judge picks on all eight parts; every id of BASE kept. With
@@ -1001,7 +1027,10 @@ def drop_by_unseen_folds(
     n = len(stored.data().tokens)
     folds = [unseen_fold(blocks, eighths, q, n, pattern, below, min_seen, threads, refill) for q in range(EIGHTHS // 2)]
     k, steps, met = unseen_search(
-        lambda kk: measure_unseen(folds, eighths, n, kk, below, min_seen, threads, refill, pattern), n, margin, goal
+        lambda kk: measure_unseen(folds, eighths, n, kk, below, min_seen, threads, refill, pattern, rejudge),
+        n,
+        margin,
+        goal,
     )
     if k == 0:
         raise InputError(
@@ -1041,6 +1070,8 @@ def drop_by_unseen_folds(
     }
     if refill:
         budget["refill"] = {"share": refill, "r": r, "rule": REFILL}
+        if rejudge:
+            budget["refill"]["rejudge"] = {"rounds": rejudge, "rule": REJUDGE}
         return refill_version(
             whole,
             order,
@@ -1054,6 +1085,7 @@ def drop_by_unseen_folds(
             budget,
             t0,
             threads,
+            (rejudge, eighths),
         )
     return folds_version(whole, order, k, stored, path, (raw_bytes, blocks), (below, min_seen), budget, t0)
 
@@ -1068,8 +1100,26 @@ REFILL = (
 )
 
 
+#: `--rejudge` takes at most this many rounds.
+MAX_REJUDGE = 8
+#: The lineage's description of the rejudge (`--rejudge ROUNDS`).
+REJUDGE = (
+    "after the refill, the version and the one before it traced on the parts the judge reads; each new token "
+    "in more unions of two parts a residue of than before the refill, and each new token made from an older "
+    "token whose count of such unions rose, refused; the refill learned again from the removals on with every "
+    "token refused so far barred (the next best pairs instead); repeated up to ROUNDS times, stopping at a "
+    "round that refuses none"
+)
+
+
 def refilled_version(
-    base: TokenizerData, gone: Sequence[int], counts: Any, add: int, pattern: str, threads: int
+    base: TokenizerData,
+    gone: Sequence[int],
+    counts: Any,
+    add: int,
+    pattern: str,
+    threads: int,
+    refused: Sequence[bytes] = (),
 ) -> TokenizerData:
     """`base` (plain byte-level BPE M, no specials) less `gone` (removal events right after its
     last merge), then up to `add` merges learned on `counts` (T's counted pieces) as that version
@@ -1094,10 +1144,26 @@ def refilled_version(
         run=None,
         source=DERIVATION,
     )
+    return extended(cut, config, counts, add, sorted(drop), threads, refused)
+
+
+def extended(
+    cut: TokenizerData,
+    config: PickyConfig,
+    counts: Any,
+    add: int,
+    retired: Sequence[int],
+    threads: int,
+    refused: Sequence[bytes] = (),
+) -> TokenizerData:
+    """`cut` (a PickyBPE version, `config` its config) with up to `add` merges learned on `counts`
+    at new ids, no new token spelling one of `retired` or one of the byte strings `refused`
+    (`_core.extend_bpe`)."""
     if add == 0:
         return cut
     encoder = PICKY.compile(cut.content(), config)
-    out = _core.extend_bpe(encoder, counts, add, threads=threads, retired=sorted(drop))
+    kw: dict[str, Any] = {"refused": list(refused)} if refused else {}
+    out = _core.extend_bpe(encoder, counts, add, threads=threads, retired=list(retired), **kw)
     first = out.first_new
     tokens = list(cut.tokens) + [TokenRow(id=first + i, bytes=b, kind="merged") for i, b in enumerate(out.tokens)]
     start = len(cut.merges)
@@ -1105,6 +1171,47 @@ def refilled_version(
         MergeRow(rank=start + j, left=a, right=b, result=z) for j, (a, b, z, _) in enumerate(out.merges)
     ]
     return dataclasses.replace(cut, tokens=tokens, merges=merges)
+
+
+def refused_refill(
+    base: TokenizerData,
+    gone: Sequence[int],
+    counts: Any,
+    add: int,
+    parts: Sequence[Pieces],
+    rounds: int,
+    judged: tuple[float, int],
+    pattern: str,
+    threads: int,
+) -> tuple[TokenizerData, list[int]]:
+    """The refill learned so that it makes no residue of the judge's parts (`--rejudge ROUNDS`):
+    `refilled_version(base, gone, counts, add)`, then each round traces it and the version
+    before the refill (`add` = 0) on `parts`; a new token in more unions of two parts a residue of
+    than before (`pair_votes`), and every new token made from an older token whose votes rose (its
+    new merges consumed it), is refused, and the refill is learned again from the removals on
+    with every token refused so far barred (`_core.extend_bpe`'s `refused`: the next best pairs
+    instead). Stops after `rounds` rounds or at a round that refuses none. Returns the version
+    and each round's count of tokens refused."""
+    below, min_seen = judged
+    start = refilled_version(base, gone, counts, 0, pattern, threads)
+    was = pair_votes([trace(Tokenizer.from_data(start, "start"), p, threads) for p in parts], below, min_seen)
+    first = len(base.tokens)
+    refused: list[bytes] = []
+    v = refilled_version(base, gone, counts, add, pattern, threads)
+    made: list[int] = []
+    for _ in range(rounds):
+        now = pair_votes([trace(Tokenizer.from_data(v, "refilled"), p, threads) for p in parts], below, min_seen)
+        rose = {i for i, c in now.items() if v.tokens[i].kind != REMOVED and c > was.get(i, 0)}
+        blamed = sorted(
+            {i for i in rose if i >= first}
+            | {m.result for m in v.merges if m.result >= first and (m.left in rose or m.right in rose)}
+        )
+        made.append(len(blamed))
+        if not blamed:
+            break
+        refused += [v.tokens[i].bytes for i in blamed]
+        v = refilled_version(base, gone, counts, add, pattern, threads, refused)
+    return v, made
 
 
 def refill_size(k: int, refill: float) -> int:
@@ -1123,24 +1230,31 @@ def refill_measure(
     threads: int,
     refill: float,
     pattern: str,
-) -> tuple[float, float]:
-    """Fold q with a refill: (cost against its plain BPE N, times fewer residues), the version
-    judged and refilled on the six parts only, the fold traced through the version itself."""
+    rejudge: int = 0,
+) -> tuple[float, float, list[int]]:
+    """Fold q with a refill: (cost against its plain BPE N, times fewer residues, the count of each
+    rejudge round), the version judged and refilled (and rejudged) on the six parts only, the fold
+    traced through the version itself."""
     half = EIGHTHS // 2
     r = refill_size(k, refill)
     base = cut_bpe(f.data, n + k - r)
     tok = Tokenizer.from_data(base, "candidate")
-    order = pair_judge([trace(tok, p, threads) for j, p in enumerate(eighths) if j % half != q], below, min_seen)
+    six = [p for j, p in enumerate(eighths) if j % half != q]
+    order = pair_judge([trace(tok, p, threads) for p in six], below, min_seen)
     if len(order) < k:
-        return float("inf"), 0.0
-    refilled = refilled_version(base, order[:k], f.counts, r, pattern, threads)
+        return float("inf"), 0.0, []
+    made: list[int] = []
+    if rejudge:
+        refilled, made = refused_refill(base, order[:k], f.counts, r, six, rejudge, (below, min_seen), pattern, threads)
+    else:
+        refilled = refilled_version(base, order[:k], f.counts, r, pattern, threads)
     if sum(t.kind != "removed" for t in refilled.tokens) != n:  # too few pairs left: no version of N tokens
-        return float("inf"), 0.0
+        return float("inf"), 0.0, made
     version = Tokenizer.from_data(refilled, "refilled")
     held = added([trace(version, eighths[q], threads), trace(version, eighths[q + half], threads)])
     left = len(held.residues(below, min_seen))
     tokens = sum(held.emitted)
-    return tokens / f.plain_tokens - 1, f.plain_residues / left if left else float(f.plain_residues or 1)
+    return tokens / f.plain_tokens - 1, f.plain_residues / left if left else float(f.plain_residues or 1), made
 
 
 def refill_version(
@@ -1156,13 +1270,21 @@ def refill_version(
     budget: dict[str, Any],
     t0: float,
     threads: int,
+    rejudge: tuple[int, Sequence[Pieces]] = (0, ()),
 ) -> FinishedVersion:
     """`folds_version` for a refill: BPE N + k - r (`whole`) less the first k of `order`, then r
-    merges learned on T (`counts`), a PickyBPE version of N tokens; every id of BASE kept."""
+    merges learned on T (`counts`), a PickyBPE version of N tokens; every id of BASE kept. With
+    `rejudge` (rounds, T's eight parts), the refill learned so as to make no residue of the parts
+    (`refused_refill`), each round's count recorded in `budget`."""
     enough_residues(order, k, whole, path)
     cfg = stored.info.config
     pattern = str(cfg["pattern"])
-    new = refilled_version(whole, order[:k], counts, r, pattern, threads)
+    rounds, parts = rejudge
+    if rounds:
+        new, refused = refused_refill(whole, order[:k], counts, r, parts, rounds, judged, pattern, threads)
+        budget["refill"]["rejudge"]["refused"] = refused
+    else:
+        new = refilled_version(whole, order[:k], counts, r, pattern, threads)
     new = dataclasses.replace(new, config={**new.config, **{key: v for key, v in cfg.items() if key in template.KEYS}})
     made = sum(t.kind != "removed" for t in new.tokens)
     n = len(stored.data().tokens)
