@@ -196,6 +196,11 @@ mod tests {
         assert!(out.new_tokens.iter().all(|t| !b" the".windows(t.len()).any(|w| w == t.as_slice())));
     }
 
+    /// One new token at most, nothing kept, the given ids retired and byte strings refused.
+    fn one_new(retired: Vec<u32>, refused: Vec<Vec<u8>>) -> ExtendConfig {
+        ExtendConfig { max_new: 1, min_frequency: 0, max_token_bytes: 0, keep: vec![], retired, refused }
+    }
+
     #[test]
     fn after_a_removal_new_merges_never_spell_the_removed_token() {
         use crate::bpe::PickyEncoder;
@@ -211,37 +216,16 @@ mod tests {
             count_inputs(&[b"ab ab ab abc".as_slice()], Splitting::Pieces(Splitter::new(GPT2).unwrap())).unwrap();
         // The removal's segmentation: "ab" = a|b, " ab" = ' '|a|b (twice), " abc" = ' '|abc. a+b (3)
         // would spell the removed "ab": refused, so ' '+a (2) is the first new merge, at id 258.
-        let cfg = ExtendConfig {
-            max_new: 1,
-            min_frequency: 0,
-            max_token_bytes: 0,
-            keep: vec![],
-            retired: vec![256],
-            refused: vec![],
-        };
+        let cfg = one_new(vec![256], vec![]);
         let out = extend(&base, &counts, &cfg, &mut |_, _, _| true).unwrap();
         assert_eq!(out.new_tokens, vec![b" a".to_vec()]);
         assert_eq!((out.merges[0].left, out.merges[0].right, out.merges[0].result), (b' ' as u32, b'a' as u32, 258));
         // Not retired, the same pair brings the removed id back (an existing token's bytes are reused).
-        let cfg = ExtendConfig {
-            max_new: 1,
-            min_frequency: 0,
-            max_token_bytes: 0,
-            keep: vec![],
-            retired: vec![],
-            refused: vec![],
-        };
+        let cfg = one_new(vec![], vec![]);
         let out = extend(&base, &counts, &cfg, &mut |_, _, _| true).unwrap();
         assert_eq!((out.merges[0].left, out.merges[0].right, out.merges[0].result), (b'a' as u32, b'b' as u32, 256));
         // Refusing " a" as well (bytes no base token has): the next pair, ' '+abc (1), is learned.
-        let cfg = ExtendConfig {
-            max_new: 1,
-            min_frequency: 0,
-            max_token_bytes: 0,
-            keep: vec![],
-            retired: vec![256],
-            refused: vec![b" a".to_vec()],
-        };
+        let cfg = one_new(vec![256], vec![b" a".to_vec()]);
         let out = extend(&base, &counts, &cfg, &mut |_, _, _| true).unwrap();
         assert_eq!(out.new_tokens, vec![b" abc".to_vec()]);
     }
