@@ -1129,6 +1129,15 @@ def refilled_version(
 
     The new merges see the pair counts after the removals, where BPE M's own last merges were
     counted with the removed tokens still emitted."""
+    cut, config, retired = removals_cut(base, gone, pattern)
+    return extended(cut, config, counts, add, retired, threads, refused)
+
+
+def removals_cut(
+    base: TokenizerData, gone: Sequence[int], pattern: str
+) -> tuple[TokenizerData, PickyConfig, list[int]]:
+    """`base` less `gone`, removal events right after its last merge: (the PickyBPE version, its
+    config, the removed ids in order), what `refilled_version` learns its refill on."""
     drop = set(gone)
     last = len(base.merges) - 1
     config = PickyConfig(pattern, tuple((last, t) for t in sorted(drop)))
@@ -1144,7 +1153,7 @@ def refilled_version(
         run=None,
         source=DERIVATION,
     )
-    return extended(cut, config, counts, add, sorted(drop), threads, refused)
+    return cut, config, sorted(drop)
 
 
 def extended(
@@ -1190,15 +1199,17 @@ def refused_refill(
     than before (`pair_votes`), and every new token made from an older token whose votes rose (its
     new merges consumed it), is refused, and the refill is learned again from the removals on
     with every token refused so far barred (`_core.extend_bpe`'s `refused`: the next best pairs
-    instead). Stops after `rounds` rounds or at a round that refuses none. Returns the version
-    and each round's count of tokens refused."""
+    instead). Stops after `rounds` rounds or at a round that refuses none; with no rounds, the
+    plain refill. Returns the version and each round's count of tokens refused."""
     below, min_seen = judged
-    start = refilled_version(base, gone, counts, 0, pattern, threads)
+    start, config, retired = removals_cut(base, gone, pattern)
+    v = extended(start, config, counts, add, retired, threads)
+    made: list[int] = []
+    if not rounds:
+        return v, made
     was = pair_votes([trace(Tokenizer.from_data(start, "start"), p, threads) for p in parts], below, min_seen)
     first = len(base.tokens)
     refused: list[bytes] = []
-    v = refilled_version(base, gone, counts, add, pattern, threads)
-    made: list[int] = []
     for _ in range(rounds):
         now = pair_votes([trace(Tokenizer.from_data(v, "refilled"), p, threads) for p in parts], below, min_seen)
         rose = {i for i, c in now.items() if v.tokens[i].kind != REMOVED and c > was.get(i, 0)}
@@ -1210,7 +1221,7 @@ def refused_refill(
         if not blamed:
             break
         refused += [v.tokens[i].bytes for i in blamed]
-        v = refilled_version(base, gone, counts, add, pattern, threads, refused)
+        v = extended(start, config, counts, add, retired, threads, refused)
     return v, made
 
 
@@ -1243,11 +1254,7 @@ def refill_measure(
     order = pair_judge([trace(tok, p, threads) for p in six], below, min_seen)
     if len(order) < k:
         return float("inf"), 0.0, []
-    made: list[int] = []
-    if rejudge:
-        refilled, made = refused_refill(base, order[:k], f.counts, r, six, rejudge, (below, min_seen), pattern, threads)
-    else:
-        refilled = refilled_version(base, order[:k], f.counts, r, pattern, threads)
+    refilled, made = refused_refill(base, order[:k], f.counts, r, six, rejudge, (below, min_seen), pattern, threads)
     if sum(t.kind != "removed" for t in refilled.tokens) != n:  # too few pairs left: no version of N tokens
         return float("inf"), 0.0, made
     version = Tokenizer.from_data(refilled, "refilled")
@@ -1280,11 +1287,9 @@ def refill_version(
     cfg = stored.info.config
     pattern = str(cfg["pattern"])
     rounds, parts = rejudge
+    new, refused = refused_refill(whole, order[:k], counts, r, parts, rounds, judged, pattern, threads)
     if rounds:
-        new, refused = refused_refill(whole, order[:k], counts, r, parts, rounds, judged, pattern, threads)
         budget["refill"]["rejudge"]["refused"] = refused
-    else:
-        new = refilled_version(whole, order[:k], counts, r, pattern, threads)
     new = dataclasses.replace(new, config={**new.config, **{key: v for key, v in cfg.items() if key in template.KEYS}})
     made = sum(t.kind != "removed" for t in new.tokens)
     n = len(stored.data().tokens)
