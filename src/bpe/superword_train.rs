@@ -367,6 +367,22 @@ mod tests {
     use crate::encode::Encode;
     use crate::pretok::GPT2;
 
+    /// `lines` lines of words drawn from `list` by a seeded LCG, line i holding `least + i % spread`
+    /// of them, each followed by a comma (a quarter of them) or a space.
+    fn drawn_lines(list: &[&str], lines: usize, least: usize, spread: usize, seed: u64) -> String {
+        let mut text = String::new();
+        let mut x = seed;
+        for line in 0..lines {
+            for _ in 0..(least + line % spread) {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                text.push_str(list[(x >> 33) as usize % list.len()]);
+                text.push(if x >> 62 == 0 { ',' } else { ' ' });
+            }
+            text.push('\n');
+        }
+        text
+    }
+
     fn counted(text: &str, max_words: usize) -> Counts {
         let split = Splitting::Words(Box::new(move |line: &str, emit: &mut dyn FnMut(&str)| {
             let s = Splitter::new(GPT2).unwrap();
@@ -466,17 +482,8 @@ mod tests {
         use crate::count::RunCounter;
         use crate::encode::Tokenizer;
 
-        let mut text = String::new();
-        let mut x = 11u64;
         let list = ["the", "cat", "sat", "on", "a", "mat", "by", "way", "of", "elephants", "1999", "été", "  "];
-        for line in 0..1200 {
-            for _ in 0..(2 + line % 7) {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                text.push_str(list[(x >> 33) as usize % list.len()]);
-                text.push(if x >> 62 == 0 { ',' } else { ' ' });
-            }
-            text.push('\n');
-        }
+        let text = drawn_lines(&list, 1200, 2, 7, 11);
         let mut c = RunCounter::new(Splitter::new(GPT2).unwrap(), 4, usize::MAX, std::env::temp_dir());
         c.feed(text.as_bytes()).unwrap();
         let aside = c.finish(None).unwrap();
@@ -536,16 +543,7 @@ mod tests {
             "tokenizer",
             "elephant",
         ];
-        let mut text = String::new();
-        let mut x = 7u64;
-        for line in 0..1500 {
-            for _ in 0..(3 + line % 9) {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                text.push_str(list[(x >> 33) as usize % list.len()]);
-                text.push(if x >> 62 == 0 { ',' } else { ' ' });
-            }
-            text.push('\n');
-        }
+        let text = drawn_lines(&list, 1500, 3, 9, 7);
         let counts = counted(&text, 4);
         assert!(counts.len() > 20 * TASK_RUNS, "{} runs", counts.len());
         let cfg = SuperwordConfig {
