@@ -488,7 +488,7 @@ mod tests {
         c.feed(text.as_bytes()).unwrap();
         let aside = c.finish(None).unwrap();
         assert!(aside.run_pieces().is_some());
-        let keys = Counts::from_bytes(&aside.to_bytes()).unwrap();
+        let keys = Counts::from_bytes(&aside.clone().to_bytes()).unwrap();
         assert!(keys.run_pieces().is_none() && keys.len() > 10 * TASK_RUNS, "{} runs", keys.len());
         let cfg = SuperwordConfig {
             max_tokens: 256 + 300,
@@ -498,6 +498,8 @@ mod tests {
             snapshots: vec![256 + 200],
         };
         let want = train_superword(&keys, GPT2, &cfg, &mut |_, _, _| true).unwrap();
+        // training and the round trip read the piece ids: the run counter's keys stay unwritten
+        assert!(!aside.keys_written());
         assert!(want.trained.merges.len() > want.stage1_merges + 100);
         for threads in [1, 2, 3] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
@@ -518,6 +520,10 @@ mod tests {
             assert_eq!(tok.round_trip_pieces(&aside, &[], threads).unwrap(), Some(lines), "{threads} threads");
             assert_eq!(tok.round_trip_pieces(&keys, &[], threads).unwrap(), Some(lines), "{threads} threads");
         }
+        assert!(!aside.keys_written());
+        // written when asked for, they are the keys
+        assert_eq!(aside.to_bytes(), keys.to_bytes());
+        assert!(aside.keys_written());
     }
 
     #[test]

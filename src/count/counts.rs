@@ -58,16 +58,32 @@ impl CountStats {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct Counts {
-    bytes: Vec<u8>,
-    /// End of piece i in `bytes`.
-    ends: Vec<usize>,
+    /// The pieces' bytes: written as the counts are made, or, for counts of superword runs
+    /// made by the run counter, from the runs' piece ids when first asked for (`keys`). Training
+    /// and measuring superword BPE read the piece ids, so `tokreg train` never writes them.
+    keys: std::sync::OnceLock<Keys>,
+    /// The length of `keys.bytes` (known before they are written: the budget rule's estimate).
+    key_bytes: usize,
     counts: Vec<u64>,
     pub stats: CountStats,
     /// The runs as piece ids beside their keys, when the run counter made these counts
     /// (`runs::RunPieces`; never part of equality, and never written to a file).
     pub(crate) runs: super::runs::Aside,
+}
+
+/// The pieces' bytes back to back, and the end of each.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Keys {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) ends: Vec<usize>,
+}
+
+impl PartialEq for Counts {
+    fn eq(&self, o: &Counts) -> bool {
+        self.counts == o.counts && self.stats == o.stats && self.keys() == o.keys()
+    }
 }
 
 /// A piece ranked by the budget rule: more frequent first, then smaller bytes.
@@ -106,17 +122,48 @@ fn damaged(what: &str) -> CoreError {
 impl Counts {
     /// From (piece, count) pairs strictly increasing by piece.
     pub fn from_sorted<K: AsRef<[u8]>>(entries: impl Iterator<Item = (K, u64)>, stats: CountStats) -> Counts {
-        let mut c = Counts { stats, ..Counts::default() };
+        let mut keys = Keys::default();
+        let mut counts = Vec::new();
         for (k, n) in entries {
-            c.push(k.as_ref(), n);
+            keys.bytes.extend_from_slice(k.as_ref());
+            keys.ends.push(keys.bytes.len());
+            counts.push(n);
         }
-        c
+        Counts::with_keys(keys, counts, stats)
     }
 
-    fn push(&mut self, piece: &[u8], n: u64) {
-        self.bytes.extend_from_slice(piece);
-        self.ends.push(self.bytes.len());
-        self.counts.push(n);
+    fn with_keys(keys: Keys, counts: Vec<u64>, stats: CountStats) -> Counts {
+        Counts { key_bytes: keys.bytes.len(), keys: keys.into(), counts, stats, runs: Default::default() }
+    }
+
+    /// Counts of superword runs whose keys are written from `runs` when first asked for (their
+    /// bytes `key_bytes` long in all).
+    pub(crate) fn of_runs(
+        runs: super::runs::RunPieces,
+        key_bytes: usize,
+        counts: Vec<u64>,
+        stats: CountStats,
+    ) -> Counts {
+        Counts {
+            keys: std::sync::OnceLock::new(),
+            key_bytes,
+            counts,
+            stats,
+            runs: super::runs::Aside(Some(std::sync::Arc::new(runs))),
+        }
+    }
+
+    /// Whether the keys are written (counts of runs write them when first asked for).
+    #[cfg(test)]
+    pub(crate) fn keys_written(&self) -> bool {
+        self.keys.get().is_some()
+    }
+
+    fn keys(&self) -> &Keys {
+        self.keys.get_or_init(|| match &self.runs.0 {
+            Some(runs) => runs.keys(),
+            None => Keys::default(),
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -128,8 +175,9 @@ impl Counts {
     }
 
     pub fn piece(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.bytes[start..self.ends[i]]
+        let k = self.keys();
+        let start = if i == 0 { 0 } else { k.ends[i - 1] };
+        &k.bytes[start..k.ends[i]]
     }
 
     /// The count of piece i.
@@ -143,7 +191,12 @@ impl Counts {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> + '_ {
-        (0..self.len()).map(|i| (self.piece(i), self.counts[i]))
+        let k = self.keys();
+        k.ends.iter().zip(&self.counts).scan(0, |at, (&end, &n)| {
+            let piece = &k.bytes[*at..end];
+            *at = end;
+            Some((piece, n))
+        })
     }
 
     /// Occurrences of the kept pieces.
@@ -153,12 +206,12 @@ impl Counts {
 
     /// Same pieces and counts (the stats aside).
     pub fn same_pieces(&self, o: &Counts) -> bool {
-        self.bytes == o.bytes && self.ends == o.ends && self.counts == o.counts
+        self.counts == o.counts && self.keys() == o.keys()
     }
 
     /// Estimated training memory of all the pieces (see `piece_estimate`).
     pub fn estimate(&self) -> usize {
-        self.len() * PIECE_OVERHEAD + self.bytes.len() * PIECE_BYTE_COST
+        self.len() * PIECE_OVERHEAD + self.key_bytes * PIECE_BYTE_COST
     }
 
     /// The budget rule: keeps the longest prefix of the pieces ranked by (count descending,
@@ -238,7 +291,7 @@ impl Counts {
         for p in parts {
             stats.add(&p.stats);
         }
-        let mut out = Counts { stats, ..Counts::default() };
+        let (mut keys, mut counts) = (Keys::default(), Vec::new());
         let mut at = vec![0usize; parts.len()];
         loop {
             let mut best: Option<&[u8]> = None;
@@ -258,29 +311,31 @@ impl Counts {
                     at[k] += 1;
                 }
             }
-            let piece = piece.to_vec();
-            out.push(&piece, n);
+            keys.bytes.extend_from_slice(piece);
+            keys.ends.push(keys.bytes.len());
+            counts.push(n);
         }
-        out
+        Counts::with_keys(keys, counts, stats)
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {
         let n = self.len();
-        let mut out = Vec::with_capacity(56 + n * 12 + self.bytes.len());
+        let keys = self.keys();
+        let mut out = Vec::with_capacity(56 + n * 12 + keys.bytes.len());
         out.extend_from_slice(&(n as u64).to_le_bytes());
         let s = &self.stats;
         for v in [s.total, s.dropped_pieces, s.dropped_total, s.input_bytes, s.lines, s.spilled_runs] {
             out.extend_from_slice(&v.to_le_bytes());
         }
         let mut prev = 0;
-        for &e in &self.ends {
+        for &e in &keys.ends {
             out.extend_from_slice(&((e - prev) as u32).to_le_bytes());
             prev = e;
         }
         for &c in &self.counts {
             out.extend_from_slice(&c.to_le_bytes());
         }
-        out.extend_from_slice(&self.bytes);
+        out.extend_from_slice(&keys.bytes);
         out
     }
 
@@ -319,7 +374,7 @@ impl Counts {
         if bytes.len() != end {
             return Err(damaged("the piece bytes do not match their lengths"));
         }
-        let c = Counts { bytes, ends, counts, stats, ..Counts::default() };
+        let c = Counts::with_keys(Keys { bytes, ends }, counts, stats);
         for i in 0..n {
             if c.counts[i] == 0 || c.piece(i).is_empty() {
                 return Err(damaged("an empty piece or a zero count"));

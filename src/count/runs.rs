@@ -9,13 +9,15 @@
 //! tasks are joined in two steps: their pieces into one table of global ids (in task order),
 //! then their runs, translated to global ids, into `SHARDS` flat open-addressing tables by hash
 //! (a run hashed and compared as a few `u32`s, no allocation per distinct run), the shards
-//! filled in parallel. The keys ("3,4;the cat", see `bpe::superword`) are written
-//! only once, when the counts are finished (or spilled), one per distinct run, in the order of
-//! their bytes as the `Counts` require; that order is found without them, by numbers made of
-//! the pieces' ranks (`Order`: a sort of 16-byte numbers, not of keys compared byte by byte
-//! through pointers), and the keys are then written in that order by parallel tasks. The runs
-//! stay beside the keys as piece ids numbered in byte order (`RunPieces`, `Counts::run_pieces`),
-//! which the superword trainer and the round trip read instead of parsing the keys.
+//! filled in parallel. The distinct runs are put in the order of their keys' bytes ("3,4;the
+//! cat", see `bpe::superword`), as the `Counts` require, without writing a key: by numbers
+//! made of the pieces' ranks (`Order`: a sort of 16-byte numbers, not of keys compared byte by
+//! byte through pointers). The finished counts hold the runs as piece ids numbered in byte
+//! order (`RunPieces`, `Counts::run_pieces`), which the superword trainer and the round trip
+//! read; the keys are written from them only when something asks for them (a counts file, a
+//! sum, the budget rule dropping runs), by parallel tasks, so `tokreg train` never writes them
+//! (at 20 MB of English they were about a third of counting's time). A spilled table writes
+//! its keys at once.
 //!
 //! Ids are internal: they depend on the order pieces are met, hence on how the input is cut
 //! into tasks, but nothing outside this file sees them; the counts are sums of 64-bit integers
@@ -31,7 +33,7 @@ use std::path::PathBuf;
 use rayon::prelude::*;
 
 use super::counter::short;
-use super::counts::{CountStats, Counts};
+use super::counts::{CountStats, Counts, Keys};
 use super::lines::Lines;
 use super::spill::{merge_runs, Run};
 use crate::bpe::superword::{decimal, runs_in};
@@ -414,6 +416,55 @@ impl RunPieces {
             self.ends[k - 1] as usize
         }
     }
+
+    /// The runs' keys in their order (see `bpe::superword`: the pieces' lengths in decimal,
+    /// joined by ',', then ';', then the run's bytes): each key's length found first, then the
+    /// keys written by parallel tasks, each into its own part of one buffer.
+    pub(crate) fn keys(&self) -> Keys {
+        let part: Vec<usize> = (0..self.pieces() as u32)
+            .map(|p| {
+                let n = self.piece(p).len();
+                n + decimal(n, &mut [0; 20]).len() + 1
+            })
+            .collect();
+        let mut ends: Vec<usize> =
+            (0..self.len()).into_par_iter().map(|k| self.run(k).iter().map(|&p| part[p as usize]).sum()).collect();
+        let mut at = 0;
+        for e in ends.iter_mut() {
+            at += *e;
+            *e = at;
+        }
+        let mut bytes = vec![0u8; at];
+        let tasks: Vec<std::ops::Range<usize>> =
+            (0..self.len()).step_by(KEYS_PER_TASK).map(|a| a..(a + KEYS_PER_TASK).min(self.len())).collect();
+        let mut slices = Vec::with_capacity(tasks.len());
+        let mut rest: &mut [u8] = &mut bytes;
+        for r in &tasks {
+            let from = if r.start == 0 { 0 } else { ends[r.start - 1] };
+            let (a, b) = std::mem::take(&mut rest).split_at_mut(ends[r.end - 1] - from);
+            slices.push((r.clone(), a));
+            rest = b;
+        }
+        slices.into_par_iter().for_each(|(range, out)| {
+            let (mut at, mut digits) = (0, [0u8; 20]);
+            for k in range {
+                let run = self.run(k);
+                for (i, &p) in run.iter().enumerate() {
+                    let d = decimal(self.piece(p).len(), &mut digits);
+                    out[at..at + d.len()].copy_from_slice(d);
+                    at += d.len();
+                    out[at] = if i + 1 == run.len() { b';' } else { b',' };
+                    at += 1;
+                }
+                for &p in run {
+                    let b = self.piece(p);
+                    out[at..at + b.len()].copy_from_slice(b);
+                    at += b.len();
+                }
+            }
+        });
+        Keys { bytes, ends }
+    }
 }
 
 /// `Counts`'s slot for its `RunPieces`: shared when the counts are cloned, and left out of
@@ -497,16 +548,30 @@ impl Sorted {
         }
     }
 
+    /// The `k`th run in key order: its pieces' ranks appended to `ranks`; returns its count.
+    #[inline]
+    fn ranks(&self, k: usize, ranks: &mut Vec<u32>) -> u64 {
+        match &self.runs {
+            InOrder::Packed(e) => {
+                let (v, n) = e[k];
+                self.order.unpack_ranks(u128::from(v[0]) << 64 | u128::from(v[1]), ranks);
+                n
+            }
+            InOrder::Tables(t, o) => {
+                let (s, i) = o[k];
+                let t = &t[s as usize];
+                ranks.extend(t.get(i as usize).iter().map(|&p| self.order.rank[p as usize]));
+                t.counts[i as usize]
+            }
+        }
+    }
+
     /// Every key written, in order, with its count: in parallel tasks of `KEYS_PER_TASK`
-    /// runs of the order, each into its own buffer (joined in task order); `with_ids`: each
-    /// run's pieces' ranks too (`RunPieces`).
-    fn written(&self, with_ids: bool) -> Vec<Written> {
-        let n = self.len();
-        let starts: Vec<usize> = (0..n).step_by(KEYS_PER_TASK).collect();
-        starts
+    /// runs of the order, each into its own buffer (joined in task order).
+    fn written(&self) -> Vec<Written> {
+        self.tasks()
             .into_par_iter()
-            .map(|a| {
-                let range = a..(a + KEYS_PER_TASK).min(n);
+            .map(|range| {
                 let mut w = Written {
                     ends: Vec::with_capacity(range.len()),
                     counts: Vec::with_capacity(range.len()),
@@ -518,10 +583,6 @@ impl Sorted {
                     at = self.parts.write(&mut w.bytes, at, &self.pieces, run);
                     w.ends.push(at);
                     w.counts.push(count);
-                    if with_ids {
-                        w.ids.extend(run.iter().map(|&p| self.order.rank[p as usize]));
-                        w.id_ends.push(w.ids.len());
-                    }
                 }
                 w.bytes.truncate(at);
                 w
@@ -529,8 +590,15 @@ impl Sorted {
             .collect()
     }
 
-    /// The counts, with their runs as piece ids aside (`RunPieces`) when they can be numbered
-    /// in 32 bits.
+    /// The runs of the order in parallel tasks of `KEYS_PER_TASK`.
+    fn tasks(&self) -> Vec<std::ops::Range<usize>> {
+        let n = self.len();
+        (0..n).step_by(KEYS_PER_TASK).map(|a| a..(a + KEYS_PER_TASK).min(n)).collect()
+    }
+
+    /// The counts, with their runs as piece ids aside (`RunPieces`), which write the keys when
+    /// they are first asked for (`Counts::of_runs`), when the runs can be numbered in 32 bits;
+    /// otherwise with their keys written now.
     fn counts(&self, stats: CountStats) -> Counts {
         let ids = match &self.runs {
             // (at most as many pieces as fit whole in 128 bits)
@@ -538,35 +606,60 @@ impl Sorted {
             InOrder::Tables(t, _) => t.iter().map(|t| t.ids.len()).sum(),
         };
         if ids > u32::MAX as usize {
-            let parts = self.written(false);
+            let parts = self.written();
             return Counts::from_sorted(parts.iter().flat_map(Written::iter), stats);
         }
-        let mut parts = self.written(true);
+        // Each run's pieces' ranks (their ids in `RunPieces`), its count, and its key's length
+        // (per piece: its length's digits, a ',' or ';', its bytes).
+        let key_part: Vec<usize> = (self.order.by_bytes.iter())
+            .map(|&p| {
+                let n = self.pieces.get(p).len();
+                n + decimal(n, &mut [0; 20]).len() + 1
+            })
+            .collect();
+        // (per task: the ranks, each run's end among them, the counts, the keys' bytes)
+        type Part = (Vec<u32>, Vec<u32>, Vec<u64>, usize);
+        let mut parts: Vec<Part> = self
+            .tasks()
+            .into_par_iter()
+            .map(|range| {
+                let (mut ranks, mut ends, mut counts) =
+                    (Vec::new(), Vec::with_capacity(range.len()), Vec::with_capacity(range.len()));
+                let mut key_bytes = 0;
+                for k in range {
+                    let at = ranks.len();
+                    counts.push(self.ranks(k, &mut ranks));
+                    key_bytes += ranks[at..].iter().map(|&r| key_part[r as usize]).sum::<usize>();
+                    ends.push(ranks.len() as u32);
+                }
+                (ranks, ends, counts, key_bytes)
+            })
+            .collect();
         let mut aside = RunPieces {
             bytes: Vec::with_capacity(self.pieces.bytes.len()),
             piece_ends: Vec::with_capacity(self.pieces.len()),
-            ids: Vec::with_capacity(parts.iter().map(|w| w.ids.len()).sum()),
+            ids: Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum()),
             ends: Vec::with_capacity(self.len()),
         };
         for &p in &self.order.by_bytes {
             aside.bytes.extend_from_slice(self.pieces.get(p));
             aside.piece_ends.push(aside.bytes.len());
         }
-        // (each task's ids freed once copied, before the keys are)
-        for w in parts.iter_mut() {
-            let base = aside.ids.len();
-            aside.ids.extend_from_slice(&std::mem::take(&mut w.ids));
-            aside.ends.extend(std::mem::take(&mut w.id_ends).into_iter().map(|e| (base + e) as u32));
+        let (mut counts, mut key_bytes) = (Vec::with_capacity(self.len()), 0);
+        // (each task's lists freed once copied)
+        for (ranks, ends, c, k) in parts.iter_mut() {
+            let base = aside.ids.len() as u32;
+            aside.ids.extend_from_slice(&std::mem::take(ranks));
+            aside.ends.extend(std::mem::take(ends).into_iter().map(|e| base + e));
+            counts.extend_from_slice(&std::mem::take(c));
+            key_bytes += *k;
         }
-        let mut counts = Counts::from_sorted(parts.iter().flat_map(Written::iter), stats);
-        drop(parts);
-        counts.runs = Aside(Some(std::sync::Arc::new(aside)));
-        counts
+        Counts::of_runs(aside, key_bytes, counts, stats)
     }
 
     /// Written to disk as a run of the shared counter's form (`spill.rs`).
     fn spill(&self, dir: &std::path::Path) -> Result<Run, CoreError> {
-        let parts = self.written(false);
+        let parts = self.written();
         let entries: Vec<(Box<[u8]>, u64)> =
             parts.iter().flat_map(Written::iter).map(|(k, n)| (Box::from(k), n)).collect();
         Run::write(dir, &entries)
@@ -582,9 +675,6 @@ struct Written {
     bytes: Vec<u8>,
     ends: Vec<usize>,
     counts: Vec<u64>,
-    /// each run's pieces' ranks (when asked for), and where each run's end
-    ids: Vec<u32>,
-    id_ends: Vec<usize>,
 }
 
 impl Written {
@@ -706,6 +796,15 @@ impl Order {
     #[inline]
     fn unpack(&self, v: u128, ids: &mut Vec<u32>) {
         ids.clear();
+        self.unpack_ranks(v, ids);
+        for p in ids.iter_mut() {
+            *p = self.by_bytes[*p as usize];
+        }
+    }
+
+    /// The pieces' ranks of a run packed whole (`fits`), appended to `ranks`.
+    #[inline]
+    fn unpack_ranks(&self, v: u128, ranks: &mut Vec<u32>) {
         let (le, lr) = (self.elem_bits, self.rank_bits);
         let (me, mr) = ((1u128 << le) - 1, (1u128 << lr) - 1);
         let mut at = 128;
@@ -719,7 +818,7 @@ impl Order {
         }
         for _ in 0..n {
             at -= lr;
-            ids.push(self.by_bytes[((v >> at) & mr) as usize]);
+            ranks.push(((v >> at) & mr) as u32);
         }
     }
 
@@ -868,17 +967,22 @@ impl RunCounter {
         let by = &order;
         if order.fits(self.max_words) {
             // Whole numbers: distinct runs, distinct numbers, so sorting them is the one order.
-            let mut runs: Vec<([u64; 2], u64)> = shards
-                .into_par_iter()
-                .flat_map_iter(|t| {
-                    (0..t.len())
-                        .map(|i| {
-                            let v = by.packed(t.get(i));
-                            ([(v >> 64) as u64, v as u64], t.counts[i])
-                        })
-                        .collect::<Vec<_>>()
-                })
-                .collect();
+            // (each shard writes its own part of one array, sized first)
+            let mut runs: Vec<([u64; 2], u64)> = vec![([0; 2], 0); shards.iter().map(RunTable::len).sum()];
+            let mut parts = Vec::with_capacity(shards.len());
+            let mut rest = &mut runs[..];
+            for t in &shards {
+                let (a, b) = std::mem::take(&mut rest).split_at_mut(t.len());
+                parts.push((t, a));
+                rest = b;
+            }
+            parts.into_par_iter().for_each(|(t, out)| {
+                for (i, e) in out.iter_mut().enumerate() {
+                    let v = by.packed(t.get(i));
+                    *e = ([(v >> 64) as u64, v as u64], t.counts[i]);
+                }
+            });
+            drop(shards);
             runs.par_sort_unstable_by_key(|e| e.0);
             return Sorted { parts: KeyParts::new(&pieces), pieces, order, runs: InOrder::Packed(runs) };
         }

@@ -106,6 +106,13 @@ impl Tokenizer {
 /// Distinct pieces per parallel task.
 const TASK_PIECES: usize = 4096;
 
+/// The text of a counted piece or run, as the round trip compares it: its key's bytes, or the
+/// buffer the segmenting wrote it into.
+enum Text<'a> {
+    Key(&'a [u8]),
+    Built,
+}
+
 impl Tokenizer {
     /// `round_trip` of the whole text `counts` were counted from (every line of it, none
     /// skipped), found from the distinct pieces (or a superword version's runs): each encoded
@@ -147,18 +154,21 @@ impl Tokenizer {
         type Sums = Option<(u64, u64, u64)>;
         let enc = self.encoder();
         let concatenates = enc.concatenates();
-        // Segments key `i` into the ids it encodes to and returns its text.
-        type Segment<'s, 'a> = &'s mut dyn FnMut(usize, &'a [u8], &mut Vec<u32>) -> Result<&'a [u8], CoreError>;
+        // Segments key `i` into the ids it encodes to and returns its text (or writes it into
+        // the buffer it is given: the runs' text from their pieces, so that counts whose keys
+        // are written on demand never write them).
+        type Segment<'s, 'a> = &'s mut dyn FnMut(usize, &mut Vec<u32>, &mut Vec<u8>) -> Result<Text<'a>, CoreError>;
         // `full`: the byte-level encoder whose tokens the ids are, read without a dynamic call.
         let measure =
             |seg: Segment<'_, 'a>, full: Option<&RankEncoder>, a: usize, b: usize| -> Result<Sums, CoreError> {
                 let (mut tokens, mut unknown, mut bytes) = (0u64, 0u64, 0u64);
-                let mut ids = Vec::new();
+                let (mut ids, mut built) = (Vec::new(), Vec::new());
                 for i in a..b {
                     let n = counts.count(i);
                     ids.clear();
-                    let piece = match seg(i, counts.piece(i), &mut ids) {
-                        Ok(text) => text,
+                    let piece = match seg(i, &mut ids, &mut built) {
+                        Ok(Text::Key(text)) => text,
+                        Ok(Text::Built) => &built[..],
                         Err(CoreError::Unsupported { .. }) => return Ok(None),
                         Err(e) => return Err(e),
                     };
@@ -196,16 +206,14 @@ impl Tokenizer {
             match enc.distinct() {
                 Some(Distinct::Runs(_, stage2, full)) if segmented.is_some() => {
                     let Some((rp, seg)) = &segmented else { unreachable!() };
-                    let text = |key: &'a [u8]| -> Result<&'a [u8], CoreError> {
-                        match memchr::memchr(b';', key) {
-                            Some(semi) => Ok(&key[semi + 1..]),
-                            None => Err(CoreError::input("a superword count is damaged (count the corpus again)")),
-                        }
-                    };
                     measure(
-                        &mut |i, key, out| {
+                        &mut |i, out, text| {
                             seg.run(rp, i, stage2, out);
-                            text(key)
+                            text.clear();
+                            for &p in rp.run(i) {
+                                text.extend_from_slice(rp.piece(p));
+                            }
+                            Ok(Text::Built)
                         },
                         Some(full),
                         a,
@@ -215,18 +223,20 @@ impl Tokenizer {
                 Some(Distinct::Pieces(e)) if uncached => {
                     let mut merger = Merger::new(e);
                     measure(
-                        &mut |_, key, out| {
+                        &mut |i, out, _| {
+                            let key = counts.piece(i);
                             merger.piece(key, out);
-                            Ok(key)
+                            Ok(Text::Key(key))
                         },
                         Some(e),
                         a,
                         b,
                     )
                 }
-                Some(Distinct::Runs(stage1, stage2, full)) if uncached => stage1
-                    .with_pieces(|piece| measure(&mut |_, key, out| run(piece, stage2, key, out), Some(full), a, b)),
-                _ => measure(&mut |_, key, out| enc.segment_counted(key, out), None, a, b),
+                Some(Distinct::Runs(stage1, stage2, full)) if uncached => stage1.with_pieces(|piece| {
+                    measure(&mut |i, out, _| run(piece, stage2, counts.piece(i), out).map(Text::Key), Some(full), a, b)
+                }),
+                _ => measure(&mut |i, out, _| enc.segment_counted(counts.piece(i), out).map(Text::Key), None, a, b),
             }
         };
         let sums = if threads == 1 || starts.len() <= 1 {
