@@ -498,11 +498,10 @@ pub struct RunCounter {
 }
 
 /// Every distinct run and its count, in the order of their keys' bytes, the keys not yet
-/// written: the runs are put in order by numbers (`Order`), and each key is written once, as
-/// the counts are made (`written`).
+/// written: the runs are put in order by numbers (`Order`); the finished counts write the keys
+/// from their `RunPieces` when asked, a spill writes them at once (`written`).
 struct Sorted {
     pieces: Pieces,
-    parts: KeyParts,
     order: Order,
     runs: InOrder,
 }
@@ -569,6 +568,7 @@ impl Sorted {
     /// Every key written, in order, with its count: in parallel tasks of `KEYS_PER_TASK`
     /// runs of the order, each into its own buffer (joined in task order).
     fn written(&self) -> Vec<Written> {
+        let parts = KeyParts::new(&self.pieces);
         self.tasks()
             .into_par_iter()
             .map(|range| {
@@ -580,7 +580,7 @@ impl Sorted {
                 let (mut ids, mut at) = (Vec::new(), 0);
                 for k in range {
                     let (run, count) = self.run(k, &mut ids);
-                    at = self.parts.write(&mut w.bytes, at, &self.pieces, run);
+                    at = parts.write(&mut w.bytes, at, &self.pieces, run);
                     w.ends.push(at);
                     w.counts.push(count);
                 }
@@ -984,7 +984,7 @@ impl RunCounter {
             });
             drop(shards);
             runs.par_sort_unstable_by_key(|e| e.0);
-            return Sorted { parts: KeyParts::new(&pieces), pieces, order, runs: InOrder::Packed(runs) };
+            return Sorted { pieces, order, runs: InOrder::Packed(runs) };
         }
         let mut keys: Vec<(u128, u32, u32)> = shards
             .par_iter()
@@ -997,7 +997,7 @@ impl RunCounter {
                 .then_with(|| by.exact(shards[x.1 as usize].get(x.2 as usize), shards[y.1 as usize].get(y.2 as usize)))
         });
         let keys = keys.into_iter().map(|(_, s, i)| (s, i)).collect();
-        Sorted { parts: KeyParts::new(&pieces), pieces, order, runs: InOrder::Tables(shards, keys) }
+        Sorted { pieces, order, runs: InOrder::Tables(shards, keys) }
     }
 }
 
