@@ -47,8 +47,10 @@ pub struct SuperwordOutput {
     pub distinct_pieces: usize,
     pub merge_seconds: f64,
     /// Wall and CPU seconds (every thread's, as the process counts them; 0 where /proc is not
-    /// there to read) of each phase, in order: ("runs read", "stage 1", "pieces segmented",
-    /// "stage-2 words", "stage 2"), so that a bench can show where the time goes.
+    /// there to read) of each phase, in the order run: "runs read", "stage 1" (the two the
+    /// other way round when stage 1 trains while the runs are put in order, which is then part
+    /// of "stage 1"), "pieces segmented", "stage-2 words", "stage 2", so that a bench can show
+    /// where the time goes.
     pub phases: Vec<(&'static str, f64, f64)>,
 }
 
@@ -85,15 +87,62 @@ pub fn train_superword(
     //    are summed.
     let n = counts.len();
     let tasks: Vec<usize> = (0..n).step_by(TASK_RUNS).collect();
+    let alphabet: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+    let tc = TrainConfig {
+        target_tokens: cfg.transition,
+        min_frequency: cfg.min_frequency,
+        max_token_bytes: cfg.max_token_bytes,
+        snapshots: vec![],
+    };
+    // Stage 1 on the pieces and their counts (the merge loop's tie rule orders the pairs
+    // themselves, so the order of the words changes nothing).
+    let stage_one = |pieces: &mut dyn Iterator<Item = (&[u8], u64)>,
+                     progress: &mut dyn FnMut(&str, u64, u64) -> bool|
+     -> Result<TrainOutput, CoreError> {
+        let pieces: Vec<(&[u8], u64)> = pieces.collect();
+        // Room for the trainer's edges from the start (`Words::edged_capacity`), so that it
+        // lays them out in place instead of copying the arena once more.
+        let mut words = Words::default();
+        words.arena.reserve_exact(Words::edged_capacity(pieces.iter().map(|p| p.0.len()).sum(), pieces.len()));
+        words.ends.reserve_exact(pieces.len());
+        words.counts.reserve_exact(pieces.len());
+        for &(p, c) in &pieces {
+            words.push(p.iter().map(|&b| b as u32), c);
+        }
+        train(alphabet.clone(), words, &tc, &mut |d, t| progress("stage 1", d, t))
+    };
+    // Counts the run counter finished without putting its runs in order (the order of their
+    // keys, which a `Counts` promises) give their pieces and the pieces' counts at once: stage
+    // 1 trains on them on this thread while the runs are put in order on another.
+    let mut first = None;
+    if let Some(early) = counts.early_pieces() {
+        rayon::in_place_scope(|s| {
+            s.spawn(|_| {
+                counts.run_pieces();
+            });
+            let mut pieces = (0..early.counts.len()).map(|p| (early.piece(p), early.counts[p]));
+            first = Some(stage_one(&mut pieces, progress));
+        });
+        phase("stage 1");
+    }
+    // 1. the runs as piece ids: each task of runs numbers the pieces it meets (local ids, in
+    //    order of first sight) and sums their counts; the tasks' tables are then joined in task
+    //    order into global ids (the same ids whatever the thread count: the tasks are fixed
+    //    ranges of runs). A piece's bytes are hashed once per task, not once per occurrence
+    //    and stage. When the run counter made the counts, the runs are there as piece ids
+    //    already (`Counts::run_pieces`: pieces numbered in byte order), and only the pieces'
+    //    counts are summed (unless stage 1 is trained already).
     let (runs, pieces, piece_counts) = match counts.run_pieces() {
         Some(rp) => {
             let runs: Vec<TaskRuns> =
                 tasks.par_iter().map(|&a| TaskRuns::aside(rp, a..(a + TASK_RUNS).min(n))).collect();
-            let mut piece_counts = vec![0u64; rp.pieces()];
-            for k in 0..n {
-                let c = counts.count(k);
-                for &p in rp.run(k) {
-                    piece_counts[p as usize] += c;
+            let mut piece_counts = vec![0u64; if first.is_some() { 0 } else { rp.pieces() }];
+            if first.is_none() {
+                for k in 0..n {
+                    let c = counts.count(k);
+                    for &p in rp.run(k) {
+                        piece_counts[p as usize] += c;
+                    }
                 }
             }
             (runs, (0..rp.pieces() as u32).map(|p| rp.piece(p)).collect(), piece_counts)
@@ -123,26 +172,15 @@ pub fn train_superword(
         }
     };
     phase("runs read");
-    // Room for the trainer's edges from the start (`Words::edged_capacity`), so that it lays
-    // them out in place instead of copying the arena once more.
-    let mut words = Words::default();
-    words.arena.reserve_exact(Words::edged_capacity(pieces.iter().map(|p| p.len()).sum(), pieces.len()));
-    words.ends.reserve_exact(pieces.len());
-    words.counts.reserve_exact(pieces.len());
-    for (p, &c) in pieces.iter().zip(&piece_counts) {
-        words.push(p.iter().map(|&b| b as u32), c);
-    }
-    drop(piece_counts);
-    let alphabet: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-    let tc = TrainConfig {
-        target_tokens: cfg.transition,
-        min_frequency: cfg.min_frequency,
-        max_token_bytes: cfg.max_token_bytes,
-        snapshots: vec![],
+    let first = match first {
+        Some(f) => f?,
+        None => {
+            let f = stage_one(&mut pieces.iter().copied().zip(piece_counts), progress)?;
+            phase("stage 1");
+            f
+        }
     };
-    let first = train(alphabet, words, &tc, &mut |d, t| progress("stage 1", d, t))?;
     let transition = first.tokens.len();
-    phase("stage 1");
     // 2. segment every distinct piece as encoding will (each once, by the rank rule without
     //    the encoder's piece cache: in parallel tasks)
     let enc = RankEncoder::new(first.tokens.iter().enumerate().map(|(i, b)| (i as u32, b)).collect(), vec![], {
@@ -484,11 +522,16 @@ mod tests {
 
         let list = ["the", "cat", "sat", "on", "a", "mat", "by", "way", "of", "elephants", "1999", "été", "  "];
         let text = drawn_lines(&list, 1200, 2, 7, 11);
-        let mut c = RunCounter::new(Splitter::new(GPT2).unwrap(), 4, usize::MAX, std::env::temp_dir());
-        c.feed(text.as_bytes()).unwrap();
-        let aside = c.finish(None).unwrap();
-        assert!(aside.run_pieces().is_some());
-        let keys = Counts::from_bytes(&aside.clone().to_bytes()).unwrap();
+        // counted afresh on `threads` threads: the runs not yet in order (`Counts::early_pieces`)
+        let counted = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let mut c = RunCounter::new(Splitter::new(GPT2).unwrap(), 4, usize::MAX, std::env::temp_dir());
+            pool.install(|| c.feed(text.as_bytes())).unwrap();
+            let counts = pool.install(|| c.finish(None)).unwrap();
+            assert!(counts.early_pieces().is_some());
+            counts
+        };
+        let keys = Counts::from_bytes(&counted(2).to_bytes()).unwrap();
         assert!(keys.run_pieces().is_none() && keys.len() > 10 * TASK_RUNS, "{} runs", keys.len());
         let cfg = SuperwordConfig {
             max_tokens: 256 + 300,
@@ -498,16 +541,22 @@ mod tests {
             snapshots: vec![256 + 200],
         };
         let want = train_superword(&keys, GPT2, &cfg, &mut |_, _, _| true).unwrap();
-        // training and the round trip read the piece ids: the run counter's keys stay unwritten
-        assert!(!aside.keys_written());
         assert!(want.trained.merges.len() > want.stage1_merges + 100);
-        for threads in [1, 2, 3] {
+        // stage 1 trained on the early pieces while the runs are put in order (or after, on one
+        // thread), and from runs already in order
+        let mut aside = counted(1);
+        for (threads, early) in [(1, true), (2, true), (3, true), (2, false)] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            let got = pool.install(|| train_superword(&aside, GPT2, &cfg, &mut |_, _, _| true)).unwrap();
+            let counts = if early { counted(threads) } else { counted(2) };
+            if !early {
+                assert!(counts.run_pieces().is_some() && counts.early_pieces().is_none());
+            }
+            let got = pool.install(|| train_superword(&counts, GPT2, &cfg, &mut |_, _, _| true)).unwrap();
             assert_eq!(got.trained.merges, want.trained.merges, "{threads} threads");
             assert_eq!(got.trained.token_counts, want.trained.token_counts);
             assert_eq!(got.trained.snapshots, want.trained.snapshots);
             assert_eq!((got.stage1_merges, got.transition), (want.stage1_merges, want.transition));
+            aside = counts;
         }
         let out = want.trained;
         let toks: Vec<(u32, &[u8])> = out.tokens.iter().enumerate().map(|(i, b)| (i as u32, b.as_slice())).collect();
@@ -520,6 +569,7 @@ mod tests {
             assert_eq!(tok.round_trip_pieces(&aside, &[], threads).unwrap(), Some(lines), "{threads} threads");
             assert_eq!(tok.round_trip_pieces(&keys, &[], threads).unwrap(), Some(lines), "{threads} threads");
         }
+        // training and the round trip read the piece ids: the run counter's keys stay unwritten
         assert!(!aside.keys_written());
         // written when asked for, they are the keys
         assert_eq!(aside.to_bytes(), keys.to_bytes());

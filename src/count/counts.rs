@@ -58,19 +58,29 @@ impl CountStats {
     }
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Default)]
 pub struct Counts {
-    /// The pieces' bytes: written as the counts are made, or, for counts of superword runs
-    /// made by the run counter, from the runs' piece ids when first asked for (`keys`). Training
-    /// and measuring superword BPE read the piece ids, so `tokreg train` never writes them.
-    keys: std::sync::OnceLock<Keys>,
-    /// The length of `keys.bytes` (known before they are written: the budget rule's estimate).
+    /// The counts (and keys) in the order of the keys' bytes: made with the counts, or, for
+    /// counts the run counter finished without putting its runs in order, when first asked for
+    /// (from `pending`; see `early_pieces`).
+    ordered: std::sync::OnceLock<Ordered>,
+    pending: std::sync::Mutex<Option<super::runs::Pending>>,
+    len: usize,
+    /// The length of the keys' bytes (known before they are written: the budget rule's estimate).
     key_bytes: usize,
-    counts: Vec<u64>,
     pub stats: CountStats,
+}
+
+/// The counts in key order, and the keys: written with them, or, for counts of superword runs
+/// made by the run counter, from the runs' piece ids when first asked for (`Counts::keys`).
+/// Training and measuring superword BPE read the piece ids, so `tokreg train` never writes them.
+#[derive(Clone, Default)]
+pub(crate) struct Ordered {
+    pub(crate) counts: Vec<u64>,
+    pub(crate) keys: std::sync::OnceLock<Keys>,
     /// The runs as piece ids beside their keys, when the run counter made these counts
     /// (`runs::RunPieces`; never part of equality, and never written to a file).
-    pub(crate) runs: super::runs::Aside,
+    pub(crate) runs: Option<std::sync::Arc<super::runs::RunPieces>>,
 }
 
 /// The pieces' bytes back to back, and the end of each.
@@ -82,7 +92,26 @@ pub(crate) struct Keys {
 
 impl PartialEq for Counts {
     fn eq(&self, o: &Counts) -> bool {
-        self.counts == o.counts && self.stats == o.stats && self.keys() == o.keys()
+        self.stats == o.stats && self.same_pieces(o)
+    }
+}
+
+impl Clone for Counts {
+    /// (the copy is put in order, as is the original)
+    fn clone(&self) -> Counts {
+        Counts {
+            ordered: self.ordered().clone().into(),
+            pending: Default::default(),
+            len: self.len,
+            key_bytes: self.key_bytes,
+            stats: self.stats,
+        }
+    }
+}
+
+impl std::fmt::Debug for Counts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Counts({} pieces, {:?})", self.len, self.stats)
     }
 }
 
@@ -132,46 +161,55 @@ impl Counts {
         Counts::with_keys(keys, counts, stats)
     }
 
-    fn with_keys(keys: Keys, counts: Vec<u64>, stats: CountStats) -> Counts {
-        Counts { key_bytes: keys.bytes.len(), keys: keys.into(), counts, stats, runs: Default::default() }
+    pub(crate) fn with_keys(keys: Keys, counts: Vec<u64>, stats: CountStats) -> Counts {
+        let (len, key_bytes) = (counts.len(), keys.bytes.len());
+        let ordered = Ordered { counts, keys: keys.into(), runs: None };
+        Counts { ordered: ordered.into(), pending: Default::default(), len, key_bytes, stats }
     }
 
-    /// Counts of superword runs whose keys are written from `runs` when first asked for (their
-    /// bytes `key_bytes` long in all).
-    pub(crate) fn of_runs(
-        runs: super::runs::RunPieces,
-        key_bytes: usize,
-        counts: Vec<u64>,
-        stats: CountStats,
-    ) -> Counts {
-        Counts {
-            keys: std::sync::OnceLock::new(),
-            key_bytes,
-            counts,
-            stats,
-            runs: super::runs::Aside(Some(std::sync::Arc::new(runs))),
+    /// The run counter's counts of `len` distinct runs, their keys `key_bytes` long in all, put
+    /// in order when first asked for (`runs::Pending::order`).
+    pub(crate) fn of_pending(pending: super::runs::Pending, len: usize, key_bytes: usize, stats: CountStats) -> Counts {
+        Counts { ordered: Default::default(), pending: std::sync::Mutex::new(Some(pending)), len, key_bytes, stats }
+    }
+
+    fn ordered(&self) -> &Ordered {
+        self.ordered.get_or_init(|| {
+            let pending = self.pending.lock().unwrap_or_else(|e| e.into_inner()).take();
+            pending.map(|p| p.order()).unwrap_or_default()
+        })
+    }
+
+    /// The distinct pieces of the runs of counts not yet put in order, in an order of their own,
+    /// and the count of each (summed over the runs that hold it): what superword BPE's first
+    /// stage trains on while the runs are put in order on another thread. None once in order.
+    pub(crate) fn early_pieces(&self) -> Option<super::runs::EarlyPieces> {
+        if self.ordered.get().is_some() {
+            return None;
         }
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|p| p.early())
     }
 
     /// Whether the keys are written (counts of runs write them when first asked for).
     #[cfg(test)]
     pub(crate) fn keys_written(&self) -> bool {
-        self.keys.get().is_some()
+        self.ordered.get().is_some_and(|o| o.keys.get().is_some())
     }
 
     fn keys(&self) -> &Keys {
-        self.keys.get_or_init(|| match &self.runs.0 {
+        let o = self.ordered();
+        o.keys.get_or_init(|| match &o.runs {
             Some(runs) => runs.keys(),
             None => Keys::default(),
         })
     }
 
     pub fn len(&self) -> usize {
-        self.counts.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.counts.is_empty()
+        self.len == 0
     }
 
     pub fn piece(&self, i: usize) -> &[u8] {
@@ -182,17 +220,17 @@ impl Counts {
 
     /// The count of piece i.
     pub fn count(&self, i: usize) -> u64 {
-        self.counts[i]
+        self.ordered().counts[i]
     }
 
     /// The runs as piece ids, when the run counter made these counts (`runs::RunPieces`).
     pub fn run_pieces(&self) -> Option<&super::runs::RunPieces> {
-        self.runs.0.as_deref().filter(|r| r.len() == self.len())
+        self.ordered().runs.as_deref().filter(|r| r.len() == self.len())
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> + '_ {
         let k = self.keys();
-        k.ends.iter().zip(&self.counts).scan(0, |at, (&end, &n)| {
+        k.ends.iter().zip(&self.ordered().counts).scan(0, |at, (&end, &n)| {
             let piece = &k.bytes[*at..end];
             *at = end;
             Some((piece, n))
@@ -201,12 +239,12 @@ impl Counts {
 
     /// Occurrences of the kept pieces.
     pub fn kept_total(&self) -> u64 {
-        self.counts.iter().sum()
+        self.ordered().counts.iter().sum()
     }
 
     /// Same pieces and counts (the stats aside).
     pub fn same_pieces(&self, o: &Counts) -> bool {
-        self.counts == o.counts && self.keys() == o.keys()
+        self.ordered().counts == o.ordered().counts && self.keys() == o.keys()
     }
 
     /// Estimated training memory of all the pieces (see `piece_estimate`).
@@ -307,7 +345,7 @@ impl Counts {
             let mut n = 0u64;
             for (k, p) in parts.iter().enumerate() {
                 if at[k] < p.len() && p.piece(at[k]) == piece {
-                    n = n.saturating_add(p.counts[at[k]]);
+                    n = n.saturating_add(p.count(at[k]));
                     at[k] += 1;
                 }
             }
@@ -332,7 +370,7 @@ impl Counts {
             out.extend_from_slice(&((e - prev) as u32).to_le_bytes());
             prev = e;
         }
-        for &c in &self.counts {
+        for &c in &self.ordered().counts {
             out.extend_from_slice(&c.to_le_bytes());
         }
         out.extend_from_slice(&keys.bytes);
@@ -376,7 +414,7 @@ impl Counts {
         }
         let c = Counts::with_keys(Keys { bytes, ends }, counts, stats);
         for i in 0..n {
-            if c.counts[i] == 0 || c.piece(i).is_empty() {
+            if c.count(i) == 0 || c.piece(i).is_empty() {
                 return Err(damaged("an empty piece or a zero count"));
             }
             if i > 0 && c.piece(i - 1) >= c.piece(i) {

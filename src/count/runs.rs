@@ -9,8 +9,11 @@
 //! tasks are joined in two steps: their pieces into one table of global ids (in task order),
 //! then their runs, translated to global ids, into `SHARDS` flat open-addressing tables by hash
 //! (a run hashed and compared as a few `u32`s, no allocation per distinct run), the shards
-//! filled in parallel. The distinct runs are put in the order of their keys' bytes ("3,4;the
-//! cat", see `bpe::superword`), as the `Counts` require, without writing a key: by numbers
+//! filled in parallel. The counts are finished with the tables as they are (`Pending`): the
+//! distinct runs are put in the order of their keys' bytes ("3,4;the cat", see
+//! `bpe::superword`), as the `Counts` require, when the counts are first read in order, which
+//! superword training does on another thread while its first stage trains on the pieces and
+//! their counts alone (`Counts::early_pieces`). They are put in order without writing a key: by numbers
 //! made of the pieces' ranks (`Order`: a sort of 16-byte numbers, not of keys compared byte by
 //! byte through pointers). The finished counts hold the runs as piece ids numbered in byte
 //! order (`RunPieces`, `Counts::run_pieces`), which the superword trainer and the round trip
@@ -33,7 +36,7 @@ use std::path::PathBuf;
 use rayon::prelude::*;
 
 use super::counter::short;
-use super::counts::{CountStats, Counts, Keys};
+use super::counts::{CountStats, Counts, Keys, Ordered};
 use super::lines::Lines;
 use super::spill::{merge_runs, Run};
 use crate::bpe::superword::{decimal, runs_in};
@@ -467,23 +470,6 @@ impl RunPieces {
     }
 }
 
-/// `Counts`'s slot for its `RunPieces`: shared when the counts are cloned, and left out of
-/// their equality (two counts are equal by their keys and numbers).
-#[derive(Clone, Default)]
-pub struct Aside(pub(crate) Option<std::sync::Arc<RunPieces>>);
-
-impl PartialEq for Aside {
-    fn eq(&self, _: &Aside) -> bool {
-        true
-    }
-}
-
-impl std::fmt::Debug for Aside {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Aside({} runs)", self.0.as_ref().map_or(0, |r| r.len()))
-    }
-}
-
 /// A counter of superword runs, fed line-aligned chunks like the shared `Counter`.
 pub struct RunCounter {
     splitter: Splitter,
@@ -520,13 +506,6 @@ impl Sorted {
         match &self.runs {
             InOrder::Packed(e) => e.len(),
             InOrder::Tables(_, o) => o.len(),
-        }
-    }
-
-    fn total(&self) -> u64 {
-        match &self.runs {
-            InOrder::Packed(e) => e.iter().map(|e| e.1).sum(),
-            InOrder::Tables(t, _) => t.iter().flat_map(|t| &t.counts).sum(),
         }
     }
 
@@ -596,10 +575,10 @@ impl Sorted {
         (0..n).step_by(KEYS_PER_TASK).map(|a| a..(a + KEYS_PER_TASK).min(n)).collect()
     }
 
-    /// The counts, with their runs as piece ids aside (`RunPieces`), which write the keys when
-    /// they are first asked for (`Counts::of_runs`), when the runs can be numbered in 32 bits;
-    /// otherwise with their keys written now.
-    fn counts(&self, stats: CountStats) -> Counts {
+    /// The counts in order, with their runs as piece ids aside (`RunPieces`), which write the
+    /// keys when they are first asked for, when the runs can be numbered in 32 bits; otherwise
+    /// with their keys written now.
+    fn ordered(&self) -> Ordered {
         let ids = match &self.runs {
             // (at most as many pieces as fit whole in 128 bits)
             InOrder::Packed(e) => e.len() * (128 / (self.order.elem_bits + self.order.rank_bits)) as usize,
@@ -607,32 +586,30 @@ impl Sorted {
         };
         if ids > u32::MAX as usize {
             let parts = self.written();
-            return Counts::from_sorted(parts.iter().flat_map(Written::iter), stats);
+            let (mut keys, mut counts) = (Keys::default(), Vec::with_capacity(self.len()));
+            keys.bytes.reserve_exact(parts.iter().map(|w| w.bytes.len()).sum());
+            keys.ends.reserve_exact(self.len());
+            for (k, n) in parts.iter().flat_map(Written::iter) {
+                keys.bytes.extend_from_slice(k);
+                keys.ends.push(keys.bytes.len());
+                counts.push(n);
+            }
+            return Ordered { counts, keys: keys.into(), runs: None };
         }
-        // Each run's pieces' ranks (their ids in `RunPieces`), its count, and its key's length
-        // (per piece: its length's digits, a ',' or ';', its bytes).
-        let key_part: Vec<usize> = (self.order.by_bytes.iter())
-            .map(|&p| {
-                let n = self.pieces.get(p).len();
-                n + decimal(n, &mut [0; 20]).len() + 1
-            })
-            .collect();
-        // (per task: the ranks, each run's end among them, the counts, the keys' bytes)
-        type Part = (Vec<u32>, Vec<u32>, Vec<u64>, usize);
+        // Each run's pieces' ranks (their ids in `RunPieces`) and its count.
+        // (per task: the ranks, each run's end among them, the counts)
+        type Part = (Vec<u32>, Vec<u32>, Vec<u64>);
         let mut parts: Vec<Part> = self
             .tasks()
             .into_par_iter()
             .map(|range| {
                 let (mut ranks, mut ends, mut counts) =
                     (Vec::new(), Vec::with_capacity(range.len()), Vec::with_capacity(range.len()));
-                let mut key_bytes = 0;
                 for k in range {
-                    let at = ranks.len();
                     counts.push(self.ranks(k, &mut ranks));
-                    key_bytes += ranks[at..].iter().map(|&r| key_part[r as usize]).sum::<usize>();
                     ends.push(ranks.len() as u32);
                 }
-                (ranks, ends, counts, key_bytes)
+                (ranks, ends, counts)
             })
             .collect();
         let mut aside = RunPieces {
@@ -645,16 +622,15 @@ impl Sorted {
             aside.bytes.extend_from_slice(self.pieces.get(p));
             aside.piece_ends.push(aside.bytes.len());
         }
-        let (mut counts, mut key_bytes) = (Vec::with_capacity(self.len()), 0);
+        let mut counts = Vec::with_capacity(self.len());
         // (each task's lists freed once copied)
-        for (ranks, ends, c, k) in parts.iter_mut() {
+        for (ranks, ends, c) in parts.iter_mut() {
             let base = aside.ids.len() as u32;
             aside.ids.extend_from_slice(&std::mem::take(ranks));
             aside.ends.extend(std::mem::take(ends).into_iter().map(|e| base + e));
             counts.extend_from_slice(&std::mem::take(c));
-            key_bytes += *k;
         }
-        Counts::of_runs(aside, key_bytes, counts, stats)
+        Ordered { counts, keys: Default::default(), runs: Some(std::sync::Arc::new(aside)) }
     }
 
     /// Written to disk as a run of the shared counter's form (`spill.rs`).
@@ -880,16 +856,23 @@ impl RunCounter {
     pub fn finish(mut self, keep_budget: Option<usize>) -> Result<Counts, CoreError> {
         self.end_input()?;
         let mut stats = self.stats;
-        let sorted = self.take_sorted();
         if self.spilled.is_empty() {
-            stats.total = sorted.total();
-            let counts = sorted.counts(stats);
-            drop(sorted);
+            // Not put in order yet (`Pending`): superword training puts them in order beside
+            // its first stage, which needs only the pieces.
+            let pending = Pending {
+                pieces: std::mem::take(&mut self.pieces),
+                shards: std::mem::take(&mut self.shards),
+                max_words: self.max_words,
+            };
+            stats.total = pending.shards.iter().flat_map(|t| &t.counts).sum();
+            let (len, key_bytes) = (pending.len(), pending.key_bytes());
+            let counts = Counts::of_pending(pending, len, key_bytes, stats);
             return Ok(match keep_budget {
                 Some(b) => counts.keep_within(b),
                 None => counts,
             });
         }
+        let sorted = self.take_sorted();
         if sorted.len() > 0 {
             self.spilled.push(sorted.spill(&self.spill_dir)?);
         }
@@ -963,9 +946,89 @@ impl RunCounter {
         let pieces = std::mem::take(&mut self.pieces);
         let shards: Vec<RunTable> = std::mem::take(&mut self.shards);
         self.shards = (0..SHARDS).map(|_| RunTable::default()).collect();
+        sorted(pieces, shards, self.max_words)
+    }
+}
+
+/// The run counter's tables when it finished in memory, its runs not yet in the order of their
+/// keys (`Counts::of_pending`): put in order (`order`) when the counts are first read in
+/// order, which superword training does beside its first stage, trained on the pieces and
+/// their counts alone (`early`).
+pub(crate) struct Pending {
+    pieces: Pieces,
+    shards: Vec<RunTable>,
+    max_words: usize,
+}
+
+/// The distinct pieces of counted runs (in an order of their own, not the pieces' byte order)
+/// and the count of each, summed over the runs that hold it.
+pub struct EarlyPieces {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+    pub counts: Vec<u64>,
+}
+
+impl EarlyPieces {
+    /// The bytes of piece `p`.
+    pub fn piece(&self, p: usize) -> &[u8] {
+        &self.bytes[if p == 0 { 0 } else { self.ends[p - 1] }..self.ends[p]]
+    }
+}
+
+impl Pending {
+    fn len(&self) -> usize {
+        self.shards.iter().map(RunTable::len).sum()
+    }
+
+    /// The length of every run's key (see `bpe::superword`), in all.
+    fn key_bytes(&self) -> usize {
+        let part: Vec<usize> = (0..self.pieces.len() as u32)
+            .map(|p| {
+                let n = self.pieces.get(p).len();
+                n + decimal(n, &mut [0; 20]).len() + 1
+            })
+            .collect();
+        self.shards.par_iter().map(|t| t.ids.iter().map(|&p| part[p as usize]).sum::<usize>()).sum()
+    }
+
+    pub(crate) fn order(self) -> Ordered {
+        let Pending { pieces, shards, max_words } = self;
+        sorted(pieces, shards, max_words).ordered()
+    }
+
+    pub(crate) fn early(&self) -> EarlyPieces {
+        let n = self.pieces.len();
+        let counts = self
+            .shards
+            .par_iter()
+            .fold(
+                || vec![0u64; n],
+                |mut acc, t| {
+                    for (e, &c) in t.counts.iter().enumerate() {
+                        for &p in t.get(e) {
+                            acc[p as usize] += c;
+                        }
+                    }
+                    acc
+                },
+            )
+            .reduce(
+                || vec![0u64; n],
+                |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            );
+        EarlyPieces { bytes: self.pieces.bytes.clone(), ends: self.pieces.ends.clone(), counts }
+    }
+}
+
+/// Every distinct run of the tables and its count, in key order.
+fn sorted(pieces: Pieces, shards: Vec<RunTable>, max_words: usize) -> Sorted {
+    {
         let order = Order::new(&pieces);
         let by = &order;
-        if order.fits(self.max_words) {
+        if order.fits(max_words) {
             // Whole numbers: distinct runs, distinct numbers, so sorting them is the one order.
             // (each shard writes its own part of one array, sized first)
             let mut runs: Vec<([u64; 2], u64)> = vec![([0; 2], 0); shards.iter().map(RunTable::len).sum()];
