@@ -68,6 +68,8 @@ pub struct Counts {
     len: usize,
     /// The length of the keys' bytes (known before they are written: the budget rule's estimate).
     key_bytes: usize,
+    /// The occurrences of the pieces kept (known before they are in order).
+    kept: u64,
     pub stats: CountStats,
 }
 
@@ -104,6 +106,7 @@ impl Clone for Counts {
             pending: Default::default(),
             len: self.len,
             key_bytes: self.key_bytes,
+            kept: self.kept,
             stats: self.stats,
         }
     }
@@ -162,15 +165,17 @@ impl Counts {
     }
 
     pub(crate) fn with_keys(keys: Keys, counts: Vec<u64>, stats: CountStats) -> Counts {
-        let (len, key_bytes) = (counts.len(), keys.bytes.len());
+        let (len, key_bytes, kept) = (counts.len(), keys.bytes.len(), counts.iter().sum());
         let ordered = Ordered { counts, keys: keys.into(), runs: None };
-        Counts { ordered: ordered.into(), pending: Default::default(), len, key_bytes, stats }
+        Counts { ordered: ordered.into(), pending: Default::default(), len, key_bytes, kept, stats }
     }
 
     /// The run counter's counts of `len` distinct runs, their keys `key_bytes` long in all, put
-    /// in order when first asked for (`runs::Pending::order`).
+    /// in order when first asked for (`runs::Pending::order`); nothing dropped (`stats.total`
+    /// counts every run kept).
     pub(crate) fn of_pending(pending: super::runs::Pending, len: usize, key_bytes: usize, stats: CountStats) -> Counts {
-        Counts { ordered: Default::default(), pending: std::sync::Mutex::new(Some(pending)), len, key_bytes, stats }
+        let pending = std::sync::Mutex::new(Some(pending));
+        Counts { ordered: Default::default(), pending, len, key_bytes, kept: stats.total, stats }
     }
 
     fn ordered(&self) -> &Ordered {
@@ -239,7 +244,7 @@ impl Counts {
 
     /// Occurrences of the kept pieces.
     pub fn kept_total(&self) -> u64 {
-        self.ordered().counts.iter().sum()
+        self.kept
     }
 
     /// Same pieces and counts (the stats aside).
