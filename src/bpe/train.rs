@@ -4,7 +4,8 @@
 //! 1. index: the distinct words' symbols are laid out in one arena (`Links`); every adjacent
 //!    pair gets a slot (its count, weighted by word counts, and the positions where it starts).
 //!    A large alphabet's pairs (SuperBPE's stage 2, character-level CJK) are indexed on every
-//!    thread, a task per part of the pair table (`index_sharded`): the same merges.
+//!    thread, a task per part of the pair table (`index_sharded`): the same merges. There the
+//!    positions of pairs too rare to be merged are withheld, found in the arena if they are.
 //! 2. merge: pop the best pair from a lazy max-heap of (count, slot), join the pair at each of
 //!    its positions that still holds it, and apply the pair-count changes around each join.
 //!    There is never a full recount, and a merge costs its occurrences, not its words' length.
@@ -297,9 +298,11 @@ const EDGE: u32 = u32::MAX - 1;
 /// No node (the end of a position list).
 const NIL: u32 = u32::MAX;
 
-/// Slot flags: a pair never to merge, and one whose count the current merge raised.
+/// Slot flags: a pair never to merge, one whose count the current merge raised, and one whose
+/// positions found when indexing were not laid out (see `Index`).
 const BANNED: u8 = 1;
 const GROWN: u8 = 2;
+const WITHHELD: u8 = 4;
 
 /// The fewest nodes at which stale positions are dropped (`Positions::compact`): 64 MB of
 /// them. Compacting pays a cache miss or two per position: from 1 MB of nodes on it cut the
@@ -441,12 +444,26 @@ impl SlotMap {
 /// total order over the pairs themselves, and reads a slot's positions as a set in ascending
 /// order. So the serial index (slots in order of first sight) and the parallel one (slots by
 /// table, then first sight within it) give the same merges, counts and snapshots.
+///
+/// The parallel index lays out only the positions of the pairs counted at least the heap's
+/// first `floor` times: the others' are withheld (their ranges empty; `withheld_below` is the
+/// floor, 0 when nothing is withheld). On a large alphabet most pairs are counted once or twice
+/// and never merged (SuperBPE's stage 2 at 32k: 784k pairs, 13k of them at the floor of 24 or
+/// above, with a third of the positions), so most cells skip the pair's second lookup and the
+/// scattered write. A withheld pair can still be merged: one raised by a merge onto an existing
+/// token, or any pair once the floor falls; the merge loop then finds its positions in the
+/// arena (see `live_positions`, `recover_withheld`).
 struct Index {
     slot_of: SlotMap,
     pairs: Vec<u64>,
     counts: Vec<i64>,
     first: Vec<u32>,
     first_range: Vec<(u32, u32)>,
+    /// The heap's first floor (see `heap_floor`).
+    floor: u64,
+    withheld_below: u64,
+    /// How many positions were withheld.
+    withheld: usize,
 }
 
 /// Cells from which a large alphabet's pairs are indexed on every thread of the pool (below,
@@ -456,10 +473,16 @@ const PARALLEL_INDEX_CELLS: usize = if cfg!(test) { 64 } else { 1 << 16 };
 /// Phase 1, the index (see `Index`). A small alphabet goes through its direct table on one
 /// thread (a lookup there is a cache hit: byte-level BPE); a large one through the hash tables,
 /// which cost a hash, a probe and a cache miss or two per cell, on every thread of the pool.
-fn index(links: &Links, word_counts: &[u64], alphabet: usize) -> Index {
+/// `floor(counts)` is the heap's first floor for the pairs' counts.
+fn index(
+    links: &Links,
+    word_counts: &[u64],
+    alphabet: usize,
+    floor: impl Fn(&mut dyn Iterator<Item = i64>) -> u64,
+) -> Index {
     let threads = rayon::current_num_threads();
     if alphabet > DIRECT_ALPHABET && threads > 1 && links.sym.len() >= PARALLEL_INDEX_CELLS {
-        return index_sharded(links, word_counts, threads.next_power_of_two());
+        return index_sharded(links, word_counts, threads.next_power_of_two(), floor);
     }
     let mut slot_of = SlotMap::one();
     let mut pairs: Vec<u64> = Vec::new();
@@ -512,7 +535,8 @@ fn index(links: &Links, word_counts: &[u64], alphabet: usize) -> Index {
     for &s in direct.slot.iter().filter(|&&s| s != NIL) {
         slot_of.insert_slot(pairs[s as usize], s, &pairs);
     }
-    Index { slot_of, pairs, counts, first, first_range }
+    let floor = floor(&mut counts.iter().copied());
+    Index { slot_of, pairs, counts, first, first_range, floor, withheld_below: 0, withheld: 0 }
 }
 
 /// Calls `f(position, word, left, right)` for each adjacent pair of symbols within a word, in
@@ -548,7 +572,15 @@ struct Shard {
 /// and counts only its own pairs, the part that costs. Its slots follow the tables before it,
 /// and its positions lie in one range of `first`, so the tasks write apart: the same two
 /// passes as the serial index, split by pair rather than by cell, so nothing is merged after.
-fn index_sharded(links: &Links, word_counts: &[u64], tables: usize) -> Index {
+/// The second pass lays out only the positions of pairs at the floor or above (see `Index`):
+/// a cell is looked up only when its pair's hash has its bit set in a bit set of the kept
+/// pairs' hashes, small enough to stay in cache.
+fn index_sharded(
+    links: &Links,
+    word_counts: &[u64],
+    tables: usize,
+    floor: impl Fn(&mut dyn Iterator<Item = i64>) -> u64,
+) -> Index {
     use rayon::prelude::*;
     let mask = tables - 1;
     // Calls `f(position, word, key, hash)` for each pair of table `s`, in the cells' order.
@@ -584,6 +616,25 @@ fn index_sharded(links: &Links, word_counts: &[u64], tables: usize) -> Index {
             d
         })
         .collect();
+    let floor = floor(&mut shards.iter().flat_map(|d| d.counts.iter().copied()));
+    let kept = |c: i64| c as u64 >= floor;
+    let mut withheld = 0usize;
+    // 32 bits per kept pair, so that few other pairs share one, and at most 1 MB, a core's L2
+    // (with more kept pairs than that holds, more cells are looked up for nothing).
+    let kept_pairs = shards.iter().map(|d| d.counts.iter().filter(|&&c| kept(c)).count()).sum::<usize>();
+    let bits = (kept_pairs * 32).next_power_of_two().clamp(64, 1 << 23);
+    let mut kept_hashes = vec![0u64; bits / 64];
+    let bit = |h: u64| (h as usize) & (bits - 1);
+    for d in &shards {
+        for (&k, _) in d.pairs.iter().zip(&d.counts).filter(|&(_, &c)| kept(c)) {
+            let b = bit(hash(k));
+            kept_hashes[b / 64] |= 1 << (b % 64);
+        }
+    }
+    let maybe_kept = |h: u64| {
+        let b = bit(h);
+        kept_hashes[b / 64] & 1 << (b % 64) != 0
+    };
     // Slots and positions laid out table after table; each size becomes its slot's next place
     // within its table's part of `first`.
     let n: usize = shards.iter().map(|d| d.pairs.len()).sum();
@@ -592,7 +643,11 @@ fn index_sharded(links: &Links, word_counts: &[u64], tables: usize) -> Index {
     let mut start = 0u32;
     for d in shards.iter_mut() {
         let base = start;
-        for size in d.sizes.iter_mut() {
+        for (size, &c) in d.sizes.iter_mut().zip(&d.counts) {
+            if !kept(c) {
+                withheld += *size as usize;
+                *size = 0;
+            }
             let at = start;
             start += *size;
             first_range.push((at, start));
@@ -618,12 +673,17 @@ fn index_sharded(links: &Links, word_counts: &[u64], tables: usize) -> Index {
         })
         .collect();
     shards.par_iter_mut().zip(slices).zip(offsets).enumerate().for_each(|(s, ((d, out), off))| {
-        let Shard { t, pairs, sizes, .. } = d;
+        let Shard { t, pairs, counts, sizes } = d;
         each(s, &mut |p, _, k, h| {
+            if !maybe_kept(h) {
+                return;
+            }
             let i =
                 *t.find(h, |&i| pairs[i as usize] == k).expect("every pair has its slot from the first pass") as usize;
-            out[sizes[i] as usize] = p as u32;
-            sizes[i] += 1;
+            if kept(counts[i]) {
+                out[sizes[i] as usize] = p as u32;
+                sizes[i] += 1;
+            }
         });
         // Local slots to global ones (the tables' hashes are of the keys, which do not move).
         for i in t.iter_mut() {
@@ -648,7 +708,8 @@ fn index_sharded(links: &Links, word_counts: &[u64], tables: usize) -> Index {
     // counts of positions) stays in their threads' malloc arenas, which the merge loop, on this
     // thread, does not allocate from: given back, so that its memory does not come on top.
     crate::memory::give_back_memory();
-    Index { slot_of: SlotMap { t, mask }, pairs, counts, first, first_range }
+    let withheld_below = if withheld > 0 { floor } else { 0 };
+    Index { slot_of: SlotMap { t, mask }, pairs, counts, first, first_range, floor, withheld_below, withheld }
 }
 
 /// Alphabets up to this size index their pairs in a direct table (`Direct`) rather than the hash
@@ -910,13 +971,62 @@ pub fn train_refusing(
 
 /// When stale positions are dropped (from `fewest_nodes` nodes on, and `always` there rather
 /// than when about half are stale; see `Positions::compact`), and how often they were: a test
-/// compacts at every chance to see that the result does not change.
+/// compacts at every chance to see that the result does not change. Also how often withheld
+/// positions (see `Index`) were looked for in the arena: for one pair (`scanned`) and for all
+/// (`recovered`), which a test sees happen.
 #[derive(Default)]
 struct Compactions {
     fewest_nodes: usize,
     always: bool,
     first: usize,
     nodes: usize,
+    scanned: usize,
+    recovered: usize,
+}
+
+/// Withheld pairs merged, each found by a sweep of the arena, after which the positions of
+/// every withheld pair are found in one (each sweep costs a few ms at 20 MB of text; SuperBPE's
+/// stage 2 merges one to four such pairs at 32k-64k).
+const SCANS_BEFORE_RECOVERY: usize = 8;
+
+/// Appends the live positions of pair (`a`, `b`) to `out`, in ascending order.
+fn live_positions(links: &Links, a: u32, b: u32, out: &mut Vec<u32>) {
+    for (p, &x) in links.sym.iter().enumerate() {
+        if x == a && links.sym[links.after(p)] == b {
+            out.push(p as u32);
+        }
+    }
+}
+
+/// Gives every withheld pair still counted its live positions (in its nodes, where a merge
+/// finds them as it finds those made since; the pairs counted 0 times hold none), and clears
+/// the WITHHELD flags: a sweep of the arena, with a lookup per cell.
+fn recover_withheld(
+    links: &Links,
+    slot_of: &SlotMap,
+    pairs: &[u64],
+    counts: &[i64],
+    flags: &mut [u8],
+    pos: &mut Positions,
+) {
+    let sym = &links.sym;
+    for (p, &x) in sym.iter().enumerate() {
+        // EDGE and DEAD are the two highest values.
+        if x >= EDGE {
+            continue;
+        }
+        let y = sym[links.after(p)];
+        if y == EDGE {
+            continue;
+        }
+        let s = slot_of.get(key(x, y), pairs).expect("every live pair has its slot") as usize;
+        if flags[s] & WITHHELD != 0 && counts[s] > 0 {
+            pos.push(s, p as u32);
+        }
+    }
+    for f in flags.iter_mut() {
+        *f &= !WITHHELD;
+    }
 }
 
 fn train_compacting(
@@ -937,7 +1047,10 @@ fn train_compacting(
 
     // 1. index: pair slots, their counts and the positions where they start.
     let mut links = Links::new(&mut words)?;
-    let Index { mut slot_of, mut pairs, mut counts, first, first_range } = index(&links, &words.counts, tokens.len());
+    let wanted = cfg.target_tokens.saturating_sub(tokens.len()) as u64;
+    let first_floor = |counts: &mut dyn Iterator<Item = i64>| heap_floor(counts, wanted).max(cfg.min_frequency);
+    let index = index(&links, &words.counts, tokens.len(), first_floor);
+    let Index { mut slot_of, mut pairs, mut counts, first, first_range, .. } = index;
     let mut pos = Positions {
         first,
         first_range,
@@ -948,8 +1061,11 @@ fn train_compacting(
         stale_nodes: 0,
         stale_first: 0,
     };
-    // Per slot: BANNED (never merged: too long or refused), GROWN (raised by this merge).
-    let mut flags: Vec<u8> = vec![0; pairs.len()];
+    // Per slot: BANNED (never merged: too long or refused), GROWN (raised by this merge),
+    // WITHHELD (its positions found when indexing are in the arena only).
+    let mut flags: Vec<u8> =
+        counts.iter().map(|&c| if (c as u64) < index.withheld_below { WITHHELD } else { 0 }).collect();
+    let mut withheld = index.withheld;
     let too_long = |k: u64, tokens: &[Vec<u8>]| {
         cfg.max_token_bytes > 0
             && tokens[(k >> 32) as usize].len() + tokens[(k & 0xFFFF_FFFF) as usize].len() > cfg.max_token_bytes
@@ -964,12 +1080,12 @@ fn train_compacting(
             .map(|s| pack(counts[s as usize] as u64, s))
             .collect::<Vec<_>>()
     };
-    let wanted = cfg.target_tokens.saturating_sub(tokens.len()) as u64;
     // Most pairs of a large corpus are seen a few times and never merged: those below `floor`
     // stay out of the heap at first (a smaller heap, fewer ties to compare by bytes). The first
     // time the best pair in the heap is below the floor, the floor falls to `min_frequency` and
-    // the heap is rebuilt with every pair, so the pair chosen is always the best of all.
-    let mut floor = heap_floor(&counts, wanted).max(cfg.min_frequency);
+    // the heap is rebuilt with every pair, so the pair chosen is always the best of all. Until
+    // then a pair a merge raises goes into the heap only at the floor or above.
+    let mut floor = index.floor;
     let mut heap = Heap { v: fresh(&counts, &flags, floor) };
     heap.heapify(&Order { tokens: &tokens, heads: &heads, pairs: &pairs });
     let mut compact_at = (2 * heap.v.len()).max(1 << 16);
@@ -1007,7 +1123,8 @@ fn train_compacting(
         // looked at and about half their positions are stale (see `Positions::compact`), and
         // those found when indexing at the same time once about half of them are.
         if pos.nodes.len() >= compact_nodes_at {
-            let with = (2 * pos.stale_first >= pos.first.len().max(1), 2 * pos.stale_nodes >= pos.held);
+            // (Withheld positions go stale too as their pairs' counts fall: counted with `first`.)
+            let with = (2 * pos.stale_first >= (pos.first.len() + withheld).max(1), 2 * pos.stale_nodes >= pos.held);
             let with = if compactions.always { (true, true) } else { with };
             if with.0 || with.1 {
                 let sym = &links;
@@ -1043,7 +1160,12 @@ fn train_compacting(
             Some((count, s)) => count == counts[s as usize].max(0) as u64 && count < floor,
         };
         if below && floor > cfg.min_frequency {
-            // Every pair left in the heap is below the floor; one out of it may be better.
+            // Every pair left in the heap is below the floor; one out of it may be better, and
+            // may be one whose positions were withheld: all of them are found now.
+            if withheld > 0 {
+                recover_withheld(&links, &slot_of, &pairs, &counts, &mut flags, &mut pos);
+                (withheld, compactions.recovered) = (0, compactions.recovered + 1);
+            }
             floor = cfg.min_frequency;
             heap.v.clear();
             heap.v.extend(fresh(&counts, &flags, floor));
@@ -1055,7 +1177,7 @@ fn train_compacting(
         let s = s as usize;
         let current = counts[s].max(0) as u64;
         if current != count {
-            if current > 0 && flags[s] & BANNED == 0 {
+            if current >= floor.max(1) && flags[s] & BANNED == 0 {
                 heap.push((current, s as u32), &Order { tokens: &tokens, heads: &heads, pairs: &pairs });
             }
             continue;
@@ -1091,6 +1213,19 @@ fn train_compacting(
         // Left to right, so that in a run like `a a a` the leftmost pair is joined first.
         positions.clear();
         pos.drain(s, &mut positions, &mut chain);
+        if flags[s] & WITHHELD != 0 {
+            // A pair below the floor when indexing, raised since by merges onto existing tokens
+            // (no other merge raises an old pair): those its positions were withheld from are
+            // found in the arena, among its live ones (the others are in its nodes as well, and
+            // go with the duplicates). After this merge none of them holds the pair.
+            flags[s] &= !WITHHELD;
+            live_positions(&links, a, b, &mut positions);
+            compactions.scanned += 1;
+            if compactions.scanned >= SCANS_BEFORE_RECOVERY && withheld > 0 {
+                recover_withheld(&links, &slot_of, &pairs, &counts, &mut flags, &mut pos);
+                (withheld, compactions.recovered) = (0, compactions.recovered + 1);
+            }
+        }
         // Ascending runs (see `Positions::drain`): often one (a pair made by one merge, or
         // found only when indexing), then no sort is needed. (The stable sort, which merges
         // runs, allocates a scratch copy of them: more memory at the peak.)
@@ -1165,11 +1300,14 @@ fn train_compacting(
         // A pair raised several times is pushed once (its GROWN flag), in the order first
         // raised: the order of pushes never changes which entry pops first (the tie rule is a
         // total order over the pairs). One raised and lowered again by the same merge may be
-        // pushed at its current count, which the lazy heap allows (see `Heap`).
+        // pushed at its current count, which the lazy heap allows (see `Heap`). One still below
+        // the floor is not pushed: the heap is for the pairs at the floor or above until it
+        // falls (most pairs a merge makes are counted once or twice: SuperBPE's stage 2 at 32k
+        // pushes 3k of the 331k pairs its merges raise, and its heap is never rebuilt).
         for &ps in &grown {
             flags[ps as usize] &= !GROWN;
             let c = counts[ps as usize];
-            if c > 0 && flags[ps as usize] & BANNED == 0 {
+            if c as u64 >= floor.max(1) && flags[ps as usize] & BANNED == 0 {
                 heap.push((c as u64, ps), &Order { tokens: &tokens, heads: &heads, pairs: &pairs });
             }
         }
@@ -1210,10 +1348,10 @@ fn train_compacting(
 /// 4 × `wanted` pairs reach, so the heap starts with plenty of pairs for the merges asked for;
 /// 0 when there are not that many pairs. A guess, never a rule: whether it was too high only
 /// costs a rebuild of the heap.
-fn heap_floor(counts: &[i64], wanted: u64) -> u64 {
+fn heap_floor(counts: impl IntoIterator<Item = i64>, wanted: u64) -> u64 {
     const TOP: usize = 64;
     let mut at_least = [0u64; TOP + 1]; // at_least[c]: pairs counted c times (TOP: TOP or more)
-    for &c in counts {
+    for c in counts {
         at_least[(c.max(0) as usize).min(TOP)] += 1;
     }
     let need = wanted.saturating_mul(4);
@@ -1546,6 +1684,49 @@ mod tests {
             assert_eq!(par.token_counts, serial.token_counts);
             assert_eq!(par.snapshots, serial.snapshots);
         }
+    }
+
+    #[test]
+    fn withheld_positions_are_found_when_their_pair_is_merged() {
+        // A large alphabet (the parallel index, which withholds the positions of pairs below
+        // the heap's floor) holding "x", "y", "xy" and "c", and 2-symbol words of long symbols
+        // counted 6 times, which set the floor at 6 and are too long to merge. x+y (10) goes
+        // onto the existing "xy" and raises xy+c from 1, withheld, to 11: merged next, its
+        // withheld position found by a sweep. Then every pair left in the heap is banned, the
+        // floor falls, and the pairs counted twice, withheld, are merged from positions
+        // recovered for all. On 1 thread (the serial index, nothing withheld): the same result.
+        let mut alphabet: Vec<Vec<u8>> = [&b"x"[..], b"y", b"xy", b"c"].iter().map(|t| t.to_vec()).collect();
+        alphabet.extend((0..1100u32).map(|i| format!("L{i:04}").into_bytes()));
+        let long = |i: u32| 4 + i;
+        let mut words = Words::default();
+        words.push([0, 1, 3], 10);
+        words.push([2, 3], 1);
+        for i in 0..40 {
+            words.push([long(2 * i), long(2 * i + 1)], 6);
+        }
+        for pair in [[1, 0], [3, 3], [0, 3], [3, 1]] {
+            words.push(pair, 2);
+            words.push([long(99), pair[0], pair[1]], 1);
+        }
+        let n = alphabet.len();
+        let cfg = TrainConfig { target_tokens: n + 5, max_token_bytes: 4, ..Default::default() };
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let mut c = Compactions { fewest_nodes: COMPACT_NODES, ..Default::default() };
+            let out = pool.install(|| {
+                train_compacting(alphabet.clone(), words.clone(), &cfg, &|_| false, &mut |_, _| true, &mut c)
+            });
+            (out.unwrap(), c.scanned, c.recovered)
+        };
+        let (serial, scanned, recovered) = run(1);
+        assert_eq!((scanned, recovered), (0, 0));
+        assert_eq!(merge_strings(&serial)[..2], ["x+y", "xy+c"]);
+        assert_eq!(serial.merges.len(), 6, "{:?}", merge_strings(&serial));
+        let (par, scanned, recovered) = run(2);
+        assert_eq!((scanned, recovered), (1, 1));
+        assert_eq!(par.merges, serial.merges);
+        assert_eq!(par.tokens, serial.tokens);
+        assert_eq!(par.token_counts, serial.token_counts);
     }
 
     #[test]
