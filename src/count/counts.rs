@@ -185,7 +185,7 @@ impl Counts {
         })
     }
 
-    /// The distinct pieces of the runs of counts not yet put in order, in an order of their own,
+    /// The distinct pieces of the runs of counts not yet put in order, in the order of their bytes,
     /// and the count of each (summed over the runs that hold it): what superword BPE's first
     /// stage trains on while the runs are put in order on another thread. None once in order.
     pub(crate) fn early_pieces(&self) -> Option<super::runs::EarlyPieces> {

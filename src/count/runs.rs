@@ -960,8 +960,8 @@ pub(crate) struct Pending {
     max_words: usize,
 }
 
-/// The distinct pieces of counted runs (in an order of their own, not the pieces' byte order)
-/// and the count of each, summed over the runs that hold it.
+/// The distinct pieces of counted runs, in the order of their bytes, and the count of each,
+/// summed over the runs that hold it.
 pub struct EarlyPieces {
     bytes: Vec<u8>,
     ends: Vec<usize>,
@@ -1019,7 +1019,31 @@ impl Pending {
                     a
                 },
             );
-        EarlyPieces { bytes: self.pieces.bytes.clone(), ends: self.pieces.ends.clone(), counts }
+        // In the order of their bytes, as the ordered runs number them: trained in that order,
+        // pieces that share a beginning lie side by side in the merge loop's arena, which stage
+        // 1 pays for in cache misses otherwise (about 25-80 ms of 150 at 20 MB of English).
+        // (compared by their first 8 bytes as one number first: most pieces are shorter)
+        let head = |p: u32| {
+            let b = self.pieces.get(p);
+            let mut h = [0u8; 8];
+            h[..b.len().min(8)].copy_from_slice(&b[..b.len().min(8)]);
+            u64::from_be_bytes(h)
+        };
+        let mut by_bytes: Vec<(u64, u32)> = (0..n as u32).map(|p| (head(p), p)).collect();
+        by_bytes
+            .par_sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| self.pieces.get(a.1).cmp(self.pieces.get(b.1))));
+        let by_bytes: Vec<u32> = by_bytes.into_iter().map(|e| e.1).collect();
+        let mut early = EarlyPieces {
+            bytes: Vec::with_capacity(self.pieces.bytes.len()),
+            ends: Vec::with_capacity(n),
+            counts: Vec::with_capacity(n),
+        };
+        for &p in &by_bytes {
+            early.bytes.extend_from_slice(self.pieces.get(p));
+            early.ends.push(early.bytes.len());
+            early.counts.push(counts[p as usize]);
+        }
+        early
     }
 }
 
