@@ -192,7 +192,7 @@ impl Counts {
         if self.ordered.get().is_some() {
             return None;
         }
-        self.pending.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|p| p.early())
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).as_mut().map(|p| p.early())
     }
 
     /// Whether the keys are written (counts of runs write them when first asked for).

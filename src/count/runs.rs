@@ -691,10 +691,11 @@ fn bit_len(n: usize) -> u32 {
 }
 
 impl Order {
-    fn new(pieces: &Pieces) -> Order {
+    /// The order of `pieces`' runs; `by_bytes`: the piece ids in the order of their bytes, when
+    /// known already.
+    fn new(pieces: &Pieces, by_bytes: Option<Vec<u32>>) -> Order {
         let n = pieces.len();
-        let mut by_bytes: Vec<u32> = (0..n as u32).collect();
-        by_bytes.par_sort_unstable_by(|&a, &b| pieces.get(a).cmp(pieces.get(b)));
+        let by_bytes = by_bytes.unwrap_or_else(|| pieces_by_bytes(pieces));
         let mut rank = vec![0u32; n];
         for (r, &p) in by_bytes.iter().enumerate() {
             rank[p as usize] = r as u32;
@@ -863,6 +864,7 @@ impl RunCounter {
                 pieces: std::mem::take(&mut self.pieces),
                 shards: std::mem::take(&mut self.shards),
                 max_words: self.max_words,
+                by_bytes: None,
             };
             stats.total = pending.shards.iter().flat_map(|t| &t.counts).sum();
             let (len, key_bytes) = (pending.len(), pending.key_bytes());
@@ -946,7 +948,7 @@ impl RunCounter {
         let pieces = std::mem::take(&mut self.pieces);
         let shards: Vec<RunTable> = std::mem::take(&mut self.shards);
         self.shards = (0..SHARDS).map(|_| RunTable::default()).collect();
-        sorted(pieces, shards, self.max_words)
+        sorted(pieces, shards, self.max_words, None)
     }
 }
 
@@ -958,6 +960,8 @@ pub(crate) struct Pending {
     pieces: Pieces,
     shards: Vec<RunTable>,
     max_words: usize,
+    /// The piece ids in the order of their bytes, once `early` has found it.
+    by_bytes: Option<Vec<u32>>,
 }
 
 /// The distinct pieces of counted runs, in the order of their bytes, and the count of each,
@@ -992,11 +996,11 @@ impl Pending {
     }
 
     pub(crate) fn order(self) -> Ordered {
-        let Pending { pieces, shards, max_words } = self;
-        sorted(pieces, shards, max_words).ordered()
+        let Pending { pieces, shards, max_words, by_bytes } = self;
+        sorted(pieces, shards, max_words, by_bytes).ordered()
     }
 
-    pub(crate) fn early(&self) -> EarlyPieces {
+    pub(crate) fn early(&mut self) -> EarlyPieces {
         let n = self.pieces.len();
         let counts = self
             .shards
@@ -1022,23 +1026,14 @@ impl Pending {
         // In the order of their bytes, as the ordered runs number them: trained in that order,
         // pieces that share a beginning lie side by side in the merge loop's arena, which stage
         // 1 pays for in cache misses otherwise (about 25-80 ms of 150 at 20 MB of English).
-        // (compared by their first 8 bytes as one number first: most pieces are shorter)
-        let head = |p: u32| {
-            let b = self.pieces.get(p);
-            let mut h = [0u8; 8];
-            h[..b.len().min(8)].copy_from_slice(&b[..b.len().min(8)]);
-            u64::from_be_bytes(h)
-        };
-        let mut by_bytes: Vec<(u64, u32)> = (0..n as u32).map(|p| (head(p), p)).collect();
-        by_bytes
-            .par_sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| self.pieces.get(a.1).cmp(self.pieces.get(b.1))));
-        let by_bytes: Vec<u32> = by_bytes.into_iter().map(|e| e.1).collect();
+        // (kept for putting the runs in order, which needs it too)
+        let by_bytes = self.by_bytes.get_or_insert_with(|| pieces_by_bytes(&self.pieces));
         let mut early = EarlyPieces {
             bytes: Vec::with_capacity(self.pieces.bytes.len()),
             ends: Vec::with_capacity(n),
             counts: Vec::with_capacity(n),
         };
-        for &p in &by_bytes {
+        for &p in by_bytes.iter() {
             early.bytes.extend_from_slice(self.pieces.get(p));
             early.ends.push(early.bytes.len());
             early.counts.push(counts[p as usize]);
@@ -1047,10 +1042,24 @@ impl Pending {
     }
 }
 
+/// The piece ids in the order of their bytes (compared by their first 8 bytes as one number
+/// first: most pieces are shorter).
+fn pieces_by_bytes(pieces: &Pieces) -> Vec<u32> {
+    let head = |p: u32| {
+        let b = pieces.get(p);
+        let mut h = [0u8; 8];
+        h[..b.len().min(8)].copy_from_slice(&b[..b.len().min(8)]);
+        u64::from_be_bytes(h)
+    };
+    let mut by_bytes: Vec<(u64, u32)> = (0..pieces.len() as u32).map(|p| (head(p), p)).collect();
+    by_bytes.par_sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| pieces.get(a.1).cmp(pieces.get(b.1))));
+    by_bytes.into_iter().map(|e| e.1).collect()
+}
+
 /// Every distinct run of the tables and its count, in key order.
-fn sorted(pieces: Pieces, shards: Vec<RunTable>, max_words: usize) -> Sorted {
+fn sorted(pieces: Pieces, shards: Vec<RunTable>, max_words: usize, by_bytes: Option<Vec<u32>>) -> Sorted {
     {
-        let order = Order::new(&pieces);
+        let order = Order::new(&pieces, by_bytes);
         let by = &order;
         if order.fits(max_words) {
             // Whole numbers: distinct runs, distinct numbers, so sorting them is the one order.
@@ -1224,7 +1233,7 @@ mod tests {
         };
         let mut want = runs.clone();
         want.sort_by_key(|r| key(r));
-        let by = Order::new(&pieces);
+        let by = Order::new(&pieces, None);
         assert!(by.fits(3));
         let mut got = runs.clone();
         got.sort_by_key(|r| by.packed(r));
