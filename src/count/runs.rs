@@ -13,14 +13,16 @@
 //! distinct runs are put in the order of their keys' bytes ("3,4;the cat", see
 //! `bpe::superword`), as the `Counts` require, when the counts are first read in order, which
 //! superword training does on another thread while its first stage trains on the pieces and
-//! their counts alone (`Counts::early_pieces`). They are put in order without writing a key: by numbers
-//! made of the pieces' ranks (`Order`: a sort of 16-byte numbers, not of keys compared byte by
-//! byte through pointers). The finished counts hold the runs as piece ids numbered in byte
+//! their counts alone (`Counts::early_pieces`). They are put in order without writing a key:
+//! by numbers made of the pieces' ranks (`Order`: a sort of 16-byte numbers, not of keys
+//! compared byte by byte through pointers). The runs in order are piece ids numbered in byte
 //! order (`RunPieces`, `Counts::run_pieces`), which the superword trainer and the round trip
 //! read; the keys are written from them only when something asks for them (a counts file, a
 //! sum, the budget rule dropping runs), by parallel tasks, so `tokreg train` never writes them
 //! (at 20 MB of English they were about a third of counting's time). A spilled table writes
-//! its keys at once.
+//! its keys at once. (Training on the runs in the tables' own order, never putting them in
+//! key order, was no faster: key order keeps runs that share pieces near each other in stage
+//! 2's arena.)
 //!
 //! Ids are internal: they depend on the order pieces are met, hence on how the input is cut
 //! into tasks, but nothing outside this file sees them; the counts are sums of 64-bit integers
