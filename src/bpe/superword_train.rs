@@ -96,7 +96,7 @@ pub fn train_superword(
     };
     // Stage 1 on the pieces and their counts (the merge loop's tie rule orders the pairs
     // themselves, so the order of the words changes no merge; in byte order it is faster, see
-    // `count::EarlyPieces`).
+    // `count::runs::EarlyPieces`).
     let stage_one = |pieces: &mut dyn Iterator<Item = (&[u8], u64)>,
                      progress: &mut dyn FnMut(&str, u64, u64) -> bool|
      -> Result<TrainOutput, CoreError> {

@@ -29,7 +29,7 @@ mod spill;
 
 pub(crate) use counter::short;
 pub use counter::{Counter, Splitting, WordSplit};
-pub use runs::{AnyCounter, EarlyPieces, RunCounter, RunPieces};
+pub use runs::{AnyCounter, RunCounter, RunPieces};
 
 /// One counted piece and its count, as runs and merges stream them.
 pub type Entry = (Box<[u8]>, u64);

@@ -174,6 +174,12 @@ impl Pieces {
     }
 }
 
+/// The bytes a piece of `len` bytes adds to its run's key: its length in decimal, a ',' or
+/// ';', its bytes.
+fn key_part(len: usize) -> usize {
+    decimal(len, &mut [0; 20]).len() + 1 + len
+}
+
 /// Whether two runs of ids are equal, compared in line: `==` on slices calls `memcmp`, a call
 /// per probe for a few ids.
 #[inline]
@@ -426,12 +432,7 @@ impl RunPieces {
     /// joined by ',', then ';', then the run's bytes): each key's length found first, then the
     /// keys written by parallel tasks, each into its own part of one buffer.
     pub(crate) fn keys(&self) -> Keys {
-        let part: Vec<usize> = (0..self.pieces() as u32)
-            .map(|p| {
-                let n = self.piece(p).len();
-                n + decimal(n, &mut [0; 20]).len() + 1
-            })
-            .collect();
+        let part: Vec<usize> = (0..self.pieces() as u32).map(|p| key_part(self.piece(p).len())).collect();
         let mut ends: Vec<usize> =
             (0..self.len()).into_par_iter().map(|k| self.run(k).iter().map(|&p| part[p as usize]).sum()).collect();
         let mut at = 0;
@@ -968,15 +969,15 @@ pub(crate) struct Pending {
 
 /// The distinct pieces of counted runs, in the order of their bytes, and the count of each,
 /// summed over the runs that hold it.
-pub struct EarlyPieces {
+pub(crate) struct EarlyPieces {
     bytes: Vec<u8>,
     ends: Vec<usize>,
-    pub counts: Vec<u64>,
+    pub(crate) counts: Vec<u64>,
 }
 
 impl EarlyPieces {
     /// The bytes of piece `p`.
-    pub fn piece(&self, p: usize) -> &[u8] {
+    pub(crate) fn piece(&self, p: usize) -> &[u8] {
         &self.bytes[if p == 0 { 0 } else { self.ends[p - 1] }..self.ends[p]]
     }
 }
@@ -988,12 +989,7 @@ impl Pending {
 
     /// The length of every run's key (see `bpe::superword`), in all.
     fn key_bytes(&self) -> usize {
-        let part: Vec<usize> = (0..self.pieces.len() as u32)
-            .map(|p| {
-                let n = self.pieces.get(p).len();
-                n + decimal(n, &mut [0; 20]).len() + 1
-            })
-            .collect();
+        let part: Vec<usize> = (0..self.pieces.len() as u32).map(|p| key_part(self.pieces.get(p).len())).collect();
         self.shards.par_iter().map(|t| t.ids.iter().map(|&p| part[p as usize]).sum::<usize>()).sum()
     }
 
