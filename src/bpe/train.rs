@@ -7,8 +7,10 @@
 //!    thread, a task per part of the pair table (`index_sharded`): the same merges. There the
 //!    positions of pairs too rare to be merged are withheld, found in the arena if they are.
 //! 2. merge: pop the best pair from a lazy max-heap of (count, slot), join the pair at each of
-//!    its positions that still holds it, and apply the pair-count changes around each join.
-//!    There is never a full recount, and a merge costs its occurrences, not its words' length.
+//!    its positions that still holds it, and apply the pair-count changes around the joins,
+//!    gathered by neighbour token (`neighbours`) so that each neighbour's pairs are looked up
+//!    once. There is never a full recount, and a merge costs its occurrences, not its words'
+//!    length.
 //! 3. finish: count how often each token is used in the final segmentation of the corpus
 //!    (also at each requested snapshot size, for several vocabulary sizes from one run).
 //!
@@ -16,8 +18,9 @@
 //! corpus): the words' symbols stay in one `u32` arena, words separated by an edge cell (4
 //! bytes per symbol, no allocation per word, a symbol's word found from a mark every 16
 //! cells); a joined symbol's cell is marked dead and neighbours are found by skipping dead
-//! cells. A pair is a `u64` key (left << 32 | right) found through a table of 4-byte slot
-//! indices; per slot an `i64` count and its positions (`Positions`): those found when
+//! cells. A pair is a `u64` key (left << 32 | right) found through a table of 12-byte entries,
+//! the key beside its slot (`pair_table`: one place to read, asked for ahead of the lookups);
+//! per slot an `i64` count and its positions (`Positions`): those found when
 //! indexing in one array laid out slot by slot (4 bytes each, read in one sweep), those made
 //! by later merges in lists of 16-byte nodes of three in one pool; either may hold stale or repeated
 //! entries (checked when used, deduplicated then), and the nodes of merged pairs are recycled.
@@ -46,6 +49,8 @@ const REPORT_EVERY: Duration = Duration::from_millis(25);
 
 use rustc_hash::FxHashMap;
 
+use super::neighbours::Neighbours;
+use super::pair_table::{pair_hash, PairTable};
 use crate::count::Counts;
 use crate::error::CoreError;
 
@@ -279,7 +284,7 @@ const LOOKAHEAD: usize = 8;
 /// Asks the processor to bring `x` into cache, without waiting for it (a hint: nothing on
 /// other targets).
 #[inline(always)]
-fn prefetch<T>(x: &T) {
+pub(super) fn prefetch<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
     #[allow(unsafe_code)]
     // SAFETY: a prefetch reads nothing the program sees and never faults; SSE, which it needs,
@@ -390,13 +395,12 @@ impl Links {
     }
 }
 
-/// Pair key -> slot, 4 bytes an entry (and a control byte): the keys are read from the slots'
-/// `pairs` array, which the trainer keeps anyway, rather than stored twice. The entries are split
-/// over a power of two of tables by bits 40 and up of the key's hash (which a table uses neither
-/// for its bucket, the lowest bits, nor for its tag, the top 7), so that the index can fill them
-/// in parallel, a table per task (`index_sharded`); one table when indexed on one thread.
+/// Pair key -> slot (`PairTable`s). The entries are split over a power of two of tables by bits
+/// 40 and up of the key's hash (which a table does not use for its places, the lowest bits), so
+/// that the index can fill them in parallel, a table per task (`index_sharded`); one table when
+/// indexed on one thread.
 struct SlotMap {
-    t: Vec<hashbrown::HashTable<u32>>,
+    t: Vec<PairTable>,
     /// tables - 1
     mask: usize,
 }
@@ -415,24 +419,50 @@ fn table_of(h: u64, mask: usize) -> usize {
 
 impl SlotMap {
     fn one() -> SlotMap {
-        SlotMap { t: vec![hashbrown::HashTable::new()], mask: 0 }
+        SlotMap { t: vec![PairTable::default()], mask: 0 }
     }
 
     #[inline]
-    fn get(&self, k: u64, pairs: &[u64]) -> Option<u32> {
-        let h = hash(k);
-        self.t[table_of(h, self.mask)].find(h, |&s| pairs[s as usize] == k).copied()
+    fn get(&self, k: u64) -> Option<u32> {
+        let h = pair_hash(k);
+        self.t[table_of(h, self.mask)].get(k, h)
     }
 
-    /// Adds the last slot of `pairs`, whose key is not in the table.
-    fn insert(&mut self, k: u64, pairs: &[u64]) {
-        self.insert_slot(k, (pairs.len() - 1) as u32, pairs);
+    /// Adds slot `s`, whose key `k` is not in the table.
+    #[inline]
+    fn insert(&mut self, k: u64, s: u32) {
+        let h = pair_hash(k);
+        self.t[table_of(h, self.mask)].insert_unique(k, h, s);
     }
 
-    /// Adds slot `s` of `pairs`, whose key `k` is not in the table.
-    fn insert_slot(&mut self, k: u64, s: u32, pairs: &[u64]) {
-        let h = hash(k);
-        self.t[table_of(h, self.mask)].insert_unique(h, s, |&s| hash(pairs[s as usize]));
+    /// Asks for the place of key `k` ahead of its lookup (see `PairTable`).
+    #[inline]
+    fn prefetch(&self, k: u64) {
+        let h = pair_hash(k);
+        self.t[table_of(h, self.mask)].prefetch(h);
+    }
+}
+
+/// The slot of pair `k`, a new one (counted 0, no positions, no flags) when it has none.
+#[inline]
+fn slot_for(
+    k: u64,
+    slot_of: &mut SlotMap,
+    pairs: &mut Vec<u64>,
+    counts: &mut Vec<i64>,
+    head: &mut Vec<u32>,
+    flags: &mut Vec<u8>,
+) -> usize {
+    match slot_of.get(k) {
+        Some(s) => s as usize,
+        None => {
+            pairs.push(k);
+            counts.push(0);
+            head.push(NIL);
+            flags.push(0);
+            slot_of.insert(k, (pairs.len() - 1) as u32);
+            pairs.len() - 1
+        }
     }
 }
 
@@ -497,7 +527,7 @@ fn index(
         let at = direct.at(x, y);
         let known = match at {
             Some(i) => Some(direct.slot[i]).filter(|&s| s != NIL),
-            None => slot_of.get(k, &pairs),
+            None => slot_of.get(k),
         };
         let s = match known {
             Some(s) => s as usize,
@@ -507,7 +537,7 @@ fn index(
                 sizes.push(0);
                 match at {
                     Some(i) => direct.slot[i] = (pairs.len() - 1) as u32,
-                    None => slot_of.insert(k, &pairs),
+                    None => slot_of.insert(k, (pairs.len() - 1) as u32),
                 }
                 pairs.len() - 1
             }
@@ -525,7 +555,7 @@ fn index(
     for_each_pair(&links.sym, |p, _, x, y| {
         let s = match direct.at(x, y) {
             Some(i) => direct.slot[i],
-            None => slot_of.get(key(x, y), &pairs).expect("every pair has its slot from the first pass"),
+            None => slot_of.get(key(x, y)).expect("every pair has its slot from the first pass"),
         } as usize;
         first[sizes[s] as usize] = p as u32;
         sizes[s] += 1;
@@ -533,7 +563,7 @@ fn index(
     drop(sizes);
     // The merge loop finds every pair through the hash table.
     for &s in direct.slot.iter().filter(|&&s| s != NIL) {
-        slot_of.insert_slot(pairs[s as usize], s, &pairs);
+        slot_of.insert(pairs[s as usize], s);
     }
     let floor = floor(&mut counts.iter().copied());
     Index { slot_of, pairs, counts, first, first_range, floor, withheld_below: 0, withheld: 0 }
@@ -559,9 +589,8 @@ fn for_each_pair(sym: &[u32], mut f: impl FnMut(usize, usize, u32, u32)) {
 /// One table's share of the parallel index: its pairs in order of first sight (local slots),
 /// their counts, and their numbers of positions (then each one's next place in the table's
 /// part of `first`).
-#[derive(Default)]
 struct Shard {
-    t: hashbrown::HashTable<u32>,
+    t: PairTable,
     pairs: Vec<u64>,
     counts: Vec<i64>,
     sizes: Vec<u32>,
@@ -583,30 +612,58 @@ fn index_sharded(
 ) -> Index {
     use rayon::prelude::*;
     let mask = tables - 1;
-    // Calls `f(position, word, key, hash)` for each pair of table `s`, in the cells' order.
-    let each = |s: usize, f: &mut dyn FnMut(usize, usize, u64, u64)| {
+    // Calls `f(position, word, key, hash, ahead)` for each pair of table `s` whose hash `keep`
+    // takes, in the cells' order, with the hash of the pair `LOOKAHEAD` calls later (if any in
+    // its block of cells), so that `f` asks for its place in the table ahead (see `PairTable`).
+    type Each<'f> = &'f mut dyn FnMut(usize, usize, u64, u64, Option<u64>);
+    let each = |s: usize, keep: &dyn Fn(u64) -> bool, f: Each| {
+        const BLOCK: usize = 1024;
+        let mut block: Vec<(u32, u32, u64, u64)> = Vec::with_capacity(BLOCK);
+        let mut flush = |block: &mut Vec<(u32, u32, u64, u64)>| {
+            for (i, &(p, w, k, h)) in block.iter().enumerate() {
+                f(p as usize, w as usize, k, h, block.get(i + LOOKAHEAD).map(|x| x.3));
+            }
+            block.clear();
+        };
         for_each_pair(&links.sym, |p, w, x, y| {
             let k = key(x, y);
-            let h = hash(k);
-            if table_of(h, mask) == s {
-                f(p, w, k, h);
+            let h = pair_hash(k);
+            if table_of(h, mask) == s && keep(h) {
+                block.push((p as u32, w as u32, k, h));
+                if block.len() == BLOCK {
+                    flush(&mut block);
+                }
             }
         });
+        flush(&mut block);
     };
+    // About how many pairs each table will hold (the keys' hashes spread them evenly), so that
+    // the tables and their slots' arrays are sized once (5% over: three standard errors). The
+    // estimate sizes them and nothing else: no slot, count or position depends on it.
+    let distinct =
+        super::distinct_pairs::estimate(&links.sym, |x, y| (x < EDGE && y < EDGE).then(|| pair_hash(key(x, y))));
+    let per_table = (distinct + distinct / 20) / tables;
     let mut shards: Vec<Shard> = (0..tables)
         .into_par_iter()
         .map(|s| {
-            let mut d = Shard::default();
-            each(s, &mut |_, w, k, h| {
-                let i = match d.t.find(h, |&i| d.pairs[i as usize] == k) {
-                    Some(&i) => i as usize,
+            let mut d = Shard {
+                t: PairTable::with_capacity(per_table),
+                pairs: Vec::with_capacity(per_table),
+                counts: Vec::with_capacity(per_table),
+                sizes: Vec::with_capacity(per_table),
+            };
+            each(s, &|_| true, &mut |_, w, k, h, ahead| {
+                if let Some(ah) = ahead {
+                    d.t.prefetch(ah);
+                }
+                let i = match d.t.get(k, h) {
+                    Some(i) => i as usize,
                     None => {
                         d.pairs.push(k);
                         d.counts.push(0);
                         d.sizes.push(0);
                         let i = d.pairs.len() - 1;
-                        let pairs = &d.pairs;
-                        d.t.insert_unique(h, i as u32, |&i| hash(pairs[i as usize]));
+                        d.t.insert_unique(k, h, i as u32);
                         i
                     }
                 };
@@ -627,7 +684,7 @@ fn index_sharded(
     let bit = |h: u64| (h as usize) & (bits - 1);
     for d in &shards {
         for (&k, _) in d.pairs.iter().zip(&d.counts).filter(|&(_, &c)| kept(c)) {
-            let b = bit(hash(k));
+            let b = bit(pair_hash(k));
             kept_hashes[b / 64] |= 1 << (b % 64);
         }
     }
@@ -673,20 +730,19 @@ fn index_sharded(
         })
         .collect();
     shards.par_iter_mut().zip(slices).zip(offsets).enumerate().for_each(|(s, ((d, out), off))| {
-        let Shard { t, pairs, counts, sizes } = d;
-        each(s, &mut |p, _, k, h| {
-            if !maybe_kept(h) {
-                return;
+        let Shard { t, counts, sizes, .. } = d;
+        each(s, &maybe_kept, &mut |p, _, k, h, ahead| {
+            if let Some(ah) = ahead {
+                t.prefetch(ah);
             }
-            let i =
-                *t.find(h, |&i| pairs[i as usize] == k).expect("every pair has its slot from the first pass") as usize;
+            let i = t.get(k, h).expect("every pair has its slot from the first pass") as usize;
             if kept(counts[i]) {
                 out[sizes[i] as usize] = p as u32;
                 sizes[i] += 1;
             }
         });
         // Local slots to global ones (the tables' hashes are of the keys, which do not move).
-        for i in t.iter_mut() {
+        for i in t.slots_mut() {
             *i += off;
         }
         *sizes = Vec::new();
@@ -837,13 +893,13 @@ impl Positions {
         self.drain_nodes(slot, out, chain);
     }
 
-    /// An occurrence of the pair of `slot` is gone: its position went stale.
+    /// `n` occurrences of the pair of `slot` are gone: their positions went stale.
     #[inline]
-    fn went_stale(&mut self, slot: usize) {
+    fn went_stale(&mut self, slot: usize, n: usize) {
         if slot < self.first_range.len() {
-            self.stale_first += 1;
+            self.stale_first += n;
         } else {
-            self.stale_nodes += 1;
+            self.stale_nodes += n;
         }
     }
 
@@ -1001,14 +1057,7 @@ fn live_positions(links: &Links, a: u32, b: u32, out: &mut Vec<u32>) {
 /// Gives every withheld pair still counted its live positions (in its nodes, where a merge
 /// finds them as it finds those made since; the pairs counted 0 times hold none), and clears
 /// the WITHHELD flags: a sweep of the arena, with a lookup per cell.
-fn recover_withheld(
-    links: &Links,
-    slot_of: &SlotMap,
-    pairs: &[u64],
-    counts: &[i64],
-    flags: &mut [u8],
-    pos: &mut Positions,
-) {
+fn recover_withheld(links: &Links, slot_of: &SlotMap, counts: &[i64], flags: &mut [u8], pos: &mut Positions) {
     let sym = &links.sym;
     for (p, &x) in sym.iter().enumerate() {
         // EDGE and DEAD are the two highest values.
@@ -1019,7 +1068,7 @@ fn recover_withheld(
         if y == EDGE {
             continue;
         }
-        let s = slot_of.get(key(x, y), pairs).expect("every live pair has its slot") as usize;
+        let s = slot_of.get(key(x, y)).expect("every live pair has its slot") as usize;
         if flags[s] & WITHHELD != 0 && counts[s] > 0 {
             pos.push(s, p as u32);
         }
@@ -1051,11 +1100,21 @@ fn train_compacting(
     let first_floor = |counts: &mut dyn Iterator<Item = i64>| heap_floor(counts, wanted).max(cfg.min_frequency);
     let index = index(&links, &words.counts, tokens.len(), first_floor);
     let Index { mut slot_of, mut pairs, mut counts, first, first_range, .. } = index;
+    // Room for the pairs the merges will make, half as many again as indexed (SuperBPE's stage
+    // 2 at 32k makes 331k to 784k), so that the slots' arrays do not grow (a copy of each, and
+    // twice the room) at the loop's first new pair.
+    let room = pairs.len() + pairs.len() / 2;
+    pairs.reserve_exact(room - pairs.len());
+    counts.reserve_exact(room - counts.len());
     let mut pos = Positions {
         first,
         first_range,
         nodes: Vec::new(),
-        head: vec![NIL; pairs.len()],
+        head: {
+            let mut head = Vec::with_capacity(room);
+            head.resize(pairs.len(), NIL);
+            head
+        },
         free: NIL,
         held: 0,
         stale_nodes: 0,
@@ -1063,8 +1122,8 @@ fn train_compacting(
     };
     // Per slot: BANNED (never merged: too long or refused), GROWN (raised by this merge),
     // WITHHELD (its positions found when indexing are in the arena only).
-    let mut flags: Vec<u8> =
-        counts.iter().map(|&c| if (c as u64) < index.withheld_below { WITHHELD } else { 0 }).collect();
+    let mut flags: Vec<u8> = Vec::with_capacity(room);
+    flags.extend(counts.iter().map(|&c| if (c as u64) < index.withheld_below { WITHHELD } else { 0 }));
     let mut withheld = index.withheld;
     let too_long = |k: u64, tokens: &[Vec<u8>]| {
         cfg.max_token_bytes > 0
@@ -1117,6 +1176,7 @@ fn train_compacting(
     let mut positions: Vec<u32> = Vec::new();
     let mut grown: Vec<u32> = Vec::new();
     let mut chain: Vec<u32> = Vec::new();
+    let mut near = Neighbours::default();
     let mut compact_nodes_at = compactions.fewest_nodes;
     while tokens.len() < cfg.target_tokens {
         // Stale positions are dropped when the nodes have grown by half since they were last
@@ -1163,7 +1223,7 @@ fn train_compacting(
             // Every pair left in the heap is below the floor; one out of it may be better, and
             // may be one whose positions were withheld: all of them are found now.
             if withheld > 0 {
-                recover_withheld(&links, &slot_of, &pairs, &counts, &mut flags, &mut pos);
+                recover_withheld(&links, &slot_of, &counts, &mut flags, &mut pos);
                 (withheld, compactions.recovered) = (0, compactions.recovered + 1);
             }
             floor = cfg.min_frequency;
@@ -1222,7 +1282,7 @@ fn train_compacting(
             live_positions(&links, a, b, &mut positions);
             compactions.scanned += 1;
             if compactions.scanned >= SCANS_BEFORE_RECOVERY && withheld > 0 {
-                recover_withheld(&links, &slot_of, &pairs, &counts, &mut flags, &mut pos);
+                recover_withheld(&links, &slot_of, &counts, &mut flags, &mut pos);
                 (withheld, compactions.recovered) = (0, compactions.recovered + 1);
             }
         }
@@ -1234,36 +1294,44 @@ fn train_compacting(
         }
         positions.dedup();
         grown.clear();
-        // Each join changes the counts of the pairs around it at once (the pair merged itself
-        // excepted: it is emptied below), and a pair it makes gets the position: no list of
-        // changes (up to 96 bytes a position, hundreds of MB for the first merges of a large
-        // corpus) and no sort of it. The counts after the merge are the same either way.
-        let mut change = |pk: u64, d: i64, made_at: Option<u32>| {
-            if pk == k {
-                return;
-            }
-            let ps = match slot_of.get(pk, &pairs) {
-                Some(ps) => ps as usize,
-                None => {
-                    pairs.push(pk);
-                    counts.push(0);
-                    pos.head.push(NIL);
-                    flags.push(0);
-                    slot_of.insert(pk, &pairs);
-                    pairs.len() - 1
+        // Each join lowers the pairs around it and raises the pairs it makes (the pair merged
+        // itself excepted: it is emptied below), and a pair it makes gets the position. The
+        // joins are gathered by neighbour (`Neighbours`), a batch at a time, so that each
+        // neighbour's pairs are looked up once a batch rather than once a join: the counts
+        // after the merge are the same either way, and a pair's new positions are pushed in
+        // ascending order, as they are met.
+        let mut apply = |near: &mut Neighbours| {
+            // A neighbour's pair lowered and pair made; their places in the table are asked for
+            // `LOOKAHEAD` neighbours ahead (see `PairTable`).
+            let pairs_of =
+                |side: usize, t: u32| if side == 0 { (key(t, a), key(t, z)) } else { (key(b, t), key(z, t)) };
+            for side in 0..2 {
+                for i in 0..near.near[side].len() {
+                    if let Some(e) = near.near[side].get(i + LOOKAHEAD) {
+                        let (lowered, made) = pairs_of(side, e.token);
+                        slot_of.prefetch(lowered);
+                        slot_of.prefetch(made);
+                    }
+                    let e = &mut near.near[side][i];
+                    let (lowered, made) = pairs_of(side, e.token);
+                    if lowered != k {
+                        let ls = slot_for(lowered, &mut slot_of, &mut pairs, &mut counts, &mut pos.head, &mut flags);
+                        counts[ls] -= e.count;
+                        pos.went_stale(ls, e.joins as usize);
+                    }
+                    let ms = slot_for(made, &mut slot_of, &mut pairs, &mut counts, &mut pos.head, &mut flags);
+                    counts[ms] += e.count;
+                    if flags[ms] & GROWN == 0 {
+                        flags[ms] |= GROWN;
+                        grown.push(ms as u32);
+                    }
+                    e.slot = ms as u32;
                 }
-            };
-            counts[ps] += d;
-            if d < 0 {
-                pos.went_stale(ps);
-            }
-            if let Some(at) = made_at {
-                pos.push(ps, at);
-                if flags[ps] & GROWN == 0 {
-                    flags[ps] |= GROWN;
-                    grown.push(ps as u32);
+                for &(e, at) in &near.made[side] {
+                    pos.push(near.near[side][e as usize].slot as usize, at);
                 }
             }
+            near.clear();
         };
         for (i, &p) in positions.iter().enumerate() {
             // The positions are far apart in a large arena: each costs a cache miss for its
@@ -1285,16 +1353,20 @@ fn train_compacting(
             let (left, right) = (links.before(p), links.after(q));
             let l = links.sym[left];
             if l != EDGE {
-                change(key(l, a), -c, None);
-                change(key(l, z), c, Some(left as u32));
+                near.add(0, l, c, left as u32);
             }
             let r = links.sym[right];
             if r != EDGE {
-                change(key(b, r), -c, None);
-                change(key(z, r), c, Some(p as u32));
+                near.add(1, r, c, p as u32);
             }
             links.sym[p] = z;
             links.sym[q] = DEAD;
+            if near.joined() {
+                apply(&mut near);
+            }
+        }
+        if !near.is_empty() {
+            apply(&mut near);
         }
         counts[s] = 0;
         // A pair raised several times is pushed once (its GROWN flag), in the order first
