@@ -284,7 +284,7 @@ const LOOKAHEAD: usize = 8;
 /// Asks the processor to bring `x` into cache, without waiting for it (a hint: nothing on
 /// other targets).
 #[inline(always)]
-pub(super) fn prefetch<T>(x: &T) {
+pub(crate) fn prefetch<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
     #[allow(unsafe_code)]
     // SAFETY: a prefetch reads nothing the program sees and never faults; SSE, which it needs,

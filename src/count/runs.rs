@@ -95,6 +95,14 @@ impl Slots {
         }
     }
 
+    /// Asks for the slot where hash `h` is looked for first, ahead of the lookup.
+    #[inline]
+    fn prefetch(&self, h: u64) {
+        if !self.s.is_empty() {
+            crate::bpe::train::prefetch(&self.s[h as usize & (self.s.len() - 1)]);
+        }
+    }
+
     /// Makes room for one more entry among `n` (rehashing from `hashes` when it grows).
     #[inline]
     fn reserve_one(&mut self, n: usize, hashes: &[u64]) {
@@ -932,7 +940,10 @@ impl RunCounter {
             for p in &parts {
                 let (ids, runs) = &p[s];
                 let mut at = 0;
-                for &(end, h) in runs {
+                for (i, &(end, h)) in runs.iter().enumerate() {
+                    if let Some(&(_, ahead)) = runs.get(i + 8) {
+                        shard.slots.prefetch(ahead);
+                    }
                     shard.add(&ids[at..end], h, 1);
                     at = end;
                 }
