@@ -1100,10 +1100,10 @@ fn train_compacting(
     let first_floor = |counts: &mut dyn Iterator<Item = i64>| heap_floor(counts, wanted).max(cfg.min_frequency);
     let index = index(&links, &words.counts, tokens.len(), first_floor);
     let Index { mut slot_of, mut pairs, mut counts, first, first_range, .. } = index;
-    // Room for the pairs the merges will make, half as many again as indexed (SuperBPE's stage
-    // 2 at 32k makes 331k to 784k), so that the slots' arrays do not grow (a copy of each, and
-    // twice the room) at the loop's first new pair.
-    let room = pairs.len() + pairs.len() / 2;
+    // Room for as many pairs again as indexed, for the pairs the merges will make (SuperBPE's
+    // stage 2 makes 331k to its 784k at 32k, 431k at 64k), so that the slots' arrays are not
+    // copied as they grow (the room a run does not use is never touched, so never resident).
+    let room = 2 * pairs.len();
     pairs.reserve_exact(room - pairs.len());
     counts.reserve_exact(room - counts.len());
     let mut pos = Positions {
