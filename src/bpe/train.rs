@@ -369,9 +369,48 @@ impl Links {
     /// The word of symbol cell `p`.
     #[inline]
     fn word(&self, p: usize) -> usize {
+        self.edges_before(p) - 1
+    }
+
+    /// The number of edges before cell `p` (each opens the next word; the first, word 0).
+    #[inline]
+    fn edges_before(&self, p: usize) -> usize {
         let from = p / MARK * MARK;
-        let edges = self.sym[from..p].iter().filter(|&&x| x == EDGE).count();
-        self.marks[p / MARK] as usize + edges - 1
+        self.marks[p / MARK] as usize + self.sym[from..p].iter().filter(|&&x| x == EDGE).count()
+    }
+
+    /// How often each of `n` tokens is used in the words as they stand, each word counted
+    /// `word_counts` times: a sweep of the cells, in parts on every thread of the pool for a
+    /// large arena (the parts' counts are added: the same counts).
+    fn token_counts(&self, word_counts: &[u64], n: usize) -> Vec<u64> {
+        use rayon::prelude::*;
+        let count = |range: std::ops::Range<usize>| {
+            let mut tc = vec![0u64; n];
+            if range.is_empty() {
+                return tc;
+            }
+            let mut edges = self.edges_before(range.start);
+            for &x in &self.sym[range] {
+                if x == EDGE {
+                    edges += 1;
+                } else if x < EDGE {
+                    tc[x as usize] += word_counts[edges - 1];
+                }
+            }
+            tc
+        };
+        let len = self.sym.len();
+        let parts = if len >= PARALLEL_INDEX_CELLS * 16 { 2 * rayon::current_num_threads() } else { 1 };
+        let step = len.div_ceil(parts);
+        (0..parts).into_par_iter().map(|j| count((j * step).min(len)..((j + 1) * step).min(len))).reduce(
+            || vec![0u64; n],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x += y;
+                }
+                a
+            },
+        )
     }
 
     /// The nearest live cell after `p`: a symbol, or the `EDGE` closing the word.
@@ -1154,19 +1193,7 @@ fn train_compacting(
     pending.sort_unstable();
     pending.dedup();
     let mut taken: FxHashMap<usize, Snapshot> = FxHashMap::default();
-    let segment_counts = |links: &Links, n: usize| {
-        let mut tc = vec![0u64; n];
-        // The first cell opens word 0; every later edge closes one word and opens the next.
-        let mut w = 0;
-        for &x in &links.sym[1..] {
-            if x == EDGE {
-                w += 1;
-            } else if x < EDGE {
-                tc[x as usize] += words.counts[w];
-            }
-        }
-        tc
-    };
+    let segment_counts = |links: &Links, n: usize| links.token_counts(&words.counts, n);
     let mut reported = Instant::now();
     if pending.first() == Some(&tokens.len()) {
         let size = pending.remove(0);
