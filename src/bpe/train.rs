@@ -40,6 +40,7 @@
 //! the merge is recorded with that token as its result and no new token is added.
 
 use std::cmp::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
 use std::time::{Duration, Instant};
 
 /// How often the merge loop reports progress at most: each report takes the caller's lock (the
@@ -626,23 +627,29 @@ fn for_each_pair(sym: &[u32], mut f: impl FnMut(usize, usize, u32, u32)) {
 }
 
 /// One table's share of the parallel index: its pairs in order of first sight (local slots),
-/// their counts, and their numbers of positions (then each one's next place in the table's
-/// part of `first`).
+/// their counts, and their numbers of positions (then the first pass's task's next place for
+/// each in `first`), and for each cut of the cells between the second pass's tasks, the
+/// numbers of positions before it.
 struct Shard {
     t: PairTable,
     pairs: Vec<u64>,
     counts: Vec<i64>,
     sizes: Vec<u32>,
+    before: Vec<Vec<u32>>,
 }
 
+/// The most tasks of the index's second pass (see `index_sharded`): each but the first costs
+/// 4 bytes a pair while indexing.
+const SECOND_PASS_TASKS: usize = 4;
 /// `index` on `tables` tasks (a power of two), task `s` taking the pairs of table `s` (see
 /// `SlotMap`): each reads every cell (a sequential sweep, and a hash per cell) but looks up
 /// and counts only its own pairs, the part that costs. Its slots follow the tables before it,
-/// and its positions lie in one range of `first`, so the tasks write apart: the same two
-/// passes as the serial index, split by pair rather than by cell, so nothing is merged after.
-/// The second pass lays out only the positions of pairs at the floor or above (see `Index`):
-/// a cell is looked up only when its pair's hash has its bit set in a bit set of the kept
-/// pairs' hashes, small enough to stay in cache.
+/// so nothing is merged after. The second pass lays out only the positions of pairs at the
+/// floor or above (see `Index`), split by cell: each task sweeps its part of the cells and
+/// writes a slot's positions after those of the parts before it, which the first pass counted
+/// as it crossed the cuts; a cell is looked up only when its pair's hash has its bit set in a
+/// bit set of the kept pairs' hashes, small enough to stay in cache. The positions are those
+/// of the serial index, slot by slot in the cells' order.
 fn index_sharded(
     links: &Links,
     word_counts: &[u64],
@@ -651,11 +658,12 @@ fn index_sharded(
 ) -> Index {
     use rayon::prelude::*;
     let mask = tables - 1;
-    // Calls `f(position, word, key, hash, ahead)` for each pair of table `s` whose hash `keep`
-    // takes, in the cells' order, with the hash of the pair `LOOKAHEAD` calls later (if any in
-    // its block of cells), so that `f` asks for its place in the table ahead (see `PairTable`).
+    // Calls `f(position, word, key, hash, ahead)` for each pair of table `s` that starts in the
+    // cells `range`, in the cells' order, with the hash of the pair `LOOKAHEAD` calls later (if
+    // any in its block of cells), so that `f` asks for its place in the table ahead (see
+    // `PairTable`).
     type Each<'f> = &'f mut dyn FnMut(usize, usize, u64, u64, Option<u64>);
-    let each = |s: usize, keep: &dyn Fn(u64) -> bool, f: Each| {
+    let each = |s: usize, range: std::ops::Range<usize>, f: Each| {
         const BLOCK: usize = 1024;
         let mut block: Vec<(u32, u32, u64, u64)> = Vec::with_capacity(BLOCK);
         let mut flush = |block: &mut Vec<(u32, u32, u64, u64)>| {
@@ -664,16 +672,27 @@ fn index_sharded(
             }
             block.clear();
         };
-        for_each_pair(&links.sym, |p, w, x, y| {
+        // (as `for_each_pair` from the range's first cell: an edge opens the next word)
+        let sym = &links.sym;
+        let mut w = if range.is_empty() { 0 } else { links.edges_before(range.start).wrapping_sub(1) };
+        for p in range {
+            let (x, y) = (sym[p], sym[p + 1]);
+            if x == EDGE {
+                w = w.wrapping_add(1);
+                continue;
+            }
+            if y == EDGE {
+                continue;
+            }
             let k = key(x, y);
             let h = pair_hash(k);
-            if table_of(h, mask) == s && keep(h) {
+            if table_of(h, mask) == s {
                 block.push((p as u32, w as u32, k, h));
                 if block.len() == BLOCK {
                     flush(&mut block);
                 }
             }
-        });
+        }
         flush(&mut block);
     };
     // About how many pairs each table will hold (the keys' hashes spread them evenly), so that
@@ -682,6 +701,10 @@ fn index_sharded(
     let distinct =
         super::distinct_pairs::estimate(&links.sym, |x, y| (x < EDGE && y < EDGE).then(|| pair_hash(key(x, y))));
     let per_table = (distinct + distinct / 20) / tables;
+    // The second pass's parts of the cells (by the position of a pair's first cell).
+    let parts = rayon::current_num_threads().clamp(1, SECOND_PASS_TASKS);
+    let last = links.sym.len().saturating_sub(1);
+    let cuts: Vec<usize> = (0..=parts).map(|j| j * last / parts).collect();
     let mut shards: Vec<Shard> = (0..tables)
         .into_par_iter()
         .map(|s| {
@@ -690,25 +713,32 @@ fn index_sharded(
                 pairs: Vec::with_capacity(per_table),
                 counts: Vec::with_capacity(per_table),
                 sizes: Vec::with_capacity(per_table),
+                before: Vec::with_capacity(parts - 1),
             };
-            each(s, &|_| true, &mut |_, w, k, h, ahead| {
-                if let Some(ah) = ahead {
-                    d.t.prefetch(ah);
+            // Part after part, the positions counted so far kept at each cut.
+            for j in 0..parts {
+                if j > 0 {
+                    d.before.push(d.sizes.clone());
                 }
-                let i = match d.t.get(k, h) {
-                    Some(i) => i as usize,
-                    None => {
-                        d.pairs.push(k);
-                        d.counts.push(0);
-                        d.sizes.push(0);
-                        let i = d.pairs.len() - 1;
-                        d.t.insert_unique(k, h, i as u32);
-                        i
+                each(s, cuts[j]..cuts[j + 1], &mut |_, w, k, h, ahead| {
+                    if let Some(ah) = ahead {
+                        d.t.prefetch(ah);
                     }
-                };
-                d.counts[i] += word_counts[w] as i64;
-                d.sizes[i] += 1;
-            });
+                    let i = match d.t.get(k, h) {
+                        Some(i) => i as usize,
+                        None => {
+                            d.pairs.push(k);
+                            d.counts.push(0);
+                            d.sizes.push(0);
+                            let i = d.pairs.len() - 1;
+                            d.t.insert_unique(k, h, i as u32);
+                            i
+                        }
+                    };
+                    d.counts[i] += word_counts[w] as i64;
+                    d.sizes[i] += 1;
+                });
+            }
             d
         })
         .collect();
@@ -731,15 +761,18 @@ fn index_sharded(
         let b = bit(h);
         kept_hashes[b / 64] & 1 << (b % 64) != 0
     };
-    // Slots and positions laid out table after table; each size becomes its slot's next place
-    // within its table's part of `first`.
+    // Slots laid out table after table, and each kept pair's positions in a range of `first`,
+    // part after part; `place[j][s]`: task j's next place for the local slots of table s.
     let n: usize = shards.iter().map(|d| d.pairs.len()).sum();
     let mut first_range = Vec::with_capacity(n);
-    let mut parts = Vec::with_capacity(tables);
+    let mut place: Vec<Vec<Vec<u32>>> = (0..parts).map(|_| Vec::with_capacity(tables)).collect();
     let mut start = 0u32;
     for d in shards.iter_mut() {
-        let base = start;
-        for (size, &c) in d.sizes.iter_mut().zip(&d.counts) {
+        let (mut sizes, mut before) = (std::mem::take(&mut d.sizes), std::mem::take(&mut d.before));
+        for b in before.iter_mut() {
+            b.resize(sizes.len(), 0);
+        }
+        for (i, (size, &c)) in sizes.iter_mut().zip(&d.counts).enumerate() {
             if !kept(c) {
                 withheld += *size as usize;
                 *size = 0;
@@ -747,18 +780,57 @@ fn index_sharded(
             let at = start;
             start += *size;
             first_range.push((at, start));
-            *size = at - base;
+            *size = at;
+            for b in before.iter_mut() {
+                b[i] += at;
+            }
         }
-        parts.push((start - base) as usize);
+        place[0].push(sizes);
+        for (j, b) in before.into_iter().enumerate() {
+            place[j + 1].push(b);
+        }
     }
-    let mut first = vec![0u32; start as usize];
-    let mut rest: &mut [u32] = &mut first;
-    let mut slices = Vec::with_capacity(tables);
-    for &len in &parts {
-        let (a, b) = std::mem::take(&mut rest).split_at_mut(len);
-        slices.push(a);
-        rest = b;
-    }
+    let first: Vec<AtomicU32> = (0..start).map(|_| AtomicU32::new(0)).collect();
+    let sym = &links.sym;
+    place.into_par_iter().enumerate().for_each(|(j, mut place)| {
+        // (position, key, hash) of the candidates of a block of cells, looked up `LOOKAHEAD`
+        // after their place in the table was asked for
+        const BLOCK: usize = 1024;
+        let mut block: Vec<(u32, u64, u64)> = Vec::with_capacity(BLOCK);
+        let mut flush = |block: &mut Vec<(u32, u64, u64)>| {
+            for (i, &(p, k, h)) in block.iter().enumerate() {
+                if let Some(&(_, _, ah)) = block.get(i + LOOKAHEAD) {
+                    shards[table_of(ah, mask)].t.prefetch(ah);
+                }
+                let s = table_of(h, mask);
+                let d = &shards[s];
+                let i = d.t.get(k, h).expect("every pair has its slot from the first pass") as usize;
+                if kept(d.counts[i]) {
+                    let at = &mut place[s][i];
+                    first[*at as usize].store(p, AtomicOrdering::Relaxed);
+                    *at += 1;
+                }
+            }
+            block.clear();
+        };
+        for p in cuts[j]..cuts[j + 1] {
+            let (x, y) = (sym[p], sym[p + 1]);
+            if x == EDGE || y == EDGE {
+                continue;
+            }
+            let k = key(x, y);
+            let h = pair_hash(k);
+            if maybe_kept(h) {
+                block.push((p as u32, k, h));
+                if block.len() == BLOCK {
+                    flush(&mut block);
+                }
+            }
+        }
+        flush(&mut block);
+    });
+    let first: Vec<u32> = first.into_iter().map(AtomicU32::into_inner).collect();
+    // Local slots to global ones (the tables' hashes are of the keys, which do not move).
     let mut offset = 0u32;
     let offsets: Vec<u32> = shards
         .iter()
@@ -768,23 +840,10 @@ fn index_sharded(
             o
         })
         .collect();
-    shards.par_iter_mut().zip(slices).zip(offsets).enumerate().for_each(|(s, ((d, out), off))| {
-        let Shard { t, counts, sizes, .. } = d;
-        each(s, &maybe_kept, &mut |p, _, k, h, ahead| {
-            if let Some(ah) = ahead {
-                t.prefetch(ah);
-            }
-            let i = t.get(k, h).expect("every pair has its slot from the first pass") as usize;
-            if kept(counts[i]) {
-                out[sizes[i] as usize] = p as u32;
-                sizes[i] += 1;
-            }
-        });
-        // Local slots to global ones (the tables' hashes are of the keys, which do not move).
-        for i in t.slots_mut() {
+    shards.par_iter_mut().zip(offsets).for_each(|(d, off)| {
+        for i in d.t.slots_mut() {
             *i += off;
         }
-        *sizes = Vec::new();
     });
     // One slot array from the tables': the first table's grown (in place where the allocator
     // can) and each other's freed once appended, rather than a copy beside them all (16 bytes
