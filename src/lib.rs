@@ -15,9 +15,10 @@
 // which reads a frozen encoder's tables in place, and the layouts it may view (`Plain`: rank
 // table slots, seam spans; `Backing` in frozen.rs's tests); the piece cache's zero-filled
 // tables (`Zeroable`); the pre-tokenizer's SSE2 loads (pretok/fast/window.rs); memory.rs,
-// which hands freed memory back to the system; documents/json.rs, which takes a JSON string
-// whose bytes are all ASCII as text without checking its UTF-8 again; and the BPE merge loop's
-// cache prefetch (bpe/train.rs); and bus_error.rs, which installs a SIGBUS handler.
+// which hands freed memory back to the system and holds the cache prefetch the merge loop, its
+// pair table and the run counter use; documents/json.rs, which takes a JSON string whose bytes
+// are all ASCII as text without checking its UTF-8 again; and bus_error.rs, which installs a
+// SIGBUS handler.
 #![deny(unsafe_code)]
 
 pub mod bpe;

@@ -11,7 +11,7 @@
 //! 12 bytes a place, at most three entries per four places (the index's tables at 32k: 24 MB
 //! where `hashbrown`'s took 5).
 
-use super::train::prefetch;
+use crate::memory::prefetch;
 
 /// The hash of a pair key (FxHash, as the rest of the trainer): its low bits choose the place.
 #[inline]

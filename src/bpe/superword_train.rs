@@ -76,15 +76,6 @@ pub fn train_superword(
             cfg.transition
         )));
     }
-    // 1. the runs as piece ids, and stage 1 on the pieces: each task of runs numbers the pieces
-    //    it meets (local ids, in order of first sight) and sums their counts; the tasks' tables
-    //    are then joined in task order into global ids (the same ids whatever the thread count:
-    //    the tasks are fixed ranges of runs). A piece's bytes are hashed once per task, not
-    //    once per occurrence and stage. The merge loop's tie rule orders the pairs themselves,
-    //    so the order of the words changes nothing.
-    //    When the run counter made the counts, the runs are there as piece ids already
-    //    (`Counts::run_pieces`: pieces numbered in byte order), and only the pieces' counts
-    //    are summed.
     let n = counts.len();
     let tasks: Vec<usize> = (0..n).step_by(TASK_RUNS).collect();
     let alphabet: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();

@@ -54,6 +54,7 @@ use super::neighbours::Neighbours;
 use super::pair_table::{pair_hash, PairTable};
 use crate::count::Counts;
 use crate::error::CoreError;
+use crate::memory::prefetch;
 
 /// One learned merge: `left + right -> result`, chosen when the pair occurred `count` times.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -282,21 +283,6 @@ impl Heap {
 /// How many positions ahead the merge loop asks for the cells it will read (`prefetch`).
 const LOOKAHEAD: usize = 8;
 
-/// Asks the processor to bring `x` into cache, without waiting for it (a hint: nothing on
-/// other targets).
-#[inline(always)]
-pub(crate) fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    #[allow(unsafe_code)]
-    // SAFETY: a prefetch reads nothing the program sees and never faults; SSE, which it needs,
-    // is part of every x86_64 processor; and the address is of a live reference.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((x as *const T).cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
-}
-
 /// A cell whose symbol was joined into its left neighbour.
 const DEAD: u32 = u32::MAX;
 /// The cell before and after every word.
@@ -371,6 +357,26 @@ impl Links {
     #[inline]
     fn word(&self, p: usize) -> usize {
         self.edges_before(p) - 1
+    }
+
+    /// Calls `f(position, word, left, right)` for each adjacent pair of symbols within a word
+    /// that starts in the cells `range`, in the cells' order (edges separate the words; the
+    /// first cell, an edge, opens word 0). The pairs start at cells `0..sym.len() - 1`.
+    #[inline(always)]
+    fn each_pair(&self, range: std::ops::Range<usize>, mut f: impl FnMut(usize, usize, u32, u32)) {
+        let sym = &self.sym;
+        // the word of the cells from the range's start until the next edge
+        let mut w = if range.is_empty() { 0 } else { self.edges_before(range.start).wrapping_sub(1) };
+        for p in range {
+            let (x, y) = (sym[p], sym[p + 1]);
+            if x == EDGE {
+                w = w.wrapping_add(1);
+                continue;
+            }
+            if y != EDGE {
+                f(p, w, x, y);
+            }
+        }
     }
 
     /// The number of edges before cell `p` (each opens the next word; the first, word 0).
@@ -562,7 +568,7 @@ fn index(
     // each pair up again rather than keeping a slot per cell (4 bytes a cell at the peak).
     let mut sizes: Vec<u32> = Vec::new();
     let mut direct = Direct::new(alphabet);
-    for_each_pair(&links.sym, |_, w, x, y| {
+    links.each_pair(0..links.sym.len() - 1, |_, w, x, y| {
         let k = key(x, y);
         let at = direct.at(x, y);
         let known = match at {
@@ -592,7 +598,7 @@ fn index(
         start += std::mem::replace(n, start);
     }
     let mut first = vec![0u32; start as usize];
-    for_each_pair(&links.sym, |p, _, x, y| {
+    links.each_pair(0..links.sym.len() - 1, |p, _, x, y| {
         let s = match direct.at(x, y) {
             Some(i) => direct.slot[i],
             None => slot_of.get(key(x, y)).expect("every pair has its slot from the first pass"),
@@ -607,23 +613,6 @@ fn index(
     }
     let floor = floor(&mut counts.iter().copied());
     Index { slot_of, pairs, counts, first, first_range, floor, withheld_below: 0, withheld: 0 }
-}
-
-/// Calls `f(position, word, left, right)` for each adjacent pair of symbols within a word, in
-/// the cells' order (edges separate the words; the first cell, an edge, opens word 0).
-#[inline(always)]
-fn for_each_pair(sym: &[u32], mut f: impl FnMut(usize, usize, u32, u32)) {
-    let mut w = usize::MAX;
-    for (p, xy) in sym.windows(2).enumerate() {
-        let (x, y) = (xy[0], xy[1]);
-        if x == EDGE {
-            w = w.wrapping_add(1);
-            continue;
-        }
-        if y != EDGE {
-            f(p, w, x, y);
-        }
-    }
 }
 
 /// One table's share of the parallel index: its pairs in order of first sight (local slots),
@@ -672,18 +661,7 @@ fn index_sharded(
             }
             block.clear();
         };
-        // (as `for_each_pair` from the range's first cell: an edge opens the next word)
-        let sym = &links.sym;
-        let mut w = if range.is_empty() { 0 } else { links.edges_before(range.start).wrapping_sub(1) };
-        for p in range {
-            let (x, y) = (sym[p], sym[p + 1]);
-            if x == EDGE {
-                w = w.wrapping_add(1);
-                continue;
-            }
-            if y == EDGE {
-                continue;
-            }
+        links.each_pair(range, |p, w, x, y| {
             let k = key(x, y);
             let h = pair_hash(k);
             if table_of(h, mask) == s {
@@ -692,7 +670,7 @@ fn index_sharded(
                     flush(&mut block);
                 }
             }
-        }
+        });
         flush(&mut block);
     };
     // About how many pairs each table will hold (the keys' hashes spread them evenly), so that
@@ -791,7 +769,6 @@ fn index_sharded(
         }
     }
     let first: Vec<AtomicU32> = (0..start).map(|_| AtomicU32::new(0)).collect();
-    let sym = &links.sym;
     place.into_par_iter().enumerate().for_each(|(j, mut place)| {
         // (position, key, hash) of the candidates of a block of cells, looked up `LOOKAHEAD`
         // after their place in the table was asked for
@@ -813,11 +790,7 @@ fn index_sharded(
             }
             block.clear();
         };
-        for p in cuts[j]..cuts[j + 1] {
-            let (x, y) = (sym[p], sym[p + 1]);
-            if x == EDGE || y == EDGE {
-                continue;
-            }
+        links.each_pair(cuts[j]..cuts[j + 1], |p, _, x, y| {
             let k = key(x, y);
             let h = pair_hash(k);
             if maybe_kept(h) {
@@ -826,7 +799,7 @@ fn index_sharded(
                     flush(&mut block);
                 }
             }
-        }
+        });
         flush(&mut block);
     });
     let first: Vec<u32> = first.into_iter().map(AtomicU32::into_inner).collect();

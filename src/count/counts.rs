@@ -85,11 +85,36 @@ pub(crate) struct Ordered {
     pub(crate) runs: Option<std::sync::Arc<super::runs::RunPieces>>,
 }
 
-/// The pieces' bytes back to back, and the end of each.
+/// The pieces' bytes back to back, and the end of each (also the run counter's lists of
+/// pieces in the order of their bytes, `runs::RunPieces` and `runs::EarlyPieces`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Keys {
     pub(crate) bytes: Vec<u8>,
     pub(crate) ends: Vec<usize>,
+}
+
+impl Keys {
+    /// Room for `n` pieces of `bytes` bytes in all.
+    pub(crate) fn with_capacity(n: usize, bytes: usize) -> Keys {
+        Keys { bytes: Vec::with_capacity(bytes), ends: Vec::with_capacity(n) }
+    }
+
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, piece: &[u8]) {
+        self.bytes.extend_from_slice(piece);
+        self.ends.push(self.bytes.len());
+    }
+
+    /// The bytes of piece `i`.
+    #[inline]
+    pub(crate) fn get(&self, i: usize) -> &[u8] {
+        &self.bytes[if i == 0 { 0 } else { self.ends[i - 1] }..self.ends[i]]
+    }
 }
 
 impl PartialEq for Counts {
@@ -218,9 +243,7 @@ impl Counts {
     }
 
     pub fn piece(&self, i: usize) -> &[u8] {
-        let k = self.keys();
-        let start = if i == 0 { 0 } else { k.ends[i - 1] };
-        &k.bytes[start..k.ends[i]]
+        self.keys().get(i)
     }
 
     /// The count of piece i.

@@ -34,6 +34,7 @@
 //! table is written to disk as a sorted run of keys (`spill.rs`), as the shared counter does.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -99,7 +100,7 @@ impl Slots {
     #[inline]
     fn prefetch(&self, h: u64) {
         if !self.s.is_empty() {
-            crate::bpe::train::prefetch(&self.s[h as usize & (self.s.len() - 1)]);
+            crate::memory::prefetch(&self.s[h as usize & (self.s.len() - 1)]);
         }
     }
 
@@ -128,8 +129,7 @@ impl Slots {
 /// the table; a longer one by the hash of its bytes in `slots`.
 #[derive(Default)]
 struct Pieces {
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
+    list: Keys,
     short: rustc_hash::FxHashMap<u64, u32>,
     /// the long pieces' ids, and their hashes, in order of first sight (`slots` holds indices
     /// into these)
@@ -141,22 +141,20 @@ struct Pieces {
 impl Pieces {
     #[inline]
     fn get(&self, i: u32) -> &[u8] {
-        let i = i as usize;
-        &self.bytes[if i == 0 { 0 } else { self.ends[i - 1] }..self.ends[i]]
+        self.list.get(i as usize)
     }
 
     /// A new piece's id.
     #[inline]
     fn push(&mut self, p: &[u8]) -> u32 {
-        self.bytes.extend_from_slice(p);
-        self.ends.push(self.bytes.len());
-        (self.ends.len() - 1) as u32
+        self.list.push(p);
+        (self.list.len() - 1) as u32
     }
 
     #[inline]
     fn id(&mut self, p: &[u8]) -> u32 {
         if let Some(k) = short(p) {
-            let next = self.ends.len() as u32;
+            let next = self.list.len() as u32;
             let e = *self.short.entry(k).or_insert(next);
             if e == next {
                 self.push(p);
@@ -178,7 +176,7 @@ impl Pieces {
     }
 
     fn len(&self) -> usize {
-        self.ends.len()
+        self.list.len()
     }
 }
 
@@ -388,8 +386,9 @@ impl KeyParts {
 /// `run(k)`. 4 bytes per piece of a distinct run and 4 per run, beside the keys (none when the
 /// runs hold more than `u32::MAX` pieces in all).
 pub struct RunPieces {
-    bytes: Vec<u8>,
-    piece_ends: Vec<usize>,
+    /// the pieces in the order of their bytes (shared with `EarlyPieces` when they were asked
+    /// for first)
+    pieces: Arc<Keys>,
     ids: Vec<u32>,
     ends: Vec<u32>,
 }
@@ -406,14 +405,13 @@ impl RunPieces {
 
     /// Distinct pieces.
     pub fn pieces(&self) -> usize {
-        self.piece_ends.len()
+        self.pieces.len()
     }
 
     /// The bytes of piece `p`.
     #[inline]
     pub fn piece(&self, p: u32) -> &[u8] {
-        let p = p as usize;
-        &self.bytes[if p == 0 { 0 } else { self.piece_ends[p - 1] }..self.piece_ends[p]]
+        self.pieces.get(p as usize)
     }
 
     /// The piece ids of run `k`, in order.
@@ -589,7 +587,7 @@ impl Sorted {
     /// The counts in order, with their runs as piece ids aside (`RunPieces`), which write the
     /// keys when they are first asked for, when the runs can be numbered in 32 bits; otherwise
     /// with their keys written now.
-    fn ordered(&self) -> Ordered {
+    fn ordered(&self, listed: Option<Arc<Keys>>) -> Ordered {
         let ids = match &self.runs {
             // (at most as many pieces as fit whole in 128 bits)
             InOrder::Packed(e) => e.len() * (128 / (self.order.elem_bits + self.order.rank_bits)) as usize,
@@ -624,15 +622,10 @@ impl Sorted {
             })
             .collect();
         let mut aside = RunPieces {
-            bytes: Vec::with_capacity(self.pieces.bytes.len()),
-            piece_ends: Vec::with_capacity(self.pieces.len()),
+            pieces: listed.unwrap_or_else(|| Arc::new(in_byte_order(&self.pieces, &self.order.by_bytes))),
             ids: Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum()),
             ends: Vec::with_capacity(self.len()),
         };
-        for &p in &self.order.by_bytes {
-            aside.bytes.extend_from_slice(self.pieces.get(p));
-            aside.piece_ends.push(aside.bytes.len());
-        }
         let mut counts = Vec::with_capacity(self.len());
         // (each task's lists freed once copied)
         for (ranks, ends, c) in parts.iter_mut() {
@@ -641,7 +634,7 @@ impl Sorted {
             aside.ends.extend(std::mem::take(ends).into_iter().map(|e| base + e));
             counts.extend_from_slice(&std::mem::take(c));
         }
-        Ordered { counts, keys: Default::default(), runs: Some(std::sync::Arc::new(aside)) }
+        Ordered { counts, keys: Default::default(), runs: Some(Arc::new(aside)) }
     }
 
     /// Written to disk as a run of the shared counter's form (`spill.rs`).
@@ -876,6 +869,7 @@ impl RunCounter {
                 shards: std::mem::take(&mut self.shards),
                 max_words: self.max_words,
                 by_bytes: None,
+                listed: None,
             };
             stats.total = pending.shards.iter().flat_map(|t| &t.counts).sum();
             let (len, key_bytes) = (pending.len(), pending.key_bytes());
@@ -898,7 +892,7 @@ impl RunCounter {
     /// Estimated bytes of the tables (see the module's comment).
     fn estimate(&self) -> usize {
         self.shards.iter().map(RunTable::estimate).sum::<usize>()
-            + self.pieces.bytes.len()
+            + self.pieces.list.bytes.len()
             + self.pieces.len() * PIECE_OVERHEAD
     }
 
@@ -974,23 +968,33 @@ pub(crate) struct Pending {
     pieces: Pieces,
     shards: Vec<RunTable>,
     max_words: usize,
-    /// The piece ids in the order of their bytes, once `early` has found it.
+    /// The piece ids in the order of their bytes, and the pieces listed in it, once `early` has
+    /// found them (putting the runs in order needs both).
     by_bytes: Option<Vec<u32>>,
+    listed: Option<Arc<Keys>>,
 }
 
 /// The distinct pieces of counted runs, in the order of their bytes, and the count of each,
 /// summed over the runs that hold it.
 pub(crate) struct EarlyPieces {
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
+    pieces: Arc<Keys>,
     pub(crate) counts: Vec<u64>,
 }
 
 impl EarlyPieces {
     /// The bytes of piece `p`.
     pub(crate) fn piece(&self, p: usize) -> &[u8] {
-        &self.bytes[if p == 0 { 0 } else { self.ends[p - 1] }..self.ends[p]]
+        self.pieces.get(p)
     }
+}
+
+/// `pieces` listed in the order `by_bytes`.
+fn in_byte_order(pieces: &Pieces, by_bytes: &[u32]) -> Keys {
+    let mut list = Keys::with_capacity(pieces.len(), pieces.list.bytes.len());
+    for &p in by_bytes {
+        list.push(pieces.get(p));
+    }
+    list
 }
 
 impl Pending {
@@ -1005,8 +1009,8 @@ impl Pending {
     }
 
     pub(crate) fn order(self) -> Ordered {
-        let Pending { pieces, shards, max_words, by_bytes } = self;
-        sorted(pieces, shards, max_words, by_bytes).ordered()
+        let Pending { pieces, shards, max_words, by_bytes, listed } = self;
+        sorted(pieces, shards, max_words, by_bytes).ordered(listed)
     }
 
     pub(crate) fn early(&mut self) -> EarlyPieces {
@@ -1035,19 +1039,10 @@ impl Pending {
         // In the order of their bytes, as the ordered runs number them: trained in that order,
         // pieces that share a beginning lie side by side in the merge loop's arena, which stage
         // 1 pays for in cache misses otherwise (about 25-80 ms of 150 at 20 MB of English).
-        // (kept for putting the runs in order, which needs it too)
+        // (both kept for putting the runs in order, which numbers the pieces so too)
         let by_bytes = self.by_bytes.get_or_insert_with(|| pieces_by_bytes(&self.pieces));
-        let mut early = EarlyPieces {
-            bytes: Vec::with_capacity(self.pieces.bytes.len()),
-            ends: Vec::with_capacity(n),
-            counts: Vec::with_capacity(n),
-        };
-        for &p in by_bytes.iter() {
-            early.bytes.extend_from_slice(self.pieces.get(p));
-            early.ends.push(early.bytes.len());
-            early.counts.push(counts[p as usize]);
-        }
-        early
+        let listed = self.listed.get_or_insert_with(|| Arc::new(in_byte_order(&self.pieces, by_bytes)));
+        EarlyPieces { pieces: listed.clone(), counts: by_bytes.iter().map(|&p| counts[p as usize]).collect() }
     }
 }
 
