@@ -9,7 +9,8 @@
 //! tasks are joined in two steps: their pieces into one table of global ids (in task order),
 //! then their runs, translated to global ids, into `SHARDS` flat open-addressing tables by hash
 //! (a run hashed and compared as a few `u32`s, no allocation per distinct run), the shards
-//! filled in parallel. The counts are finished with the tables as they are (`Pending`): the
+//! filled in parallel, one block of input behind the splitting, so that the two overlap
+//! (`RunCounter::count_block`). The counts are finished with the tables as they are (`Pending`): the
 //! distinct runs are put in the order of their keys' bytes ("3,4;the cat", see
 //! `bpe::superword`), as the `Counts` require, when the counts are first read in order, which
 //! superword training does on another thread while its first stage trains on the pieces and
@@ -250,24 +251,42 @@ struct Local {
 /// Lists the runs of every line of `sub` (a line is cut as the shared counter's word split
 /// cuts it: bytes that are not UTF-8 become U+FFFD first).
 fn count_sub(sub: &[u8], splitter: &Splitter, max_words: usize) -> Local {
-    let mut l = Local { pieces: Pieces::default(), ids: Vec::new(), ends: Vec::new(), lines: 0 };
+    // About a piece per 4 bytes and a run per 8 of English (sized once: grown from nothing, the
+    // lists were copied about twice over, on fresh pages).
+    let mut l = Local {
+        pieces: Pieces::default(),
+        ids: Vec::with_capacity(sub.len() / 4),
+        ends: Vec::with_capacity(sub.len() / 8),
+        lines: 0,
+    };
     let mut cells = Vec::new();
-    for line in sub.split_inclusive(|&b| b == b'\n') {
-        l.lines += 1;
-        // (what `from_utf8_lossy` gives, through `from_utf8`'s faster check when it is UTF-8)
-        let text = match std::str::from_utf8(line) {
-            Ok(t) => std::borrow::Cow::Borrowed(t),
-            Err(_) => String::from_utf8_lossy(line),
-        };
+    let mut line_runs = |l: &mut Local, text: &str| {
         let bytes = text.as_bytes();
         // The official patterns never fail; a custom regex that gives up counts nothing more
         // of the line (as the shared counter's split does).
-        let _ = runs_in(&text, splitter, max_words, &mut cells, |run| {
+        let _ = runs_in(text, splitter, max_words, &mut cells, |run| {
             for &(a, b) in run {
                 l.ids.push(l.pieces.id(&bytes[a..b]));
             }
             l.ends.push(l.ids.len() as u32);
         });
+    };
+    match std::str::from_utf8(sub) {
+        // Valid as a whole, so is every line: one check for the sub-chunk (as the shared
+        // counter), not a call per line.
+        Ok(text) => {
+            for line in text.split_inclusive('\n') {
+                l.lines += 1;
+                line_runs(&mut l, line);
+            }
+        }
+        Err(_) => {
+            for line in sub.split_inclusive(|&b| b == b'\n') {
+                l.lines += 1;
+                // (what `from_utf8_lossy` gives, through `from_utf8`'s faster check when it is UTF-8)
+                line_runs(&mut l, &String::from_utf8_lossy(line));
+            }
+        }
     }
     l
 }
@@ -285,6 +304,72 @@ fn sub_chunks(block: &[u8], size: usize) -> Vec<&[u8]> {
         start = end;
     }
     out
+}
+
+/// Adds counted tasks to the tables: their pieces numbered in `pieces` task after task (global
+/// ids), then each task's runs, in global ids, split by shard, then each shard's runs added to
+/// its table (the shards in parallel).
+fn add_tasks(pieces: &mut Pieces, shards: &mut [RunTable], stats: &mut CountStats, locals: Vec<Local>) {
+    if locals.is_empty() {
+        return;
+    }
+    let mut global: Vec<Vec<u32>> = Vec::with_capacity(locals.len());
+    for l in &locals {
+        stats.lines += l.lines;
+        global.push((0..l.pieces.len() as u32).map(|p| pieces.id(l.pieces.get(p))).collect());
+    }
+    // Per task and shard: the runs' ids, and where each run ends (its hash is found again
+    // when it is added, rather than kept: 8 bytes a run met).
+    type Parts = Vec<(Vec<u32>, Vec<u32>)>;
+    let parts: Vec<Parts> = locals
+        .into_par_iter()
+        .zip(global)
+        .map(|(l, to)| {
+            // (sized once for an even spread, a quarter over)
+            let (cells, runs) = (l.ids.len() / SHARDS * 5 / 4 + 16, l.ends.len() / SHARDS * 5 / 4 + 16);
+            let mut parts: Parts = (0..SHARDS).map(|_| (Vec::with_capacity(cells), Vec::with_capacity(runs))).collect();
+            let (mut ids, mut at) = (Vec::new(), 0);
+            for &end in &l.ends {
+                ids.clear();
+                ids.extend(l.ids[at..end as usize].iter().map(|&p| to[p as usize]));
+                at = end as usize;
+                let (pi, pe) = &mut parts[shard_of(hash_ids(&ids))];
+                // (id by id: `extend_from_slice` calls `memcpy` for a few ids)
+                for &p in &ids {
+                    pi.push(p);
+                }
+                pe.push(pi.len() as u32);
+            }
+            parts
+        })
+        .collect();
+    shards.par_iter_mut().enumerate().for_each(|(s, shard)| {
+        for p in &parts {
+            let (ids, ends) = &p[s];
+            let run = |i: usize| &ids[if i == 0 { 0 } else { ends[i - 1] as usize }..ends[i] as usize];
+            // Each run's hash found `AHEAD` runs before it is added, and its slot asked for then.
+            const AHEAD: usize = 8;
+            let mut ahead = [0u64; AHEAD];
+            for (i, h) in ahead.iter_mut().enumerate().take(ends.len()) {
+                *h = hash_ids(run(i));
+                shard.slots.prefetch(*h);
+            }
+            for i in 0..ends.len() {
+                let h = ahead[i % AHEAD];
+                if i + AHEAD < ends.len() {
+                    ahead[i % AHEAD] = hash_ids(run(i + AHEAD));
+                    shard.slots.prefetch(ahead[i % AHEAD]);
+                }
+                shard.add(run(i), h, 1);
+            }
+        }
+    });
+}
+
+/// The shard of a run's hash (its high bits; the low ones pick its slot in the shard).
+#[inline]
+fn shard_of(h: u64) -> usize {
+    (h >> 40) as usize % SHARDS
 }
 
 /// The counting key of a run (see `bpe::superword`): its pieces' lengths in decimal joined by
@@ -490,6 +575,8 @@ pub struct RunCounter {
     spilled: Vec<Run>,
     lines: Lines,
     stats: CountStats,
+    /// The last block's tasks, counted, not yet added to the tables (see `count_block`).
+    waiting: Vec<Local>,
 }
 
 /// Every distinct run and its count, in the order of their keys' bytes, the keys not yet
@@ -828,6 +915,7 @@ impl RunCounter {
             spilled: Vec::new(),
             lines: Lines::default(),
             stats: CountStats::default(),
+            waiting: Vec::new(),
         }
     }
 
@@ -851,7 +939,8 @@ impl RunCounter {
         self.stats.input_bytes
     }
 
-    /// Distinct runs in memory now, and runs of keys spilled so far.
+    /// Distinct runs in the tables now (the blocks fed before the last), and runs of keys
+    /// spilled so far.
     pub fn table_size(&self) -> (usize, usize) {
         (self.shards.iter().map(RunTable::len).sum(), self.spilled.len())
     }
@@ -860,6 +949,7 @@ impl RunCounter {
     /// estimated training memory fits it (see `Counts::keep_within`).
     pub fn finish(mut self, keep_budget: Option<usize>) -> Result<Counts, CoreError> {
         self.end_input()?;
+        self.flush()?;
         let mut stats = self.stats;
         if self.spilled.is_empty() {
             // Not put in order yet (`Pending`): superword training puts them in order beside
@@ -896,6 +986,12 @@ impl RunCounter {
             + self.pieces.len() * PIECE_OVERHEAD
     }
 
+    /// Counts `block` on every thread while the previous block's tasks (`waiting`) are added to
+    /// the tables beside it: the tables are filled one block behind, in the order the blocks
+    /// came, so that the serial numbering of a block's pieces and the steps between the
+    /// parallel ones overlap the next block's splitting (5 blocks of 4 MB, tokreg's reading
+    /// unit: about a sixth of counting's time). The tables, and when they spill, are those of
+    /// every block but the last after each block.
     fn count_block(&mut self, block: &[u8]) -> Result<(), CoreError> {
         if block.is_empty() {
             return Ok(());
@@ -903,47 +999,24 @@ impl RunCounter {
         let per_thread = block.len() / (2 * rayon::current_num_threads().max(1));
         let subs = sub_chunks(block, per_thread.clamp(SUB_CHUNK_MIN, SUB_CHUNK_MAX));
         let (splitter, max_words) = (&self.splitter, self.max_words);
-        let locals: Vec<Local> = subs.par_iter().map(|sub| count_sub(sub, splitter, max_words)).collect();
-        // Pieces to global ids, task after task.
-        let mut global: Vec<Vec<u32>> = Vec::with_capacity(locals.len());
-        for l in &locals {
-            self.stats.lines += l.lines;
-            global.push((0..l.pieces.len() as u32).map(|p| self.pieces.id(l.pieces.get(p))).collect());
-        }
-        // Each task's runs in global ids, split by shard: (ids, (end, hash)) per shard.
-        type Parts = Vec<(Vec<u32>, Vec<(usize, u64)>)>;
-        let parts: Vec<Parts> = locals
-            .into_par_iter()
-            .zip(global)
-            .map(|(l, to)| {
-                let mut parts: Parts = (0..SHARDS).map(|_| Default::default()).collect();
-                let (mut ids, mut at) = (Vec::new(), 0);
-                for &end in &l.ends {
-                    ids.clear();
-                    ids.extend(l.ids[at..end as usize].iter().map(|&p| to[p as usize]));
-                    at = end as usize;
-                    let h = hash_ids(&ids);
-                    let (pi, pr) = &mut parts[(h >> 40) as usize % SHARDS];
-                    pi.extend_from_slice(&ids);
-                    pr.push((pi.len(), h));
-                }
-                parts
-            })
-            .collect();
-        self.shards.par_iter_mut().enumerate().for_each(|(s, shard)| {
-            for p in &parts {
-                let (ids, runs) = &p[s];
-                let mut at = 0;
-                for (i, &(end, h)) in runs.iter().enumerate() {
-                    if let Some(&(_, ahead)) = runs.get(i + 8) {
-                        shard.slots.prefetch(ahead);
-                    }
-                    shard.add(&ids[at..end], h, 1);
-                    at = end;
-                }
-            }
-        });
-        drop(parts);
+        let waiting = std::mem::take(&mut self.waiting);
+        let (pieces, shards, stats) = (&mut self.pieces, &mut self.shards, &mut self.stats);
+        let (locals, ()) = rayon::join(
+            || subs.par_iter().map(|sub| count_sub(sub, splitter, max_words)).collect::<Vec<Local>>(),
+            || add_tasks(pieces, shards, stats, waiting),
+        );
+        self.waiting = locals;
+        self.spill_if_over()
+    }
+
+    /// Adds the waiting block's tasks to the tables (see `count_block`).
+    fn flush(&mut self) -> Result<(), CoreError> {
+        let waiting = std::mem::take(&mut self.waiting);
+        add_tasks(&mut self.pieces, &mut self.shards, &mut self.stats, waiting);
+        self.spill_if_over()
+    }
+
+    fn spill_if_over(&mut self) -> Result<(), CoreError> {
         if self.estimate() > self.table_budget {
             let sorted = self.take_sorted();
             self.spilled.push(sorted.spill(&self.spill_dir)?);
