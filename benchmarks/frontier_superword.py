@@ -20,6 +20,7 @@ round, not only best against best). TOKREG_BENCH_CURVE=0 leaves out the curve ov
 from __future__ import annotations
 
 import os
+import statistics
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,7 @@ def run() -> None:
     train, held, name = _split(folder)
     rows = []
     rounds = []
+    ratios: dict[int, list[float]] = {}
     plain: dict[int, dict[str, Any]] = {}
     for vocab in (32_000, 64_000):
         runs: dict[str, list[dict[str, Any]]] = {"bpe": [], "superbpe": []}
@@ -64,6 +66,7 @@ def run() -> None:
         rows.append(_row("BPE", vocab, "-", "-", b, b))
         rows.append(_row("SuperBPE", vocab, s["transition"], 4, s, b))
         rounds += [_round(vocab, r + 1, pb, ps) for r, (pb, ps) in enumerate(zip(runs["bpe"], runs["superbpe"]))]
+        ratios[vocab] = [ps["train_only"] / pb["train_only"] for pb, ps in zip(runs["bpe"], runs["superbpe"])]
     headers = [
         "tokenizer",
         "vocab",
@@ -84,6 +87,12 @@ def run() -> None:
         ["vocab", "round", "BPE train s", "SuperBPE train s", "train x", "BPE CPU s", "SuperBPE CPU s", "CPU x"],
         rounds,
     )
+    for vocab, r in ratios.items():
+        over = sum(x > 3 for x in r)
+        print(
+            f"{vocab:,}: SuperBPE / BPE train time {min(r):.2f}-{max(r):.2f}x, median {statistics.median(r):.2f}x; "
+            f"{over} of {len(r)} rounds over 3x (issue 28's bound)"
+        )
     if not CURVE:
         return
     rows = []

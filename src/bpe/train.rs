@@ -1458,8 +1458,11 @@ fn train_compacting(
     if !progress(merges.len() as u64, wanted) {
         return Err(CoreError::Interrupted);
     }
-    // 3. finish
-    let token_counts = segment_counts(&links, tokens.len());
+    // 3. finish (the counts of a snapshot taken after the last merge are these: not swept twice)
+    let token_counts = match taken.values().find(|s| s.tokens == tokens.len() && s.merges == merges.len()) {
+        Some(s) => s.token_counts.clone(),
+        None => segment_counts(&links, tokens.len()),
+    };
     // Sizes the corpus did not reach end where training ended.
     let snapshots = cfg
         .snapshots
