@@ -33,6 +33,7 @@
 //! its slot at a load of at most one half), and each distinct piece's bytes plus 32: the
 //! estimate the table budget is checked against (`RunCounter::estimate`). Over budget, the
 //! table is written to disk as a sorted run of keys (`spill.rs`), as the shared counter does.
+//! Besides the tables, the block waiting to be added: its runs as local ids, about its size.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -989,9 +990,10 @@ impl RunCounter {
     /// Counts `block` on every thread while the previous block's tasks (`waiting`) are added to
     /// the tables beside it: the tables are filled one block behind, in the order the blocks
     /// came, so that the serial numbering of a block's pieces and the steps between the
-    /// parallel ones overlap the next block's splitting (5 blocks of 4 MB, tokreg's reading
-    /// unit: about a sixth of counting's time). The tables, and when they spill, are those of
-    /// every block but the last after each block.
+    /// parallel ones overlap the next block's splitting (tokreg reads 4 MB a block). The
+    /// tables go through the same states as when each block was added at once, and the budget
+    /// is checked at each of them (one call later; the last by `finish`), so they spill where
+    /// they did.
     fn count_block(&mut self, block: &[u8]) -> Result<(), CoreError> {
         if block.is_empty() {
             return Ok(());
