@@ -284,7 +284,7 @@ fn count_sub(sub: &[u8], splitter: &Splitter, max_words: usize) -> Local {
         Err(_) => {
             for line in sub.split_inclusive(|&b| b == b'\n') {
                 l.lines += 1;
-                // (what `from_utf8_lossy` gives, through `from_utf8`'s faster check when it is UTF-8)
+                // (a line that is UTF-8 as it is, borrowed; one that is not with U+FFFD)
                 line_runs(&mut l, &String::from_utf8_lossy(line));
             }
         }
