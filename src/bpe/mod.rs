@@ -7,13 +7,13 @@
 //! replays them); a version without its residues (`residue_free`).
 
 mod corpus;
-mod distinct_pairs;
 pub mod distinct_pass;
 mod dropout;
 mod extend;
 pub mod merges;
 mod min_tree;
 mod neighbours;
+mod pair_sketch;
 mod pair_table;
 mod parity;
 mod picky;

@@ -4,8 +4,8 @@
 //! A lookup reads one entry (with its neighbours, one cache line most often) and never the
 //! slots' own key array, and the place it will read is known from the key's hash alone, so that
 //! a caller with many keys to look up asks for their entries ahead (`prefetch`) and the cache
-//! misses overlap. On a large alphabet (SuperBPE's stage 2: 0.8-1.1M pairs, tables of tens of
-//! MB) most lookups miss the caches: with this table in place of a `hashbrown` table of slot
+//! misses overlap. On a large alphabet (SuperBPE's stage 2 when every pair had a slot: 0.8-1.1M
+//! pairs, tables of tens of MB; a character-level CJK alphabet) most lookups miss the caches: with this table in place of a `hashbrown` table of slot
 //! indices (4 bytes and a control byte a pair, the key read from the slots' array), stage 2's
 //! merge loop at 32k on 19.5 MB of English went from about 0.14 to 0.09 s. The price is memory:
 //! 12 bytes a place, at most three entries per four places (the index's tables at 32k: 24 MB

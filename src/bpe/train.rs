@@ -5,12 +5,15 @@
 //!    pair gets a slot (its count, weighted by word counts, and the positions where it starts).
 //!    A large alphabet's pairs (SuperBPE's stage 2, character-level CJK) are indexed on every
 //!    thread, a task per part of the pair table (`index_sharded`): the same merges. There the
-//!    positions of pairs too rare to be merged are withheld, found in the arena if they are.
+//!    positions of pairs too rare to be merged are withheld, found in the arena if they are,
+//!    and the pairs a sketch of the counts shows rarer still are left out of the tables
+//!    (`pair_sketch`), found in the arena if the floor under the heap falls.
 //! 2. merge: pop the best pair from a lazy max-heap of (count, slot), join the pair at each of
 //!    its positions that still holds it, and apply the pair-count changes around the joins,
 //!    gathered by neighbour token (`neighbours`) so that each neighbour's pairs are looked up
-//!    once. There is never a full recount, and a merge costs its occurrences, not its words'
-//!    length.
+//!    once. A merge costs its occurrences, not its words' length (the arena is swept only for
+//!    the pairs left out of the index: once if the floor falls, and for the pairs with an
+//!    existing token that a merge onto it makes, a few times a run).
 //! 3. finish: count how often each token is used in the final segmentation of the corpus
 //!    (also at each requested snapshot size, for several vocabulary sizes from one run).
 //!
@@ -50,7 +53,8 @@ const REPORT_EVERY: Duration = Duration::from_millis(25);
 
 use rustc_hash::FxHashMap;
 
-use super::neighbours::Neighbours;
+use super::neighbours::{Neighbours, BATCH};
+use super::pair_sketch::{PairSketch, TOP};
 use super::pair_table::{pair_hash, PairTable};
 use crate::count::Counts;
 use crate::error::CoreError;
@@ -501,15 +505,26 @@ fn slot_for(
 ) -> usize {
     match slot_of.get(k) {
         Some(s) => s as usize,
-        None => {
-            pairs.push(k);
-            counts.push(0);
-            head.push(NIL);
-            flags.push(0);
-            slot_of.insert(k, (pairs.len() - 1) as u32);
-            pairs.len() - 1
-        }
+        None => new_slot(k, slot_of, pairs, counts, head, flags),
     }
+}
+
+/// A new slot for pair `k`, which has none.
+#[inline]
+fn new_slot(
+    k: u64,
+    slot_of: &mut SlotMap,
+    pairs: &mut Vec<u64>,
+    counts: &mut Vec<i64>,
+    head: &mut Vec<u32>,
+    flags: &mut Vec<u8>,
+) -> usize {
+    pairs.push(k);
+    counts.push(0);
+    head.push(NIL);
+    flags.push(0);
+    slot_of.insert(k, (pairs.len() - 1) as u32);
+    pairs.len() - 1
 }
 
 /// What indexing gives the merge loop: every adjacent pair's slot (`slot_of`, `pairs`), its
@@ -528,7 +543,17 @@ fn slot_for(
 /// above, with a third of the positions), so most cells skip the pair's second lookup and the
 /// scattered write. A withheld pair can still be merged: one raised by a merge onto an existing
 /// token, or any pair once the floor falls; the merge loop then finds its positions in the
-/// arena (see `live_positions`, `recover_withheld`).
+/// arena (see `live_positions`, `recover`).
+///
+/// The parallel index also leaves out of its tables the pairs that a sketch of the counts
+/// (`PairSketch`) shows are counted fewer times than `untracked_below` (0: none left out), a
+/// bound at or below the floor: those pairs have no slot and no count, and a merge that lowers
+/// one leaves it out (its count only falls, so it stays below the floor). A merge that makes
+/// a pair with a new token leaves it out too when it is counted fewer times than the floor
+/// (only a merge onto an existing token can raise such a pair again: the pairs with that token
+/// it touches are then counted in the arena, `recount_new`). Should the floor fall, every pair
+/// left out gets its slot, count and positions from a sweep of the arena (`recover`), and the
+/// merge loop goes on as if they had been there all along: the pair chosen is the same.
 struct Index {
     slot_of: SlotMap,
     pairs: Vec<u64>,
@@ -540,6 +565,7 @@ struct Index {
     withheld_below: u64,
     /// How many positions were withheld.
     withheld: usize,
+    untracked_below: u64,
 }
 
 /// Cells from which a large alphabet's pairs are indexed on every thread of the pool (below,
@@ -554,11 +580,12 @@ fn index(
     links: &Links,
     word_counts: &[u64],
     alphabet: usize,
+    wanted: u64,
     floor: impl Fn(&mut dyn Iterator<Item = i64>) -> u64,
 ) -> Index {
     let threads = rayon::current_num_threads();
     if alphabet > DIRECT_ALPHABET && threads > 1 && links.sym.len() >= PARALLEL_INDEX_CELLS {
-        return index_sharded(links, word_counts, threads.next_power_of_two(), floor);
+        return index_sharded(links, word_counts, threads.next_power_of_two(), wanted, floor);
     }
     let mut slot_of = SlotMap::one();
     let mut pairs: Vec<u64> = Vec::new();
@@ -612,7 +639,7 @@ fn index(
         slot_of.insert(pairs[s as usize], s);
     }
     let floor = floor(&mut counts.iter().copied());
-    Index { slot_of, pairs, counts, first, first_range, floor, withheld_below: 0, withheld: 0 }
+    Index { slot_of, pairs, counts, first, first_range, floor, withheld_below: 0, withheld: 0, untracked_below: 0 }
 }
 
 /// One table's share of the parallel index: its pairs in order of first sight (local slots),
@@ -638,15 +665,29 @@ const SECOND_PASS_TASKS: usize = 4;
 /// writes a slot's positions after those of the parts before it, which the first pass counted
 /// as it crossed the cuts; a cell is looked up only when its pair's hash has its bit set in a
 /// bit set of the kept pairs' hashes, small enough to stay in cache. The positions are those
-/// of the serial index, slot by slot in the cells' order.
+/// of the serial index, slot by slot in the cells' order. Before both, a sketch of the counts
+/// (one sweep on every thread) tells which pairs are left out (see `Index`): most of them,
+/// which then cost the first pass a hash and a read of the sketch, not a place in a table.
 fn index_sharded(
     links: &Links,
     word_counts: &[u64],
     tables: usize,
+    wanted: u64,
     floor: impl Fn(&mut dyn Iterator<Item = i64>) -> u64,
 ) -> Index {
     use rayon::prelude::*;
     let mask = tables - 1;
+    // The sketch, and the bound below which pairs are left out: the floor its buckets give for
+    // twice the pairs the heap starts with (a bucket is at least its pairs' count, and shared
+    // ones add up: so that the pairs at the heap's own floor are kept), if above 1.
+    let last = links.sym.len().saturating_sub(1);
+    let sketch = PairSketch::build(last, |range, f| {
+        links.each_pair(range, |_, w, x, y| f(pair_hash(key(x, y)), word_counts[w]));
+    });
+    let histogram = sketch.histogram();
+    let bound = floor_of(&histogram, wanted.saturating_mul(8));
+    let untracked_below = if bound >= 2 { bound } else { 0 };
+    let tracked = |h: u64| sketch.bound(h) >= untracked_below;
     // Calls `f(position, word, key, hash, ahead)` for each pair of table `s` that starts in the
     // cells `range`, in the cells' order, with the hash of the pair `LOOKAHEAD` calls later (if
     // any in its block of cells), so that `f` asks for its place in the table ahead (see
@@ -664,7 +705,7 @@ fn index_sharded(
         links.each_pair(range, |p, w, x, y| {
             let k = key(x, y);
             let h = pair_hash(k);
-            if table_of(h, mask) == s {
+            if table_of(h, mask) == s && tracked(h) {
                 block.push((p as u32, w as u32, k, h));
                 if block.len() == BLOCK {
                     flush(&mut block);
@@ -674,14 +715,17 @@ fn index_sharded(
         flush(&mut block);
     };
     // About how many pairs each table will hold (the keys' hashes spread them evenly), so that
-    // the tables and their slots' arrays are sized once (5% over: three standard errors). The
+    // the tables and their slots' arrays are sized once (a quarter over: buckets shared by
+    // pairs kept count once, and a bucket holds at most one pair in most cases). The
     // estimate sizes them and nothing else: no slot, count or position depends on it.
-    let distinct =
-        super::distinct_pairs::estimate(&links.sym, |x, y| (x < EDGE && y < EDGE).then(|| pair_hash(key(x, y))));
-    let per_table = (distinct + distinct / 20) / tables;
+    let expected = if untracked_below > 0 {
+        histogram[untracked_below as usize..].iter().sum::<u64>() as usize
+    } else {
+        sketch.distinct(&histogram)
+    };
+    let per_table = (expected + expected / 4) / tables;
     // The second pass's parts of the cells (by the position of a pair's first cell).
     let parts = rayon::current_num_threads().clamp(1, SECOND_PASS_TASKS);
-    let last = links.sym.len().saturating_sub(1);
     let cuts: Vec<usize> = (0..=parts).map(|j| j * last / parts).collect();
     let mut shards: Vec<Shard> = (0..tables)
         .into_par_iter()
@@ -720,7 +764,10 @@ fn index_sharded(
             d
         })
         .collect();
-    let floor = floor(&mut shards.iter().flat_map(|d| d.counts.iter().copied()));
+    // (At the bound or above: the floor among the pairs kept is the floor among all when it is
+    // there; below it, pairs left out might be needed at once, so it is the bound.)
+    let floor = floor(&mut shards.iter().flat_map(|d| d.counts.iter().copied())).max(untracked_below);
+    drop(sketch);
     let kept = |c: i64| c as u64 >= floor;
     let mut withheld = 0usize;
     // 32 bits per kept pair, so that few other pairs share one, and at most 1 MB, a core's L2
@@ -781,7 +828,9 @@ fn index_sharded(
                 }
                 let s = table_of(h, mask);
                 let d = &shards[s];
-                let i = d.t.get(k, h).expect("every pair has its slot from the first pass") as usize;
+                // (a pair left out has no slot: one whose hash shares a bit with kept ones)
+                let Some(i) = d.t.get(k, h) else { continue };
+                let i = i as usize;
                 if kept(d.counts[i]) {
                     let at = &mut place[s][i];
                     first[*at as usize].store(p, AtomicOrdering::Relaxed);
@@ -836,7 +885,17 @@ fn index_sharded(
     // thread, does not allocate from: given back, so that its memory does not come on top.
     crate::memory::give_back_memory();
     let withheld_below = if withheld > 0 { floor } else { 0 };
-    Index { slot_of: SlotMap { t, mask }, pairs, counts, first, first_range, floor, withheld_below, withheld }
+    Index {
+        slot_of: SlotMap { t, mask },
+        pairs,
+        counts,
+        first,
+        first_range,
+        floor,
+        withheld_below,
+        withheld,
+        untracked_below,
+    }
 }
 
 /// Alphabets up to this size index their pairs in a direct table (`Direct`) rather than the hash
@@ -1100,7 +1159,9 @@ pub fn train_refusing(
 /// than when about half are stale; see `Positions::compact`), and how often they were: a test
 /// compacts at every chance to see that the result does not change. Also how often withheld
 /// positions (see `Index`) were looked for in the arena: for one pair (`scanned`) and for all
-/// (`recovered`), which a test sees happen.
+/// (`recovered`, of which `untracked` with the pairs left out), and how often pairs were left
+/// out by a merge (`left_out`) or counted after one onto an existing token (`recounted`),
+/// which tests see happen.
 #[derive(Default)]
 struct Compactions {
     fewest_nodes: usize,
@@ -1109,6 +1170,9 @@ struct Compactions {
     nodes: usize,
     scanned: usize,
     recovered: usize,
+    untracked: usize,
+    left_out: usize,
+    recounted: usize,
 }
 
 /// Withheld pairs merged, each found by a sweep of the arena, after which the positions of
@@ -1125,27 +1189,101 @@ fn live_positions(links: &Links, a: u32, b: u32, out: &mut Vec<u32>) {
     }
 }
 
+/// The slot arrays a sweep of the arena adds to (see `recover`).
+struct Slots<'a> {
+    of: &'a mut SlotMap,
+    pairs: &'a mut Vec<u64>,
+    counts: &'a mut Vec<i64>,
+    flags: &'a mut Vec<u8>,
+}
+
 /// Gives every withheld pair still counted its live positions (in its nodes, where a merge
 /// finds them as it finds those made since; the pairs counted 0 times hold none), and clears
-/// the WITHHELD flags: a sweep of the arena, with a lookup per cell.
-fn recover_withheld(links: &Links, slot_of: &SlotMap, counts: &[i64], flags: &mut [u8], pos: &mut Positions) {
+/// the WITHHELD flags; with `untracked`, also every pair left out of the index (see `Index`)
+/// its slot, its count and its positions: a sweep of the arena, with a lookup per cell.
+fn recover(links: &Links, word_counts: &[u64], slots: &mut Slots, pos: &mut Positions, untracked: bool) {
     let sym = &links.sym;
+    let from = slots.pairs.len();
+    let mut w = usize::MAX; // the word of the cells since the last edge (the first cell is one)
     for (p, &x) in sym.iter().enumerate() {
-        // EDGE and DEAD are the two highest values.
-        if x >= EDGE {
+        if x == EDGE {
+            w = w.wrapping_add(1);
+            continue;
+        }
+        if x == DEAD {
             continue;
         }
         let y = sym[links.after(p)];
         if y == EDGE {
             continue;
         }
-        let s = slot_of.get(key(x, y)).expect("every live pair has its slot") as usize;
-        if flags[s] & WITHHELD != 0 && counts[s] > 0 {
+        let k = key(x, y);
+        let s = match slots.of.get(k) {
+            Some(s) => s as usize,
+            None if untracked => slot_for(k, slots.of, slots.pairs, slots.counts, &mut pos.head, slots.flags),
+            None => continue,
+        };
+        if s >= from {
+            slots.counts[s] += word_counts[w] as i64;
+            pos.push(s, p as u32);
+        } else if slots.flags[s] & WITHHELD != 0 && slots.counts[s] > 0 {
             pos.push(s, p as u32);
         }
     }
-    for f in flags.iter_mut() {
+    for f in slots.flags.iter_mut() {
         *f &= !WITHHELD;
+    }
+}
+
+/// After a merge onto the existing token `z` while pairs are left out of the index (see
+/// `Index`): the pairs with `z` that the merge gave slots (`from` on), some of which may have
+/// been left out with counts of their own, get their counts and positions from a sweep of the
+/// arena (the positions the merge gave them are dropped first).
+#[allow(clippy::too_many_arguments)]
+fn recount_new(
+    links: &Links,
+    word_counts: &[u64],
+    z: u32,
+    from: usize,
+    slot_of: &SlotMap,
+    counts: &mut [i64],
+    pos: &mut Positions,
+    chain: &mut Vec<u32>,
+) {
+    let mut dropped = Vec::new();
+    for (s, c) in counts.iter_mut().enumerate().skip(from) {
+        *c = 0;
+        dropped.clear();
+        pos.drain_nodes(s, &mut dropped, chain);
+    }
+    let sym = &links.sym;
+    let mut add = |k: u64, p: usize, w: usize| {
+        if let Some(s) = slot_of.get(k).map(|s| s as usize).filter(|&s| s >= from) {
+            counts[s] += word_counts[w] as i64;
+            pos.push(s, p as u32);
+        }
+    };
+    // The cells holding `z`, found a block at a time (a compare the compiler does on several
+    // cells at once; most blocks hold none), each one's word from the marks.
+    const BLOCK: usize = 64;
+    for (b, block) in sym.chunks(BLOCK).enumerate() {
+        if !block.iter().fold(false, |any, &x| any | (x == z)) {
+            continue;
+        }
+        for (i, _) in block.iter().enumerate().filter(|&(_, &x)| x == z) {
+            let p = b * BLOCK + i;
+            let w = links.word(p);
+            // (l, z) at the live cell before; (z, z) there is met as that cell's (z, r)
+            let q = links.before(p);
+            let l = sym[q];
+            if l != EDGE && l != z {
+                add(key(l, z), q, w);
+            }
+            let r = sym[links.after(p)];
+            if r != EDGE {
+                add(key(z, r), p, w);
+            }
+        }
     }
 }
 
@@ -1169,11 +1307,12 @@ fn train_compacting(
     let mut links = Links::new(&mut words)?;
     let wanted = cfg.target_tokens.saturating_sub(tokens.len()) as u64;
     let first_floor = |counts: &mut dyn Iterator<Item = i64>| heap_floor(counts, wanted).max(cfg.min_frequency);
-    let index = index(&links, &words.counts, tokens.len(), first_floor);
+    let index = index(&links, &words.counts, tokens.len(), wanted, first_floor);
     let Index { mut slot_of, mut pairs, mut counts, first, first_range, .. } = index;
     // Room for as many pairs again as indexed, for the pairs the merges will make (SuperBPE's
-    // stage 2 makes 331k to its 784k at 32k, 431k at 64k), so that the slots' arrays are not
-    // copied as they grow (the room a run does not use is never touched, so never resident).
+    // stage 2 at 32k indexes 39k of its 784k pairs and gives slots to 7k of the 331k its merges
+    // make; with every pair indexed, 784k and 331k), so that the slots' arrays are not copied
+    // as they grow (the room a run does not use is never touched, so never resident).
     let room = 2 * pairs.len();
     pairs.reserve_exact(room - pairs.len());
     counts.reserve_exact(room - counts.len());
@@ -1196,6 +1335,7 @@ fn train_compacting(
     let mut flags: Vec<u8> = Vec::with_capacity(room);
     flags.extend(counts.iter().map(|&c| if (c as u64) < index.withheld_below { WITHHELD } else { 0 }));
     let mut withheld = index.withheld;
+    let mut untracked_below = index.untracked_below;
     let too_long = |k: u64, tokens: &[Vec<u8>]| {
         cfg.max_token_bytes > 0
             && tokens[(k >> 32) as usize].len() + tokens[(k & 0xFFFF_FFFF) as usize].len() > cfg.max_token_bytes
@@ -1236,6 +1376,7 @@ fn train_compacting(
     let mut grown: Vec<u32> = Vec::new();
     let mut chain: Vec<u32> = Vec::new();
     let mut near = Neighbours::default();
+    let mut left_out = 0usize;
     let mut compact_nodes_at = compactions.fewest_nodes;
     while tokens.len() < cfg.target_tokens {
         // Stale positions are dropped when the nodes have grown by half since they were last
@@ -1280,10 +1421,12 @@ fn train_compacting(
         };
         if below && floor > cfg.min_frequency {
             // Every pair left in the heap is below the floor; one out of it may be better, and
-            // may be one whose positions were withheld: all of them are found now.
-            if withheld > 0 {
-                recover_withheld(&links, &slot_of, &counts, &mut flags, &mut pos);
-                (withheld, compactions.recovered) = (0, compactions.recovered + 1);
+            // may be one whose positions were withheld or one left out: all of them are found now.
+            if withheld > 0 || untracked_below > 0 {
+                let mut slots = Slots { of: &mut slot_of, pairs: &mut pairs, counts: &mut counts, flags: &mut flags };
+                recover(&links, &words.counts, &mut slots, &mut pos, untracked_below > 0);
+                compactions.untracked += (untracked_below > 0) as usize;
+                (withheld, untracked_below, compactions.recovered) = (0, 0, compactions.recovered + 1);
             }
             floor = cfg.min_frequency;
             heap.v.clear();
@@ -1341,7 +1484,8 @@ fn train_compacting(
             live_positions(&links, a, b, &mut positions);
             compactions.scanned += 1;
             if compactions.scanned >= SCANS_BEFORE_RECOVERY && withheld > 0 {
-                recover_withheld(&links, &slot_of, &counts, &mut flags, &mut pos);
+                let mut slots = Slots { of: &mut slot_of, pairs: &mut pairs, counts: &mut counts, flags: &mut flags };
+                recover(&links, &words.counts, &mut slots, &mut pos, false);
                 (withheld, compactions.recovered) = (0, compactions.recovered + 1);
             }
         }
@@ -1353,6 +1497,14 @@ fn train_compacting(
         }
         positions.dedup();
         grown.clear();
+        // Pairs left out of the index (see `Index`) stay out: one this merge lowers (unless it
+        // holds `z`: then it is one the merge made, or `z` is an existing token), and one it
+        // makes with a new `z` in a single batch of joins (all its count known when looked up)
+        // below the floor. Onto an existing `z`, every pair with `z` it gives a slot is
+        // counted in the arena after (`recount_new`).
+        let untracking = untracked_below > 0;
+        let leave_out_made = untracking && existing.is_none() && positions.len() < BATCH;
+        let slots_before = pairs.len();
         // Each join lowers the pairs around it and raises the pairs it makes (the pair merged
         // itself excepted: it is emptied below), and a pair it makes gets the position. The
         // joins are gathered by neighbour (`Neighbours`), a batch at a time, so that each
@@ -1374,11 +1526,25 @@ fn train_compacting(
                     let e = &mut near.near[side][i];
                     let (lowered, made) = pairs_of(side, e.token);
                     if lowered != k {
-                        let ls = slot_for(lowered, &mut slot_of, &mut pairs, &mut counts, &mut pos.head, &mut flags);
-                        counts[ls] -= e.count;
-                        pos.went_stale(ls, e.joins as usize);
+                        let ls = if untracking && e.token != z {
+                            slot_of.get(lowered).map(|s| s as usize)
+                        } else {
+                            Some(slot_for(lowered, &mut slot_of, &mut pairs, &mut counts, &mut pos.head, &mut flags))
+                        };
+                        if let Some(ls) = ls {
+                            counts[ls] -= e.count;
+                            pos.went_stale(ls, e.joins as usize);
+                        }
                     }
-                    let ms = slot_for(made, &mut slot_of, &mut pairs, &mut counts, &mut pos.head, &mut flags);
+                    let ms = match slot_of.get(made) {
+                        Some(ms) => ms as usize,
+                        None if leave_out_made && (e.count as u64) < floor => {
+                            e.slot = NIL;
+                            left_out += 1;
+                            continue;
+                        }
+                        None => new_slot(made, &mut slot_of, &mut pairs, &mut counts, &mut pos.head, &mut flags),
+                    };
                     counts[ms] += e.count;
                     if flags[ms] & GROWN == 0 {
                         flags[ms] |= GROWN;
@@ -1387,7 +1553,10 @@ fn train_compacting(
                     e.slot = ms as u32;
                 }
                 for &(e, at) in &near.made[side] {
-                    pos.push(near.near[side][e as usize].slot as usize, at);
+                    let slot = near.near[side][e as usize].slot;
+                    if slot != NIL {
+                        pos.push(slot as usize, at);
+                    }
                 }
             }
             near.clear();
@@ -1427,6 +1596,16 @@ fn train_compacting(
         if !near.is_empty() {
             apply(&mut near);
         }
+        if untracking && existing.is_some() && pairs.len() > slots_before {
+            recount_new(&links, &words.counts, z, slots_before, &slot_of, &mut counts, &mut pos, &mut chain);
+            compactions.recounted += 1;
+            for (ns, f) in flags.iter_mut().enumerate().skip(slots_before) {
+                if *f & GROWN == 0 {
+                    *f |= GROWN;
+                    grown.push(ns as u32);
+                }
+            }
+        }
         counts[s] = 0;
         // A pair raised several times is pushed once (its GROWN flag), in the order first
         // raised: the order of pushes never changes which entry pops first (the tie rule is a
@@ -1434,7 +1613,7 @@ fn train_compacting(
         // pushed at its current count, which the lazy heap allows (see `Heap`). One still below
         // the floor is not pushed: the heap is for the pairs at the floor or above until it
         // falls (most pairs a merge makes are counted once or twice: SuperBPE's stage 2 at 32k
-        // pushes 3k of the 331k pairs its merges raise, and its heap is never rebuilt).
+        // pushes 3k of the 331k pairs its merges make, and its heap is never rebuilt).
         for &ps in &grown {
             flags[ps as usize] &= !GROWN;
             let c = counts[ps as usize];
@@ -1458,6 +1637,7 @@ fn train_compacting(
     if !progress(merges.len() as u64, wanted) {
         return Err(CoreError::Interrupted);
     }
+    compactions.left_out += left_out;
     // 3. finish (the counts of a snapshot taken after the last merge are these: not swept twice)
     let token_counts = match taken.values().find(|s| s.tokens == tokens.len() && s.merges == merges.len()) {
         Some(s) => s.token_counts.clone(),
@@ -1483,12 +1663,16 @@ fn train_compacting(
 /// 0 when there are not that many pairs. A guess, never a rule: whether it was too high only
 /// costs a rebuild of the heap.
 fn heap_floor(counts: impl IntoIterator<Item = i64>, wanted: u64) -> u64 {
-    const TOP: usize = 64;
     let mut at_least = [0u64; TOP + 1]; // at_least[c]: pairs counted c times (TOP: TOP or more)
     for c in counts {
         at_least[(c.max(0) as usize).min(TOP)] += 1;
     }
-    let need = wanted.saturating_mul(4);
+    floor_of(&at_least, wanted.saturating_mul(4))
+}
+
+/// The highest count (up to `TOP`) that at least `need` of the pairs reach, from how many
+/// pairs are counted each number of times (`[TOP]`: `TOP` or more); 0 when not that many.
+fn floor_of(at_least: &[u64; TOP + 1], need: u64) -> u64 {
     let mut reached = 0u64;
     for c in (1..=TOP).rev() {
         reached += at_least[c];
@@ -1822,21 +2006,27 @@ mod tests {
 
     #[test]
     fn withheld_positions_are_found_when_their_pair_is_merged() {
-        // A large alphabet (the parallel index, which withholds the positions of pairs below
-        // the heap's floor) holding "x", "y", "xy" and "c", and 2-symbol words of long symbols
-        // counted 6 times, which set the floor at 6 and are too long to merge. x+y (10) goes
-        // onto the existing "xy" and raises xy+c from 1, withheld, to 11: merged next, its
-        // withheld position found by a sweep. Then every pair left in the heap is banned, the
-        // floor falls, and the pairs counted twice, withheld, are merged from positions
-        // recovered for all. On 1 thread (the serial index, nothing withheld): the same result.
+        // A large alphabet (the parallel index) holding "x", "y", "xy", "c" and "d", and
+        // 2-symbol words of long symbols, too long to merge: 20 counted 6 times, which set the
+        // heap's floor at 6, and 20 counted 3 times, which set the bound below which pairs are
+        // left out at 3 (see `Index`). x+y (12) goes onto the existing "xy": it raises xy+c
+        // from 3, withheld, to 13, merged next from its withheld position found by a sweep;
+        // and it makes d+xy twice, a pair left out (counted once), counted in the arena after
+        // the merge. Then every pair left in the heap is banned, the floor falls, and every
+        // pair withheld or left out is found in one sweep. On 1 thread (the serial index,
+        // nothing withheld or left out): the same result.
         let mut alphabet: Vec<Vec<u8>> = [&b"x"[..], b"y", b"xy", b"c"].iter().map(|t| t.to_vec()).collect();
         alphabet.extend((0..1100u32).map(|i| format!("L{i:04}").into_bytes()));
+        alphabet.push(b"d".to_vec());
+        let d = alphabet.len() as u32 - 1;
         let long = |i: u32| 4 + i;
         let mut words = Words::default();
         words.push([0, 1, 3], 10);
-        words.push([2, 3], 1);
+        words.push([2, 3], 3);
+        words.push([d, 0, 1], 2);
+        words.push([d, 2], 1);
         for i in 0..40 {
-            words.push([long(2 * i), long(2 * i + 1)], 6);
+            words.push([long(2 * i), long(2 * i + 1)], if i < 20 { 6 } else { 3 });
         }
         for pair in [[1, 0], [3, 3], [0, 3], [3, 1]] {
             words.push(pair, 2);
@@ -1850,17 +2040,151 @@ mod tests {
             let out = pool.install(|| {
                 train_compacting(alphabet.clone(), words.clone(), &cfg, &|_| false, &mut |_, _| true, &mut c)
             });
-            (out.unwrap(), c.scanned, c.recovered)
+            (out.unwrap(), (c.scanned, c.recounted, c.recovered, c.untracked))
         };
-        let (serial, scanned, recovered) = run(1);
-        assert_eq!((scanned, recovered), (0, 0));
+        let (serial, seen) = run(1);
+        assert_eq!(seen, (0, 0, 0, 0));
         assert_eq!(merge_strings(&serial)[..2], ["x+y", "xy+c"]);
+        assert_eq!(serial.merges[1].count, 13);
         assert_eq!(serial.merges.len(), 6, "{:?}", merge_strings(&serial));
-        let (par, scanned, recovered) = run(2);
-        assert_eq!((scanned, recovered), (1, 1));
+        assert!(merge_strings(&serial).contains(&"d+xy".to_string()));
+        let (par, seen) = run(2);
+        assert_eq!(seen, (1, 1, 1, 1));
         assert_eq!(par.merges, serial.merges);
         assert_eq!(par.tokens, serial.tokens);
         assert_eq!(par.token_counts, serial.token_counts);
+    }
+
+    #[test]
+    fn a_merge_leaves_out_only_what_it_made_below_the_floor() {
+        // A large alphabet with "a", "b", "C" and long symbols: 60 pairs of long symbols
+        // counted 6 times set the floor and the bound at 6. a+b (48) makes ab+a in "abab" and
+        // unmakes it at the next join (0 in the end: kept, or it would tie with ab+ab at 20
+        // and win by its bytes), and makes C+ab 6 times, the floor, over two batches of joins
+        // (kept, though each batch adds less: merged before the long pairs by its bytes).
+        // L0500+L0501 (8, one join) makes a pair counted 8, above the floor (kept: merged
+        // next). The serial index gives the same.
+        let mut alphabet: Vec<Vec<u8>> = [&b"a"[..], b"b", b"C"].iter().map(|t| t.to_vec()).collect();
+        alphabet.extend((0..1100u32).map(|i| format!("L{i:04}").into_bytes()));
+        let long = |i: u32| 3 + i;
+        let mut words = Words::default();
+        words.push([0, 1, 0, 1], 20);
+        words.push([2, 0, 1], 2);
+        words.push([0, 1, long(1000)], 1);
+        words.push([0, 1, long(1001)], 1);
+        // (`neighbours::BATCH` is 5 joins in tests: these two are in the second batch)
+        words.push([2, 0, 1, long(1002)], 2);
+        words.push([2, 0, 1, long(1003)], 2);
+        words.push([long(500), long(501), long(502)], 8);
+        for i in 0..60 {
+            words.push([long(2 * i), long(2 * i + 1)], 6);
+        }
+        let n = alphabet.len();
+        let cfg = TrainConfig { target_tokens: n + 6, ..Default::default() };
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let out = pool.install(|| train(alphabet.clone(), words.clone(), &cfg, &mut |_, _| true)).unwrap();
+            let want = ["a+b", "ab+ab", "L0500+L0501", "L0500L0501+L0502", "C+ab", "L0000+L0001"];
+            assert_eq!(merge_strings(&out), want, "{threads} threads");
+            assert_eq!(out.merges.iter().map(|m| m.count).collect::<Vec<_>>(), [48, 20, 8, 8, 6, 6]);
+        }
+    }
+
+    #[test]
+    fn when_the_floor_falls_the_pairs_left_out_are_found() {
+        // 40 pairs of long symbols counted 6 times (too long to merge) set the floor and the
+        // bound at 6: a+b (2) and C+d (1) are left out of the index; once the long pairs are
+        // banned the floor falls, and both are found and merged, as on one thread.
+        let mut alphabet: Vec<Vec<u8>> = [&b"a"[..], b"b", b"C", b"d"].iter().map(|t| t.to_vec()).collect();
+        alphabet.extend((0..1100u32).map(|i| format!("L{i:04}").into_bytes()));
+        let mut words = Words::default();
+        words.push([0, 1], 2);
+        words.push([2, 3], 1);
+        for i in 0..40 {
+            words.push([4 + 2 * i, 5 + 2 * i], 6);
+        }
+        let cfg = TrainConfig { target_tokens: alphabet.len() + 2, max_token_bytes: 4, ..Default::default() };
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let mut c = Compactions { fewest_nodes: COMPACT_NODES, ..Default::default() };
+            let out = pool.install(|| {
+                train_compacting(alphabet.clone(), words.clone(), &cfg, &|_| false, &mut |_, _| true, &mut c)
+            });
+            assert_eq!(merge_strings(&out.unwrap()), ["a+b", "C+d"], "{threads} threads");
+            assert_eq!(c.untracked, (threads > 1) as usize);
+        }
+    }
+
+    #[test]
+    fn pairs_left_out_of_the_index_change_no_merge() {
+        // Letters, every two-letter string (so that joining two letters makes an existing
+        // token) and filler past the direct table; words of letters drawn with a skew (pairs
+        // from very frequent to once), with now and then a two-letter token or a filler
+        // symbol. Trained short of the pairs (the floor holds) and past them (it falls), on
+        // 1 thread (nothing left out) and on 2-4: the same merges, tokens and counts, with
+        // pairs left out by the index and by merges, counted after merges onto existing
+        // tokens, and found when the floor fell.
+        let letters: Vec<Vec<u8>> = (b'a'..=b'z').map(|b| vec![b]).collect();
+        let mut alphabet = letters.clone();
+        for x in &letters {
+            for y in &letters {
+                alphabet.push([x.as_slice(), y].concat());
+            }
+        }
+        alphabet.extend((0..400u32).map(|i| format!("F{i:03}").into_bytes()));
+        let n = alphabet.len() as u32;
+        let mut seen = Compactions::default();
+        for seed in [3u64, 5, 8] {
+            let mut x = seed;
+            let mut next = || {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x >> 33
+            };
+            let mut words = Words::default();
+            for _ in 0..6000 {
+                let len = 2 + next() as usize % 11;
+                let syms: Vec<u32> = (0..len)
+                    .map(|_| match next() % 64 {
+                        0 => 26 + next() as u32 % 676,
+                        1..=15 => 702 + next() as u32 % 400,
+                        // letters, the first ones far more often (the product of two draws)
+                        _ => (next() % 26 * (next() % 26) / 25) as u32,
+                    })
+                    .collect();
+                words.push(syms, 1 + next() % 3);
+            }
+            for (target, max_token_bytes) in [(n as usize + 150, 0), (n as usize + 600, 3), (n as usize + 4000, 0)] {
+                let cfg = TrainConfig {
+                    target_tokens: target,
+                    max_token_bytes,
+                    snapshots: vec![n as usize + 60],
+                    ..Default::default()
+                };
+                let run = |threads: usize, c: &mut Compactions| {
+                    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                    c.fewest_nodes = COMPACT_NODES;
+                    pool.install(|| {
+                        train_compacting(alphabet.clone(), words.clone(), &cfg, &|_| false, &mut |_, _| true, c)
+                    })
+                    .unwrap()
+                };
+                let serial = run(1, &mut Compactions::default());
+                for threads in [2, 3, 4] {
+                    let par = run(threads, &mut seen);
+                    assert_eq!(par.merges, serial.merges, "seed {seed}, {target} tokens, {threads} threads");
+                    assert_eq!(par.tokens, serial.tokens);
+                    assert_eq!(par.token_counts, serial.token_counts);
+                    assert_eq!(par.snapshots, serial.snapshots);
+                }
+            }
+        }
+        assert!(
+            seen.left_out > 0 && seen.recounted > 0 && seen.untracked > 0,
+            "left out {}, recounted {}, found {}",
+            seen.left_out,
+            seen.recounted,
+            seen.untracked
+        );
     }
 
     #[test]
