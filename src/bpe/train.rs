@@ -505,26 +505,15 @@ fn slot_for(
 ) -> usize {
     match slot_of.get(k) {
         Some(s) => s as usize,
-        None => new_slot(k, slot_of, pairs, counts, head, flags),
+        None => {
+            pairs.push(k);
+            counts.push(0);
+            head.push(NIL);
+            flags.push(0);
+            slot_of.insert(k, (pairs.len() - 1) as u32);
+            pairs.len() - 1
+        }
     }
-}
-
-/// A new slot for pair `k`, which has none.
-#[inline]
-fn new_slot(
-    k: u64,
-    slot_of: &mut SlotMap,
-    pairs: &mut Vec<u64>,
-    counts: &mut Vec<i64>,
-    head: &mut Vec<u32>,
-    flags: &mut Vec<u8>,
-) -> usize {
-    pairs.push(k);
-    counts.push(0);
-    head.push(NIL);
-    flags.push(0);
-    slot_of.insert(k, (pairs.len() - 1) as u32);
-    pairs.len() - 1
 }
 
 /// What indexing gives the merge loop: every adjacent pair's slot (`slot_of`, `pairs`), its
@@ -1543,7 +1532,7 @@ fn train_compacting(
                             left_out += 1;
                             continue;
                         }
-                        None => new_slot(made, &mut slot_of, &mut pairs, &mut counts, &mut pos.head, &mut flags),
+                        None => slot_for(made, &mut slot_of, &mut pairs, &mut counts, &mut pos.head, &mut flags),
                     };
                     counts[ms] += e.count;
                     if flags[ms] & GROWN == 0 {
