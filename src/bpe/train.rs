@@ -676,7 +676,8 @@ fn index_sharded(
     let histogram = sketch.histogram();
     let bound = floor_of(&histogram, wanted.saturating_mul(8));
     let untracked_below = if bound >= 2 { bound } else { 0 };
-    let tracked = |h: u64| sketch.bound(h) >= untracked_below;
+    // (nothing left out: no read of the sketch a cell)
+    let tracked = |h: u64| untracked_below == 0 || sketch.bound(h) >= untracked_below;
     // Calls `f(position, word, key, hash, ahead)` for each pair of table `s` that starts in the
     // cells `range`, in the cells' order, with the hash of the pair `LOOKAHEAD` calls later (if
     // any in its block of cells), so that `f` asks for its place in the table ahead (see
